@@ -1,0 +1,23 @@
+"""shrew: a small tensor framework with reverse-mode autodiff on CPU, OpenCL and CUDA."""
+from .backprop import GradStore
+from .checkpoint import checkpoint, checkpoint_sequential, in_recomputation
+from .device import devices, register_backend
+from .dtype import DType, bool_ as bool, float16, float32, float64, int32, int64  # noqa: A004
+from .errors import DeviceError, DTypeError, ShapeError, ShrewError
+from .functions import (arange, avg_pool2d, cat, col2im, conv1d, conv2d, eye, from_numpy, full,
+                        im2col, manual_seed, max_pool2d, ones, ones_like, rand, randn,
+                        scatter_add, stack, tensor, where, zeros, zeros_like)
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .tensor import Tensor
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor", "tensor", "GradStore", "DType", "float16", "float32", "float64", "int32",
+    "int64", "bool", "zeros", "ones", "full", "rand", "randn", "arange", "eye", "from_numpy",
+    "zeros_like", "ones_like", "cat", "stack", "where", "scatter_add", "im2col", "col2im",
+    "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "manual_seed", "no_grad", "enable_grad",
+    "is_grad_enabled", "set_grad_enabled", "checkpoint", "checkpoint_sequential",
+    "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
+    "DeviceError", "DTypeError",
+]

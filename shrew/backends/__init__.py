@@ -1,0 +1,1 @@
+"""Device backends: each implements the primitive kernels of ``base.Backend``."""

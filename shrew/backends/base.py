@@ -1,0 +1,93 @@
+"""The Backend protocol: the primitive kernels a device must provide.
+
+A backend owns storage on its device and knows nothing of Tensor, Op or autograd.
+Storage objects are opaque to the core except for two attributes, ``shape`` (tuple of
+int) and ``dtype`` (a ``numpy.dtype``).  Every argument has already been validated by the
+core: shapes broadcast, dims are normalised to non-negative ints, dtypes match as stated,
+indices are in range.  A primitive therefore never needs to raise for bad user input.
+
+Dtypes cross this boundary as ``numpy.dtype`` objects (float16/32/64, int32/64, bool).
+Shapes are tuples of int.  "dims" are sorted tuples of distinct non-negative ints.
+A primitive returns new storage (or a view that the core treats as read-only); it never
+modifies an input, except ``copy_`` and the ``*_`` in-place updates which say so.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+Storage = Any  # the backend's own array type; has .shape and .dtype
+
+UNARY_FNS = (
+    "neg", "abs", "exp", "log", "sqrt", "square", "relu", "sigmoid", "tanh", "gelu",
+    "gelu_tanh", "silu", "sin", "cos", "floor", "ceil", "round", "erf", "sign",
+)
+BINARY_FNS = ("add", "sub", "mul", "div")
+COMPARE_FNS = ("eq", "ne", "lt", "le", "gt", "ge")
+REDUCE_FNS = ("sum", "mean", "max", "min")
+ARG_REDUCE_FNS = ("argmax", "argmin")
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """The primitive kernel set.  One line each says what the kernel computes."""
+
+    device: str                  # canonical device string: "cpu", "opencl:0", "cuda:1"
+    dtypes: frozenset            # the numpy dtypes this device can store and compute in
+
+    # -- host transfer and creation ---------------------------------------------------
+    def from_numpy(self, a: np.ndarray) -> Storage: ...           # copy a host array (any layout) to the device
+    def to_numpy(self, x: Storage) -> np.ndarray: ...             # copy to a new C-contiguous host array
+    def full(self, shape: tuple, value: float, dtype: np.dtype) -> Storage: ...  # array of shape filled with value
+    def arange(self, n: int, dtype: np.dtype) -> Storage: ...     # 0, 1, ..., n-1
+
+    # -- layout: views (may alias their input) and copies -------------------------------
+    def reshape(self, x: Storage, shape: tuple) -> Storage: ...    # same elements in C order, new shape
+    def transpose(self, x: Storage, d0: int, d1: int) -> Storage: ...  # swap two dims
+    def narrow(self, x: Storage, dim: int, start: int, length: int) -> Storage: ...  # slice [start, start+length) of dim
+    def expand(self, x: Storage, shape: tuple) -> Storage: ...     # broadcast to shape (numpy rules, x.ndim == len(shape))
+    def contiguous(self, x: Storage) -> Storage: ...               # strided copy into a fresh C-contiguous array
+    def cat(self, xs: Sequence[Storage], dim: int) -> Storage: ... # concatenate same-dtype arrays along dim
+    def pad(self, x: Storage, pads: Sequence[tuple], value: float) -> Storage: ...  # (before, after) per dim, >= 0, filled with value
+    def cast(self, x: Storage, dtype: np.dtype) -> Storage: ...    # convert elements (float->int truncates toward zero)
+
+    # -- elementwise (a and b share a dtype and broadcast by numpy's rules) -------------
+    def unary(self, fn: str, x: Storage) -> Storage: ...           # fn in UNARY_FNS, float dtype except neg/abs/square/relu/sign/floor/ceil/round
+    def binary(self, fn: str, a: Storage, b: Storage) -> Storage: ...   # fn in BINARY_FNS; integer div is never asked for
+    def compare(self, fn: str, a: Storage, b: Storage) -> Storage: ...  # fn in COMPARE_FNS; bool result
+    def where(self, cond: Storage, a: Storage, b: Storage) -> Storage: ...  # cond bool; a, b same dtype; all broadcast
+    def affine(self, x: Storage, mul: float, add: float) -> Storage: ...    # x * mul + add in x's dtype
+    def powf(self, x: Storage, exponent: float) -> Storage: ...    # x ** exponent (float x)
+    def clamp(self, x: Storage, lo: float | None, hi: float | None) -> Storage: ...  # min(max(x, lo), hi), None = unbounded
+
+    # -- reductions ------------------------------------------------------------------
+    def reduce(self, fn: str, x: Storage, dims: tuple, keepdim: bool) -> Storage: ...  # fn in REDUCE_FNS over dims (non-empty); sum of int/bool gives int64
+    def arg_reduce(self, fn: str, x: Storage, dim: int, keepdim: bool) -> Storage: ...  # int64 index of first max/min along dim
+
+    # -- linear algebra, convolution, pooling -----------------------------------------
+    def matmul(self, a: Storage, b: Storage) -> Storage: ...       # [..., m, k] @ [..., k, n], batch dims broadcast, ndim >= 2
+    def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # [N,C,H,W] -> [N, C*kh*kw, Ho*Wo], zero padding
+    def col2im(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # adjoint of im2col: sums columns back into an array of shape [N,C,H,W]
+    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> tuple: ...  # (values, int64 argmax as flat h*W+w index into each input plane); padding is -inf
+    def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # window mean, padded zeros counted (divisor kh*kw)
+
+    # -- indexing ----------------------------------------------------------------------
+    def gather(self, x: Storage, dim: int, index: Storage) -> Storage: ...   # out[i][j] = x[index[i][j]][j] (dim 0 shown), int64 index in range
+    def scatter_add(self, shape: tuple, dim: int, index: Storage, src: Storage) -> Storage: ...  # zeros(shape) then out[index[i][j]][j] += src[i][j]; deterministic order
+
+    # -- random numbers ----------------------------------------------------------------
+    def manual_seed(self, seed: int) -> None: ...                  # reset the generator
+    def rand(self, shape: tuple, dtype: np.dtype) -> Storage: ...  # uniform in [0, 1)
+    def randn(self, shape: tuple, dtype: np.dtype) -> Storage: ... # standard normal
+    def get_rng_state(self) -> Any: ...                            # an opaque snapshot of the generator
+    def set_rng_state(self, state: Any) -> None: ...               # restore a snapshot from get_rng_state
+
+    # -- in-place updates (optimizers, gradient accumulation) ---------------------------
+    def copy_(self, dst: Storage, src: Storage) -> None: ...       # write src (same shape and dtype) into dst's memory
+
+
+PRIMITIVES = tuple(
+    name for name in Backend.__dict__
+    if not name.startswith("_") and callable(getattr(Backend, name, None))
+)

@@ -1,0 +1,18 @@
+"""The CPU backend: numpy.  The reference every other backend is tested against."""
+from .array_module import ArrayModuleBackend
+
+
+class CPUBackend(ArrayModuleBackend):
+    """numpy arrays as storage; float64 here is the ground truth of every test."""
+
+    def __init__(self, index: int = 0):
+        super().__init__("cpu")
+
+
+def factory(index: int = 0) -> CPUBackend:
+    if index != 0:
+        raise RuntimeError("there is one CPU device; call it 'cpu'")
+    return CPUBackend(index)
+
+
+factory.device_count = lambda: 1

@@ -1,0 +1,290 @@
+"""The Backend protocol on a numpy-compatible array module.
+
+One code path serves numpy (the CPU backend) and CuPy (the CUDA backend): everything here
+uses only ``self.xp`` (the array module) and ``self.erf``, so the CPU test suite exercises
+the logic that the CUDA backend runs on a GPU.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+
+
+class ArrayModuleBackend:
+    """Implements every primitive with ``xp`` (numpy or a numpy-compatible module)."""
+
+    xp = np
+    dtypes = frozenset(np.dtype(t) for t in
+                       ("float16", "float32", "float64", "int32", "int64", "bool"))
+
+    def __init__(self, device: str):
+        self.device = device
+
+    # -- host transfer and creation ----------------------------------------------------
+    def from_numpy(self, a):
+        return self.xp.array(a, copy=True, order="C")
+
+    def to_numpy(self, x):
+        return np.array(x, copy=True, order="C")
+
+    def full(self, shape, value, dtype):
+        return self.xp.full(shape, value, dtype=dtype)
+
+    def arange(self, n, dtype):
+        return self.xp.arange(n, dtype=dtype)
+
+    # -- layout --------------------------------------------------------------------------
+    def reshape(self, x, shape):
+        return x.reshape(shape)
+
+    def transpose(self, x, d0, d1):
+        return self.xp.swapaxes(x, d0, d1)
+
+    def narrow(self, x, dim, start, length):
+        index = [slice(None)] * x.ndim
+        index[dim] = slice(start, start + length)
+        return x[tuple(index)]
+
+    def expand(self, x, shape):
+        return self.xp.broadcast_to(x, shape)
+
+    def contiguous(self, x):
+        return self.xp.array(x, copy=True, order="C")
+
+    def cat(self, xs, dim):
+        return self.xp.concatenate(xs, axis=dim)
+
+    def pad(self, x, pads, value):
+        return self.xp.pad(x, pads, mode="constant", constant_values=value)
+
+    def cast(self, x, dtype):
+        return x.astype(dtype)
+
+    # -- elementwise ---------------------------------------------------------------------
+    def unary(self, fn, x):
+        xp = self.xp
+        if fn == "neg":
+            return -x
+        if fn == "abs":
+            return xp.abs(x)
+        if fn == "exp":
+            return xp.exp(x)
+        if fn == "log":
+            return xp.log(x)
+        if fn == "sqrt":
+            return xp.sqrt(x)
+        if fn == "square":
+            return x * x
+        if fn == "relu":
+            return xp.maximum(x, x.dtype.type(0))
+        if fn == "sigmoid":
+            # exp of -|x| never overflows; pick the branch per sign.
+            e = xp.exp(-xp.abs(x))
+            return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+        if fn == "tanh":
+            return xp.tanh(x)
+        if fn == "gelu":
+            return (x * 0.5 * (1 + self.erf(x * _INV_SQRT2))).astype(x.dtype, copy=False)
+        if fn == "gelu_tanh":
+            inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+            return (0.5 * x * (1 + xp.tanh(inner))).astype(x.dtype, copy=False)
+        if fn == "silu":
+            return x * self.unary("sigmoid", x)
+        if fn == "sin":
+            return xp.sin(x)
+        if fn == "cos":
+            return xp.cos(x)
+        if fn == "floor":
+            return xp.floor(x)
+        if fn == "ceil":
+            return xp.ceil(x)
+        if fn == "round":
+            return xp.round(x)  # half to even, as PyTorch
+        if fn == "erf":
+            return self.erf(x).astype(x.dtype, copy=False)
+        if fn == "sign":
+            return xp.sign(x)
+        raise NotImplementedError(f"unary function {fn!r}")
+
+    def erf(self, x):
+        from scipy.special import erf
+        return erf(x)
+
+    def binary(self, fn, a, b):
+        if fn == "add":
+            return a + b
+        if fn == "sub":
+            return a - b
+        if fn == "mul":
+            return a * b
+        if fn == "div":
+            return a / b
+        raise NotImplementedError(f"binary function {fn!r}")
+
+    def compare(self, fn, a, b):
+        if fn == "eq":
+            return a == b
+        if fn == "ne":
+            return a != b
+        if fn == "lt":
+            return a < b
+        if fn == "le":
+            return a <= b
+        if fn == "gt":
+            return a > b
+        if fn == "ge":
+            return a >= b
+        raise NotImplementedError(f"comparison {fn!r}")
+
+    def where(self, cond, a, b):
+        return self.xp.where(cond, a, b)
+
+    def affine(self, x, mul, add):
+        mul, add = _as_scalar(mul, x.dtype), _as_scalar(add, x.dtype)
+        if add == 0:
+            return x * mul
+        if mul == 1:
+            return x + add
+        return x * mul + add
+
+    def powf(self, x, exponent):
+        return self.xp.power(x, x.dtype.type(exponent))
+
+    def clamp(self, x, lo, hi):
+        if lo is not None:
+            x = self.xp.maximum(x, _as_scalar(lo, x.dtype))
+        if hi is not None:
+            x = self.xp.minimum(x, _as_scalar(hi, x.dtype))
+        return x
+
+    # -- reductions ----------------------------------------------------------------------
+    def reduce(self, fn, x, dims, keepdim):
+        xp = self.xp
+        if fn == "sum":
+            dtype = np.int64 if x.dtype.kind in "biu" else x.dtype
+            return xp.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
+        if fn == "mean":
+            return xp.mean(x, axis=dims, keepdims=keepdim, dtype=x.dtype)
+        if fn == "max":
+            return xp.max(x, axis=dims, keepdims=keepdim)
+        if fn == "min":
+            return xp.min(x, axis=dims, keepdims=keepdim)
+        raise NotImplementedError(f"reduction {fn!r}")
+
+    def arg_reduce(self, fn, x, dim, keepdim):
+        xp = self.xp
+        arg = xp.argmax if fn == "argmax" else xp.argmin
+        return arg(x, axis=dim, keepdims=keepdim).astype(np.int64, copy=False)
+
+    # -- linear algebra, convolution, pooling -----------------------------------------
+    def matmul(self, a, b):
+        return self.xp.matmul(a, b)
+
+    def _windows(self, x, kernel, stride, padding, fill):
+        """A strided view [N, C, Ho, Wo, kh, kw] of the padded input (no copy)."""
+        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+        if ph or pw:
+            x = self.xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)),
+                            mode="constant", constant_values=fill)
+        view = self.xp.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))
+        return view[:, :, ::sh, ::sw]
+
+    def im2col(self, x, kernel, stride, padding):
+        n, c = x.shape[:2]
+        win = self._windows(x, kernel, stride, padding, 0)
+        ho, wo = win.shape[2:4]
+        # [N, C, Ho, Wo, kh, kw] -> [N, C, kh, kw, Ho, Wo]: one strided copy.
+        cols = win.transpose(0, 1, 4, 5, 2, 3)
+        return self.xp.ascontiguousarray(cols).reshape(n, c * kernel[0] * kernel[1], ho * wo)
+
+    def col2im(self, cols, shape, kernel, stride, padding):
+        n, c, h, w = shape
+        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+        hp, wp = h + 2 * ph, w + 2 * pw
+        ho, wo = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+        cols = cols.reshape(n, c, kh, kw, ho, wo)
+        out = self.xp.zeros((n, c, hp, wp), dtype=cols.dtype)
+        # One vectorised add per kernel offset (kh*kw of them), never per pixel; the
+        # order of the sums is fixed, so the result is deterministic.
+        for i in range(kh):
+            for j in range(kw):
+                out[:, :, i:i + sh * ho:sh, j:j + sw * wo:sw] += cols[:, :, i, j]
+        return out[:, :, ph:ph + h, pw:pw + w]
+
+    def max_pool2d(self, x, kernel, stride, padding):
+        xp = self.xp
+        n, c, h, w = x.shape
+        fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+        win = self._windows(x, kernel, stride, padding, fill)
+        ho, wo = win.shape[2:4]
+        flat = win.reshape(n, c, ho, wo, kernel[0] * kernel[1])
+        arg = xp.argmax(flat, axis=-1)
+        values = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+        # Window offset -> flat index into the unpadded input plane.
+        ki, kj = xp.divmod(arg, kernel[1])
+        rows = xp.arange(ho).reshape(1, 1, ho, 1) * stride[0] + ki - padding[0]
+        cols = xp.arange(wo).reshape(1, 1, 1, wo) * stride[1] + kj - padding[1]
+        return xp.ascontiguousarray(values), (rows * w + cols).astype(np.int64)
+
+    def avg_pool2d(self, x, kernel, stride, padding):
+        win = self._windows(x, kernel, stride, padding, 0)
+        return win.mean(axis=(-2, -1), dtype=x.dtype)
+
+    # -- indexing ------------------------------------------------------------------------
+    def gather(self, x, dim, index):
+        xp = self.xp
+        # take_along_axis needs index and x to agree off `dim`; narrow x to index's extent.
+        sl = tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(index.shape))
+        return xp.take_along_axis(x[sl], index, axis=dim)
+
+    def scatter_add(self, shape, dim, index, src):
+        xp = self.xp
+        # Flatten every (index, position) to one offset into `out`, then a single bincount:
+        # deterministic, vectorised, and accumulated in float64 before the final cast.
+        grids = xp.indices(index.shape, sparse=True)
+        coords = [index if d == dim else g for d, g in enumerate(grids)]
+        flat = xp.ravel_multi_index(tuple(xp.broadcast_to(c, index.shape) for c in coords), shape)
+        src = src[tuple(slice(0, s) for s in index.shape)]
+        size = math.prod(shape)
+        if src.dtype.kind == "f":
+            out = xp.bincount(flat.ravel(), weights=src.ravel().astype(np.float64), minlength=size)
+        else:
+            out = xp.zeros(size, dtype=src.dtype)
+            xp.add.at(out, flat.ravel(), src.ravel())
+        return out.astype(src.dtype, copy=False).reshape(shape)
+
+    # -- random numbers ------------------------------------------------------------------
+    def manual_seed(self, seed):
+        self._rng = np.random.Generator(np.random.Philox(seed))
+
+    def _generator(self):
+        if not hasattr(self, "_rng"):
+            self.manual_seed(0)
+        return self._rng
+
+    def rand(self, shape, dtype):
+        host = self._generator().random(shape, dtype=np.float64).astype(dtype)
+        return self.from_numpy(host)
+
+    def randn(self, shape, dtype):
+        host = self._generator().standard_normal(shape, dtype=np.float64).astype(dtype)
+        return self.from_numpy(host)
+
+    def get_rng_state(self):
+        return self._generator().bit_generator.state
+
+    def set_rng_state(self, state):
+        self._generator().bit_generator.state = state
+
+    # -- in-place ------------------------------------------------------------------------
+    def copy_(self, dst, src):
+        dst[...] = src
+
+
+def _as_scalar(value, dtype):
+    """A Python number as a scalar of `dtype`, so numpy never upcasts the array."""
+    return dtype.type(value)

@@ -1,0 +1,25 @@
+/* CUDA (NVRTC) dialect of the shrew kernel macros; prelude_opencl.h is its OpenCL twin.
+   Launch mapping: OpenCL global size = CUDA grid * block, local size = block. */
+#define KERNEL extern "C" __global__
+#define DEVICE static __device__ __forceinline__
+#define GLOBAL
+#define LOCAL                       /* shared-memory pointers are plain pointers */
+#define LOCAL_ARRAY __shared__
+#define BARRIER() __syncthreads()
+
+#define GID0 ((i64)blockIdx.x * blockDim.x + threadIdx.x)
+#define LID0 ((int)threadIdx.x)
+#define LID1 ((int)threadIdx.y)
+#define GROUP0 ((i64)blockIdx.x)
+#define GROUP1 ((i64)blockIdx.y)
+#define GROUP2 ((i64)blockIdx.z)
+
+typedef long long i64;
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef unsigned char u8;
+
+#if HAS_F16
+#include <cuda_fp16.h>
+typedef __half half;                /* converts to and from float with C casts */
+#endif

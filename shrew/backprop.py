@@ -1,0 +1,311 @@
+"""Reverse-mode differentiation: GradStore and backward(), one `match` over the Op variants.
+
+Gradient rules are written with Tensor operations, so they run on the tensor's own device;
+with create_graph=True they are recorded and can be differentiated again.
+"""
+from __future__ import annotations
+
+import math
+
+from . import op as O
+from .errors import ShrewError
+from .grad_mode import enable_grad, no_grad
+from .shape import broadcast_dims, fmt, numel
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+class GradStore:
+    """The gradients of one backward call, keyed by tensor id."""
+
+    __slots__ = ("_grads",)
+
+    def __init__(self):
+        self._grads = {}
+
+    def __getitem__(self, t):
+        try:
+            return self._grads[t.id][1]
+        except KeyError:
+            raise KeyError(f"no gradient reached tensor {t.id} (shape {fmt(t.shape)})") from None
+
+    def get(self, t, default=None):
+        entry = self._grads.get(t.id)
+        return default if entry is None else entry[1]
+
+    def __contains__(self, t) -> bool:
+        return t.id in self._grads
+
+    def __len__(self) -> int:
+        return len(self._grads)
+
+    def __iter__(self):
+        return iter(t for t, _ in self._grads.values())
+
+    def items(self):
+        return list(self._grads.values())
+
+    def insert(self, t, grad) -> None:
+        self._grads[t.id] = (t, grad)
+
+    def __repr__(self) -> str:
+        return f"GradStore({len(self)} gradients)"
+
+
+def sum_to_shape(grad, shape):
+    """Sum a gradient over the dims that broadcasting added or stretched, back to `shape`."""
+    if grad.shape == shape:
+        return grad
+    dims = broadcast_dims(grad.shape, shape)
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.reshape(*shape)
+
+
+def topological_order(root) -> list:
+    """Every tensor that needs grad and leads to `root`, consumers before producers.
+
+    An iterative walk (no recursion, so any depth works) collects the nodes; sorting them
+    by creation id, newest first, is a valid topological order that depends only on the
+    order in which operations ran.  Gradients therefore accumulate in the same order when a
+    checkpointed segment is recomputed, which keeps checkpointing bit-exact."""
+    seen = {root.id: root}
+    stack = [root]
+    while stack:
+        op = stack.pop()._op
+        if op is None:
+            continue
+        if type(op) is O.Released:
+            raise ShrewError(
+                f"backward: the graph through {op.variant} was freed by an earlier backward(); "
+                f"pass retain_graph=True to the first backward() to backpropagate twice")
+        for x in op.inputs():
+            if x.requires_grad and x.id not in seen:
+                seen[x.id] = x
+                stack.append(x)
+    return [seen[i] for i in sorted(seen, reverse=True)]
+
+
+def backward(root, gradient=None, retain_graph=None, create_graph=False) -> GradStore:
+    """Backpropagate from `root`; return the GradStore and accumulate leaves' .grad."""
+    from .tensor import Tensor
+    if not isinstance(root, Tensor) or not root.requires_grad:
+        raise ShrewError("backward: the tensor does not require grad (no input of its graph "
+                         "has requires_grad=True, or it was computed under no_grad)")
+    if gradient is None:
+        if numel(root.shape) != 1:
+            raise ShrewError(f"backward: needs a single-element tensor, got shape "
+                             f"{fmt(root.shape)}; reduce it first (e.g. .sum()) or pass gradient=")
+        from .functions import ones_like
+        gradient = ones_like(root)
+    elif not isinstance(gradient, Tensor) or gradient.shape != root.shape:
+        raise ShrewError(f"backward: gradient must be a tensor of shape {fmt(root.shape)}")
+    if retain_graph is None:
+        retain_graph = create_graph
+    return run_backward(root, gradient, retain_graph, create_graph, accumulate=True)
+
+
+def run_backward(root, gradient, retain_graph, create_graph, accumulate) -> GradStore:
+    """The engine.  With accumulate=False leaves' .grad is left alone (checkpoint uses it)."""
+    order = topological_order(root)
+    store = GradStore()
+    grads = {root.id: gradient}
+    mode = enable_grad() if create_graph else no_grad()
+    with mode:
+        for node in order:
+            grad = grads.pop(node.id, None)
+            if grad is None:
+                continue
+            op = node._op
+            if op is None or node._retains_grad:
+                store.insert(node, grad)
+                if accumulate:
+                    node.grad = grad if node.grad is None else node.grad + grad
+            if op is None:
+                continue
+            for x, g in input_grads(node, op, grad):
+                if g is None or not x.requires_grad:
+                    continue
+                prev = grads.get(x.id)
+                grads[x.id] = g if prev is None else prev + g
+            if not retain_graph:
+                node._op = O.Released(type(op).__name__)
+    return store
+
+
+def _zeros_like(t):
+    from .functions import zeros_like
+    return zeros_like(t)
+
+
+def _expand(grad, keep_shape, shape):
+    """A reduced gradient (with keepdim dims restored) broadcast back to `shape`."""
+    return grad.reshape(*keep_shape).expand(*shape)
+
+
+def input_grads(y, op, g):
+    """(input, gradient) pairs for one node: the gradient rule of each Op variant."""
+    from .functions import cat, col2im, im2col, scatter_add, where
+    match op:
+        case O.Contiguous(x) | O.Reshape(x) | O.ToDtype(x) | O.ToDevice(x):
+            return ((x, _cast_like(g, x)),)
+        case O.Binary("add", a, b):
+            return (a, sum_to_shape(g, a.shape)), (b, sum_to_shape(g, b.shape))
+        case O.Binary("sub", a, b):
+            return (a, sum_to_shape(g, a.shape)), (b, sum_to_shape(-g, b.shape))
+        case O.Binary("mul", a, b):
+            return ((a, sum_to_shape(g * b, a.shape) if a.requires_grad else None),
+                    (b, sum_to_shape(g * a, b.shape) if b.requires_grad else None))
+        case O.Binary("div", a, b):
+            return ((a, sum_to_shape(g / b, a.shape) if a.requires_grad else None),
+                    (b, sum_to_shape(-(g * y) / b, b.shape) if b.requires_grad else None))
+        case O.Unary(fn, x):
+            return ((x, _unary_grad(fn, x, y, g)),)
+        case O.Reduce(fn, x, dims, keepdim):
+            keep = tuple(1 if i in dims else s for i, s in enumerate(x.shape))
+            if fn == "sum":
+                return ((x, _expand(g, keep, x.shape)),)
+            if fn == "mean":
+                count = numel(x.shape[d] for d in dims)
+                return ((x, _expand(g, keep, x.shape) * (1.0 / count)),)
+            # max / min: ties share the gradient equally.
+            hit = x == y.reshape(*keep)
+            share = hit.to_dtype(x.dtype).sum(dims, keepdim=True)
+            return ((x, where(hit, g.reshape(*keep) / share, 0.0)),)
+        case O.Matmul(a, b):
+            return ((a, sum_to_shape(g @ b.transpose(-1, -2), a.shape) if a.requires_grad else None),
+                    (b, sum_to_shape(a.transpose(-1, -2) @ g, b.shape) if b.requires_grad else None))
+        case O.Transpose(x, d0, d1):
+            return ((x, g.transpose(d0, d1)),)
+        case O.Narrow(x, dim, start, length):
+            pads = [0, 0] * (x.ndim - dim - 1) + [start, x.shape[dim] - start - length]
+            return ((x, g.pad(pads)),)
+        case O.Pad(x, pads):
+            for d, (lo, _) in enumerate(pads):
+                g = g.narrow(d, lo, x.shape[d])
+            return ((x, g),)
+        case O.Affine(x, mul, _):
+            return ((x, g * mul),)
+        case O.Powf(x, e):
+            return ((x, g * x.powf(e - 1.0) * e),)
+        case O.Clamp(x, lo, hi):
+            keep = g
+            if lo is not None:
+                keep = where(x < lo, 0.0, keep)
+            if hi is not None:
+                keep = where(x > hi, 0.0, keep)
+            return ((x, keep),)
+        case O.WhereCond(cond, a, b):
+            return ((a, sum_to_shape(where(cond, g, 0.0), a.shape) if a.requires_grad else None),
+                    (b, sum_to_shape(where(cond, 0.0, g), b.shape) if b.requires_grad else None))
+        case O.Cat(xs, dim):
+            out, start = [], 0
+            for x in xs:
+                out.append((x, g.narrow(dim, start, x.shape[dim])))
+                start += x.shape[dim]
+            return out
+        case O.Gather(x, dim, index):
+            return ((x, scatter_add(x.shape, dim, index, g)),)
+        case O.ScatterAdd(src, dim, index):
+            return ((src, g.gather(dim, index)),)
+        case O.Im2Col(x, kernel, stride, padding):
+            return ((x, col2im(g, x.shape, kernel, stride, padding)),)
+        case O.Col2Im(cols, _, kernel, stride, padding):
+            return ((cols, im2col(g, kernel, stride, padding)),)
+        case O.Conv2d(x, w, stride, padding):
+            return _conv_grads(x, w, g, w.shape[2:], stride, padding, x.shape)
+        case O.Conv1d(x, w, stride, padding):
+            n, c, length = x.shape
+            x4 = x.reshape(n, c, 1, length)
+            w4 = w.reshape(w.shape[0], w.shape[1], 1, w.shape[2])
+            g4 = g.reshape(g.shape[0], g.shape[1], 1, g.shape[2])
+            (_, gx), (_, gw) = _conv_grads(x4, w4, g4, (1, w.shape[2]), (1, stride),
+                                           (0, padding), x4.shape)
+            return ((x, gx.reshape(*x.shape) if gx is not None else None),
+                    (w, gw.reshape(*w.shape) if gw is not None else None))
+        case O.MaxPool2d(x, _, _, _, index):
+            n, c, h, w = x.shape
+            flat_g = g.reshape(n, c, -1)
+            flat_idx = index.reshape(n, c, -1)
+            return ((x, scatter_add((n, c, h * w), 2, flat_idx, flat_g).reshape(n, c, h, w)),)
+        case O.AvgPool2d(x, kernel, stride, padding):
+            n, c = x.shape[:2]
+            k = kernel[0] * kernel[1]
+            spread = (g * (1.0 / k)).reshape(n, c, 1, -1).expand(n, c, k, g.shape[2] * g.shape[3])
+            cols = spread.reshape(n, c * k, -1)
+            return ((x, col2im(cols, x.shape, kernel, stride, padding)),)
+        case O.Checkpoint():
+            from .checkpoint import checkpoint_grads
+            return checkpoint_grads(y, op, g)
+    raise ShrewError(f"backward: no gradient rule for {type(op).__name__}")
+
+
+def _cast_like(g, x):
+    """The gradient in x's dtype and on x's device (for ToDtype / ToDevice / views)."""
+    if g.dtype is not x.dtype:
+        g = g.to_dtype(x.dtype)
+    if g._backend is not x._backend:
+        g = g.to(x.device)
+    return g.reshape(*x.shape) if g.shape != x.shape else g
+
+
+def _conv_grads(x, w, g, kernel, stride, padding, x_shape):
+    """Conv as im2col + GEMM, differentiated: dW = g . cols^T, dX = col2im(W^T . g)."""
+    from .functions import col2im, im2col
+    n, o = g.shape[:2]
+    g_mat = g.reshape(n, o, -1)                       # [N, O, L]
+    w_mat = w.reshape(o, -1)                          # [O, C*kh*kw]
+    gw = gx = None
+    if w.requires_grad:
+        cols = im2col(x, kernel, stride, padding)    # [N, CKK, L]
+        gw = (g_mat @ cols.transpose(1, 2)).sum(0).reshape(*w.shape)
+    if x.requires_grad:
+        gx = col2im(w_mat.transpose(0, 1) @ g_mat, x_shape, kernel, stride, padding)
+    return (x, gx), (w, gw)
+
+
+def _unary_grad(fn, x, y, g):
+    """d/dx of each Unary function, times g."""
+    match fn:
+        case "neg":
+            return -g
+        case "abs":
+            return g * x.sign()
+        case "exp":
+            return g * y
+        case "log":
+            return g / x
+        case "sqrt":
+            return g / (y * 2.0)
+        case "square":
+            return g * x * 2.0
+        case "relu":
+            from .functions import where
+            return where(x > 0, g, 0.0)
+        case "sigmoid":
+            return g * y * (1.0 - y)
+        case "tanh":
+            return g * (1.0 - y * y)
+        case "gelu":
+            cdf = (x * (1.0 / math.sqrt(2.0))).erf() * 0.5 + 0.5
+            pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
+            return g * (cdf + x * pdf)
+        case "gelu_tanh":
+            inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
+            t = inner.tanh()
+            d_inner = (x * x * (3 * 0.044715) + 1.0) * _SQRT_2_OVER_PI
+            return g * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * d_inner)
+        case "silu":
+            s = x.sigmoid()
+            return g * s * (x * (1.0 - s) + 1.0)
+        case "sin":
+            return g * x.cos()
+        case "cos":
+            return -(g * x.sin())
+        case "erf":
+            return g * (x * x * -1.0).exp() * _TWO_OVER_SQRT_PI
+        case "floor" | "ceil" | "round" | "sign":
+            return _zeros_like(x)
+    raise ShrewError(f"backward: no gradient rule for unary {fn!r}")

@@ -1,0 +1,130 @@
+"""Gradient checkpointing: keep a function's inputs, drop its intermediates, recompute in
+backward with the random-number state replayed."""
+from __future__ import annotations
+
+import threading
+
+from . import op as O
+from .device import live_backends
+from .errors import ShrewError
+from .grad_mode import enable_grad, is_grad_enabled
+
+_state = threading.local()
+
+
+def in_recomputation() -> bool:
+    """True while a checkpointed function is being re-run in backward.  Modules with side
+    effects (BatchNorm's running statistics) skip them then, so they happen once."""
+    return getattr(_state, "depth", 0) > 0
+
+
+def _outputs(result):
+    from .tensor import Tensor
+    if isinstance(result, Tensor):
+        return (result,)
+    if isinstance(result, (tuple, list)) and all(isinstance(r, Tensor) for r in result):
+        return tuple(result)
+    raise ShrewError(f"checkpoint: the function must return a tensor or a tuple of tensors, "
+                     f"got {type(result).__name__}")
+
+
+def _captured(outputs, args) -> tuple:
+    """Tensors needing grad that the recorded run read from outside: its tensor arguments
+    and any parameter (leaf) it used.  The walk stops at both."""
+    from .tensor import Tensor
+    boundary = {a.id for a in args if isinstance(a, Tensor)}
+    seen, found, stack = set(), {}, [o for o in outputs if o.requires_grad]
+    while stack:
+        t = stack.pop()
+        if t.id in seen:
+            continue
+        seen.add(t.id)
+        if t.id in boundary or t._op is None:
+            found[t.id] = t
+            continue
+        stack.extend(x for x in t._op.inputs() if x.requires_grad)
+    return tuple(found[i] for i in sorted(found))
+
+
+def checkpoint(fn, *args):
+    """Run fn(*args) keeping only its inputs; its graph is rebuilt during backward."""
+    from .tensor import Tensor, _wrap
+    if not callable(fn):
+        raise ShrewError(f"checkpoint: fn must be callable, got {type(fn).__name__}")
+    if not is_grad_enabled():
+        return fn(*args)
+    rng_states = tuple((be, be.get_rng_state()) for be in live_backends())
+    with enable_grad():
+        result = fn(*args)
+    outputs = _outputs(result)
+    captured = _captured(outputs, args)
+    if not captured:
+        return result
+    wrapped = []
+    for i, out in enumerate(outputs):
+        if out.requires_grad:
+            out = _wrap(out._data, out._backend, O.Checkpoint(fn, args, captured, rng_states, i))
+        wrapped.append(out)
+    return wrapped[0] if isinstance(result, Tensor) else type(result)(wrapped)
+
+
+def checkpoint_grads(y, op, g):
+    """Backward of a Checkpoint node: replay the RNG, re-run fn, backpropagate through it."""
+    from .backprop import run_backward
+    from .tensor import Tensor
+    if is_grad_enabled():
+        raise ShrewError("checkpoint: backward(create_graph=True) through a checkpoint is not "
+                         "supported; run the function without checkpoint for higher-order "
+                         "gradients")
+    saved = [(be, be.get_rng_state()) for be, _ in op.rng_states]
+    arg_ids = {a.id for a in op.args if isinstance(a, Tensor)}
+    # Tensor arguments become fresh leaves so their gradients land in the local store.
+    args = tuple(a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
+                 for a in op.args)
+    _state.depth = getattr(_state, "depth", 0) + 1
+    try:
+        for be, state in op.rng_states:
+            be.set_rng_state(state)
+        with enable_grad():
+            outputs = _outputs(op.fn(*args))
+    finally:
+        _state.depth -= 1
+        for be, state in saved:
+            be.set_rng_state(state)
+    out = outputs[op.output_index]
+    if out.shape != y.shape or not out.requires_grad:
+        raise ShrewError("checkpoint: recomputation gave a different result "
+                         f"(shape {out.shape} vs {y.shape}); the function must be deterministic")
+    store = run_backward(out, g, retain_graph=False, create_graph=False, accumulate=False)
+    by_arg = {orig.id: new for orig, new in zip(op.args, args) if isinstance(orig, Tensor)}
+    result = []
+    for t in op.captured:
+        source = by_arg[t.id] if t.id in arg_ids else t
+        result.append((t, store.get(source)))
+    return result
+
+
+def checkpoint_sequential(functions, segments: int, input):
+    """Split a sequence of functions into `segments` runs and checkpoint each one."""
+    functions = list(functions.children()) if hasattr(functions, "children") else list(functions)
+    if not functions:
+        raise ShrewError("checkpoint_sequential: needs at least one function")
+    if not isinstance(segments, int) or segments < 1:
+        raise ShrewError(f"checkpoint_sequential: segments must be an int >= 1, got {segments!r}")
+    segments = min(segments, len(functions))
+    size, extra = divmod(len(functions), segments)
+    start = 0
+    for s in range(segments):
+        end = start + size + (1 if s < extra else 0)
+        chunk = functions[start:end]
+        input = checkpoint(_run_chain(chunk), input)
+        start = end
+    return input
+
+
+def _run_chain(chunk):
+    def run(x):
+        for f in chunk:
+            x = f(x)
+        return x
+    return run

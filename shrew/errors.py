@@ -1,0 +1,17 @@
+"""The exceptions shrew raises for bad input.  Each message names the operation."""
+
+
+class ShrewError(ValueError):
+    """Bad input to a shrew operation.  The message names the op and the culprits."""
+
+
+class ShapeError(ShrewError):
+    """Shapes that do not fit the operation (broadcasting, dims, sizes)."""
+
+
+class DeviceError(ShrewError):
+    """An unknown or unusable device, or tensors on different devices."""
+
+
+class DTypeError(ShrewError):
+    """A dtype the operation or the device does not support."""

@@ -1,0 +1,306 @@
+"""Module-level tensor functions: creation, cat, where, convolution, pooling, scatter."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import op as O
+from .device import get_backend
+from .dtype import as_dtype, from_numpy_dtype, bool_, check_float, float32, int64, result_type
+from .errors import DTypeError, ShapeError, ShrewError
+from .shape import broadcast_shapes, conv_output_size, fmt, normalize_dim, pair
+from .tensor import (Tensor, _check_device_dtype, _check_index_range, _checked_index,
+                     _record, _same_device, _wrap)
+
+
+# -- creation --------------------------------------------------------------------------
+def _shape_arg(op, shape) -> tuple:
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = tuple(shape[0])
+    if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
+               for s in shape):
+        raise ShapeError(f"{op}: shape must be non-negative ints, got {shape}")
+    return tuple(int(s) for s in shape)
+
+
+def _new(op, data_fn, shape, dtype, device, requires_grad, default=float32) -> Tensor:
+    backend = get_backend(device)
+    dtype = default if dtype is None else as_dtype(dtype)
+    _check_device_dtype(backend, dtype, op)
+    if requires_grad and not dtype.is_floating_point:
+        raise DTypeError(f"{op}: only floating-point tensors can require grad, got {dtype}")
+    t = _wrap(data_fn(backend, dtype.np), backend)
+    t.requires_grad = bool(requires_grad)
+    return t
+
+
+def tensor(data, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(shape, value, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    shape = _shape_arg("full", (shape,) if isinstance(shape, int) else (tuple(shape),))
+    if not isinstance(value, numbers.Number):
+        raise ShrewError(f"full: value must be a number, got {value!r}")
+    default = result_type(value) if dtype is None else None
+    return _new("full", lambda be, dt: be.full(shape, value, dt), shape, dtype, device,
+                requires_grad, default)
+
+
+def zeros(*shape, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    shape = _shape_arg("zeros", shape)
+    return _new("zeros", lambda be, dt: be.full(shape, 0, dt), shape, dtype, device, requires_grad)
+
+
+def ones(*shape, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    shape = _shape_arg("ones", shape)
+    return _new("ones", lambda be, dt: be.full(shape, 1, dt), shape, dtype, device, requires_grad)
+
+
+def zeros_like(t: Tensor, dtype=None) -> Tensor:
+    return zeros(t.shape, dtype=dtype or t.dtype, device=t.device)
+
+
+def ones_like(t: Tensor, dtype=None) -> Tensor:
+    return ones(t.shape, dtype=dtype or t.dtype, device=t.device)
+
+
+def rand(*shape, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """Uniform in [0, 1) from the device's seeded generator."""
+    shape = _shape_arg("rand", shape)
+    dtype = float32 if dtype is None else as_dtype(dtype)
+    check_float(dtype, "rand")
+    return _new("rand", lambda be, dt: be.rand(shape, dt), shape, dtype, device, requires_grad)
+
+
+def randn(*shape, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """Standard normal from the device's seeded generator."""
+    shape = _shape_arg("randn", shape)
+    dtype = float32 if dtype is None else as_dtype(dtype)
+    check_float(dtype, "randn")
+    return _new("randn", lambda be, dt: be.randn(shape, dt), shape, dtype, device, requires_grad)
+
+
+def arange(n, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """0, 1, ..., n-1 (int64 unless a dtype is given)."""
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+        raise ShrewError(f"arange: n must be a non-negative int, got {n!r}")
+    return _new("arange", lambda be, dt: be.arange(int(n), dt), (n,), dtype, device,
+                requires_grad, int64)
+
+
+def eye(n, m=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    m = n if m is None else m
+    if not all(isinstance(v, (int, np.integer)) and v >= 0 for v in (n, m)):
+        raise ShrewError(f"eye: sizes must be non-negative ints, got {n!r}, {m!r}")
+    dtype = float32 if dtype is None else as_dtype(dtype)
+    return _new("eye", lambda be, dt: be.from_numpy(np.eye(n, m, dtype=dt)), (n, m), dtype,
+                device, requires_grad)
+
+
+def from_numpy(a: np.ndarray, device="cpu") -> Tensor:
+    """A tensor from a numpy array; on the CPU it shares the array's memory."""
+    if not isinstance(a, np.ndarray):
+        raise ShrewError(f"from_numpy: expected a numpy array, got {type(a).__name__}")
+    backend = get_backend(device)
+    if backend.device != "cpu":
+        return Tensor(a, device=device)
+    from_numpy_dtype(a.dtype, "from_numpy")
+    return _wrap(a, backend)
+
+
+def manual_seed(seed: int) -> None:
+    """Make rand, randn and dropout reproducible on every backend."""
+    from .device import manual_seed as seed_all
+    seed_all(seed)
+
+
+# -- joining and selecting ------------------------------------------------------------------
+def cat(tensors, dim=0) -> Tensor:
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ShrewError("cat: needs at least one tensor")
+    if not all(isinstance(t, Tensor) for t in tensors):
+        raise ShrewError("cat: every element must be a Tensor")
+    _same_device("cat", *tensors)
+    first = tensors[0]
+    if any(t.ndim != first.ndim for t in tensors) or first.ndim == 0:
+        raise ShapeError(f"cat: tensors need the same number (>= 1) of dims, got "
+                         f"{', '.join(fmt(t.shape) for t in tensors)}")
+    d = normalize_dim(dim, first.ndim, "cat")
+    for t in tensors:
+        if any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != d):
+            raise ShapeError(f"cat: shapes {', '.join(fmt(t.shape) for t in tensors)} differ "
+                             f"outside dim {d}")
+    dtype = result_type(*[(t.dtype, t.ndim) for t in tensors])
+    tensors = tuple(t.to_dtype(dtype) for t in tensors)
+    data = first._backend.cat([t._data for t in tensors], d)
+    return _record(data, first._backend, O.Cat(tensors, d), *tensors)
+
+
+def stack(tensors, dim=0) -> Tensor:
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ShrewError("stack: needs at least one tensor")
+    d = normalize_dim(dim, tensors[0].ndim, "stack", extra=1)
+    return cat([t.unsqueeze(d) for t in tensors], d)
+
+
+def where(cond: Tensor, a, b) -> Tensor:
+    """Elementwise cond ? a : b, broadcasting all three; a and b may be numbers."""
+    if not isinstance(cond, Tensor) or cond.dtype is not bool_:
+        got = cond.dtype if isinstance(cond, Tensor) else type(cond).__name__
+        raise DTypeError(f"where: condition must be a bool tensor, got {got}")
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    operands = [(x.dtype, x.ndim) if isinstance(x, Tensor) else x for x in (a, b)]
+    dtype = result_type(*operands) if like is not None else result_type(a, b)
+    backend = cond._backend
+    a, b = (x.to_dtype(dtype) if isinstance(x, Tensor) else
+            _wrap(backend.full((), x, dtype.np), backend) for x in (a, b))
+    _same_device("where", cond, a, b)
+    broadcast_shapes("where", cond.shape, a.shape, b.shape)
+    data = backend.where(cond._data, a._data, b._data)
+    return _record(data, backend, O.WhereCond(cond, a, b), a, b)
+
+
+def scatter_add(shape, dim, index: Tensor, src: Tensor) -> Tensor:
+    """zeros(shape) with src added at index along dim (the adjoint of gather)."""
+    shape = tuple(shape)
+    d = normalize_dim(dim, len(shape), "scatter_add")
+    index = _checked_index("scatter_add", index, src, d)
+    if index.shape != src.shape or index.ndim != len(shape):
+        raise ShapeError(f"scatter_add: index {fmt(index.shape)} and src {fmt(src.shape)} must "
+                         f"have one shape with the output's {len(shape)} dims")
+    if any(i != d and si > so for i, (si, so) in enumerate(zip(index.shape, shape))):
+        raise ShapeError(f"scatter_add: index {fmt(index.shape)} is larger than output "
+                         f"{fmt(shape)} outside dim {d}")
+    _check_index_range("scatter_add", index, shape[d], d)
+    data = src._backend.scatter_add(shape, d, index._data, src._data)
+    return _record(data, src._backend, O.ScatterAdd(src, d, index), src)
+
+
+# -- convolution and pooling ------------------------------------------------------------------
+def _conv_geometry(op, x, kernel, stride, padding):
+    """Validated (kernel, stride, padding, output size) pairs for a [N, C, H, W] input."""
+    kernel = pair(kernel, "kernel_size", op, 1)
+    stride = pair(stride, "stride", op, 1)
+    padding = pair(padding, "padding", op, 0)
+    out = tuple(conv_output_size(op, x.shape[2 + i], kernel[i], stride[i], padding[i])
+                for i in range(2))
+    return kernel, stride, padding, out
+
+
+def im2col(x: Tensor, kernel, stride=1, padding=0) -> Tensor:
+    """[N, C, H, W] -> [N, C*kh*kw, Ho*Wo]: every kernel window as a column."""
+    _check_4d("im2col", x)
+    kernel, stride, padding, _ = _conv_geometry("im2col", x, kernel, stride, padding)
+    data = x._backend.im2col(x._data, kernel, stride, padding)
+    return _record(data, x._backend, O.Im2Col(x, kernel, stride, padding), x)
+
+
+def col2im(cols: Tensor, shape, kernel, stride=1, padding=0) -> Tensor:
+    """The adjoint of im2col: sums the columns back into an image of `shape`."""
+    shape = tuple(shape)
+    if len(shape) != 4:
+        raise ShapeError(f"col2im: shape must be [N, C, H, W], got {fmt(shape)}")
+    probe = _ShapeOnly(shape)
+    kernel, stride, padding, (ho, wo) = _conv_geometry("col2im", probe, kernel, stride, padding)
+    expect = (shape[0], shape[1] * kernel[0] * kernel[1], ho * wo)
+    if cols.shape != expect:
+        raise ShapeError(f"col2im: columns must be {fmt(expect)} for image {fmt(shape)}, "
+                         f"got {fmt(cols.shape)}")
+    data = cols._backend.col2im(cols._data, shape, kernel, stride, padding)
+    return _record(data, cols._backend, O.Col2Im(cols, shape, kernel, stride, padding), cols)
+
+
+class _ShapeOnly:
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+def _check_4d(op, x):
+    if not isinstance(x, Tensor) or x.ndim != 4:
+        raise ShapeError(f"{op}: input must be a [N, C, H, W] tensor, got "
+                         f"{fmt(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
+    check_float(x.dtype, op)
+
+
+def conv2d(x: Tensor, weight: Tensor, stride=1, padding=0) -> Tensor:
+    """2-d cross-correlation (no bias): im2col and one batched GEMM."""
+    _check_4d("conv2d", x)
+    _same_device("conv2d", x, weight)
+    if weight.ndim != 4:
+        raise ShapeError(f"conv2d: weight must be [out, in, kh, kw], got {fmt(weight.shape)}")
+    if weight.shape[1] != x.shape[1]:
+        raise ShapeError(f"conv2d: input has {x.shape[1]} channels but weight "
+                         f"{fmt(weight.shape)} expects {weight.shape[1]}")
+    if weight.dtype is not x.dtype:
+        raise DTypeError(f"conv2d: input and weight dtypes differ ({x.dtype}, {weight.dtype})")
+    kernel, stride, padding, (ho, wo) = _conv_geometry("conv2d", x, weight.shape[2:], stride, padding)
+    be = x._backend
+    cols = be.im2col(x._data, kernel, stride, padding)
+    w2 = be.reshape(weight._data, (weight.shape[0], -1))
+    out = be.reshape(be.matmul(w2, cols), (x.shape[0], weight.shape[0], ho, wo))
+    return _record(out, be, O.Conv2d(x, weight, stride, padding), x, weight)
+
+
+def conv1d(x: Tensor, weight: Tensor, stride=1, padding=0) -> Tensor:
+    """1-d cross-correlation (no bias), lowered to the 2-d im2col with a height of 1."""
+    if not isinstance(x, Tensor) or x.ndim != 3:
+        raise ShapeError(f"conv1d: input must be [N, C, L], got "
+                         f"{fmt(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
+    check_float(x.dtype, "conv1d")
+    _same_device("conv1d", x, weight)
+    if weight.ndim != 3:
+        raise ShapeError(f"conv1d: weight must be [out, in, k], got {fmt(weight.shape)}")
+    if weight.shape[1] != x.shape[1]:
+        raise ShapeError(f"conv1d: input has {x.shape[1]} channels but weight "
+                         f"{fmt(weight.shape)} expects {weight.shape[1]}")
+    if weight.dtype is not x.dtype:
+        raise DTypeError(f"conv1d: input and weight dtypes differ ({x.dtype}, {weight.dtype})")
+    stride = _single(stride, "stride", 1)
+    padding = _single(padding, "padding", 0)
+    lo = conv_output_size("conv1d", x.shape[2], weight.shape[2], stride, padding)
+    be = x._backend
+    n, c, length = x.shape
+    x4 = be.reshape(x._data, (n, c, 1, length))
+    cols = be.im2col(x4, (1, weight.shape[2]), (1, stride), (0, padding))
+    w2 = be.reshape(weight._data, (weight.shape[0], -1))
+    out = be.reshape(be.matmul(w2, cols), (n, weight.shape[0], lo))
+    return _record(out, be, O.Conv1d(x, weight, stride, padding), x, weight)
+
+
+def _single(value, name, minimum):
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = value[0]
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ShapeError(f"conv1d: {name} must be an int >= {minimum}, got {value!r}")
+    return value
+
+
+def _pool_geometry(op, x, kernel_size, stride, padding):
+    _check_4d(op, x)
+    kernel = pair(kernel_size, "kernel_size", op, 1)
+    stride = kernel if stride is None else pair(stride, "stride", op, 1)
+    padding = pair(padding, "padding", op, 0)
+    if any(p * 2 > k for p, k in zip(padding, kernel)):
+        raise ShapeError(f"{op}: padding {padding} must be at most half the kernel {kernel}")
+    for i in range(2):
+        conv_output_size(op, x.shape[2 + i], kernel[i], stride[i], padding[i])
+    return kernel, stride, padding
+
+
+def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
+    kernel, stride, padding = _pool_geometry("max_pool2d", x, kernel_size, stride, padding)
+    values, indices = x._backend.max_pool2d(x._data, kernel, stride, padding)
+    index = _wrap(indices, x._backend)
+    return _record(values, x._backend, O.MaxPool2d(x, kernel, stride, padding, index), x)
+
+
+def avg_pool2d(x: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
+    kernel, stride, padding = _pool_geometry("avg_pool2d", x, kernel_size, stride, padding)
+    data = x._backend.avg_pool2d(x._data, kernel, stride, padding)
+    return _record(data, x._backend, O.AvgPool2d(x, kernel, stride, padding), x)

@@ -1,0 +1,107 @@
+"""Shape arithmetic: broadcasting, dim normalisation, and the checks that go with them."""
+from __future__ import annotations
+
+import math
+
+from .errors import ShapeError
+
+
+def fmt(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def numel(shape) -> int:
+    return math.prod(shape)
+
+
+def broadcast_shapes(op: str, *shapes) -> tuple:
+    """numpy's broadcasting of several shapes, or a ShapeError naming them all."""
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(-ndim, 0):
+        size = 1
+        for s in shapes:
+            d = s[i] if -i <= len(s) else 1
+            if d != 1:
+                if size != 1 and size != d:
+                    shown = " and ".join(fmt(s) for s in shapes)
+                    raise ShapeError(f"{op}: shapes {shown} do not broadcast")
+                size = d
+        out.append(size)
+    return tuple(out)
+
+
+def normalize_dim(dim, ndim: int, op: str, extra: int = 0) -> int:
+    """A dim in [-ndim-extra, ndim+extra) as a non-negative int (extra=1 for unsqueeze)."""
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise ShapeError(f"{op}: dim must be an int, got {dim!r}")
+    size = ndim + extra
+    lo, hi = -max(size, 1), max(size, 1) - 1
+    if not lo <= dim <= hi:
+        raise ShapeError(f"{op}: dim {dim} is out of range for a {ndim}-d tensor "
+                         f"(expected {lo} to {hi})")
+    return dim % max(size, 1)
+
+
+def normalize_dims(dims, ndim: int, op: str) -> tuple:
+    """None -> every dim; an int or a tuple of ints -> sorted distinct non-negative dims."""
+    if dims is None:
+        return tuple(range(ndim))
+    if isinstance(dims, int):
+        dims = (dims,)
+    out = tuple(sorted(normalize_dim(d, ndim, op) for d in dims))
+    if len(set(out)) != len(out):
+        raise ShapeError(f"{op}: dim {tuple(dims)} names a dim twice")
+    return out
+
+
+def reduced_shape(shape, dims, keepdim: bool) -> tuple:
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def broadcast_dims(grad_shape, shape) -> tuple:
+    """The dims of grad_shape that broadcasting added or stretched from `shape`."""
+    lead = len(grad_shape) - len(shape)
+    return tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and grad_shape[lead + i] != 1)
+
+
+def infer_reshape(op: str, old, new) -> tuple:
+    """Resolve one -1 in `new` and check that the element count is unchanged."""
+    new = tuple(int(s) for s in new)
+    if new.count(-1) > 1:
+        raise ShapeError(f"{op}: only one dim may be -1, got {fmt(new)}")
+    if any(s < -1 for s in new):
+        raise ShapeError(f"{op}: invalid size in {fmt(new)}")
+    total = numel(old)
+    if -1 in new:
+        known = numel(s for s in new if s != -1)
+        if known == 0 or total % known:
+            raise ShapeError(f"{op}: cannot reshape {fmt(old)} ({total} elements) to {fmt(new)}")
+        new = tuple(total // known if s == -1 else s for s in new)
+    if numel(new) != total:
+        raise ShapeError(f"{op}: cannot reshape {fmt(old)} ({total} elements) to {fmt(new)} "
+                         f"({numel(new)} elements)")
+    return new
+
+
+def pair(value, name: str, op: str, minimum: int) -> tuple:
+    """An int or a pair of ints as a pair, each at least `minimum`."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value, value)
+    value = tuple(value)
+    if len(value) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise ShapeError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
+    if any(v < minimum for v in value):
+        raise ShapeError(f"{op}: {name} must be >= {minimum}, got {value}")
+    return value
+
+
+def conv_output_size(op: str, size: int, kernel: int, stride: int, padding: int) -> int:
+    padded = size + 2 * padding
+    if kernel > padded:
+        raise ShapeError(f"{op}: kernel size {kernel} is larger than the padded input "
+                         f"size {padded} (input {size}, padding {padding})")
+    return (padded - kernel) // stride + 1

@@ -1,0 +1,682 @@
+"""Tensor: backend-agnostic; every differentiable method records one Op variant."""
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+
+import numpy as np
+
+from . import op as O
+from .device import get_backend
+from .dtype import (BY_NUMPY as _BY_NUMPY, DType, as_dtype, bool_, check_float, float32,
+                    from_numpy_dtype, int64, result_type)
+from .errors import DeviceError, DTypeError, ShapeError, ShrewError
+from .grad_mode import is_grad_enabled
+from .shape import (broadcast_shapes, fmt, infer_reshape, normalize_dim, normalize_dims,
+                    numel, reduced_shape)
+
+_ids = itertools.count(1)
+
+# Unary functions that only make sense on floats: an integer input is promoted to float32.
+_FLOAT_UNARY = frozenset(("exp", "log", "sqrt", "sigmoid", "tanh", "gelu", "gelu_tanh",
+                          "silu", "sin", "cos", "erf"))
+
+
+def _wrap(data, backend, op=None) -> "Tensor":
+    """A new tensor around backend storage; records `op` when it is given."""
+    t = object.__new__(Tensor)
+    t._data = data
+    t._backend = backend
+    t.shape = data.shape
+    t.dtype = _BY_NUMPY[data.dtype]
+    t._op = op
+    t.requires_grad = op is not None
+    t.id = next(_ids)
+    t.grad = None
+    t._retains_grad = False
+    return t
+
+
+def _record(data, backend, op, *inputs) -> "Tensor":
+    """Wrap `data`, keeping `op` only if some input needs grad and recording is on."""
+    for x in inputs:
+        if x.requires_grad:
+            if is_grad_enabled():
+                return _wrap(data, backend, op)
+            break
+    return _wrap(data, backend)
+
+
+def _same_device(op: str, *tensors) -> None:
+    first = tensors[0]._backend
+    for t in tensors[1:]:
+        if t._backend is not first:
+            devs = " and ".join(dict.fromkeys(x.device for x in tensors))
+            raise DeviceError(f"{op}: tensors are on different devices ({devs}); "
+                              f"move them with .to(device) first")
+
+
+def _host_array(data, op="tensor") -> np.ndarray:
+    """Python data (scalar or nested lists) as a numpy array with torch's dtype inference."""
+    try:
+        arr = np.array(data)
+    except (ValueError, TypeError) as exc:
+        raise ShapeError(f"{op}: data is not a rectangular nested list of numbers ({exc})") from None
+    except OverflowError as exc:
+        raise DTypeError(f"{op}: a number does not fit in int64 ({exc})") from None
+    if arr.dtype.kind == "b":
+        return arr
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        return arr.astype(np.float32)
+    raise DTypeError(f"{op}: cannot make a tensor from data of numpy dtype {arr.dtype} "
+                     f"(expected numbers, bools or nested lists of them)")
+
+
+class Tensor:
+    """An n-dimensional array on a device, recording how it was made for backward."""
+
+    __slots__ = ("_data", "_backend", "shape", "dtype", "_op", "requires_grad", "id",
+                 "grad", "_retains_grad", "__weakref__")
+    __array_ufunc__ = None  # numpy defers to our reflected operators (np.float32(2) * t)
+
+    def __init__(self, data, dtype=None, device="cpu", requires_grad=False):
+        backend = get_backend(device)
+        if isinstance(data, Tensor):
+            host = data.numpy()
+            inferred = data.dtype
+        elif isinstance(data, np.ndarray):
+            host = data
+            inferred = from_numpy_dtype(data.dtype)
+        else:
+            host = _host_array(data)
+            inferred = _BY_NUMPY[host.dtype]
+        dtype = inferred if dtype is None else as_dtype(dtype)
+        _check_device_dtype(backend, dtype, "tensor")
+        if requires_grad and not dtype.is_floating_point:
+            raise DTypeError(f"tensor: only floating-point tensors can require grad, got {dtype}")
+        storage = backend.from_numpy(np.asarray(host, dtype=dtype.np))
+        self._data = storage
+        self._backend = backend
+        self.shape = storage.shape
+        self.dtype = dtype
+        self._op = None
+        self.requires_grad = bool(requires_grad)
+        self.id = next(_ids)
+        self.grad = None
+        self._retains_grad = False
+
+    # -- attributes ----------------------------------------------------------------------
+    @property
+    def device(self) -> str:
+        return self._backend.device
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def op(self):
+        return self._op
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._op is None
+
+    def numel(self) -> int:
+        return numel(self.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.shape
+        return self.shape[normalize_dim(dim, self.ndim, "size")]
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if not self.is_leaf:
+            raise ShrewError("requires_grad_: only leaf tensors can change requires_grad")
+        if requires_grad and not self.dtype.is_floating_point:
+            raise DTypeError(f"requires_grad_: only floating-point tensors can require grad, "
+                             f"got {self.dtype}")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in the GradStore and in .grad."""
+        self._retains_grad = True
+
+    # -- host --------------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        return self._backend.to_numpy(self._data)
+
+    def item(self):
+        if numel(self.shape) != 1:
+            raise ShapeError(f"item: needs a tensor with one element, got shape {fmt(self.shape)}")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        if self.device != "cpu":
+            raise DeviceError(f"numpy.asarray: tensor is on {self.device}; call .numpy() "
+                              f"or .to('cpu') first")
+        arr = self._data
+        if copy:
+            arr = arr.copy()
+        return arr if dtype is None else arr.astype(dtype, copy=bool(copy))
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if numel(self.shape) != 1:
+            raise ShrewError(f"bool: the truth value of a tensor of shape {fmt(self.shape)} "
+                             f"is ambiguous")
+        return bool(self.item())
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(", threshold=200)
+        extras = [f"shape={self.shape}"] if numel(self.shape) > 200 else []
+        if self.device != "cpu":
+            extras.append(f"device='{self.device}'")
+        if self.dtype not in (float32, int64, bool_):
+            extras.append(f"dtype={self.dtype}")
+        if self._op is not None:
+            extras.append(f"op={type(self._op).__name__}")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body, *extras]) + ")"
+
+    def detach(self) -> "Tensor":
+        return _wrap(self._data, self._backend)
+
+    def to(self, device=None, dtype=None) -> "Tensor":
+        if isinstance(device, DType) or (dtype is None and device in (float, int, bool)):
+            device, dtype = None, device
+        out = self
+        if dtype is not None:
+            out = out.to_dtype(dtype)
+        if device is not None:
+            backend = get_backend(device)
+            if backend is not out._backend:
+                _check_device_dtype(backend, out.dtype, "to")
+                data = backend.from_numpy(out.numpy())
+                out = _record(data, backend, O.ToDevice(out), out)
+        return out
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def to_dtype(self, dtype) -> "Tensor":
+        dtype = as_dtype(dtype)
+        if dtype is self.dtype:
+            return self
+        _check_device_dtype(self._backend, dtype, "to_dtype")
+        data = self._backend.cast(self._data, dtype.np)
+        if not dtype.is_floating_point:
+            return _wrap(data, self._backend)
+        return _record(data, self._backend, O.ToDtype(self), self)
+
+    def float(self) -> "Tensor":
+        return self.to_dtype(float32)
+
+    def long(self) -> "Tensor":
+        return self.to_dtype(int64)
+
+    def contiguous(self) -> "Tensor":
+        return _record(self._backend.contiguous(self._data), self._backend, O.Contiguous(self), self)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+        from .backprop import backward
+        return backward(self, gradient, retain_graph, create_graph)
+
+    # -- elementwise -----------------------------------------------------------------------
+    def _unary(self, fn: str) -> "Tensor":
+        x = self
+        if fn in _FLOAT_UNARY and not x.dtype.is_floating_point:
+            x = x.to_dtype(float32)
+        elif x.dtype is bool_ and fn not in ("abs",):
+            raise DTypeError(f"{fn}: not supported for bool tensors")
+        return _record(x._backend.unary(fn, x._data), x._backend, O.Unary(fn, x), x)
+
+    def neg(self): return self._unary("neg")
+    def abs(self): return self._unary("abs")
+    def exp(self): return self._unary("exp")
+    def log(self): return self._unary("log")
+    def sqrt(self): return self._unary("sqrt")
+    def square(self): return self._unary("square")
+    def relu(self): return self._unary("relu")
+    def sigmoid(self): return self._unary("sigmoid")
+    def tanh(self): return self._unary("tanh")
+    def silu(self): return self._unary("silu")
+    def sin(self): return self._unary("sin")
+    def cos(self): return self._unary("cos")
+    def floor(self): return self._unary("floor")
+    def ceil(self): return self._unary("ceil")
+    def round(self): return self._unary("round")
+    def erf(self): return self._unary("erf")
+    def sign(self): return self._unary("sign")
+
+    def gelu(self, approximate: str = "none") -> "Tensor":
+        if approximate not in ("none", "tanh"):
+            raise ShrewError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        return self._unary("gelu" if approximate == "none" else "gelu_tanh")
+
+    def __neg__(self):
+        return self._unary("neg")
+
+    def __abs__(self):
+        return self._unary("abs")
+
+    def _binary(self, fn: str, other, reflected: bool = False) -> "Tensor":
+        if not isinstance(other, Tensor):
+            if not isinstance(other, numbers.Number):
+                return NotImplemented
+            fast = self._scalar_affine(fn, other, reflected)
+            if fast is not None:
+                return fast
+            other = _scalar_like(other, self)
+        a, b = (other, self) if reflected else (self, other)
+        _same_device(fn, a, b)
+        shape = a.shape if a.shape == b.shape else broadcast_shapes(fn, a.shape, b.shape)
+        dtype = a.dtype if a.dtype is b.dtype else result_type((a.dtype, a.ndim), (b.dtype, b.ndim))
+        if fn == "div" and not dtype.is_floating_point:
+            dtype = float32
+        if dtype is bool_ and fn != "mul" and fn != "add":
+            raise DTypeError(f"{fn}: not supported for bool tensors")
+        a, b = a.to_dtype(dtype), b.to_dtype(dtype)
+        del shape  # checked above; the backend broadcasts
+        return _record(a._backend.binary(fn, a._data, b._data), a._backend, O.Binary(fn, a, b), a, b)
+
+    def _scalar_affine(self, fn, value, reflected):
+        """x + s, x - s, s - x, x * s on a tensor whose dtype holds s: one Affine."""
+        if fn not in ("add", "sub", "mul") or isinstance(value, bool) or self.dtype is bool_:
+            return None
+        if isinstance(value, float) and not self.dtype.is_floating_point:
+            return self.to_dtype(float32)._scalar_affine(fn, value, reflected)
+        if isinstance(value, complex):
+            return None
+        if fn == "add":
+            return self.affine(1, value)
+        if fn == "mul":
+            return self.affine(value, 0)
+        return self.affine(-1, value) if reflected else self.affine(1, -value)
+
+    def __add__(self, o): return self._binary("add", o)
+    def __radd__(self, o): return self._binary("add", o, True)
+    def __sub__(self, o): return self._binary("sub", o)
+    def __rsub__(self, o): return self._binary("sub", o, True)
+    def __mul__(self, o): return self._binary("mul", o)
+    def __rmul__(self, o): return self._binary("mul", o, True)
+    def __truediv__(self, o): return self._binary("div", o)
+    def __rtruediv__(self, o): return self._binary("div", o, True)
+
+    def add(self, o): return self._binary("add", o)
+    def sub(self, o): return self._binary("sub", o)
+    def mul(self, o): return self._binary("mul", o)
+    def div(self, o): return self._binary("div", o)
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, Tensor):
+            raise DTypeError("pow: the exponent must be a Python number (tensor ** tensor is "
+                             "not supported; use (b * a.log()).exp())")
+        return self.powf(exponent)
+
+    def __rpow__(self, base):
+        if not isinstance(base, numbers.Real) or base <= 0:
+            raise ShrewError(f"pow: number ** tensor needs a positive base, got {base!r}")
+        return (self * math.log(base)).exp()
+
+    def powf(self, exponent) -> "Tensor":
+        if not isinstance(exponent, numbers.Real) or isinstance(exponent, bool):
+            raise ShrewError(f"powf: exponent must be a real number, got {exponent!r}")
+        x = self if self.dtype.is_floating_point else self.to_dtype(float32)
+        exponent = float(exponent)
+        return _record(x._backend.powf(x._data, exponent), x._backend, O.Powf(x, exponent), x)
+
+    def affine(self, mul, add) -> "Tensor":
+        """self * mul + add, in one kernel."""
+        if self.dtype is bool_:
+            raise DTypeError("affine: not supported for bool tensors")
+        if not self.dtype.is_floating_point and (isinstance(mul, float) or isinstance(add, float)):
+            return self.to_dtype(float32).affine(mul, add)
+        return _record(self._backend.affine(self._data, mul, add), self._backend,
+                       O.Affine(self, mul, add), self)
+
+    def clamp(self, min=None, max=None) -> "Tensor":
+        if min is None and max is None:
+            raise ShrewError("clamp: give at least one of min and max")
+        for name, v in (("min", min), ("max", max)):
+            if v is not None and not isinstance(v, numbers.Real):
+                raise ShrewError(f"clamp: {name} must be a number, got {v!r}")
+        if self.dtype is bool_:
+            raise DTypeError("clamp: not supported for bool tensors")
+        x = self
+        if not x.dtype.is_floating_point and any(isinstance(v, float) for v in (min, max)):
+            x = x.to_dtype(float32)
+        return _record(x._backend.clamp(x._data, min, max), x._backend, O.Clamp(x, min, max), x)
+
+    def clip(self, min=None, max=None):
+        return self.clamp(min, max)
+
+    # -- comparisons (bool results, never differentiable) ---------------------------------
+    def _compare(self, fn, other):
+        if not isinstance(other, Tensor):
+            if not isinstance(other, numbers.Number):
+                return NotImplemented
+            other = _scalar_like(other, self)
+        _same_device(fn, self, other)
+        broadcast_shapes(fn, self.shape, other.shape)
+        dtype = result_type((self.dtype, self.ndim), (other.dtype, other.ndim))
+        a, b = self.to_dtype(dtype), other.to_dtype(dtype)
+        return _wrap(a._backend.compare(fn, a._data, b._data), a._backend)
+
+    def __eq__(self, o): return self._compare("eq", o)
+    def __ne__(self, o): return self._compare("ne", o)
+    def __lt__(self, o): return self._compare("lt", o)
+    def __le__(self, o): return self._compare("le", o)
+    def __gt__(self, o): return self._compare("gt", o)
+    def __ge__(self, o): return self._compare("ge", o)
+
+    def eq(self, o): return self._compare("eq", o)
+    def ne(self, o): return self._compare("ne", o)
+    def lt(self, o): return self._compare("lt", o)
+    def le(self, o): return self._compare("le", o)
+    def gt(self, o): return self._compare("gt", o)
+    def ge(self, o): return self._compare("ge", o)
+
+    # -- reductions ------------------------------------------------------------------------
+    def _reduce(self, fn, dim, keepdim):
+        dims = normalize_dims(dim, self.ndim, fn)
+        x = self
+        if fn == "mean":
+            check_float(x.dtype, "mean")
+        if fn in ("max", "min") and any(x.shape[d] == 0 for d in dims):
+            raise ShapeError(f"{fn}: cannot reduce over a zero-size dim (shape "
+                             f"{fmt(x.shape)}, dim {dim})")
+        if fn == "sum" and x.dtype is bool_:
+            x = x.to_dtype(int64)
+        if not dims:  # a 0-d tensor: nothing to reduce
+            return x if fn != "sum" or x.dtype.is_floating_point else x.to_dtype(int64)
+        data = x._backend.reduce(fn, x._data, dims, bool(keepdim))
+        return _record(data, x._backend, O.Reduce(fn, x, dims, bool(keepdim)), x)
+
+    def sum(self, dim=None, keepdim=False): return self._reduce("sum", dim, keepdim)
+    def mean(self, dim=None, keepdim=False): return self._reduce("mean", dim, keepdim)
+    def max(self, dim=None, keepdim=False): return self._reduce("max", dim, keepdim)
+    def min(self, dim=None, keepdim=False): return self._reduce("min", dim, keepdim)
+
+    def _arg_reduce(self, fn, dim, keepdim):
+        if dim is None:
+            return self.reshape(-1)._arg_reduce(fn, 0, False) if not keepdim else \
+                self.reshape(-1)._arg_reduce(fn, 0, False).reshape(*[1] * self.ndim)
+        d = normalize_dim(dim, self.ndim, fn)
+        if self.ndim == 0:
+            return _wrap(self._backend.full((), 0, np.dtype(np.int64)), self._backend)
+        if self.shape[d] == 0:
+            raise ShapeError(f"{fn}: cannot reduce over a zero-size dim (shape {fmt(self.shape)})")
+        return _wrap(self._backend.arg_reduce(fn, self._data, d, bool(keepdim)), self._backend)
+
+    def argmax(self, dim=None, keepdim=False): return self._arg_reduce("argmax", dim, keepdim)
+    def argmin(self, dim=None, keepdim=False): return self._arg_reduce("argmin", dim, keepdim)
+
+    # -- matmul ------------------------------------------------------------------------------
+    def matmul(self, other) -> "Tensor":
+        if not isinstance(other, Tensor):
+            raise ShrewError(f"matmul: both operands must be tensors, got {type(other).__name__}")
+        _same_device("matmul", self, other)
+        a, b = self, other
+        if a.ndim == 0 or b.ndim == 0:
+            raise ShapeError(f"matmul: both operands need at least one dim, got "
+                             f"{fmt(a.shape)} @ {fmt(b.shape)}")
+        if a.dtype is not b.dtype:
+            raise DTypeError(f"matmul: operands must share a dtype, got {a.dtype} @ {b.dtype}")
+        check_float(a.dtype, "matmul")
+        if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+            raise ShapeError(f"matmul: inner dimensions differ: {fmt(a.shape)} @ {fmt(b.shape)} "
+                             f"({a.shape[-1]} != {b.shape[-2 if b.ndim > 1 else 0]})")
+        squeeze = []
+        if a.ndim == 1:
+            a = a.reshape(1, a.shape[0])
+            squeeze.append(-2)
+        if b.ndim == 1:
+            b = b.reshape(b.shape[0], 1)
+            squeeze.append(-1)
+        batch = broadcast_shapes("matmul (batch dims)", a.shape[:-2], b.shape[:-2])
+        out = _record(a._backend.matmul(a._data, b._data), a._backend, O.Matmul(a, b), a, b)
+        if squeeze:
+            keep = batch + tuple(s for i, s in zip((-2, -1), out.shape[-2:]) if i not in squeeze)
+            out = out.reshape(*keep)
+        return out
+
+    __matmul__ = matmul
+
+    def __rmatmul__(self, other):
+        return NotImplemented
+
+    # -- shape ---------------------------------------------------------------------------
+    def reshape(self, *shape) -> "Tensor":
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        new = infer_reshape("reshape", self.shape, shape)
+        if new == self.shape:
+            return self
+        return _record(self._backend.reshape(self._data, new), self._backend, O.Reshape(self), self)
+
+    view = reshape
+
+    def transpose(self, dim0, dim1) -> "Tensor":
+        d0 = normalize_dim(dim0, self.ndim, "transpose")
+        d1 = normalize_dim(dim1, self.ndim, "transpose")
+        if d0 == d1:
+            return self
+        return _record(self._backend.transpose(self._data, d0, d1), self._backend,
+                       O.Transpose(self, d0, d1), self)
+
+    def permute(self, *dims) -> "Tensor":
+        """Reorder dims; recorded as a sequence of Transpose ops."""
+        if len(dims) == 1 and not isinstance(dims[0], int):
+            dims = tuple(dims[0])
+        perm = [normalize_dim(d, self.ndim, "permute") for d in dims]
+        if sorted(perm) != list(range(self.ndim)):
+            raise ShapeError(f"permute: {tuple(dims)} is not a permutation of the "
+                             f"{self.ndim} dims of {fmt(self.shape)}")
+        out, current = self, list(range(self.ndim))
+        for target, src in enumerate(perm):
+            at = current.index(src)
+            if at != target:
+                out = out.transpose(target, at)
+                current[target], current[at] = current[at], current[target]
+        return out
+
+    @property
+    def T(self) -> "Tensor":
+        return self.permute(*reversed(range(self.ndim)))
+
+    def narrow(self, dim, start, length) -> "Tensor":
+        d = normalize_dim(dim, self.ndim, "narrow")
+        size = self.shape[d]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, length)):
+            raise ShrewError(f"narrow: start and length must be ints, got {start!r}, {length!r}")
+        if start < 0:
+            start += size
+        if start < 0 or length < 0 or start + length > size:
+            raise ShapeError(f"narrow: [{start}, {start + length}) is out of range for dim {d} "
+                             f"of size {size} (shape {fmt(self.shape)})")
+        if start == 0 and length == size:
+            return self
+        return _record(self._backend.narrow(self._data, d, start, length), self._backend,
+                       O.Narrow(self, d, start, length), self)
+
+    def unsqueeze(self, dim) -> "Tensor":
+        d = normalize_dim(dim, self.ndim, "unsqueeze", extra=1)
+        return self.reshape(*self.shape[:d], 1, *self.shape[d:])
+
+    def squeeze(self, dim=None) -> "Tensor":
+        if dim is None:
+            return self.reshape(*[s for s in self.shape if s != 1])
+        dims = normalize_dims(dim, self.ndim, "squeeze")
+        return self.reshape(*[s for i, s in enumerate(self.shape) if not (i in dims and s == 1)])
+
+    def flatten(self, start_dim=0, end_dim=-1) -> "Tensor":
+        if self.ndim == 0:
+            return self.reshape(1)
+        s = normalize_dim(start_dim, self.ndim, "flatten")
+        e = normalize_dim(end_dim, self.ndim, "flatten")
+        if s > e:
+            raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+        return self.reshape(*self.shape[:s], numel(self.shape[s:e + 1]), *self.shape[e + 1:])
+
+    def expand(self, *shape) -> "Tensor":
+        """Broadcast to `shape` (-1 keeps a dim); recorded as an add of zeros so that the
+        gradient sums back over the broadcast dims through the Binary rule."""
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        lead = len(shape) - self.ndim
+        if lead < 0:
+            raise ShapeError(f"expand: cannot expand {fmt(self.shape)} to fewer dims {fmt(shape)}")
+        shape = tuple(self.shape[i - lead] if s == -1 and i >= lead else s
+                      for i, s in enumerate(shape))
+        if broadcast_shapes("expand", self.shape, shape) != shape:
+            raise ShapeError(f"expand: cannot expand {fmt(self.shape)} to {fmt(shape)}")
+        if shape == self.shape:
+            return self
+        if not self.requires_grad or not is_grad_enabled():
+            view = self._backend.reshape(self._data, (1,) * lead + self.shape)
+            return _wrap(self._backend.expand(view, shape), self._backend)
+        return self + _zeros(shape, self.dtype, self._backend)
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        return self.expand(other.shape)
+
+    def __getitem__(self, key) -> "Tensor":
+        """Basic indexing: ints, slices with step 1, None and Ellipsis."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        if sum(k is Ellipsis for k in key) > 1:
+            raise ShapeError("index: only one Ellipsis is allowed")
+        used = sum(1 for k in key if k is not None and k is not Ellipsis)
+        if used > self.ndim:
+            raise ShapeError(f"index: too many indices ({used}) for a {self.ndim}-d tensor")
+        if Ellipsis in key:
+            at = key.index(Ellipsis)
+            key = key[:at] + (slice(None),) * (self.ndim - used) + key[at + 1:]
+        out, dim, new_shape = self, 0, []
+        for k in key:
+            if k is None:
+                new_shape.append(1)
+                continue
+            size = self.shape[dim]
+            if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+                i = int(k) + size if k < 0 else int(k)
+                if not 0 <= i < size:
+                    raise ShapeError(f"index: {k} is out of range for dim {dim} of size {size}")
+                out = out.narrow(dim, i, 1)
+            elif isinstance(k, slice):
+                start, stop, step = k.indices(size)
+                if step != 1:
+                    raise ShapeError(f"index: slice steps other than 1 are not supported ({k})")
+                out = out.narrow(dim, start, max(stop - start, 0))
+                new_shape.append(out.shape[dim])
+            else:
+                raise ShrewError(f"index: unsupported index {k!r} (use ints, slices with step "
+                                 f"1, None, Ellipsis; or .gather for tensor indices)")
+            dim += 1
+        new_shape.extend(self.shape[dim:])
+        return out.reshape(*new_shape)
+
+    # -- indexing ops ---------------------------------------------------------------------
+    def gather(self, dim, index: "Tensor") -> "Tensor":
+        d = normalize_dim(dim, self.ndim, "gather")
+        index = _checked_index("gather", index, self, d)
+        if index.ndim != self.ndim:
+            raise ShapeError(f"gather: index must have as many dims as the input, got index "
+                             f"{fmt(index.shape)} for input {fmt(self.shape)}")
+        for i, (si, sx) in enumerate(zip(index.shape, self.shape)):
+            if i != d and si > sx:
+                raise ShapeError(f"gather: index {fmt(index.shape)} is larger than input "
+                                 f"{fmt(self.shape)} in dim {i}")
+        _check_index_range("gather", index, self.shape[d], d)
+        data = self._backend.gather(self._data, d, index._data)
+        return _record(data, self._backend, O.Gather(self, d, index), self)
+
+    def pad(self, pads, value=0.0) -> "Tensor":
+        """Constant padding; `pads` as torch.nn.functional.pad (last dim first, negative crops)."""
+        pads = tuple(pads)
+        if len(pads) % 2 or len(pads) // 2 > self.ndim or \
+                not all(isinstance(p, int) and not isinstance(p, bool) for p in pads):
+            raise ShapeError(f"pad: pads must be an even number (at most {2 * self.ndim}) of "
+                             f"ints, got {pads}")
+        per_dim = [(0, 0)] * self.ndim
+        for i in range(len(pads) // 2):
+            per_dim[self.ndim - 1 - i] = (pads[2 * i], pads[2 * i + 1])
+        for d, (lo, hi) in enumerate(per_dim):
+            if self.shape[d] + lo + hi < 0:
+                raise ShapeError(f"pad: pads {pads} leave dim {d} of {fmt(self.shape)} negative")
+        out = self
+        grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in per_dim)
+        if any(lo or hi for lo, hi in grow):
+            if self.dtype is bool_ or not isinstance(value, numbers.Real):
+                raise ShrewError(f"pad: needs a numeric tensor and value, got {self.dtype}, {value!r}")
+            out = _record(self._backend.pad(self._data, grow, value), self._backend,
+                          O.Pad(self, grow), self)
+        for d, (lo, hi) in enumerate(per_dim):
+            if lo < 0 or hi < 0:
+                start = -min(lo, 0)
+                out = out.narrow(d, start, out.shape[d] - start + min(hi, 0))
+        return out
+
+
+def _check_device_dtype(backend, dtype: DType, op: str) -> None:
+    if dtype.np not in backend.dtypes:
+        supported = ", ".join(sorted(str(d) for d in backend.dtypes))
+        raise DTypeError(f"{op}: device {backend.device} does not support {dtype} "
+                         f"(it supports {supported})")
+
+
+def _scalar_like(value, like: Tensor) -> Tensor:
+    """A Python number as a 0-d tensor on `like`'s device, in the promoted dtype."""
+    dtype = result_type((like.dtype, like.ndim), value)
+    return _wrap(like._backend.full((), value, dtype.np), like._backend)
+
+
+def _zeros(shape, dtype: DType, backend) -> Tensor:
+    return _wrap(backend.full(tuple(shape), 0, dtype.np), backend)
+
+
+def _checked_index(op: str, index, x: Tensor, dim: int) -> Tensor:
+    if not isinstance(index, Tensor):
+        raise ShrewError(f"{op}: index must be an int64 tensor, got {type(index).__name__}")
+    _same_device(op, x, index)
+    if index.dtype.category != 1:
+        raise DTypeError(f"{op}: index must be an integer tensor, got {index.dtype}")
+    return index.to_dtype(int64)
+
+
+def _check_index_range(op: str, index: Tensor, size: int, dim: int) -> None:
+    """Indices must lie in [0, size): checked before any kernel reads with them."""
+    if numel(index.shape) == 0:
+        return
+    be = index._backend
+    dims = tuple(range(index.ndim))
+    lo = int(be.to_numpy(be.reduce("min", index._data, dims, False)))
+    hi = int(be.to_numpy(be.reduce("max", index._data, dims, False)))
+    if lo < 0 or hi >= size:
+        bad = lo if lo < 0 else hi
+        raise ShapeError(f"{op}: index {bad} is out of range for dim {dim} of size {size} "
+                         f"(indices must lie in [0, {size}))")
