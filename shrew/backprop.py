@@ -215,14 +215,15 @@ def input_grads(y, op, g):
         case O.Col2Im(cols, _, kernel, stride, padding):
             return ((cols, im2col(g, kernel, stride, padding)),)
         case O.Conv2d(x, w, stride, padding):
-            return _conv_grads(x, w, g, w.shape[2:], stride, padding, x.shape)
+            return _conv_grads(x, w, g, w.shape[2:], stride, padding, x.requires_grad,
+                               w.requires_grad)
         case O.Conv1d(x, w, stride, padding):
             n, c, length = x.shape
             x4 = x.reshape(n, c, 1, length)
             w4 = w.reshape(w.shape[0], w.shape[1], 1, w.shape[2])
             g4 = g.reshape(g.shape[0], g.shape[1], 1, g.shape[2])
             (_, gx), (_, gw) = _conv_grads(x4, w4, g4, (1, w.shape[2]), (1, stride),
-                                           (0, padding), x4.shape)
+                                           (0, padding), x.requires_grad, w.requires_grad)
             return ((x, gx.reshape(*x.shape) if gx is not None else None),
                     (w, gw.reshape(*w.shape) if gw is not None else None))
         case O.MaxPool2d(x, _, _, _, index):
@@ -251,18 +252,18 @@ def _cast_like(g, x):
     return g.reshape(*x.shape) if g.shape != x.shape else g
 
 
-def _conv_grads(x, w, g, kernel, stride, padding, x_shape):
+def _conv_grads(x, w, g, kernel, stride, padding, need_x, need_w):
     """Conv as im2col + GEMM, differentiated: dW = g . cols^T, dX = col2im(W^T . g)."""
     from .functions import col2im, im2col
     n, o = g.shape[:2]
     g_mat = g.reshape(n, o, -1)                       # [N, O, L]
     w_mat = w.reshape(o, -1)                          # [O, C*kh*kw]
     gw = gx = None
-    if w.requires_grad:
+    if need_w:
         cols = im2col(x, kernel, stride, padding)    # [N, CKK, L]
         gw = (g_mat @ cols.transpose(1, 2)).sum(0).reshape(*w.shape)
-    if x.requires_grad:
-        gx = col2im(w_mat.transpose(0, 1) @ g_mat, x_shape, kernel, stride, padding)
+    if need_x:
+        gx = col2im(w_mat.transpose(0, 1) @ g_mat, x.shape, kernel, stride, padding)
     return (x, gx), (w, gw)
 
 
