@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from . import op as O
-from .errors import ShrewError
+from .errors import DeviceError, ShrewError
 from .grad_mode import enable_grad, no_grad
 from .shape import broadcast_dims, fmt, numel
 
@@ -102,6 +102,11 @@ def backward(root, gradient=None, retain_graph=None, create_graph=False) -> Grad
         gradient = ones_like(root)
     elif not isinstance(gradient, Tensor) or gradient.shape != root.shape:
         raise ShrewError(f"backward: gradient must be a tensor of shape {fmt(root.shape)}")
+    elif gradient.device != root.device:
+        raise DeviceError(f"backward: gradient is on {gradient.device} but the tensor is on "
+                          f"{root.device}")
+    else:
+        gradient = gradient.to_dtype(root.dtype)  # so every gradient has its tensor's dtype
     if retain_graph is None:
         retain_graph = create_graph
     return run_backward(root, gradient, retain_graph, create_graph, accumulate=True)
@@ -168,7 +173,7 @@ def input_grads(y, op, g):
             if fn == "sum":
                 return ((x, _expand(g, keep, x.shape)),)
             if fn == "mean":
-                count = numel(x.shape[d] for d in dims)
+                count = max(numel(x.shape[d] for d in dims), 1)  # empty x: empty gradient
                 return ((x, _expand(g, keep, x.shape) * (1.0 / count)),)
             # max / min: ties share the gradient equally.
             hit = x == y.reshape(*keep)
@@ -188,6 +193,8 @@ def input_grads(y, op, g):
             return ((x, g),)
         case O.Affine(x, mul, _):
             return ((x, g * mul),)
+        case O.Powf(x, 0.0):
+            return ((x, _zeros_like(x)),)  # not 0 * x**-1, which is nan at x = 0
         case O.Powf(x, e):
             return ((x, g * x.powf(e - 1.0) * e),)
         case O.Clamp(x, lo, hi):
@@ -228,14 +235,16 @@ def input_grads(y, op, g):
                     (w, gw.reshape(*w.shape) if gw is not None else None))
         case O.MaxPool2d(x, _, _, _, index):
             n, c, h, w = x.shape
-            flat_g = g.reshape(n, c, -1)
-            flat_idx = index.reshape(n, c, -1)
+            # Explicit sizes, not -1, which is ambiguous for an empty batch.
+            flat_g = g.reshape(n, c, g.shape[2] * g.shape[3])
+            flat_idx = index.reshape(n, c, g.shape[2] * g.shape[3])
             return ((x, scatter_add((n, c, h * w), 2, flat_idx, flat_g).reshape(n, c, h, w)),)
         case O.AvgPool2d(x, kernel, stride, padding):
             n, c = x.shape[:2]
             k = kernel[0] * kernel[1]
-            spread = (g * (1.0 / k)).reshape(n, c, 1, -1).expand(n, c, k, g.shape[2] * g.shape[3])
-            cols = spread.reshape(n, c * k, -1)
+            length = g.shape[2] * g.shape[3]
+            spread = (g * (1.0 / k)).reshape(n, c, 1, length).expand(n, c, k, length)
+            cols = spread.reshape(n, c * k, length)
             return ((x, col2im(cols, x.shape, kernel, stride, padding)),)
         case O.Checkpoint():
             from .checkpoint import checkpoint_grads
@@ -256,8 +265,8 @@ def _conv_grads(x, w, g, kernel, stride, padding, need_x, need_w):
     """Conv as im2col + GEMM, differentiated: dW = g . cols^T, dX = col2im(W^T . g)."""
     from .functions import col2im, im2col
     n, o = g.shape[:2]
-    g_mat = g.reshape(n, o, -1)                       # [N, O, L]
-    w_mat = w.reshape(o, -1)                          # [O, C*kh*kw]
+    g_mat = g.reshape(n, o, numel(g.shape[2:]))       # [N, O, L]
+    w_mat = w.reshape(o, numel(w.shape[1:]))          # [O, C*kh*kw]
     gw = gx = None
     if need_w:
         cols = im2col(x, kernel, stride, padding)    # [N, CKK, L]

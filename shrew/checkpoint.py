@@ -77,7 +77,6 @@ def checkpoint_grads(y, op, g):
                          "supported; run the function without checkpoint for higher-order "
                          "gradients")
     saved = [(be, be.get_rng_state()) for be, _ in op.rng_states]
-    arg_ids = {a.id for a in op.args if isinstance(a, Tensor)}
     # Tensor arguments become fresh leaves so their gradients land in the local store.
     args = tuple(a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
                  for a in op.args)
@@ -95,12 +94,19 @@ def checkpoint_grads(y, op, g):
     if out.shape != y.shape or not out.requires_grad:
         raise ShrewError("checkpoint: recomputation gave a different result "
                          f"(shape {out.shape} vs {y.shape}); the function must be deterministic")
-    store = run_backward(out, g, retain_graph=False, create_graph=False, accumulate=False)
-    by_arg = {orig.id: new for orig, new in zip(op.args, args) if isinstance(orig, Tensor)}
+    # retain_graph: a non-leaf tensor that fn read from outside (a closure) is walked
+    # here too, and the outer backward may still need its graph.
+    store = run_backward(out, g, retain_graph=True, create_graph=False, accumulate=False)
     result = []
     for t in op.captured:
-        source = by_arg[t.id] if t.id in arg_ids else t
-        result.append((t, store.get(source)))
+        # t may be passed as several arguments and also read directly (a closure): its
+        # gradient is the sum over every copy the recomputation used.
+        sources = [new for orig, new in zip(op.args, args) if orig is t] + [t]
+        grad = None
+        for part in (store.get(s) for s in sources):
+            if part is not None:
+                grad = part if grad is None else grad + part
+        result.append((t, grad))
     return result
 
 

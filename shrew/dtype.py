@@ -68,10 +68,11 @@ def as_dtype(value) -> DType:
 
 
 def scalar_dtype(value) -> DType:
-    """The dtype a bare Python number takes on its own (torch.tensor's inference)."""
-    if isinstance(value, bool):
+    """The dtype a bare Python number takes on its own (torch.tensor's inference).
+    numpy scalars count by kind, so np.float32(2.5) is a float, not an int."""
+    if isinstance(value, (bool, np.bool_)):
         return bool_
-    if isinstance(value, int):
+    if isinstance(value, (int, np.integer)):
         return int64
     return float32
 

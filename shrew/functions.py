@@ -9,7 +9,7 @@ from . import op as O
 from .device import get_backend
 from .dtype import as_dtype, from_numpy_dtype, bool_, check_float, float32, int64, result_type
 from .errors import DTypeError, ShapeError, ShrewError
-from .shape import broadcast_shapes, conv_output_size, fmt, normalize_dim, pair
+from .shape import broadcast_shapes, conv_output_size, fmt, normalize_dim, numel, pair
 from .tensor import (Tensor, _check_device_dtype, _check_index_range, _checked_index,
                      _record, _same_device, _wrap)
 
@@ -242,7 +242,7 @@ def conv2d(x: Tensor, weight: Tensor, stride=1, padding=0) -> Tensor:
     kernel, stride, padding, (ho, wo) = _conv_geometry("conv2d", x, weight.shape[2:], stride, padding)
     be = x._backend
     cols = be.im2col(x._data, kernel, stride, padding)
-    w2 = be.reshape(weight._data, (weight.shape[0], -1))
+    w2 = be.reshape(weight._data, (weight.shape[0], numel(weight.shape[1:])))
     out = be.reshape(be.matmul(w2, cols), (x.shape[0], weight.shape[0], ho, wo))
     return _record(out, be, O.Conv2d(x, weight, stride, padding), x, weight)
 
@@ -268,7 +268,7 @@ def conv1d(x: Tensor, weight: Tensor, stride=1, padding=0) -> Tensor:
     n, c, length = x.shape
     x4 = be.reshape(x._data, (n, c, 1, length))
     cols = be.im2col(x4, (1, weight.shape[2]), (1, stride), (0, padding))
-    w2 = be.reshape(weight._data, (weight.shape[0], -1))
+    w2 = be.reshape(weight._data, (weight.shape[0], numel(weight.shape[1:])))
     out = be.reshape(be.matmul(w2, cols), (n, weight.shape[0], lo))
     return _record(out, be, O.Conv1d(x, weight, stride, padding), x, weight)
 

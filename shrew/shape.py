@@ -52,7 +52,7 @@ def normalize_dims(dims, ndim: int, op: str) -> tuple:
     out = tuple(sorted(normalize_dim(d, ndim, op) for d in dims))
     if len(set(out)) != len(out):
         raise ShapeError(f"{op}: dim {tuple(dims)} names a dim twice")
-    return out
+    return out if ndim else ()  # a 0-d tensor accepts dim 0 / -1 but has no dim to index
 
 
 def reduced_shape(shape, dims, keepdim: bool) -> tuple:

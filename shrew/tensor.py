@@ -10,7 +10,7 @@ import numpy as np
 from . import op as O
 from .device import get_backend
 from .dtype import (BY_NUMPY as _BY_NUMPY, DType, as_dtype, bool_, check_float, float32,
-                    from_numpy_dtype, int64, result_type)
+                    from_numpy_dtype, int64, result_type, scalar_dtype)
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
 from .grad_mode import is_grad_enabled
 from .shape import (broadcast_shapes, fmt, infer_reshape, normalize_dim, normalize_dims,
@@ -87,8 +87,8 @@ class Tensor:
         if isinstance(data, Tensor):
             host = data.numpy()
             inferred = data.dtype
-        elif isinstance(data, np.ndarray):
-            host = data
+        elif isinstance(data, (np.ndarray, np.generic)):  # numpy scalars keep their dtype too
+            host = np.asarray(data)
             inferred = from_numpy_dtype(data.dtype)
         else:
             host = _host_array(data)
@@ -305,9 +305,10 @@ class Tensor:
 
     def _scalar_affine(self, fn, value, reflected):
         """x + s, x - s, s - x, x * s on a tensor whose dtype holds s: one Affine."""
-        if fn not in ("add", "sub", "mul") or isinstance(value, bool) or self.dtype is bool_:
+        kind = scalar_dtype(value)
+        if fn not in ("add", "sub", "mul") or kind is bool_ or self.dtype is bool_:
             return None
-        if isinstance(value, float) and not self.dtype.is_floating_point:
+        if kind.is_floating_point and not self.dtype.is_floating_point:
             return self.to_dtype(float32)._scalar_affine(fn, value, reflected)
         if isinstance(value, complex):
             return None
@@ -353,7 +354,8 @@ class Tensor:
         """self * mul + add, in one kernel."""
         if self.dtype is bool_:
             raise DTypeError("affine: not supported for bool tensors")
-        if not self.dtype.is_floating_point and (isinstance(mul, float) or isinstance(add, float)):
+        if not self.dtype.is_floating_point and (scalar_dtype(mul).is_floating_point or
+                                                 scalar_dtype(add).is_floating_point):
             return self.to_dtype(float32).affine(mul, add)
         return _record(self._backend.affine(self._data, mul, add), self._backend,
                        O.Affine(self, mul, add), self)
@@ -367,7 +369,8 @@ class Tensor:
         if self.dtype is bool_:
             raise DTypeError("clamp: not supported for bool tensors")
         x = self
-        if not x.dtype.is_floating_point and any(isinstance(v, float) for v in (min, max)):
+        if not x.dtype.is_floating_point and any(v is not None and scalar_dtype(v).is_floating_point
+                                                 for v in (min, max)):
             x = x.to_dtype(float32)
         return _record(x._backend.clamp(x._data, min, max), x._backend, O.Clamp(x, min, max), x)
 
@@ -457,7 +460,11 @@ class Tensor:
         if b.ndim == 1:
             b = b.reshape(b.shape[0], 1)
             squeeze.append(-1)
-        batch = broadcast_shapes("matmul (batch dims)", a.shape[:-2], b.shape[:-2])
+        try:
+            batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+        except ShapeError:
+            raise ShapeError(f"matmul: batch dims of {fmt(self.shape)} @ {fmt(other.shape)} "
+                             f"do not broadcast") from None
         out = _record(a._backend.matmul(a._data, b._data), a._backend, O.Matmul(a, b), a, b)
         if squeeze:
             keep = batch + tuple(s for i, s in zip((-2, -1), out.shape[-2:]) if i not in squeeze)
@@ -509,6 +516,8 @@ class Tensor:
         return self.permute(*reversed(range(self.ndim)))
 
     def narrow(self, dim, start, length) -> "Tensor":
+        if self.ndim == 0:
+            raise ShapeError("narrow: cannot narrow a 0-d tensor")
         d = normalize_dim(dim, self.ndim, "narrow")
         size = self.shape[d]
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, length)):
@@ -552,7 +561,7 @@ class Tensor:
             raise ShapeError(f"expand: cannot expand {fmt(self.shape)} to fewer dims {fmt(shape)}")
         shape = tuple(self.shape[i - lead] if s == -1 and i >= lead else s
                       for i, s in enumerate(shape))
-        if broadcast_shapes("expand", self.shape, shape) != shape:
+        if any(s < 0 for s in shape) or broadcast_shapes("expand", self.shape, shape) != shape:
             raise ShapeError(f"expand: cannot expand {fmt(self.shape)} to {fmt(shape)}")
         if shape == self.shape:
             return self

@@ -268,7 +268,8 @@ class ArrayModuleBackend:
 
     def rand(self, shape, dtype):
         host = self._generator().random(shape, dtype=np.float64).astype(dtype)
-        return self.from_numpy(host)
+        # Rounding to a narrower dtype can reach 1.0; keep the promised [0, 1).
+        return self.from_numpy(np.minimum(host, np.nextafter(dtype.type(1), dtype.type(0))))
 
     def randn(self, shape, dtype):
         host = self._generator().standard_normal(shape, dtype=np.float64).astype(dtype)

@@ -1,0 +1,85 @@
+"""Helpers for the core tests: hypothesis strategies and a gradcheck wrapper."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+
+import shrew
+from shrew.testing import gradcheck
+
+LAYOUTS = ("plain", "transpose", "narrow")
+FULL_JACOBIAN_MAX = 40  # checked inputs with more elements use random directions
+
+
+class Input:
+    """A float64 leaf plus the view that turns it into the operand a test wants.
+
+    With layout "transpose" or "narrow" the leaf is stored in another shape and the view
+    (a Transpose or Narrow) hands the op a non-contiguous operand of `shape`."""
+
+    def __init__(self, shape, seed=0, layout="plain", positive=False, away_from_zero=False,
+                 requires_grad=True, device="cpu"):
+        shape = tuple(shape)
+        if layout == "transpose" and len(shape) < 2:
+            layout = "plain"
+        if layout == "narrow" and len(shape) < 1:
+            layout = "plain"
+        stored = list(shape)
+        if layout == "transpose":
+            stored[-1], stored[-2] = stored[-2], stored[-1]
+        elif layout == "narrow":
+            stored[-1] += 2
+        rng = np.random.default_rng(seed)
+        data = np.asarray(rng.standard_normal(stored))  # a 0-d draw is a Python float
+        if positive:
+            data = np.abs(data) + 0.5
+        elif away_from_zero:
+            data = np.sign(data + 1e-12) * (np.abs(data) + 0.5)
+        self.shape, self.layout = shape, layout
+        self.leaf = shrew.tensor(data, device=device, requires_grad=requires_grad)
+        self.value = np.asarray(self.view(shrew.tensor(data)).numpy())
+
+    def view(self, t):
+        if self.layout == "transpose":
+            return t.transpose(-1, -2)
+        if self.layout == "narrow":
+            return t.narrow(-1, 1, self.shape[-1])
+        return t
+
+
+def check_grad(op, *inputs, eps=1e-6, atol=1e-6, rtol=1e-5, directions=None):
+    """gradcheck `op` applied to the views of `inputs` (Input objects or plain values).
+
+    Small problems compare the full Jacobian; larger ones use random directions."""
+    leaves = [i.leaf if isinstance(i, Input) else i for i in inputs]
+
+    def fn(*args):
+        return op(*[i.view(a) if isinstance(i, Input) else a for i, a in zip(inputs, args)])
+
+    size = sum(math.prod(i.leaf.shape) for i in inputs
+               if isinstance(i, Input) and i.leaf.requires_grad)
+    if directions is None and size > FULL_JACOBIAN_MAX:
+        directions = 6
+    assert gradcheck(fn, leaves, eps=eps, atol=atol, rtol=rtol, directions=directions)
+
+
+# -- strategies ------------------------------------------------------------------------
+seeds = st.integers(0, 2**31 - 1)
+layouts = st.sampled_from(LAYOUTS)
+
+
+def shapes(min_dims=0, max_dims=3, min_side=1, max_side=3):
+    return st.lists(st.integers(min_side, max_side), min_size=min_dims,
+                    max_size=max_dims).map(tuple)
+
+
+@st.composite
+def broadcast_pairs(draw, min_dims=0, max_dims=3):
+    """Two shapes that broadcast: the second drops leading dims and/or has 1s."""
+    full = draw(shapes(min_dims, max_dims))
+    drop = draw(st.integers(0, len(full)))
+    other = tuple(1 if draw(st.booleans()) else s for s in full[drop:])
+    return (other, full) if draw(st.booleans()) else (full, other)
+

@@ -1,0 +1,189 @@
+"""The CPU backend's primitives, called directly through the Backend protocol."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shrew.backends.base import PRIMITIVES, UNARY_FNS, Backend
+from shrew.backends.cpu import CPUBackend, factory
+from support import seeds
+
+F16, F32, F64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
+
+
+@pytest.fixture
+def be():
+    return CPUBackend()
+
+
+def test_implements_the_protocol(be):
+    assert isinstance(be, Backend)
+    assert not [p for p in PRIMITIVES if not callable(getattr(be, p, None))]
+    assert be.device == "cpu"
+    assert {F16, F32, F64, np.dtype("int32"), np.dtype("int64"), np.dtype("bool")} <= be.dtypes
+    assert factory.device_count() == 1
+    with pytest.raises(RuntimeError):
+        factory(1)
+
+
+def test_host_transfer_copies(be):
+    a = np.arange(6.0).reshape(2, 3)
+    x = be.from_numpy(a.T)
+    a[0, 0] = 100
+    back = be.to_numpy(x)
+    assert back.flags.c_contiguous and back[0, 0] == 0 and back.shape == (3, 2)
+    back[0, 0] = 5
+    assert be.to_numpy(x)[0, 0] == 0
+    assert be.full((2,), 3, np.dtype("int32")).dtype == np.int32
+    np.testing.assert_array_equal(be.arange(4, F32), [0, 1, 2, 3])
+
+
+def test_layout_primitives(be):
+    x = be.from_numpy(np.arange(24.0).reshape(2, 3, 4))
+    np.testing.assert_array_equal(be.to_numpy(be.transpose(x, 0, 2)),
+                                  np.arange(24.0).reshape(2, 3, 4).swapaxes(0, 2))
+    np.testing.assert_array_equal(be.to_numpy(be.narrow(x, 1, 1, 2)), be.to_numpy(x)[:, 1:3])
+    c = be.contiguous(be.transpose(x, 1, 2))
+    assert c.flags.c_contiguous and c.shape == (2, 4, 3)
+    e = be.expand(be.from_numpy(np.arange(3.0).reshape(1, 3)), (4, 3))
+    assert e.shape == (4, 3)
+    np.testing.assert_array_equal(be.to_numpy(be.cat([x, x], 2)).shape, (2, 3, 8))
+    p = be.pad(be.from_numpy(np.ones((1, 2))), [(1, 0), (0, 2)], 7.0)
+    np.testing.assert_array_equal(be.to_numpy(p), [[7, 7, 7, 7], [1, 1, 7, 7]])
+    cast = be.cast(be.from_numpy(np.array([-1.7, 1.7])), np.dtype("int64"))
+    np.testing.assert_array_equal(cast, [-1, 1])
+
+
+@pytest.mark.parametrize("dtype", [F16, F32, F64])
+@pytest.mark.parametrize("fn", UNARY_FNS)
+def test_unary_keeps_dtype_and_input(be, fn, dtype):
+    a = (np.abs(np.random.default_rng(0).standard_normal(5)) + 0.1).astype(dtype)
+    keep = a.copy()
+    out = be.unary(fn, a)
+    assert out.dtype == dtype and out.shape == a.shape
+    np.testing.assert_array_equal(a, keep)
+
+
+@pytest.mark.parametrize("dtype", [F16, F32])
+def test_scalar_arguments_never_upcast(be, dtype):
+    x = be.from_numpy(np.array([1.0, 2.0], dtype=dtype))
+    assert be.affine(x, 2.5, 0.1).dtype == dtype
+    assert be.affine(x, 1, 0.5).dtype == dtype and be.affine(x, 3.0, 0).dtype == dtype
+    assert be.powf(x, 1.5).dtype == dtype
+    assert be.clamp(x, 0.5, 1.5).dtype == dtype
+    np.testing.assert_allclose(be.affine(x, 2.5, 0.1).astype(float), [2.6, 5.1], rtol=1e-3)
+
+
+def test_reductions(be):
+    i = np.array([[1, 2], [3, 4]], dtype=np.int32)
+    assert be.reduce("sum", i, (0, 1), False).dtype == np.int64
+    assert be.reduce("sum", np.array([True, True]), (0,), False) == 2
+    assert be.reduce("max", i, (1,), True).shape == (2, 1)
+    assert be.reduce("mean", np.ones((2, 3), dtype=F16), (1,), False).dtype == F16
+    np.testing.assert_array_equal(be.arg_reduce("argmax", np.array([[1, 3, 3]]), 1, False), [1])
+    assert be.arg_reduce("argmin", np.array([[1.0, 0.0]]), 1, True).dtype == np.int64
+
+
+def test_matmul_broadcasts_batch_dims(be):
+    a, b = np.ones((2, 1, 3, 4)), np.ones((5, 4, 2))
+    assert be.matmul(a, b).shape == (2, 5, 3, 2)
+    assert be.matmul(np.ones((3, 4)), np.ones((6, 4, 2))).shape == (6, 3, 2)
+
+
+@st.composite
+def geometry(draw):
+    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    padding = (draw(st.integers(0, 2)), draw(st.integers(0, 2)))
+    h = draw(st.integers(max(1, kernel[0] - 2 * padding[0]), 6))
+    w = draw(st.integers(max(1, kernel[1] - 2 * padding[1]), 6))
+    return (draw(st.integers(1, 2)), draw(st.integers(1, 3)), h, w), kernel, stride, padding
+
+
+@given(geo=geometry(), seed=seeds)
+def test_im2col_and_col2im_are_adjoint(geo, seed):
+    be = CPUBackend()
+    shape, kernel, stride, padding = geo
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape)
+    cols = be.im2col(x, kernel, stride, padding)
+    ho = (shape[2] + 2 * padding[0] - kernel[0]) // stride[0] + 1
+    wo = (shape[3] + 2 * padding[1] - kernel[1]) // stride[1] + 1
+    assert cols.shape == (shape[0], shape[1] * kernel[0] * kernel[1], ho * wo)
+    # A column is one window, channel-major then kernel row then kernel column.
+    padded = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    col = cols[:, :, 0]
+    np.testing.assert_array_equal(col.reshape(shape[0], shape[1], *kernel),
+                                  padded[:, :, :kernel[0], :kernel[1]])
+    c = rng.standard_normal(cols.shape)
+    back = be.col2im(c, shape, kernel, stride, padding)
+    assert back.shape == shape
+    np.testing.assert_allclose((cols * c).sum(), (x * back).sum(), rtol=1e-10, atol=1e-10)
+
+
+@given(geo=geometry(), seed=seeds)
+def test_max_pool_indices_point_at_the_maxima(geo, seed):
+    be = CPUBackend()
+    shape, kernel, stride, padding = geo
+    padding = tuple(min(p, k // 2) for p, k in zip(padding, kernel))
+    if any(k > s + 2 * p for k, s, p in zip(kernel, shape[2:], padding)):
+        return
+    x = np.random.default_rng(seed).standard_normal(shape)
+    values, index = be.max_pool2d(x, kernel, stride, padding)
+    assert index.dtype == np.int64 and values.shape == index.shape
+    flat = x.reshape(shape[0], shape[1], -1)
+    picked = np.take_along_axis(flat, index.reshape(shape[0], shape[1], -1), -1)
+    np.testing.assert_array_equal(picked.reshape(values.shape), values)
+    assert index.min() >= 0 and index.max() < shape[2] * shape[3]
+
+
+def test_avg_pool_counts_padding(be):
+    out = be.avg_pool2d(np.ones((1, 1, 1, 1)), (3, 3), (1, 1), (1, 1))
+    np.testing.assert_allclose(out, [[[[1 / 9]]]])
+    assert be.avg_pool2d(np.ones((1, 1, 4, 4), dtype=F32), (2, 2), (2, 2), (0, 0)).dtype == F32
+
+
+def test_gather_and_scatter_add(be):
+    x = np.arange(12.0).reshape(3, 4)
+    idx = np.array([[3, 0], [1, 1]])
+    np.testing.assert_array_equal(be.gather(x, 1, idx), [[3, 0], [5, 5]])
+    out = be.scatter_add((2, 4), 1, idx, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_array_equal(out, [[2, 0, 0, 1], [0, 7, 0, 0]])
+    ints = be.scatter_add((3,), 0, np.array([0, 0, 2]), np.array([1, 2, 3], dtype=np.int32))
+    assert ints.dtype == np.int32 and ints.tolist() == [3, 0, 3]
+
+
+def test_scatter_add_is_deterministic_and_accurate(be):
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, 3, 20000)
+    src = rng.standard_normal(20000).astype(F32)
+    a = be.scatter_add((3,), 0, idx, src)
+    b = be.scatter_add((3,), 0, idx, src)
+    assert a.dtype == F32
+    np.testing.assert_array_equal(a, b)
+    exact = np.zeros(3)
+    np.add.at(exact, idx, src.astype(np.float64))
+    np.testing.assert_allclose(a, exact, rtol=1e-6)
+
+
+def test_rng(be):
+    be.manual_seed(5)
+    a = be.rand((100,), F32)
+    assert a.dtype == F32 and a.min() >= 0 and a.max() < 1
+    state = be.get_rng_state()
+    b = be.randn((3,), F64)
+    be.set_rng_state(state)
+    np.testing.assert_array_equal(be.randn((3,), F64), b)
+    be.manual_seed(5)
+    np.testing.assert_array_equal(be.rand((100,), F32), a)
+    fresh = CPUBackend()
+    fresh.manual_seed(5)
+    np.testing.assert_array_equal(fresh.rand((100,), F32), a)
+
+
+def test_copy_in_place(be):
+    dst = be.full((2, 2), 0.0, F32)
+    be.copy_(dst, np.ones((2, 2), dtype=F32))
+    np.testing.assert_array_equal(dst, np.ones((2, 2)))

@@ -1,0 +1,233 @@
+"""A third-party backend written outside the shrew package, against the documented protocol
+only (shrew/backends/base.py): nothing here imports shrew.
+
+Storage is its own `Box` type (not a bare numpy array), so any place where the core touches
+storage other than through the protocol shows up as a failure.  It supports fewer dtypes
+than the CPU backend (no float16, no int32), which exercises the core's dtype checks.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+class Box:
+    """Opaque device storage: the core may read only .shape and .dtype."""
+
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = np.asarray(a)
+
+    @property
+    def shape(self):
+        return tuple(int(s) for s in self.a.shape)
+
+    @property
+    def dtype(self):
+        return self.a.dtype
+
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+class ToyBackend:
+    dtypes = frozenset(np.dtype(t) for t in ("float32", "float64", "int64", "bool"))
+
+    def __init__(self, name: str, index: int = 0):
+        self.device = f"{name}:{index}"
+        self.calls = 0  # kernels launched, so tests can see work really happens here
+        self.manual_seed(0)
+
+    def _box(self, a):
+        self.calls += 1
+        return Box(np.array(a, order="C"))  # a copy: no storage aliases another
+
+    # -- host transfer and creation
+    def from_numpy(self, a):
+        return self._box(np.array(a, copy=True))
+
+    def to_numpy(self, x):
+        return np.array(x.a, copy=True, order="C")
+
+    def full(self, shape, value, dtype):
+        return self._box(np.full(shape, value, dtype=dtype))
+
+    def arange(self, n, dtype):
+        return self._box(np.arange(n, dtype=dtype))
+
+    # -- layout
+    def reshape(self, x, shape):
+        return self._box(x.a.reshape(shape))
+
+    def transpose(self, x, d0, d1):
+        return self._box(np.swapaxes(x.a, d0, d1))
+
+    def narrow(self, x, dim, start, length):
+        return self._box(np.take(x.a, np.arange(start, start + length), axis=dim))
+
+    def expand(self, x, shape):
+        return self._box(np.broadcast_to(x.a, shape))
+
+    def contiguous(self, x):
+        return self._box(x.a.copy())
+
+    def cat(self, xs, dim):
+        return self._box(np.concatenate([x.a for x in xs], axis=dim))
+
+    def pad(self, x, pads, value):
+        return self._box(np.pad(x.a, pads, constant_values=value))
+
+    def cast(self, x, dtype):
+        return self._box(x.a.astype(dtype))
+
+    # -- elementwise
+    def unary(self, fn, x):
+        a = x.a
+        table = {
+            "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+            "square": np.square, "relu": lambda v: np.where(v > 0, v, 0).astype(v.dtype),
+            "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "tanh": np.tanh,
+            "gelu": lambda v: 0.5 * v * (1 + _erf(v / math.sqrt(2))),
+            "gelu_tanh": lambda v: 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi)
+                                                         * (v + 0.044715 * v ** 3))),
+            "silu": lambda v: v / (1 + np.exp(-v)), "sin": np.sin, "cos": np.cos,
+            "floor": np.floor, "ceil": np.ceil, "round": np.round, "erf": _erf, "sign": np.sign,
+        }
+        return self._box(np.asarray(table[fn](a)).astype(a.dtype))
+
+    def binary(self, fn, a, b):
+        op = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[fn]
+        return self._box(op(a.a, b.a).astype(np.result_type(a.a, b.a)))
+
+    def compare(self, fn, a, b):
+        op = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+              "gt": np.greater, "ge": np.greater_equal}[fn]
+        return self._box(op(a.a, b.a))
+
+    def where(self, cond, a, b):
+        return self._box(np.where(cond.a, a.a, b.a))
+
+    def affine(self, x, mul, add):
+        return self._box((x.a * mul + add).astype(x.a.dtype))
+
+    def powf(self, x, exponent):
+        return self._box(np.power(x.a, exponent).astype(x.a.dtype))
+
+    def clamp(self, x, lo, hi):
+        a = x.a
+        if lo is not None:
+            a = np.maximum(a, np.asarray(lo, dtype=a.dtype))
+        if hi is not None:
+            a = np.minimum(a, np.asarray(hi, dtype=a.dtype))
+        return self._box(a)
+
+    # -- reductions
+    def reduce(self, fn, x, dims, keepdim):
+        a = x.a
+        if fn == "sum":
+            dtype = np.int64 if a.dtype.kind in "biu" else a.dtype
+            return self._box(np.sum(a, axis=dims, keepdims=keepdim, dtype=dtype))
+        op = {"mean": np.mean, "max": np.max, "min": np.min}[fn]
+        return self._box(np.asarray(op(a, axis=dims, keepdims=keepdim)).astype(a.dtype))
+
+    def arg_reduce(self, fn, x, dim, keepdim):
+        op = np.argmax if fn == "argmax" else np.argmin
+        return self._box(op(x.a, axis=dim, keepdims=keepdim).astype(np.int64))
+
+    # -- linear algebra, convolution, pooling
+    def matmul(self, a, b):
+        return self._box(np.matmul(a.a, b.a))
+
+    @staticmethod
+    def _geometry(shape, kernel, stride, padding):
+        _, _, h, w = shape
+        ho = (h + 2 * padding[0] - kernel[0]) // stride[0] + 1
+        wo = (w + 2 * padding[1] - kernel[1]) // stride[1] + 1
+        return ho, wo
+
+    def im2col(self, x, kernel, stride, padding):
+        n, c = x.shape[:2]
+        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+        ho, wo = self._geometry(x.shape, kernel, stride, padding)
+        a = np.pad(x.a, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+        cols = np.empty((n, c, kh, kw, ho, wo), dtype=a.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                cols[:, :, i, j] = a[:, :, i:i + sh * ho:sh, j:j + sw * wo:sw]
+        return self._box(cols.reshape(n, c * kh * kw, ho * wo))
+
+    def col2im(self, cols, shape, kernel, stride, padding):
+        n, c, h, w = shape
+        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+        ho, wo = self._geometry(shape, kernel, stride, padding)
+        out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=cols.dtype)
+        blocks = cols.a.reshape(n, c, kh, kw, ho, wo)
+        for i in range(kh):
+            for j in range(kw):
+                out[:, :, i:i + sh * ho:sh, j:j + sw * wo:sw] += blocks[:, :, i, j]
+        return self._box(out[:, :, ph:ph + h, pw:pw + w])
+
+    def max_pool2d(self, x, kernel, stride, padding):
+        n, c, h, w = x.shape
+        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+        ho, wo = self._geometry(x.shape, kernel, stride, padding)
+        a = np.pad(x.a, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=-np.inf)
+        values = np.empty((n, c, ho, wo), dtype=x.dtype)
+        index = np.empty((n, c, ho, wo), dtype=np.int64)
+        for i in range(ho):
+            for j in range(wo):
+                win = a[:, :, i * sh:i * sh + kh, j * sw:j * sw + kw].reshape(n, c, -1)
+                k = win.argmax(-1)
+                values[:, :, i, j] = np.take_along_axis(win, k[..., None], -1)[..., 0]
+                index[:, :, i, j] = (i * sh + k // kw - ph) * w + (j * sw + k % kw - pw)
+        return self._box(values), self._box(index)
+
+    def avg_pool2d(self, x, kernel, stride, padding):
+        cols = self.im2col(x, kernel, stride, padding).a
+        n, c = x.shape[:2]
+        ho, wo = self._geometry(x.shape, kernel, stride, padding)
+        k = kernel[0] * kernel[1]
+        return self._box(cols.reshape(n, c, k, ho, wo).mean(2).astype(x.dtype))
+
+    # -- indexing
+    def gather(self, x, dim, index):
+        sl = tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(index.shape))
+        return self._box(np.take_along_axis(x.a[sl], index.a, axis=dim))
+
+    def scatter_add(self, shape, dim, index, src):
+        out = np.zeros(shape, dtype=src.dtype)
+        for pos in np.ndindex(*index.shape):
+            target = list(pos)
+            target[dim] = index.a[pos]
+            out[tuple(target)] += src.a[pos]
+        return self._box(out)
+
+    # -- random numbers
+    def manual_seed(self, seed):
+        self._rng = np.random.RandomState(seed)
+
+    def rand(self, shape, dtype):
+        return self._box(self._rng.random_sample(shape).astype(dtype))
+
+    def randn(self, shape, dtype):
+        return self._box(self._rng.standard_normal(shape).astype(dtype))
+
+    def get_rng_state(self):
+        return self._rng.get_state()
+
+    def set_rng_state(self, state):
+        self._rng.set_state(state)
+
+    # -- in-place
+    def copy_(self, dst, src):
+        dst.a[...] = src.a
+
+
+def factory(index: int = 0) -> ToyBackend:
+    return ToyBackend("toy", index)
+
+
+factory.device_count = lambda: 2
