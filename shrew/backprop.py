@@ -8,9 +8,12 @@ from __future__ import annotations
 import math
 
 from . import op as O
+from .checkpoint import checkpoint_grads
 from .errors import DeviceError, ShrewError
+from .functions import col2im, im2col, ones_like, scatter_add, where, zeros_like
 from .grad_mode import enable_grad, no_grad
 from .shape import broadcast_dims, fmt, numel
+from .tensor import Tensor
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -90,7 +93,6 @@ def topological_order(root) -> list:
 
 def backward(root, gradient=None, retain_graph=None, create_graph=False) -> GradStore:
     """Backpropagate from `root`; return the GradStore and accumulate leaves' .grad."""
-    from .tensor import Tensor
     if not isinstance(root, Tensor) or not root.requires_grad:
         raise ShrewError("backward: the tensor does not require grad (no input of its graph "
                          "has requires_grad=True, or it was computed under no_grad)")
@@ -98,7 +100,6 @@ def backward(root, gradient=None, retain_graph=None, create_graph=False) -> Grad
         if numel(root.shape) != 1:
             raise ShrewError(f"backward: needs a single-element tensor, got shape "
                              f"{fmt(root.shape)}; reduce it first (e.g. .sum()) or pass gradient=")
-        from .functions import ones_like
         gradient = ones_like(root)
     elif not isinstance(gradient, Tensor) or gradient.shape != root.shape:
         raise ShrewError(f"backward: gradient must be a tensor of shape {fmt(root.shape)}")
@@ -140,11 +141,6 @@ def run_backward(root, gradient, retain_graph, create_graph, accumulate) -> Grad
     return store
 
 
-def _zeros_like(t):
-    from .functions import zeros_like
-    return zeros_like(t)
-
-
 def _expand(grad, keep_shape, shape):
     """A reduced gradient (with keepdim dims restored) broadcast back to `shape`."""
     return grad.reshape(*keep_shape).expand(*shape)
@@ -152,10 +148,7 @@ def _expand(grad, keep_shape, shape):
 
 def input_grads(y, op, g):
     """(input, gradient) pairs for one node: the gradient rule of each Op variant."""
-    from .functions import cat, col2im, im2col, scatter_add, where
-    match op:
-        case O.Contiguous(x) | O.Reshape(x) | O.ToDtype(x) | O.ToDevice(x):
-            return ((x, _cast_like(g, x)),)
+    match op:  # the most frequent variants first: cases are tried in order
         case O.Binary("add", a, b):
             return (a, sum_to_shape(g, a.shape)), (b, sum_to_shape(g, b.shape))
         case O.Binary("sub", a, b):
@@ -168,6 +161,10 @@ def input_grads(y, op, g):
                     (b, sum_to_shape(-(g * y) / b, b.shape) if b.requires_grad else None))
         case O.Unary(fn, x):
             return ((x, _unary_grad(fn, x, y, g)),)
+        case O.Affine(x, mul, _):
+            return ((x, g * float(mul)),)
+        case O.Contiguous(x) | O.Reshape(x) | O.ToDtype(x) | O.ToDevice(x):
+            return ((x, _cast_like(g, x)),)
         case O.Reduce(fn, x, dims, keepdim):
             keep = tuple(1 if i in dims else s for i, s in enumerate(x.shape))
             if fn == "sum":
@@ -191,10 +188,8 @@ def input_grads(y, op, g):
             for d, (lo, _) in enumerate(pads):
                 g = g.narrow(d, lo, x.shape[d])
             return ((x, g),)
-        case O.Affine(x, mul, _):
-            return ((x, g * mul),)
         case O.Powf(x, 0.0):
-            return ((x, _zeros_like(x)),)  # not 0 * x**-1, which is nan at x = 0
+            return ((x, zeros_like(x)),)  # not 0 * x**-1, which is nan at x = 0
         case O.Powf(x, e):
             return ((x, g * x.powf(e - 1.0) * e),)
         case O.Clamp(x, lo, hi):
@@ -247,7 +242,6 @@ def input_grads(y, op, g):
             cols = spread.reshape(n, c * k, length)
             return ((x, col2im(cols, x.shape, kernel, stride, padding)),)
         case O.Checkpoint():
-            from .checkpoint import checkpoint_grads
             return checkpoint_grads(y, op, g)
     raise ShrewError(f"backward: no gradient rule for {type(op).__name__}")
 
@@ -263,7 +257,6 @@ def _cast_like(g, x):
 
 def _conv_grads(x, w, g, kernel, stride, padding, need_x, need_w):
     """Conv as im2col + GEMM, differentiated: dW = g . cols^T, dX = col2im(W^T . g)."""
-    from .functions import col2im, im2col
     n, o = g.shape[:2]
     g_mat = g.reshape(n, o, numel(g.shape[2:]))       # [N, O, L]
     w_mat = w.reshape(o, numel(w.shape[1:]))          # [O, C*kh*kw]
@@ -292,7 +285,6 @@ def _unary_grad(fn, x, y, g):
         case "square":
             return g * x * 2.0
         case "relu":
-            from .functions import where
             return where(x > 0, g, 0.0)
         case "sigmoid":
             return g * y * (1.0 - y)
@@ -317,5 +309,5 @@ def _unary_grad(fn, x, y, g):
         case "erf":
             return g * (x * x * -1.0).exp() * _TWO_OVER_SQRT_PI
         case "floor" | "ceil" | "round" | "sign":
-            return _zeros_like(x)
+            return zeros_like(x)
     raise ShrewError(f"backward: no gradient rule for unary {fn!r}")

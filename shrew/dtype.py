@@ -5,7 +5,7 @@ import numpy as np
 
 from .errors import DTypeError
 
-_BOOL, _INT, _FLOAT = 0, 1, 2  # promotion categories, lowest first
+BOOL, INT, FLOAT = 0, 1, 2  # promotion categories, lowest first
 
 
 class DType:
@@ -16,12 +16,12 @@ class DType:
     def __init__(self, name: str):
         self.name = name
         self.np = np.dtype(name)
-        self.category = {"b": _BOOL, "i": _INT, "f": _FLOAT}[self.np.kind]
+        self.category = {"b": BOOL, "i": INT, "f": FLOAT}[self.np.kind]
         self.itemsize = self.np.itemsize
 
     @property
     def is_floating_point(self) -> bool:
-        return self.category == _FLOAT
+        return self.category == FLOAT
 
     def __repr__(self) -> str:
         return f"shrew.{self.name}"
@@ -41,7 +41,7 @@ ALL_DTYPES = (float16, float32, float64, int32, int64, bool_)
 BY_NUMPY = {d.np: d for d in ALL_DTYPES}
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_PYTHON = {float: float32, int: int64, bool: bool_}
-_SCALAR_DEFAULT = {_BOOL: bool_, _INT: int64, _FLOAT: float32}
+_SCALAR_DEFAULT = {BOOL: bool_, INT: int64, FLOAT: float32}
 
 
 def from_numpy_dtype(np_dtype, op: str = "tensor") -> DType:

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import op as O
 from .device import get_backend
-from .dtype import (BY_NUMPY as _BY_NUMPY, DType, as_dtype, bool_, check_float, float32,
+from .dtype import (BY_NUMPY as _BY_NUMPY, FLOAT, DType, as_dtype, bool_, check_float, float32,
                     from_numpy_dtype, int64, result_type, scalar_dtype)
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
 from .grad_mode import is_grad_enabled
@@ -248,11 +248,15 @@ class Tensor:
     # -- elementwise -----------------------------------------------------------------------
     def _unary(self, fn: str) -> "Tensor":
         x = self
-        if fn in _FLOAT_UNARY and not x.dtype.is_floating_point:
-            x = x.to_dtype(float32)
-        elif x.dtype is bool_ and fn not in ("abs",):
-            raise DTypeError(f"{fn}: not supported for bool tensors")
-        return _record(x._backend.unary(fn, x._data), x._backend, O.Unary(fn, x), x)
+        if x.dtype.category != FLOAT:
+            if fn in _FLOAT_UNARY:
+                x = x.to_dtype(float32)
+            elif x.dtype is bool_ and fn != "abs":
+                raise DTypeError(f"{fn}: not supported for bool tensors")
+        data = x._backend.unary(fn, x._data)
+        if x.requires_grad and is_grad_enabled():
+            return _wrap(data, x._backend, O.Unary(fn, x))
+        return _wrap(data, x._backend)
 
     def neg(self): return self._unary("neg")
     def abs(self): return self._unary("abs")
@@ -284,24 +288,45 @@ class Tensor:
         return self._unary("abs")
 
     def _binary(self, fn: str, other, reflected: bool = False) -> "Tensor":
-        if not isinstance(other, Tensor):
-            if not isinstance(other, numbers.Number):
-                return NotImplemented
-            fast = self._scalar_affine(fn, other, reflected)
-            if fast is not None:
-                return fast
-            other = _scalar_like(other, self)
+        if type(other) is not Tensor:
+            if type(other) is float and self.dtype.category == FLOAT and fn != "div":
+                return self._affine_scalar(fn, other, reflected)  # the hot case: x * 1.5
+            if not isinstance(other, Tensor):
+                if not isinstance(other, numbers.Number):
+                    return NotImplemented
+                fast = self._scalar_affine(fn, other, reflected)
+                if fast is not None:
+                    return fast
+                other = _scalar_like(other, self)
         a, b = (other, self) if reflected else (self, other)
-        _same_device(fn, a, b)
-        shape = a.shape if a.shape == b.shape else broadcast_shapes(fn, a.shape, b.shape)
-        dtype = a.dtype if a.dtype is b.dtype else result_type((a.dtype, a.ndim), (b.dtype, b.ndim))
-        if fn == "div" and not dtype.is_floating_point:
-            dtype = float32
-        if dtype is bool_ and fn != "mul" and fn != "add":
-            raise DTypeError(f"{fn}: not supported for bool tensors")
-        a, b = a.to_dtype(dtype), b.to_dtype(dtype)
-        del shape  # checked above; the backend broadcasts
-        return _record(a._backend.binary(fn, a._data, b._data), a._backend, O.Binary(fn, a, b), a, b)
+        if a._backend is not b._backend:
+            _same_device(fn, a, b)
+        if a.shape != b.shape:
+            broadcast_shapes(fn, a.shape, b.shape)  # raises for shapes that do not broadcast
+        if a.dtype is not b.dtype or a.dtype.category != FLOAT:
+            dtype = result_type((a.dtype, a.ndim), (b.dtype, b.ndim))
+            if fn == "div" and not dtype.is_floating_point:
+                dtype = float32
+            if dtype is bool_ and fn != "mul" and fn != "add":
+                raise DTypeError(f"{fn}: not supported for bool tensors")
+            a, b = a.to_dtype(dtype), b.to_dtype(dtype)
+        data = a._backend.binary(fn, a._data, b._data)
+        if (a.requires_grad or b.requires_grad) and is_grad_enabled():
+            return _wrap(data, a._backend, O.Binary(fn, a, b))
+        return _wrap(data, a._backend)
+
+    def _affine_scalar(self, fn, value, reflected):
+        """x + s, x - s, s - x or x * s as one Affine (caller checked that it applies)."""
+        if fn == "mul":
+            mul, add = value, 0.0
+        elif fn == "add":
+            mul, add = 1.0, value
+        else:
+            mul, add = (-1.0, value) if reflected else (1.0, -value)
+        data = self._backend.affine(self._data, mul, add)
+        if self.requires_grad and is_grad_enabled():
+            return _wrap(data, self._backend, O.Affine(self, mul, add))
+        return _wrap(data, self._backend)
 
     def _scalar_affine(self, fn, value, reflected):
         """x + s, x - s, s - x, x * s on a tensor whose dtype holds s: one Affine."""
@@ -357,6 +382,7 @@ class Tensor:
         if not self.dtype.is_floating_point and (scalar_dtype(mul).is_floating_point or
                                                  scalar_dtype(add).is_floating_point):
             return self.to_dtype(float32).affine(mul, add)
+        mul, add = _number(mul), _number(add)
         return _record(self._backend.affine(self._data, mul, add), self._backend,
                        O.Affine(self, mul, add), self)
 
@@ -372,6 +398,7 @@ class Tensor:
         if not x.dtype.is_floating_point and any(v is not None and scalar_dtype(v).is_floating_point
                                                  for v in (min, max)):
             x = x.to_dtype(float32)
+        min, max = _number(min), _number(max)
         return _record(x._backend.clamp(x._data, min, max), x._backend, O.Clamp(x, min, max), x)
 
     def clip(self, min=None, max=None):
@@ -656,6 +683,11 @@ def _check_device_dtype(backend, dtype: DType, op: str) -> None:
         supported = ", ".join(sorted(str(d) for d in backend.dtypes))
         raise DTypeError(f"{op}: device {backend.device} does not support {dtype} "
                          f"(it supports {supported})")
+
+
+def _number(value):
+    """A numpy scalar as the Python number backends expect (numpy scalars would widen)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _scalar_like(value, like: Tensor) -> Tensor:

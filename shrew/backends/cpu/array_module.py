@@ -144,7 +144,7 @@ class ArrayModuleBackend:
         return self.xp.where(cond, a, b)
 
     def affine(self, x, mul, add):
-        mul, add = _as_scalar(mul, x.dtype), _as_scalar(add, x.dtype)
+        # Python numbers never widen an array under numpy 2's promotion (NEP 50).
         if add == 0:
             return x * mul
         if mul == 1:
@@ -156,9 +156,9 @@ class ArrayModuleBackend:
 
     def clamp(self, x, lo, hi):
         if lo is not None:
-            x = self.xp.maximum(x, _as_scalar(lo, x.dtype))
+            x = self.xp.maximum(x, lo)
         if hi is not None:
-            x = self.xp.minimum(x, _as_scalar(hi, x.dtype))
+            x = self.xp.minimum(x, hi)
         return x
 
     # -- reductions ----------------------------------------------------------------------
@@ -285,7 +285,3 @@ class ArrayModuleBackend:
     def copy_(self, dst, src):
         dst[...] = src
 
-
-def _as_scalar(value, dtype):
-    """A Python number as a scalar of `dtype`, so numpy never upcasts the array."""
-    return dtype.type(value)
