@@ -9,6 +9,8 @@ from .functions import (arange, avg_pool2d, cat, col2im, conv1d, conv2d, eye, fr
                         scatter_add, stack, tensor, where, zeros, zeros_like)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .tensor import Tensor
+from . import nn, optim  # noqa: E402  (they build on everything above)
+from .io import load, save  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -19,5 +21,5 @@ __all__ = [
     "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "manual_seed", "no_grad", "enable_grad",
     "is_grad_enabled", "set_grad_enabled", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
-    "DeviceError", "DTypeError",
+    "DeviceError", "DTypeError", "nn", "optim", "save", "load",
 ]

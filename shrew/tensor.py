@@ -202,6 +202,19 @@ class Tensor:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body, *extras]) + ")"
 
+    def __deepcopy__(self, memo) -> "Tensor":
+        """A leaf with its own storage and a fresh id: ids key gradients and optimizer
+        state, so a copied model must not share them with the original."""
+        out = object.__new__(type(self))
+        for name, value in ((n, getattr(self, n)) for n in Tensor.__slots__[:-1]):
+            setattr(out, name, value)
+        out._data = self._backend.contiguous(self._data)
+        out._op = None
+        out.id = next(_ids)
+        out.grad = None if self.grad is None else self.grad.__deepcopy__(memo)
+        memo[id(self)] = out
+        return out
+
     def detach(self) -> "Tensor":
         return _wrap(self._data, self._backend)
 

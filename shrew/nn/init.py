@@ -1,0 +1,59 @@
+"""In-place initialisers, drawn from the tensor's own device generator (shrew.manual_seed
+makes them reproducible)."""
+from __future__ import annotations
+
+import math
+
+from ..errors import ShapeError
+from ..functions import full, rand, randn
+from ..grad_mode import no_grad
+from ..shape import fmt
+from .parameter import assign_
+
+
+def uniform_(t, a: float = 0.0, b: float = 1.0):
+    with no_grad():
+        assign_(t, rand(*t.shape, dtype=t.dtype, device=t.device) * (b - a) + a)
+    return t
+
+
+def normal_(t, mean: float = 0.0, std: float = 1.0):
+    with no_grad():
+        assign_(t, randn(*t.shape, dtype=t.dtype, device=t.device) * std + mean)
+    return t
+
+
+def constant_(t, value: float):
+    with no_grad():
+        assign_(t, full(t.shape, value, dtype=t.dtype, device=t.device))
+    return t
+
+
+def zeros_(t):
+    return constant_(t, 0.0)
+
+
+def ones_(t):
+    return constant_(t, 1.0)
+
+
+def fans(t) -> tuple:
+    """(fan_in, fan_out) of a weight [out, in, *kernel], as PyTorch counts them."""
+    if t.ndim < 2:
+        raise ShapeError(f"init: fan in and fan out need a weight with at least 2 dims, "
+                         f"got shape {fmt(t.shape)}")
+    receptive = math.prod(t.shape[2:])
+    return t.shape[1] * receptive, t.shape[0] * receptive
+
+
+def xavier_uniform_(t, gain: float = 1.0):
+    fan_in, fan_out = fans(t)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(t, -bound, bound)
+
+
+def kaiming_uniform_(t, a: float = 0.0):
+    """He initialisation for a leaky ReLU of negative slope `a` (fan_in mode)."""
+    fan_in, _ = fans(t)
+    bound = math.sqrt(2.0 / (1.0 + a * a)) * math.sqrt(3.0 / fan_in)
+    return uniform_(t, -bound, bound)

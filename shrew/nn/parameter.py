@@ -1,0 +1,42 @@
+"""Parameter, and the one way this package writes new values into an existing tensor."""
+from __future__ import annotations
+
+from ..errors import ShapeError, ShrewError
+from ..shape import fmt
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A learnable leaf tensor.  Modules register every Parameter attribute they hold.
+
+    It owns a private copy of `data`, so the in-place updates of optimizers never write
+    into the caller's array."""
+
+    __slots__ = ()
+
+    def __init__(self, data, requires_grad: bool = True):
+        own = (data if isinstance(data, Tensor) else Tensor(data)).detach().contiguous()
+        for name in ("_data", "_backend", "shape", "dtype", "id"):
+            setattr(self, name, getattr(own, name))
+        self._op = None
+        self.grad = None
+        self._retains_grad = False
+        self.requires_grad = False
+        self.requires_grad_(requires_grad)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+def assign_(dst: Tensor, src) -> None:
+    """Write src's values into dst's own memory (on dst's device, in dst's dtype).
+
+    Optimizers, load_state_dict, init and BatchNorm's running statistics all update
+    tensors through this, so anything holding dst sees the new values."""
+    if not isinstance(src, Tensor):
+        raise ShrewError(f"assign_: the new value must be a Tensor, got {type(src).__name__}")
+    if src.shape != dst.shape:
+        raise ShapeError(f"assign_: cannot write a tensor of shape {fmt(src.shape)} into one "
+                         f"of shape {fmt(dst.shape)}")
+    src = src.detach().to(device=dst.device, dtype=dst.dtype)
+    dst._backend.copy_(dst._data, src._data)

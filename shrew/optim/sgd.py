@@ -1,0 +1,27 @@
+"""Stochastic gradient descent with momentum and weight decay (PyTorch's formulas)."""
+from __future__ import annotations
+
+from ..errors import ShrewError
+from .optimizer import Optimizer
+
+
+class SGD(Optimizer):
+    """g = grad + weight_decay * p; buf = momentum * buf + g (buf = g at first);
+    p = p - lr * buf (or lr * g without momentum)."""
+
+    def __init__(self, params, lr: float, momentum: float = 0.0, weight_decay: float = 0.0):
+        super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay})
+
+    def check(self, group: dict) -> None:
+        super().check(group)
+        if not group["momentum"] >= 0:
+            raise ShrewError(f"SGD: momentum must be >= 0, got {group['momentum']!r}")
+
+    def update(self, p, grad, group, state):
+        if group["weight_decay"]:
+            grad = grad + p * group["weight_decay"]
+        if group["momentum"]:
+            buf = state.get("momentum_buffer")
+            grad = grad if buf is None else buf * group["momentum"] + grad
+            state["momentum_buffer"] = grad
+        return p - grad * group["lr"]
