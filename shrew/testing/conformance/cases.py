@@ -1,0 +1,320 @@
+"""The conformance table: one entry per user-visible operation.
+
+Every test of the suite is generated from CASES, so adding an operation here adds its
+value, gradient, dtype, determinism and error cases.  An entry names the Op variants it
+records and the Backend primitives it is there to exercise; tests/test_conformance_meta.py
+checks that together they cover every variant and primitive, and that the claims are true.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+import shrew
+import shrew.nn.functional as Fn
+from shrew import op as O
+from shrew.backends.base import BINARY_FNS, COMPARE_FNS, UNARY_FNS
+from shrew.device import get_backend
+
+from . import strategies as gen
+from .spec import ALL, FLOAT, NUMERIC, Case, F, Fixed, I, M, S, Sample
+
+
+# -- tolerance scales: how many terms each output element sums -----------------------------
+def _reduced(sample: Sample) -> int:
+    shape, dim = sample.args[0].shape, sample.kwargs.get("dim")
+    if dim is None or not shape:
+        return math.prod(shape)
+    return math.prod(shape[d] for d in ((dim,) if isinstance(dim, int) else dim))
+
+
+def _normalised(sample: Sample) -> int:
+    """Means and normalisations divide their sum's error by its size: sqrt of it is ample."""
+    return math.isqrt(_reduced(sample))
+
+
+def _inner(sample: Sample) -> int:
+    return sample.args[0].shape[-1]
+
+
+def _window(sample: Sample) -> int:
+    return math.prod(sample.args[1].shape[1:])
+
+
+def _kernel(sample: Sample) -> int:
+    k = sample.kwargs.get("k", 2)
+    return k * k if isinstance(k, int) else math.prod(k)
+
+
+# -- value checks for random numbers, which no reference can reproduce ---------------------
+def _uniform(v: np.ndarray):
+    v = v.astype(np.float64)
+    if not ((v >= 0) & (v < 1)).all():
+        return f"values outside [0, 1): min {v.min()!r}, max {v.max()!r}"
+    if abs(v.mean() - 0.5) > 6 * math.sqrt(1 / 12 / v.size):
+        return f"mean {v.mean():.4f} is not 0.5 (n={v.size})"
+    return None
+
+
+def _normal(v: np.ndarray):
+    v = v.astype(np.float64)
+    if abs(v.mean()) > 6 / math.sqrt(v.size) or abs(v.std() - 1) > 6 / math.sqrt(2 * v.size):
+        return f"mean {v.mean():.4f}, std {v.std():.4f} are not 0 and 1 (n={v.size})"
+    return None
+
+
+def _all_true(v: np.ndarray):
+    return None if v.all() else f"{v.size - v.sum()} of {v.size} draws differ after set_rng_state"
+
+
+# -- operations without a Tensor method -----------------------------------------------------
+def _rng_replay(x):
+    """randn, then randn again from the state saved before the first: the same numbers."""
+    backend = get_backend(x.device)
+    state = backend.get_rng_state()
+    first = shrew.randn(*x.shape, dtype=x.dtype, device=x.device)
+    backend.set_rng_state(state)
+    return first == shrew.randn(*x.shape, dtype=x.dtype, device=x.device)
+
+
+def _copy_into(dst, src):
+    """Backend.copy_ (used by optimizers; no Tensor method) into a fresh copy of dst."""
+    out = dst.contiguous()
+    get_backend(out.device).copy_(out._data, src._data)
+    return out
+
+
+def _checkpointed(x, w):
+    return shrew.checkpoint(lambda a: (a @ w).tanh(), x)
+
+
+# -- the table -----------------------------------------------------------------------------
+_UNARY_DOMAIN = {"log": "positive", "sqrt": "positive", "round": "halves", "floor": "wide",
+                 "ceil": "wide"}
+_INT_UNARY = ("neg", "abs", "square", "relu", "sign", "floor", "ceil", "round")
+_UNARY_JACOBIAN = ("gelu", "sigmoid")
+
+
+def _unary(fn: str) -> Case:
+    call = (lambda x: x.gelu(approximate="tanh")) if fn == "gelu_tanh" else \
+        operator.methodcaller(fn)
+    domain = _UNARY_DOMAIN.get(fn, "normal")
+    return Case(fn, call, (S(F(5, 7, domain=domain)),), (O.Unary,), ("unary",),
+                dtypes=NUMERIC if fn in _INT_UNARY else FLOAT,
+                jacobian=fn in _UNARY_JACOBIAN, shapes=gen.elementwise(domain=domain))
+
+
+def _binary(fn: str) -> Case:
+    domain = "nonzero" if fn == "div" else "normal"
+    return Case(fn, getattr(operator, "truediv" if fn == "div" else fn),
+                (S(F(4, 1, 5), F(3, 5, domain=domain)), S(F(2, 3), F(domain=domain))),
+                (O.Binary,), ("binary",), dtypes=FLOAT if fn == "div" else NUMERIC,
+                jacobian=fn == "div", shapes=gen.elementwise(2, domain=domain),
+                raises=(S(F(3, 4), F(5, domain=domain)),))
+
+
+def _compare(fn: str) -> Case:
+    return Case(fn, lambda a, b=None, _op=getattr(operator, fn): _op(a, b),
+                (S(F(4, 1, 5, domain="ties"), F(3, 5, domain="ties")),
+                 S(F(4, 5, domain="ties"), b=0)),
+                (), ("compare", "full"), dtypes=ALL, grad=False,
+                shapes=gen.elementwise(2, domain="ties"), raises=(S(F(3, 4), F(5)),))
+
+
+def _reduce(fn: str) -> Case:
+    samples = [S(F(3, 4, 5)), S(F(3, 4, 5), dim=-1, keepdim=True), S(F(3, 4, 5), dim=(0, 2)),
+               S(F(2, 4099), dim=1)]
+    raises = [S(F(3, 4), dim=2), S(F(3, 4), dim=(0, -2))]
+    if fn in ("max", "min"):
+        samples.append(S(F(4, 6, domain="ties"), dim=1))  # ties share the gradient
+        raises.append(S(F(0, 3), dim=0))
+    return Case(fn, lambda x, dim=None, keepdim=False, _fn=fn: getattr(x, _fn)(dim, keepdim),
+                tuple(samples), (O.Reduce,), ("reduce",),
+                dtypes={"sum": ALL, "mean": FLOAT}.get(fn, NUMERIC), jacobian=fn == "max",
+                terms=_normalised if fn == "mean" else _reduced, shapes=gen.reductions(),
+                raises=tuple(raises))
+
+
+def _arg_reduce(fn: str) -> Case:
+    return Case(fn, lambda x, dim=None, keepdim=False, _fn=fn: getattr(x, _fn)(dim, keepdim),
+                (S(F(3, 4, 5), dim=1), S(F(3, 4, 5)),
+                 S(F(5, 300, domain="ties"), dim=-1, keepdim=True)),  # first of equal values
+                (), ("arg_reduce",), dtypes=NUMERIC, grad=False, shapes=gen.arg_reductions(),
+                raises=(S(F(0, 3), dim=0), S(F(3, 4), dim=-3)))
+
+
+def _to_dtype(name: str) -> Sample:
+    return Sample((F(4, 6, domain="wide"),), {"to": name}, needs=(name,))
+
+
+CASES: tuple = (
+    # creation and host transfer
+    Case("full", lambda x, value=3: shrew.full(x.shape, value, dtype=x.dtype, device=x.device),
+         (S(F(3, 300)), S(F(2, 0, 3), value=0)), (), ("full",), dtypes=ALL, grad=False,
+         raises=(S(F(2), value="3"),)),
+    Case("arange", lambda x: shrew.arange(x.shape[-1], dtype=x.dtype, device=x.device),
+         (S(F(1000)), S(F(0))), (), ("arange",), dtypes=NUMERIC, grad=False),
+    Case("to_numpy", lambda x: x, (S(F(3, 5)), S(F(2, 0))), (), ("to_numpy",), dtypes=ALL,
+         grad=False),
+    Case("from_numpy", lambda x: shrew.tensor(np.asfortranarray(x.numpy()), device=x.device),
+         (S(F(3, 5, 2)),), (), ("from_numpy",), dtypes=ALL, grad=False),
+    Case("copy_", _copy_into, (S(F(4, 6), F(4, 6)),), (), ("copy_",), dtypes=ALL, grad=False),
+    Case("rand", lambda x: shrew.rand(*x.shape, dtype=x.dtype, device=x.device),
+         (S(F(64, 300)),), (), ("manual_seed", "rand"), grad=False, check=_uniform),
+    Case("randn", lambda x: shrew.randn(*x.shape, dtype=x.dtype, device=x.device),
+         (S(F(64, 300)),), (), ("manual_seed", "randn"), grad=False, check=_normal),
+    Case("rng_state", _rng_replay, (S(F(8, 33)),), (), ("get_rng_state", "set_rng_state"),
+         grad=False, check=_all_true),
+    # elementwise
+    *(_unary(fn) for fn in UNARY_FNS),
+    *(_binary(fn) for fn in BINARY_FNS),
+    Case("affine", lambda x, mul, add: x.affine(mul, add),
+         (S(F(4, 5), mul=3, add=-2), S(F(4, 5), mul=-0.5, add=0.25)), (O.Affine,), ("affine",),
+         dtypes=NUMERIC, shapes=gen.elementwise(mul=1.5, add=-0.5)),
+    Case("scalar_arith", lambda x: (2 - x) * 3 + x / 4.0 - 1.0 / x,
+         (S(F(4, 5, domain="nonzero")),), (O.Affine, O.Binary), ("affine", "binary", "full")),
+    Case("powf", lambda x, e: x ** e,
+         (S(F(4, 5, domain="positive"), e=2.5), S(F(4, 5, domain="positive"), e=-1.5),
+          S(F(4, 5), e=3.0)), (O.Powf,), ("powf",), jacobian=True,
+         shapes=gen.elementwise(domain="positive", e=0.5), raises=(S(F(3), e="2"),)),
+    Case("clamp", lambda x, lo=None, hi=None: x.clamp(lo, hi),
+         (S(F(4, 5), lo=-0.5, hi=0.7), S(F(4, 5), lo=0.2), S(F(4, 5), hi=-0.1)),
+         (O.Clamp,), ("clamp",), dtypes=NUMERIC, jacobian=True,
+         shapes=gen.elementwise(lo=-0.3, hi=0.4), raises=(S(F(3)),)),
+    *(_compare(fn) for fn in COMPARE_FNS),
+    Case("where", lambda c, a, b=0.0: shrew.where(c, a, b),
+         (S(M(4, 1, 5), F(3, 5), F(4, 3, 1)), S(M(3, 5), F(3, 5))), (O.WhereCond,),
+         ("where",), dtypes=NUMERIC, jacobian=True, shapes=gen.elementwise(2, mask=True),
+         raises=(S(F(3, 4), F(3, 4), F(3, 4)), S(M(3, 4), F(2, 4), F(3, 4)))),
+    # reductions
+    *(_reduce(fn) for fn in ("sum", "mean", "max", "min")),
+    *(_arg_reduce(fn) for fn in ("argmax", "argmin")),
+    # linear algebra, convolution, pooling
+    Case("matmul", operator.matmul,
+         (S(F(7, 13), F(13, 5)), S(F(2, 1, 4, 6), F(3, 6, 5)), S(F(6), F(6, 4)),
+          S(F(3, 5, 7), F(7)), S(F(9, 300), F(300, 17)), S(F(3, 0), F(0, 4))),
+         (O.Matmul,), ("matmul",), jacobian=True, terms=_inner, shapes=gen.matmuls(),
+         raises=(S(F(3, 4), F(5, 2)), S(F(), F(3)), S(F(2, 3, 4), F(3, 4, 5)))),
+    Case("conv2d", lambda x, w, stride=1, padding=0: shrew.conv2d(x, w, stride, padding),
+         (S(F(2, 3, 5, 4), F(2, 3, 3, 2)), S(F(1, 2, 9, 8), F(3, 2, 3, 2), stride=2, padding=1),
+          S(F(1, 3, 20, 20), F(2, 3, 3, 3), padding=1)),
+         (O.Conv2d,), ("im2col", "matmul", "col2im"), jacobian=True, terms=_window,
+         shapes=gen.convs(),
+         raises=(S(F(1, 2, 5, 5), F(3, 3, 3, 3)), S(F(1, 2, 2, 2), F(3, 2, 3, 3)),
+                 S(F(2, 5, 5), F(3, 2, 3, 3)))),
+    Case("conv1d", lambda x, w, stride=1, padding=0: shrew.conv1d(x, w, stride, padding),
+         (S(F(2, 3, 7), F(2, 3, 3)), S(F(1, 2, 300), F(3, 2, 5), stride=2, padding=1)),
+         (O.Conv1d,), ("im2col", "matmul", "col2im"), jacobian=True, terms=_window,
+         raises=(S(F(1, 2, 5), F(3, 3, 3)), S(F(1, 2, 5), F(3, 2, 3), stride=0))),
+    Case("im2col", lambda x, k, stride=1, padding=0: shrew.im2col(x, k, stride, padding),
+         (S(F(2, 3, 5, 6), k=(2, 3)), S(F(1, 2, 7, 7), k=3, stride=2, padding=1)),
+         (O.Im2Col,), ("im2col",), jacobian=True, raises=(S(F(1, 2, 2, 2), k=3),)),
+    Case("col2im", lambda c, shape, k, stride=1, padding=0: shrew.col2im(c, shape, k, stride,
+                                                                         padding),
+         (S(F(2, 18, 16), shape=(2, 3, 5, 6), k=(2, 3)),
+          S(F(1, 18, 16), shape=(1, 2, 7, 7), k=3, stride=2, padding=1)),
+         (O.Col2Im,), ("col2im",), jacobian=True, terms=_kernel,
+         raises=(S(F(1, 18, 15), shape=(1, 2, 7, 7), k=3, stride=2, padding=1),)),
+    Case("max_pool2d", lambda x, k=2, s=None, p=0: shrew.max_pool2d(x, k, s, p),
+         (S(F(2, 3, 6, 7)), S(F(1, 2, 9, 8), k=3, s=2, p=1), S(F(1, 2, 17, 19), k=(3, 2), s=1)),
+         (O.MaxPool2d,), ("max_pool2d", "scatter_add"), jacobian=True, shapes=gen.pools(),
+         raises=(S(F(1, 1, 2, 2), k=3), S(F(1, 1, 5, 5), k=2, p=2))),
+    Case("avg_pool2d", lambda x, k=2, s=None, p=0: shrew.avg_pool2d(x, k, s, p),
+         (S(F(2, 3, 6, 7)), S(F(1, 2, 9, 8), k=3, s=2, p=1), S(F(1, 2, 17, 19), k=(3, 2), s=1)),
+         (O.AvgPool2d,), ("avg_pool2d", "col2im"), jacobian=True, terms=_kernel,
+         shapes=gen.pools(), raises=(S(F(1, 1, 2, 2), k=3), S(F(1, 1, 5, 5), k=2, p=2))),
+    # indexing
+    Case("gather", lambda x, index, dim=0: x.gather(dim, index),
+         (S(F(4, 5), I(3, 5, high=4)), S(F(3, 6), I(3, 4, high=6), dim=-1),
+          S(F(5, 3, 4), I(2, 3, 7, high=4), dim=2)),
+         (O.Gather,), ("gather", "scatter_add"), dtypes=ALL, jacobian=True, shapes=gen.gathers(),
+         raises=(S(F(3, 4), Fixed([[0, 3, 1, 2]])), S(F(3, 4), Fixed([[0, -1, 1, 2]])),
+                 S(F(3, 4), Fixed([[0, 1, 2, 1000]]), dim=1), S(F(3, 4), I(4, high=3)),
+                 S(F(3, 4), I(2, 5, high=3)), S(F(3, 4), F(2, 4)))),
+    Case("scatter_add", lambda src, index, shape, dim: shrew.scatter_add(shape, dim, index, src),
+         (S(F(6, 4), I(6, 4, high=3), shape=(3, 4), dim=0),
+          S(F(2, 500), I(2, 500, high=5), shape=(2, 5), dim=1)),
+         (O.ScatterAdd,), ("scatter_add", "gather"), dtypes=NUMERIC, jacobian=True,
+         terms=lambda s: s.args[0].shape[s.kwargs["dim"]], shapes=gen.scatters(),
+         raises=(S(F(1, 4), Fixed([[0, 3, 1, 2]]), shape=(3, 4), dim=0),
+                 S(F(1, 4), Fixed([[0, -1, 1, 2]]), shape=(3, 4), dim=0),
+                 S(F(2, 4), I(2, 3, high=3), shape=(3, 4), dim=0))),
+    Case("embedding", lambda w, idx: Fn.embedding(idx, w),
+         (S(F(5, 8), I(40, high=5)), S(F(7, 300), I(3, 200, high=7))),
+         (O.Gather,), ("gather", "scatter_add", "expand"), jacobian=True,
+         terms=lambda s: math.prod(s.args[1].shape),
+         raises=(S(F(5, 8), Fixed([0, 5, 1])), S(F(5, 8), Fixed([[2, -1]])))),
+    # layout
+    Case("contiguous", lambda x: x.contiguous(), (S(F(4, 6)), S(F(2, 3, 300))), (O.Contiguous,),
+         ("contiguous",), dtypes=ALL),
+    Case("reshape", lambda x, shape: x.reshape(*shape),
+         (S(F(4, 6, 5), shape=(6, -1)), S(F(3, 4), shape=(12,))), (O.Reshape,), ("reshape",),
+         dtypes=ALL, shapes=gen.reshapes(),
+         raises=(S(F(3, 4), shape=(5, -1)), S(F(3, 4), shape=(-1, -1)))),
+    Case("unsqueeze", lambda x, d: x.unsqueeze(d), (S(F(3, 4), d=-1), S(F(3, 4), d=0)),
+         (O.Reshape,), ("reshape",), dtypes=ALL, raises=(S(F(3, 4), d=4),)),
+    Case("squeeze", lambda x, d=None: x.squeeze(d), (S(F(3, 1, 4), d=1), S(F(1, 3, 1))),
+         (O.Reshape,), ("reshape",), dtypes=ALL, raises=(S(F(3, 4), d=-3),)),
+    Case("flatten", lambda x, start=0: x.flatten(start), (S(F(2, 3, 4), start=1), S(F(2, 3))),
+         (O.Reshape,), ("reshape",), dtypes=ALL, raises=(S(F(2, 3), start=2),)),
+    Case("transpose", lambda x, d0, d1: x.transpose(d0, d1), (S(F(2, 3, 4), d0=0, d1=-1),),
+         (O.Transpose,), ("transpose",), dtypes=ALL, shapes=gen.transposes(),
+         raises=(S(F(2, 3), d0=0, d1=2),)),
+    Case("permute", lambda x, dims: x.permute(*dims), (S(F(2, 3, 4), dims=(2, 0, 1)),),
+         (O.Transpose,), ("transpose",), dtypes=ALL, raises=(S(F(2, 3, 4), dims=(0, 0, 1)),)),
+    Case("narrow", lambda x, dim, start, length: x.narrow(dim, start, length),
+         (S(F(5, 6), dim=1, start=2, length=3), S(F(5, 6), dim=0, start=-3, length=2)),
+         (O.Narrow,), ("narrow",), dtypes=ALL, jacobian=True, shapes=gen.narrows(),
+         raises=(S(F(5, 6), dim=1, start=4, length=3),)),
+    Case("getitem", lambda x, key: x[key],
+         (S(F(4, 3, 5), key=(slice(1, None), None, Ellipsis, 2)), S(F(4, 3), key=-1)),
+         (O.Narrow, O.Reshape), ("narrow", "reshape"), dtypes=ALL,
+         raises=(S(F(4, 3), key=(5,)), S(F(4, 3), key=slice(None, None, 2)))),
+    Case("expand", lambda x, shape: x.expand(*shape), (S(F(3, 1, 5), shape=(2, 3, 4, 5)),),
+         (O.Binary,), ("expand", "binary"), dtypes=ALL,
+         raises=(S(F(3, 2), shape=(3, 4)),)),
+    Case("cat", lambda *xs, dim=0: shrew.cat(xs, dim),
+         (S(F(2, 3, 4), F(2, 1, 4), F(2, 5, 4), dim=1), S(F(3, 2), F(0, 2)),
+          S(F(2, 200), F(2, 100), dim=-1)),
+         (O.Cat,), ("cat",), dtypes=ALL, jacobian=True, shapes=gen.cats(),
+         raises=(S(F(2, 3), F(3, 3), dim=1), S(dim=0), S(F(2, 3), F(2, 3), dim=2))),
+    Case("stack", lambda *xs, dim=0: shrew.stack(xs, dim), (S(F(3, 4), F(3, 4), dim=1),),
+         (O.Reshape, O.Cat), ("cat",), dtypes=ALL, raises=(S(F(3, 4), F(3, 5)),)),
+    Case("pad", lambda x, pads, value=0.0: x.pad(pads, value),
+         (S(F(3, 4, 5), pads=(1, 2, 0, 3), value=0.5), S(F(4, 6), pads=(-1, 2, 2, -2))),
+         (O.Pad, O.Narrow), ("pad", "narrow"), dtypes=NUMERIC, jacobian=True, shapes=gen.pads(),
+         raises=(S(F(3, 4), pads=(1,)), S(F(3, 4), pads=(-5, 0)))),
+    Case("to_dtype", lambda x, to: x.to_dtype(to),
+         tuple(_to_dtype(name) for name in ALL), (O.ToDtype,), ("cast",), dtypes=ALL,
+         gradcheck=False, raises=(S(F(3), to="complex64"),)),
+    Case("to_device", lambda x: x.to("cpu").square().to(x.device), (S(F(3, 4)),),
+         (O.ToDevice,), ("to_numpy", "from_numpy"), dtypes=NUMERIC),
+    # composites: nn.functional and checkpointing
+    Case("linear", Fn.linear, (S(F(5, 7), F(3, 7), F(3)), S(F(2, 4, 300), F(6, 300))),
+         (O.Matmul, O.Binary), ("matmul", "binary"), terms=_inner,
+         raises=(S(F(5, 7), F(3, 6)),)),
+    Case("softmax", lambda x, dim: Fn.softmax(x, dim),
+         (S(F(4, 7), dim=-1), S(F(3, 300, domain="wide"), dim=1)),
+         (O.Reduce, O.Unary, O.Binary), ("reduce", "unary", "binary"), jacobian=True,
+         terms=_normalised,
+         shapes=gen.elementwise(dim=-1), raises=(S(F(3, 4), dim=2),)),
+    Case("log_softmax", lambda x, dim: Fn.log_softmax(x, dim),
+         (S(F(4, 7), dim=-1), S(F(3, 300, domain="wide"), dim=0)),
+         (O.Reduce, O.Unary, O.Binary), ("reduce", "unary", "binary"), terms=_normalised,
+         raises=(S(F(3, 4), dim=-3),)),
+    Case("cross_entropy", lambda x, t, reduction="mean": Fn.cross_entropy(x, t, reduction),
+         (S(F(6, 5), I(6, high=5)), S(F(300, 3), I(300, high=3), reduction="sum")),
+         (O.Reduce, O.Gather), ("reduce", "gather"), terms=lambda s: math.prod(s.args[0].shape),
+         raises=(S(F(6, 5), Fixed([0, 1, 5, 0, 0, 0])), S(F(6, 5), I(5, high=5)))),
+    Case("layer_norm", lambda x, w, b: Fn.layer_norm(x, x.shape[-1:], w, b),
+         (S(F(4, 6), F(6), F(6)), S(F(2, 300), F(300), F(300))),
+         (O.Reduce, O.Binary, O.Unary), ("reduce", "binary", "unary"),
+         terms=lambda s: math.isqrt(s.args[0].shape[-1]), raises=(S(F(4, 6), F(5), F(6)),)),
+    Case("mse_loss", lambda a, b: Fn.mse_loss(a, b), (S(F(4, 6), F(4, 6)),),
+         (O.Reduce, O.Binary), ("reduce", "binary"), terms=lambda s: math.prod(s.args[0].shape),
+         raises=(S(F(4, 6), F(4, 5)),)),
+    Case("checkpoint", _checkpointed, (S(F(4, 6), F(6, 3)),), (O.Checkpoint,),
+         ("get_rng_state", "set_rng_state", "matmul"), jacobian=True, terms=_inner),
+)
