@@ -1,7 +1,11 @@
 /* Shared by every kernel family.  Each program is built with these defines (see
-   shrew/backends/kernels/__init__.py): T, the storage type; CT, the type elements are
-   computed in (float for half, int for bool); ACC, the reduction accumulator; SUM_T, the
-   type of a sum; IS_FLOAT and IS_BOOL; HAS_F64, HAS_F16 and WG_SIZE for the device. */
+   shrew/backends/kernels/__init__.py): ELEM_T, the storage type; CALC_T, the type elements
+   are computed in (float for half, int for bool); ACC_T, the reduction accumulator; SUM_T,
+   the type of a sum; IS_FLOAT, IS_BOOL, UNIFORM_BITS; HAS_F64, HAS_F16, WG_SIZE and TILE
+   for the device.  (No one-letter macros: they would break C++ templates under NVRTC.) */
+typedef ELEM_T T;
+typedef CALC_T CT;
+typedef ACC_T ACC;
 
 #if IS_BOOL
 #define TO_T(v) ((T)((v) != 0))     /* a bool holds exactly 0 or 1, as in numpy */

@@ -127,7 +127,7 @@ KERNEL void affine(const i64 n, const int ndim, const GLOBAL i64* meta,
 }
 
 /* NaN passes through both bounds, as numpy.maximum / numpy.minimum. */
-KERNEL void clamp(const i64 n, const int ndim, const GLOBAL i64* meta,
+KERNEL void clip(const i64 n, const int ndim, const GLOBAL i64* meta,
                   const GLOBAL T* x, const CT lo, const CT hi,
                   const int has_lo, const int has_hi, GLOBAL T* out)
 {
@@ -140,10 +140,16 @@ KERNEL void clamp(const i64 n, const int ndim, const GLOBAL i64* meta,
 }
 
 #if IS_FLOAT
+/* numpy computes x ** 0.5 as sqrt(x) and x ** 2 as x * x (so (-inf) ** 0.5 is nan). */
+DEVICE CT numpy_pow(const CT v, const CT e)
+{
+    return e == (CT)0.5 ? sqrt(v) : e == (CT)2 ? v * v : pow(v, e);
+}
+
 KERNEL void power(const i64 n, const int ndim, const GLOBAL i64* meta,
                   const GLOBAL T* x, const CT exponent, GLOBAL T* out)
 {
     const i64 i = GID0;
-    if (i < n) out[i] = TO_T(pow(INPUT(x, 0), exponent));
+    if (i < n) out[i] = TO_T(numpy_pow(INPUT(x, 0), exponent));
 }
 #endif

@@ -1,11 +1,13 @@
 /* CUDA (NVRTC) dialect of the shrew kernel macros; prelude_opencl.h is its OpenCL twin.
-   Launch mapping: OpenCL global size = CUDA grid * block, local size = block. */
+   Build with the same -D values as OpenCL (HAS_F16=1 needs cuda_fp16.h on the include
+   path).  Launch mapping: OpenCL global size = CUDA grid * block, local size = block. */
 #define KERNEL extern "C" __global__
-#define DEVICE static __device__ __forceinline__
+#define DEVICE __device__ __forceinline__
 #define GLOBAL
 #define LOCAL                       /* shared-memory pointers are plain pointers */
 #define LOCAL_ARRAY __shared__
 #define BARRIER() __syncthreads()
+#define ALLOW_FMA                   /* NVRTC fuses a*b+c unless built with --fmad=false */
 
 #define GID0 ((i64)blockIdx.x * blockDim.x + threadIdx.x)
 #define LID0 ((int)threadIdx.x)

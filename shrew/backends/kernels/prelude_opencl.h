@@ -6,8 +6,10 @@
 #ifdef cl_khr_fp16
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #endif
-/* Round each operation as written, like numpy: no silent a*b+c fusion. */
+/* Round each operation as written, like numpy: no silent a*b+c fusion, except where a
+   kernel opts in with ALLOW_FMA (fma() itself is a slow exact library call on some CPUs). */
 #pragma OPENCL FP_CONTRACT OFF
+#define ALLOW_FMA _Pragma("OPENCL FP_CONTRACT ON")
 
 #define KERNEL __kernel
 #define DEVICE static inline

@@ -1,0 +1,54 @@
+"""Kernel sources shared by the OpenCL and CUDA backends.
+
+Each family (``elementwise``, ``cast``, ``reduce``, ``matmul``, ``conv``, ``index``,
+``random``) is one ``.cl`` file written against a few macros; ``source`` prefixes it
+with the dialect's prelude and ``common.h``, and ``dtype_defines`` gives the -D values
+that specialise it to one element type.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+KERNEL_DIR = Path(__file__).resolve().parent
+DIALECTS = ("opencl", "cuda")
+
+# storage type, compute type, accumulator, type of a sum
+_TYPES = {
+    np.dtype(np.float16): ("half", "float", "float", "half"),
+    np.dtype(np.float32): ("float", "float", "float", "float"),
+    np.dtype(np.float64): ("double", "double", "double", "double"),
+    np.dtype(np.int32): ("int", "int", "i64", "i64"),
+    np.dtype(np.int64): ("i64", "i64", "i64", "i64"),
+    np.dtype(np.bool_): ("u8", "int", "i64", "i64"),
+}
+
+# numpy dtype of CT where it differs from the storage dtype
+_COMPUTE = {np.dtype(np.float16): np.dtype(np.float32), np.dtype(np.bool_): np.dtype(np.int32)}
+
+
+@lru_cache(maxsize=None)
+def source(family: str, dialect: str = "opencl") -> str:
+    """The full text of one kernel family in one dialect."""
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown kernel dialect {dialect!r}; expected one of {DIALECTS}")
+    parts = (f"prelude_{dialect}.h", "common.h", f"{family}.cl")
+    return "\n".join((KERNEL_DIR / name).read_text() for name in parts)
+
+
+def dtype_defines(dtype: np.dtype) -> dict:
+    """The -D values that specialise a family to elements of `dtype`."""
+    dtype = np.dtype(dtype)
+    t, ct, acc, sum_t = _TYPES[dtype]
+    return {
+        "ELEM_T": t, "CALC_T": ct, "ACC_T": acc, "SUM_T": sum_t,
+        "IS_FLOAT": int(dtype.kind == "f"), "IS_BOOL": int(dtype.kind == "b"),
+        "UNIFORM_BITS": {"e": 11, "f": 24, "d": 53}.get(dtype.char, 0),
+    }
+
+
+def compute_dtype(dtype: np.dtype) -> np.dtype:
+    """The numpy dtype matching CT, for passing scalar kernel arguments."""
+    return _COMPUTE.get(np.dtype(dtype), np.dtype(dtype))

@@ -1,0 +1,46 @@
+/* gather and scatter_add along `dim`.  meta = index shape[ndim], then the layouts of
+   index, x (gather) or src (scatter_add), and out; index entries are int64 in range. */
+
+/* out[p] = x[p with p[dim] replaced by index[p]], p over index's shape. */
+KERNEL void gather(const i64 n, const int ndim, const int dim, const GLOBAL i64* meta,
+                   const GLOBAL T* x, const GLOBAL i64* index, GLOBAL T* out)
+{
+    const i64 i = GID0;
+    if (i >= n) return;
+    const GLOBAL i64* il = LAYOUT(meta, ndim, 0);
+    const GLOBAL i64* xl = LAYOUT(meta, ndim, 1);
+    i64 rest = i, io = il[ndim], xo = xl[ndim];
+    for (int d = ndim - 1; d >= 0; --d) {
+        const i64 c = rest % meta[d];
+        rest /= meta[d];
+        io += c * il[d];
+        if (d != dim) xo += c * xl[d];
+    }
+    out[i] = x[xo + index[io] * xl[dim]];
+}
+
+/* out (zeroed, C-contiguous) += src at index along dim.  One work-item per line of index
+   along dim (the other coordinates fixed): only it writes that line of out, and it adds
+   in index order, so there are no atomics and the sums are the same bits every run. */
+KERNEL void scatter_add(const i64 lines, const int ndim, const int dim, const GLOBAL i64* meta,
+                        const GLOBAL i64* index, const GLOBAL T* src, GLOBAL T* out)
+{
+    i64 rest = GID0;
+    if (rest >= lines) return;
+    const GLOBAL i64* il = LAYOUT(meta, ndim, 0);
+    const GLOBAL i64* sl = LAYOUT(meta, ndim, 1);
+    const GLOBAL i64* ol = LAYOUT(meta, ndim, 2);
+    i64 io = il[ndim], so = sl[ndim], oo = 0;
+    for (int d = ndim - 1; d >= 0; --d) {
+        if (d == dim) continue;
+        const i64 c = rest % meta[d];
+        rest /= meta[d];
+        io += c * il[d];
+        so += c * sl[d];
+        oo += c * ol[d];
+    }
+    for (i64 r = 0; r < meta[dim]; ++r) {
+        const i64 o = oo + index[io + r * il[dim]] * ol[dim];
+        out[o] = TO_T(LOAD(out, o) + LOAD(src, so + r * sl[dim]));
+    }
+}

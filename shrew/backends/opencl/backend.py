@@ -1,0 +1,381 @@
+"""The OpenCL backend: every primitive of ``base.Backend`` as kernels from ../kernels.
+
+Outputs are fresh C-contiguous buffers from a memory pool; inputs are read in place
+through their strides, so views never need a copy.  All work goes through one in-order
+queue, so a pooled buffer can be reused as soon as Python drops it, and nothing waits
+for the device except ``to_numpy``.
+"""
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.tools
+
+from ..kernels import compute_dtype
+from .programs import Programs
+from .storage import CLStorage, broadcast_layout, collapse, contiguous_strides, view_strides
+
+_i64, _i32 = np.int64, np.int32
+_META_CACHE_SIZE = 4096
+
+
+class OpenCLBackend:
+    """The primitive kernel set on one OpenCL device."""
+
+    def __init__(self, cl_device: cl.Device, index: int):
+        self.device = f"opencl:{index}"
+        self.cl_device = cl_device
+        self.context = cl.Context([cl_device])
+        self.queue = cl.CommandQueue(self.context)
+        extensions = cl_device.extensions.split()
+        dtypes = ["float32", "int32", "int64", "bool"]
+        if "cl_khr_fp64" in extensions:
+            dtypes.append("float64")
+        if "cl_khr_fp16" in extensions:
+            dtypes.append("float16")
+        self.dtypes = frozenset(np.dtype(t) for t in dtypes)
+        # 1-D work-groups of wg items (a power of two); matmul uses tile x tile of them.
+        self.wg = 1 << (min(256, cl_device.max_work_group_size).bit_length() - 1)
+        self.tile = 16 if self.wg >= 256 else 8
+        self._programs = Programs(self.context, {
+            "HAS_F64": int(np.dtype("float64") in self.dtypes),
+            "HAS_F16": int(np.dtype("float16") in self.dtypes),
+            "WG_SIZE": self.wg, "TILE": self.tile})
+        self._pool = cl.tools.MemoryPool(cl.tools.ImmediateAllocator(self.queue))
+        self._metas: dict = {}
+        self._lock = threading.RLock()  # kernel objects hold their arguments: one launch at a time
+        self._seed, self._counter = 0, 0
+
+    def __repr__(self) -> str:
+        return f"OpenCLBackend({self.device}: {self.cl_device.name.strip()})"
+
+    # -- plumbing ------------------------------------------------------------------------
+    def _empty(self, shape: tuple, dtype: np.dtype) -> CLStorage:
+        nbytes = math.prod(shape) * dtype.itemsize
+        return CLStorage(self._pool.allocate(max(nbytes, 1)), tuple(shape), dtype)
+
+    def _meta(self, values: tuple) -> cl.Buffer:
+        """A device int64 array of `values` (shapes, strides, offsets), cached by value."""
+        buf = self._metas.get(values)
+        if buf is None:
+            if len(self._metas) >= _META_CACHE_SIZE:
+                self._metas.clear()
+            host = np.array(values or (0,), dtype=np.int64)
+            buf = cl.Buffer(self.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                            hostbuf=host)
+            self._metas[values] = buf
+        return buf
+
+    def _layout_meta(self, shape: tuple, layouts: list) -> cl.Buffer:
+        values = shape
+        for strides, offset in layouts:
+            values += strides + (offset,)
+        return self._meta(values)
+
+    def _launch(self, family, dtype, name, global_size, local_size, *args) -> None:
+        with self._lock:
+            kernel = self._programs.kernel(family, dtype, name)
+            kernel(self.queue, global_size, local_size, *args)
+
+    def _launch_1d(self, family, dtype, name, n, *args) -> None:
+        self._launch(family, dtype, name, (-(-n // self.wg) * self.wg,), (self.wg,), *args)
+
+    def _scalar(self, value, dtype: np.dtype):
+        """`value` rounded to `dtype` first (as numpy would), passed as the kernel's CT."""
+        return compute_dtype(dtype).type(dtype.type(value))
+
+    def _map(self, family, name, dtype, out_dtype, shape, inputs, *scalars) -> CLStorage:
+        """One work-item per element of a fresh `shape` output; inputs broadcast in place."""
+        out = self._empty(shape, out_dtype)
+        n = out.size
+        if n:
+            dims, layouts = collapse(shape, [broadcast_layout(x, shape) for x in inputs])
+            self._launch_1d(family, dtype, name, n, _i64(n), _i32(len(dims)),
+                            self._layout_meta(dims, layouts), *(x.buffer for x in inputs),
+                            *scalars, out.buffer)
+        return out
+
+    def _copy_into(self, dst: CLStorage, src: CLStorage) -> None:
+        """dst[...] = src through both layouts (same shape)."""
+        n = src.size
+        if n:
+            dims, layouts = collapse(src.shape, [(src.strides, src.offset),
+                                                 (dst.strides, dst.offset)])
+            self._launch_1d("elementwise", src.dtype, "copy", n, _i64(n), _i32(len(dims)),
+                            self._layout_meta(dims, layouts), src.buffer, dst.buffer)
+
+    # -- host transfer and creation ----------------------------------------------------
+    def from_numpy(self, a):
+        host = np.asarray(a, dtype=a.dtype.newbyteorder("="), order="C")
+        if host.size == 0:
+            return self._empty(host.shape, host.dtype)
+        buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                        hostbuf=host)
+        return CLStorage(buf, host.shape, host.dtype)
+
+    def to_numpy(self, x):
+        host = np.empty(x.shape, x.dtype)
+        if host.size:
+            if not x.is_contiguous:
+                x = self.contiguous(x)
+            cl.enqueue_copy(self.queue, host, x.buffer, src_offset=x.offset * x.dtype.itemsize,
+                            is_blocking=True)
+        return host
+
+    def full(self, shape, value, dtype):
+        out = self._empty(tuple(shape), np.dtype(dtype))
+        if out.size:
+            self._launch_1d("elementwise", out.dtype, "fill", out.size, _i64(out.size),
+                            self._scalar(value, out.dtype), out.buffer)
+        return out
+
+    def arange(self, n, dtype):
+        out = self._empty((n,), np.dtype(dtype))
+        if n:
+            self._launch_1d("elementwise", out.dtype, "arange", n, _i64(n), out.buffer)
+        return out
+
+    # -- layout: views and copies ------------------------------------------------------------
+    def reshape(self, x, shape):
+        shape = tuple(shape)
+        strides = view_strides(x.shape, x.strides, shape)
+        if strides is None:
+            x, strides = self.contiguous(x), contiguous_strides(shape)
+        return x.view(shape, strides)
+
+    def transpose(self, x, d0, d1):
+        shape, strides = list(x.shape), list(x.strides)
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+        strides[d0], strides[d1] = strides[d1], strides[d0]
+        return x.view(tuple(shape), tuple(strides))
+
+    def narrow(self, x, dim, start, length):
+        shape = x.shape[:dim] + (length,) + x.shape[dim + 1:]
+        return x.view(shape, x.strides, x.offset + start * x.strides[dim])
+
+    def expand(self, x, shape):
+        return x.view(tuple(shape), broadcast_layout(x, tuple(shape))[0])
+
+    def contiguous(self, x):
+        out = self._empty(x.shape, x.dtype)
+        if out.size == 0:
+            return out
+        if x.is_contiguous:
+            itemsize = x.dtype.itemsize
+            cl.enqueue_copy(self.queue, out.buffer, x.buffer, byte_count=out.size * itemsize,
+                            src_offset=x.offset * itemsize, dst_offset=0)
+        else:
+            self._copy_into(out, x)
+        return out
+
+    def cat(self, xs, dim):
+        shape = list(xs[0].shape)
+        shape[dim] = sum(x.shape[dim] for x in xs)
+        out = self._empty(tuple(shape), xs[0].dtype)
+        start = 0
+        for x in xs:
+            self._copy_into(self.narrow(out, dim, start, x.shape[dim]), x)
+            start += x.shape[dim]
+        return out
+
+    def pad(self, x, pads, value):
+        shape = tuple(n + before + after for n, (before, after) in zip(x.shape, pads))
+        out = self.full(shape, value, x.dtype)
+        offset = sum(before * st for (before, _), st in zip(pads, out.strides))
+        self._copy_into(out.view(x.shape, out.strides, offset), x)
+        return out
+
+    def cast(self, x, dtype):
+        dtype = np.dtype(dtype)
+        if dtype == x.dtype:
+            return x
+        return self._map("cast", f"cast_to_{dtype.name}", x.dtype, dtype, x.shape, [x])
+
+    # -- elementwise -------------------------------------------------------------------------
+    def unary(self, fn, x):
+        return self._map("elementwise", f"unary_{fn}", x.dtype, x.dtype, x.shape, [x])
+
+    def binary(self, fn, a, b):
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        return self._map("elementwise", f"binary_{fn}", a.dtype, a.dtype, shape, [a, b])
+
+    def compare(self, fn, a, b):
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        return self._map("elementwise", f"compare_{fn}", a.dtype, np.dtype(bool), shape, [a, b])
+
+    def where(self, cond, a, b):
+        shape = np.broadcast_shapes(cond.shape, a.shape, b.shape)
+        return self._map("elementwise", "where", a.dtype, a.dtype, shape, [cond, a, b])
+
+    def affine(self, x, mul, add):
+        return self._map("elementwise", "affine", x.dtype, x.dtype, x.shape, [x],
+                         self._scalar(mul, x.dtype), self._scalar(add, x.dtype))
+
+    def powf(self, x, exponent):
+        return self._map("elementwise", "power", x.dtype, x.dtype, x.shape, [x],
+                         self._scalar(exponent, x.dtype))
+
+    def clamp(self, x, lo, hi):
+        return self._map("elementwise", "clip", x.dtype, x.dtype, x.shape, [x],
+                         self._scalar(0 if lo is None else lo, x.dtype),
+                         self._scalar(0 if hi is None else hi, x.dtype),
+                         _i32(lo is not None), _i32(hi is not None))
+
+    # -- reductions ----------------------------------------------------------------------------
+    def _reduce(self, name, x, dims, keepdim, out_dtype, empty_value):
+        """Reduce x over `dims` with kernel `name`_rows or `name`_groups (see reduce.cl)."""
+        kept = [d for d in range(x.ndim) if d not in dims]
+        kept_shape = tuple(x.shape[d] for d in kept)
+        red_shape = tuple(x.shape[d] for d in dims)
+        shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape)) if keepdim \
+            else kept_shape
+        n_out, length = math.prod(kept_shape), math.prod(red_shape)
+        if length == 0:
+            return self.full(shape, empty_value, out_dtype)
+        out = self._empty(shape, out_dtype)
+        if n_out == 0:
+            return out
+        kdims, [klay] = collapse(kept_shape, [(tuple(x.strides[d] for d in kept), x.offset)])
+        rdims, [rlay] = collapse(red_shape, [(tuple(x.strides[d] for d in dims), 0)])
+        meta = self._meta(kdims + klay[0] + (klay[1],) + rdims + rlay[0] + (0,))
+        args = (_i64(n_out), _i64(length), _i32(len(kdims)), _i32(len(rdims)), meta,
+                x.buffer, out.buffer)
+        # A work-group per output pays off only for long rows and few outputs.
+        if length >= 2 * self.wg and n_out <= 4096:
+            self._launch("reduce", x.dtype, f"{name}_groups", (n_out * self.wg,), (self.wg,), *args)
+        else:
+            self._launch_1d("reduce", x.dtype, f"{name}_rows", n_out, *args)
+        return out
+
+    def reduce(self, fn, x, dims, keepdim):
+        integral = x.dtype.kind in "biu"
+        out_dtype = np.dtype(np.int64) if fn == "sum" and integral else x.dtype
+        empty = 0 if fn == "sum" or integral else math.nan
+        return self._reduce(fn, x, tuple(dims), keepdim, out_dtype, empty)
+
+    def arg_reduce(self, fn, x, dim, keepdim):
+        return self._reduce(fn, x, (dim,), keepdim, np.dtype(np.int64), 0)
+
+    # -- linear algebra, convolution, pooling ----------------------------------------------
+    def matmul(self, a, b):
+        (m, k), n = a.shape[-2:], b.shape[-1]
+        batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+        out = self._empty(batch + (m, n), a.dtype)
+        if out.size == 0:
+            return out
+        bdims, layouts = collapse(batch, [
+            broadcast_layout(x.view(x.shape[:-2], x.strides[:-2]), batch) for x in (a, b)])
+        t, block = self.tile, self.tile * 4   # matmul.cl: BLOCK = TILE * WPT
+        self._launch("matmul", a.dtype, "matmul",
+                     (-(-n // block) * t, -(-m // block) * t, math.prod(batch)), (t, t, 1),
+                     _i64(m), _i64(n), _i64(k), _i64(a.strides[-2]), _i64(a.strides[-1]),
+                     _i64(b.strides[-2]), _i64(b.strides[-1]), _i32(len(bdims)),
+                     self._layout_meta(bdims, layouts), a.buffer, b.buffer, out.buffer)
+        return out
+
+    def _window_meta(self, c, h, w, kernel, stride, padding, operand):
+        """conv.cl's Geometry followed by the strided operand's strides and offset."""
+        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+        ho, wo = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+        meta = self._meta((c, h, w, kh, kw, sh, sw, ph, pw, ho, wo)
+                          + tuple(operand.strides) + (operand.offset,))
+        return meta, ho, wo
+
+    def im2col(self, x, kernel, stride, padding):
+        n, c, h, w = x.shape
+        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
+        out = self._empty((n, c * kernel[0] * kernel[1], ho * wo), x.dtype)
+        if out.size:
+            self._launch_1d("conv", x.dtype, "im2col", out.size, _i64(out.size), meta,
+                            x.buffer, out.buffer)
+        return out
+
+    def col2im(self, cols, shape, kernel, stride, padding):
+        n, c, h, w = shape
+        meta, _, _ = self._window_meta(c, h, w, kernel, stride, padding, cols)
+        out = self._empty(tuple(shape), cols.dtype)
+        if out.size:
+            self._launch_1d("conv", cols.dtype, "col2im", out.size, _i64(out.size), meta,
+                            cols.buffer, out.buffer)
+        return out
+
+    def max_pool2d(self, x, kernel, stride, padding):
+        n, c, h, w = x.shape
+        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
+        values = self._empty((n, c, ho, wo), x.dtype)
+        indices = self._empty((n, c, ho, wo), np.dtype(np.int64))
+        if values.size:
+            kind = x.dtype.kind   # padding never wins: -inf, or the lowest value
+            fill = -math.inf if kind == "f" else np.iinfo(x.dtype).min if kind in "iu" else 0
+            self._launch_1d("conv", x.dtype, "max_pool2d", values.size, _i64(values.size), meta,
+                            self._scalar(fill, x.dtype), x.buffer, values.buffer, indices.buffer)
+        return values, indices
+
+    def avg_pool2d(self, x, kernel, stride, padding):
+        n, c, h, w = x.shape
+        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
+        out = self._empty((n, c, ho, wo), x.dtype)
+        if out.size:
+            self._launch_1d("conv", x.dtype, "avg_pool2d", out.size, _i64(out.size), meta,
+                            x.buffer, out.buffer)
+        return out
+
+    # -- indexing ------------------------------------------------------------------------------
+    def gather(self, x, dim, index):
+        out = self._empty(index.shape, x.dtype)
+        if out.size:
+            meta = self._layout_meta(index.shape, [(index.strides, index.offset),
+                                                   (x.strides, x.offset)])
+            self._launch_1d("index", x.dtype, "gather", out.size, _i64(out.size),
+                            _i32(index.ndim), _i32(dim), meta, x.buffer, index.buffer, out.buffer)
+        return out
+
+    def scatter_add(self, shape, dim, index, src):
+        out = self.full(tuple(shape), 0, src.dtype)
+        if index.size:
+            lines = index.size // index.shape[dim]
+            meta = self._layout_meta(index.shape, [(index.strides, index.offset),
+                                                   (src.strides, src.offset), (out.strides, 0)])
+            self._launch_1d("index", src.dtype, "scatter_add", lines, _i64(lines),
+                            _i32(index.ndim), _i32(dim), meta, index.buffer, src.buffer,
+                            out.buffer)
+        return out
+
+    # -- random numbers: Philox4x32-10, state = (seed, counter of 128-bit blocks used) ------
+    def manual_seed(self, seed):
+        with self._lock:
+            self._seed, self._counter = int(seed), 0
+
+    def _random(self, name, shape, dtype):
+        dtype = np.dtype(dtype)
+        out = self._empty(tuple(shape), dtype)
+        if out.size:
+            # random.cl's PER_BLOCK: a Philox block gives 4 floats or 2 doubles
+            blocks = -(-out.size // (2 if dtype.itemsize == 8 else 4))
+            with self._lock:
+                key = self._seed % 2**64
+                self._launch_1d("random", dtype, name, blocks, _i64(out.size),
+                                np.uint32(key & 0xFFFFFFFF), np.uint32(key >> 32),
+                                np.uint64(self._counter), out.buffer)
+                self._counter = (self._counter + blocks) % 2**64
+        return out
+
+    def rand(self, shape, dtype):
+        return self._random("rand_uniform", shape, dtype)
+
+    def randn(self, shape, dtype):
+        return self._random("rand_normal", shape, dtype)
+
+    def get_rng_state(self):
+        return (self._seed, self._counter)
+
+    def set_rng_state(self, state):
+        with self._lock:
+            self._seed, self._counter = int(state[0]), int(state[1])
+
+    # -- in-place ------------------------------------------------------------------------------
+    def copy_(self, dst, src):
+        self._copy_into(dst, src)

@@ -1,0 +1,37 @@
+"""Builds each kernel family once per (context, dtype) and hands out its kernels."""
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from ..kernels import dtype_defines, source
+
+
+class Programs:
+    """The compiled kernel families of one OpenCL context, built lazily on first use."""
+
+    def __init__(self, context: cl.Context, device_defines: dict):
+        self._context = context
+        self._device_defines = device_defines
+        self._programs: dict = {}
+        self._kernels: dict = {}
+
+    def kernel(self, family: str, dtype: np.dtype, name: str) -> cl.Kernel:
+        key = (family, dtype, name)
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            kernel = self._kernels[key] = cl.Kernel(self._program(family, dtype), name)
+        return kernel
+
+    def _program(self, family: str, dtype: np.dtype) -> cl.Program:
+        key = (family, dtype)
+        program = self._programs.get(key)
+        if program is None:
+            defines = {**self._device_defines, **dtype_defines(dtype)}
+            options = [f"-D{name}={value}" for name, value in defines.items()]
+            try:
+                program = cl.Program(self._context, source(family)).build(options=options)
+            except cl.Error as e:
+                raise RuntimeError(f"building OpenCL kernels {family}.cl for {dtype} failed:\n{e}") from e
+            self._programs[key] = program
+        return program
