@@ -28,6 +28,8 @@ class OpenCLBackend:
     def __init__(self, cl_device: cl.Device, index: int):
         self.device = f"opencl:{index}"
         self.cl_device = cl_device
+        self.description = (f"{cl_device.platform.name.strip()} / {cl_device.name.strip()} "
+                            f"({cl_device.version.strip()})")
         self.context = cl.Context([cl_device])
         self.queue = cl.CommandQueue(self.context)
         extensions = cl_device.extensions.split()
