@@ -9,6 +9,7 @@ import math
 
 from . import op as O
 from .checkpoint import checkpoint_grads
+from .diagnostics import anomaly_enabled, check_gradients
 from .errors import DeviceError, ShrewError
 from .functions import col2im, im2col, ones_like, scatter_add, where, zeros_like
 from .grad_mode import enable_grad, no_grad
@@ -119,6 +120,7 @@ def run_backward(root, gradient, retain_graph, create_graph, accumulate) -> Grad
     store = GradStore()
     grads = {root.id: gradient}
     mode = enable_grad() if create_graph else no_grad()
+    anomaly = anomaly_enabled()
     with mode:
         for node in order:
             grad = grads.pop(node.id, None)
@@ -131,7 +133,10 @@ def run_backward(root, gradient, retain_graph, create_graph, accumulate) -> Grad
                     node.grad = grad if node.grad is None else node.grad + grad
             if op is None:
                 continue
-            for x, g in input_grads(node, op, grad):
+            pairs = input_grads(node, op, grad)
+            if anomaly:
+                check_gradients(node, op, pairs)
+            for x, g in pairs:
                 if g is None or not x.requires_grad:
                     continue
                 prev = grads.get(x.id)
@@ -178,7 +183,7 @@ def input_grads(y, op, g):
             return ((x, where(hit, g.reshape(*keep) / share, 0.0)),)
         case O.Matmul(a, b):
             return ((a, sum_to_shape(g @ b.transpose(-1, -2), a.shape) if a.requires_grad else None),
-                    (b, sum_to_shape(a.transpose(-1, -2) @ g, b.shape) if b.requires_grad else None))
+                    (b, _matmul_rhs_grad(a, b, g) if b.requires_grad else None))
         case O.Transpose(x, d0, d1):
             return ((x, g.transpose(d0, d1)),)
         case O.Narrow(x, dim, start, length):
@@ -244,6 +249,15 @@ def input_grads(y, op, g):
         case O.Checkpoint():
             return checkpoint_grads(y, op, g)
     raise ShrewError(f"backward: no gradient rule for {type(op).__name__}")
+
+
+def _matmul_rhs_grad(a, b, g):
+    """a^T @ g summed to b's shape.  A plain matrix b shared by a batch of a's gets one
+    GEMM over the folded batch, not a batch of products summed afterwards."""
+    if b.ndim == 2 and a.ndim > 2:
+        k, n = b.shape
+        return a.reshape(-1, k).transpose(0, 1) @ g.reshape(-1, n)
+    return sum_to_shape(a.transpose(-1, -2) @ g, b.shape)
 
 
 def _cast_like(g, x):
