@@ -8,7 +8,7 @@ import numpy as np
 from . import op as O
 from .device import get_backend
 from .dtype import as_dtype, from_numpy_dtype, bool_, check_float, float32, int64, result_type
-from .errors import DTypeError, ShapeError, ShrewError
+from .errors import DeviceError, DTypeError, ShapeError, ShrewError
 from .shape import broadcast_shapes, conv_output_size, fmt, normalize_dim, numel, pair
 from .tensor import (Tensor, _check_device_dtype, _check_index_range, _checked_index,
                      _record, _same_device, _wrap)
@@ -104,10 +104,37 @@ def from_numpy(a: np.ndarray, device="cpu") -> Tensor:
     if not isinstance(a, np.ndarray):
         raise ShrewError(f"from_numpy: expected a numpy array, got {type(a).__name__}")
     backend = get_backend(device)
+    from_numpy_dtype(a.dtype, "from_numpy")
     if backend.device != "cpu":
         return Tensor(a, device=device)
-    from_numpy_dtype(a.dtype, "from_numpy")
     return _wrap(a, backend)
+
+
+DLPACK_DEVICES = {1: "cpu", 2: "cuda"}
+"""DLPack device types (kDLCPU, kDLCUDA) and the shrew backend that imports them."""
+
+
+def from_dlpack(x) -> Tensor:
+    """A tensor sharing the memory of `x`: any object with __dlpack__ (a numpy array, a
+    PyTorch or CuPy tensor, a shrew tensor), on the shrew device that matches x's."""
+    if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
+        raise ShrewError(f"from_dlpack: expected an object with __dlpack__ and "
+                         f"__dlpack_device__ (a numpy array, a PyTorch or CuPy tensor), got "
+                         f"{type(x).__name__}")
+    kind, index = x.__dlpack_device__()
+    name = DLPACK_DEVICES.get(int(kind))
+    if name is None:
+        raise DeviceError(f"from_dlpack: shrew has no device for DLPack device type "
+                          f"{int(kind)}; copy the data to the CPU first")
+    backend = get_backend(name if name == "cpu" else f"{name}:{index}")
+    if not hasattr(backend, "from_dlpack"):
+        raise DeviceError(f"from_dlpack: device {backend.device} does not support DLPack")
+    try:
+        data = backend.from_dlpack(x)
+    except (BufferError, RuntimeError) as exc:
+        raise ShrewError(f"from_dlpack: cannot import the {type(x).__name__}: {exc}") from None
+    from_numpy_dtype(data.dtype, "from_dlpack")
+    return _wrap(data, backend)
 
 
 def manual_seed(seed: int) -> None:

@@ -7,6 +7,7 @@ import numbers
 
 import numpy as np
 
+from . import diagnostics as _diagnostics
 from . import op as O
 from .device import get_backend
 from .dtype import (BY_NUMPY as _BY_NUMPY, FLOAT, DType, as_dtype, bool_, check_float, float32,
@@ -35,6 +36,8 @@ def _wrap(data, backend, op=None) -> "Tensor":
     t.id = next(_ids)
     t.grad = None
     t._retains_grad = False
+    if op is not None and _diagnostics.active:
+        _diagnostics.record_site(t)
     return t
 
 
@@ -171,9 +174,28 @@ class Tensor:
             raise DeviceError(f"numpy.asarray: tensor is on {self.device}; call .numpy() "
                               f"or .to('cpu') first")
         arr = self._data
-        if copy:
-            arr = arr.copy()
-        return arr if dtype is None else arr.astype(dtype, copy=bool(copy))
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            if copy is False:
+                raise ShrewError(f"numpy.asarray: converting {self.dtype} to {np.dtype(dtype)} "
+                                 f"needs a copy, but copy=False")
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export through DLPack (numpy/torch/cupy .from_dlpack(t)), sharing memory where
+        the device allows."""
+        return self._dlpack_backend("__dlpack__").to_dlpack(
+            self._data, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple:
+        """(DLPack device type, device index), e.g. (1, 0) for the CPU."""
+        return self._dlpack_backend("__dlpack_device__").dlpack_device(self._data)
+
+    def _dlpack_backend(self, op: str):
+        if not hasattr(self._backend, "to_dlpack"):
+            raise DeviceError(f"{op}: device {self.device} does not support DLPack; move the "
+                              f"tensor with .to('cpu') first")
+        return self._backend
 
     def __float__(self):
         return float(self.item())
@@ -190,14 +212,18 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
+        """As PyTorch: values (summarised when large), then the shape when summarised or
+        empty, the device unless cpu, the dtype unless a default one, and grad_fn (the op
+        that made it, e.g. <Binary.mul>) or requires_grad=True for a leaf."""
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(", threshold=200)
-        extras = [f"shape={self.shape}"] if numel(self.shape) > 200 else []
+        count = numel(self.shape)
+        extras = [f"shape={self.shape}"] if count > 200 or (count == 0 and self.ndim > 1) else []
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
         if self.dtype not in (float32, int64, bool_):
             extras.append(f"dtype={self.dtype}")
         if self._op is not None:
-            extras.append(f"op={type(self._op).__name__}")
+            extras.append(f"grad_fn=<{_diagnostics.op_name(self._op)}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body, *extras]) + ")"

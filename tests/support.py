@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 
 import shrew
@@ -83,3 +85,19 @@ def broadcast_pairs(draw, min_dims=0, max_dims=3):
     other = tuple(1 if draw(st.booleans()) else s for s in full[drop:])
     return (other, full) if draw(st.booleans()) else (full, other)
 
+
+# -- devices ---------------------------------------------------------------------------
+def device_or_fail(name: str) -> str:
+    """`name` ("cpu" or "opencl") as a device string for a test that must run on it.
+
+    A missing OpenCL device fails the test (CI must not pass without it) unless the
+    environment sets SHREW_ALLOW_NO_OPENCL=1, which skips it instead."""
+    if name == "cpu":
+        return "cpu"
+    found = [d for d in shrew.devices() if d.split(":")[0] == name]
+    if found:
+        return found[0]
+    if os.environ.get("SHREW_ALLOW_NO_OPENCL") == "1":
+        pytest.skip(f"no {name} device (SHREW_ALLOW_NO_OPENCL=1)")
+    pytest.fail(f"no {name} device: shrew.devices() is {shrew.devices()}; install pyopencl and "
+                f"pocl-binary-distribution, or set SHREW_ALLOW_NO_OPENCL=1 to skip")

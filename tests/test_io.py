@@ -75,6 +75,30 @@ def test_invalid_files_raise_shrew_error(tmp_path, content):
         load(path)
 
 
+def _with_header(header: bytes, data: bytes = b"") -> bytes:
+    return len(header).to_bytes(8, "little") + header + data
+
+
+@pytest.mark.parametrize("content", [
+    (10 ** 12).to_bytes(8, "little") + b"{}",  # a header longer than the file
+    _with_header(b"[1, 2]"),  # not a JSON object
+    _with_header(b"\xff\xfe"),  # not UTF-8
+    _with_header(b"[" * 100_000 + b"]" * 100_000),  # nested past any parser's depth
+    _with_header(b'{"w": {"dtype": "X9", "shape": [1], "data_offsets": [0, 4]}}', b"\0" * 4),
+    _with_header(b'{"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}', b"\0" * 4),
+    _with_header(b'{"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 4]}}', b"\0" * 4),
+    _with_header(b'{"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}', b"\0" * 4),
+    _with_header(b'{"w": {"dtype": "F32", "shape": [1000000000000], "data_offsets": [0, 4]}}',
+                 b"\0" * 4),  # claims 4 TB
+    b"PK\x03\x04" + bytes(100),  # a zip archive, as torch.save writes
+])
+def test_malformed_headers_raise_shrew_error(tmp_path, content):
+    path = tmp_path / "bad.safetensors"
+    path.write_bytes(content)
+    with pytest.raises(shrew.ShrewError, match="not a valid safetensors file"):
+        load(path)
+
+
 def test_a_pickle_is_refused_and_never_run(tmp_path):
     marker = tmp_path / "pwned"
     path = tmp_path / "model.pt"

@@ -87,6 +87,19 @@ class Backend(Protocol):
     def copy_(self, dst: Storage, src: Storage) -> None: ...       # write src (same shape and dtype) into dst's memory
 
 
+class DLPack(Protocol):
+    """Optional: zero-copy exchange with other libraries through DLPack.  A backend that
+    has these methods serves Tensor.__dlpack__ / __dlpack_device__ and shrew.from_dlpack
+    for its DLPack device type (DLPACK_DEVICES in shrew.functions); without them those
+    raise a DeviceError.  They are not primitives: the conformance suite does not ask
+    for them."""
+
+    def to_dlpack(self, x: Storage, *, stream: Any = None, max_version: tuple | None = None,
+                  dl_device: tuple | None = None, copy: bool | None = None) -> Any: ...  # x.__dlpack__(...): a capsule sharing x's memory
+    def dlpack_device(self, x: Storage) -> tuple: ...             # (DLPack device type, device index) of x
+    def from_dlpack(self, obj: Any) -> Storage: ...               # storage sharing the memory of obj (has __dlpack__, on this device)
+
+
 PRIMITIVES = tuple(
     name for name in Backend.__dict__
     if not name.startswith("_") and callable(getattr(Backend, name, None))

@@ -285,3 +285,14 @@ class ArrayModuleBackend:
     def copy_(self, dst, src):
         dst[...] = src
 
+    # -- DLPack (optional capability, see base.DLPack) ------------------------------------
+    def to_dlpack(self, x, *, stream=None, max_version=None, dl_device=None, copy=None):
+        return x.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
+                            copy=copy)
+
+    def dlpack_device(self, x):
+        return x.__dlpack_device__()
+
+    def from_dlpack(self, obj):
+        return self.xp.from_dlpack(obj)
+

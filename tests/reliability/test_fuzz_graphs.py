@@ -1,0 +1,392 @@
+"""Fuzz: random small graphs over every Op variant, checked against gradcheck.
+
+The table has one generator per variant of shrew.op.VARIANTS.  A generator draws its
+parameters for operands picked from the tensors built so far and returns the operand
+indices and a function that applies the op to them; a program is a list of such steps,
+replayed on fresh float64 leaves by gradcheck.  Some draws are invalid on purpose (dims
+out of range, a narrow of a 0-d tensor, pads that crop too much): those must raise a
+ShrewError, and anything else (another exception, a crash) fails the test.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
+
+import shrew
+from shrew import op as O
+from shrew.backends.base import BINARY_FNS, REDUCE_FNS, UNARY_FNS
+from shrew.diagnostics import _graph, op_name
+from shrew.testing import gradcheck
+from support import shapes
+
+OTHER = "othercpu:0"  # the second device that tests/conftest.py's other_device registers
+seeds = st.integers(0, 2**31 - 1)
+floats = st.floats(-2.0, 2.0, allow_nan=False).map(lambda v: round(v, 3))
+
+
+# -- helpers --------------------------------------------------------------------------------
+def _pick(draw, pool, fits=lambda t: True) -> int:
+    """The index of a tensor of the pool that `fits` (the newest one when none does)."""
+    options = [i for i, t in enumerate(pool) if fits(t)] or [len(pool) - 1]
+    return draw(st.sampled_from(options))
+
+
+def _dim(draw, ndim: int) -> int:
+    """A dim, one past either end now and then (an invalid input)."""
+    return draw(st.integers(-ndim - 1, ndim))
+
+
+def _valid_dim(draw, ndim: int) -> int:
+    return draw(st.integers(-ndim, ndim - 1))
+
+
+def _up(x):
+    """0-d tensors as shape [1], for ops that need a dim."""
+    return x.reshape(1) if x.ndim == 0 else x
+
+
+def _image(x):
+    """x as a [1, 1, H, W] image whose W is x's last dim."""
+    return x.reshape(1, 1, -1, x.shape[-1] if x.ndim else 1)
+
+
+def _window(draw, x):
+    """(kernel, stride, padding) that fit the image of x; padding at most half the kernel."""
+    _, _, h, w = _image(x).shape
+    kernel = (draw(st.integers(1, min(h, 3))), draw(st.integers(1, min(w, 3))))
+    stride = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
+    return kernel, stride, padding
+
+
+def _positive(x):
+    return x * x + 0.5
+
+
+def _broadcasts(a, b) -> bool:
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        return False
+    return True
+
+
+# -- the table: one generator per variant ----------------------------------------------------
+def g_contiguous(draw, pool):
+    return (_pick(draw, pool),), lambda x: (x.transpose(0, -1) if x.ndim > 1 else x).contiguous()
+
+
+def g_binary(draw, pool):
+    i = _pick(draw, pool)
+    j = _pick(draw, pool, lambda t: _broadcasts(t, pool[i]))
+    fn = draw(st.sampled_from(BINARY_FNS))
+    if fn == "div":
+        return (i, j), lambda a, b: a / _positive(b)
+    return (i, j), lambda a, b: getattr(a, fn)(b)
+
+
+def g_unary(draw, pool):
+    fn = draw(st.sampled_from(UNARY_FNS))
+    if fn in ("log", "sqrt"):
+        return (_pick(draw, pool),), lambda x: getattr(_positive(x), fn)()
+    if fn == "gelu_tanh":
+        return (_pick(draw, pool),), lambda x: x.gelu(approximate="tanh")
+    return (_pick(draw, pool),), lambda x: getattr(x, fn)()
+
+
+def g_reduce(draw, pool):
+    i = _pick(draw, pool)
+    n = pool[i].ndim
+    fn = draw(st.sampled_from(REDUCE_FNS))
+    dims = st.lists(st.integers(-n, n - 1), min_size=1, max_size=2).map(tuple) if n else st.none()
+    dim = draw(st.one_of(st.none(), st.integers(-n - 1, n), dims))
+    keepdim = draw(st.booleans())
+    return (i,), lambda x: getattr(x, fn)(dim, keepdim)
+
+
+def g_matmul(draw, pool):
+    i = _pick(draw, pool)
+    j = _pick(draw, pool, lambda t: t.shape == pool[i].shape)
+
+    def matmul(a, b):
+        if a.ndim < 2:
+            return a.reshape(1, -1) @ b.reshape(-1, 1)
+        return a @ b.transpose(-1, -2)
+    return (i, j), matmul
+
+
+def g_reshape(draw, pool):
+    where = draw(st.sampled_from(["front", "back", "flat"]))
+    return (_pick(draw, pool),), lambda x: (x.reshape(1, *x.shape) if where == "front" else
+                                            x.reshape(*x.shape, 1) if where == "back" else
+                                            x.reshape(-1))
+
+
+def g_transpose(draw, pool):
+    i = _pick(draw, pool)
+    n = max(pool[i].ndim, 2)
+    d0, d1 = _dim(draw, n), _dim(draw, n)
+    return (i,), lambda x: (x if x.ndim >= 2 else x.reshape(1, -1)).transpose(d0, d1)
+
+
+def g_narrow(draw, pool):
+    i = _pick(draw, pool)
+    x = pool[i]
+    if x.ndim == 0:
+        return (i,), lambda x: x.narrow(0, 0, 1)  # invalid: a 0-d tensor has no dim
+    d = _valid_dim(draw, x.ndim)
+    start = draw(st.integers(0, x.shape[d] - 1))
+    length = draw(st.integers(1, x.shape[d] - start))
+    return (i,), lambda x: x.narrow(d, start, length)
+
+
+def g_affine(draw, pool):
+    mul, add = draw(floats), draw(floats)
+    return (_pick(draw, pool),), lambda x: x.affine(mul, add)
+
+
+def g_conv2d(draw, pool):
+    i = _pick(draw, pool)
+    kernel, stride, padding = _window(draw, pool[i])
+    size = kernel[0] * kernel[1]
+
+    def conv(x):
+        weight = x.reshape(-1).narrow(0, 0, size).reshape(1, 1, *kernel)
+        return shrew.conv2d(_image(x), weight, stride=stride, padding=padding)
+    return (i,), conv
+
+
+def g_conv1d(draw, pool):
+    i = _pick(draw, pool)
+    length = max(math.prod(pool[i].shape), 1)
+    k = draw(st.integers(1, min(length, 3)))
+    stride, padding = draw(st.integers(1, 2)), draw(st.integers(0, 1))
+
+    def conv(x):
+        weight = x.reshape(-1).narrow(0, 0, k).reshape(1, 1, k)
+        return shrew.conv1d(x.reshape(1, 1, -1), weight, stride=stride, padding=padding)
+    return (i,), conv
+
+
+def g_max_pool2d(draw, pool):
+    i = _pick(draw, pool)
+    kernel, stride, padding = _window(draw, pool[i])
+    return (i,), lambda x: shrew.max_pool2d(_image(x), kernel, stride, padding)
+
+
+def g_avg_pool2d(draw, pool):
+    i = _pick(draw, pool)
+    kernel, stride, padding = _window(draw, pool[i])
+    return (i,), lambda x: shrew.avg_pool2d(_image(x), kernel, stride, padding)
+
+
+def g_cat(draw, pool):
+    i = _pick(draw, pool)
+    j = _pick(draw, pool, lambda t: t.shape == pool[i].shape)
+    dim = _dim(draw, max(pool[i].ndim, 1))
+    return (i, j), lambda a, b: shrew.cat([_up(a), _up(b)], dim)
+
+
+def g_powf(draw, pool):
+    exponent = draw(st.sampled_from([0.0, 0.5, 2.0, 3.0, -1.5]))
+    return (_pick(draw, pool),), lambda x: _positive(x).powf(exponent)
+
+
+def g_clamp(draw, pool):
+    lo = draw(st.one_of(st.none(), st.floats(-1.0, 0.0)))
+    hi = draw(st.floats(0.0, 1.0) if lo is None else st.one_of(st.none(), st.floats(0.0, 1.0)))
+    return (_pick(draw, pool),), lambda x: x.clamp(lo, hi)
+
+
+def g_where(draw, pool):
+    i = _pick(draw, pool)
+    j = _pick(draw, pool, lambda t: _broadcasts(t, pool[i]))
+    threshold = draw(floats)
+    return (i, j), lambda a, b: shrew.where(a > threshold, a, b)
+
+
+def _index(draw, shape, high):
+    """A random int64 index of `shape` with values in [0, high)."""
+    return np.random.default_rng(draw(seeds)).integers(0, high, size=shape)
+
+
+def g_gather(draw, pool):
+    i = _pick(draw, pool)
+    x = _up(pool[i])
+    dim = _valid_dim(draw, x.ndim)
+    shape = list(x.shape)
+    shape[dim] = draw(st.integers(1, 3))
+    index = _index(draw, shape, x.shape[dim])
+    return (i,), lambda x: _up(x).gather(dim, shrew.tensor(index))
+
+
+def g_scatter_add(draw, pool):
+    i = _pick(draw, pool)
+    x = _up(pool[i])
+    dim = _valid_dim(draw, x.ndim)
+    out = list(x.shape)
+    out[dim] = draw(st.integers(1, 3))
+    index = _index(draw, x.shape, out[dim])
+    return (i,), lambda x: shrew.scatter_add(out, dim, shrew.tensor(index), _up(x))
+
+
+def g_pad(draw, pool):
+    i = _pick(draw, pool)
+    pads = draw(st.lists(st.integers(-1, 2), min_size=2, max_size=2 * max(pool[i].ndim, 1)))
+    pads = pads[:len(pads) // 2 * 2]
+    value = draw(floats)
+    return (i,), lambda x: _up(x).pad(pads, value)
+
+
+def g_to_dtype(draw, pool):
+    """A float32 round trip (see check)."""
+    return (_pick(draw, pool),), lambda x: x.to_dtype(shrew.float32).to_dtype(shrew.float64)
+
+
+def g_to_device(draw, pool):
+    return (_pick(draw, pool),), lambda x: x.to(OTHER).to(x.device)
+
+
+def g_im2col(draw, pool):
+    i = _pick(draw, pool)
+    kernel, stride, padding = _window(draw, pool[i])
+    return (i,), lambda x: shrew.im2col(_image(x), kernel, stride, padding)
+
+
+def g_col2im(draw, pool):
+    i = _pick(draw, pool)
+    kernel, stride, padding = _window(draw, pool[i])
+
+    def round_trip(x):
+        image = _image(x)
+        cols = shrew.im2col(image, kernel, stride, padding)
+        return shrew.col2im(cols, image.shape, kernel, stride, padding)
+    return (i,), round_trip
+
+
+def g_checkpoint(draw, pool):
+    """Another variant's step on one operand, recomputed in backward (not ToDtype's, which
+    check replaces)."""
+    i = _pick(draw, pool)
+    inner = TABLE[draw(st.sampled_from([v for v in O.VARIANTS
+                                        if v not in (O.Checkpoint, O.ToDtype)]))]
+    indices, fn = inner(draw, [pool[i]])
+    return (i,), lambda x: shrew.checkpoint(lambda t: fn(*[t] * len(indices)), x)
+
+
+TABLE = {
+    O.Contiguous: g_contiguous, O.Binary: g_binary, O.Unary: g_unary, O.Reduce: g_reduce,
+    O.Matmul: g_matmul, O.Reshape: g_reshape, O.Transpose: g_transpose, O.Narrow: g_narrow,
+    O.Affine: g_affine, O.Conv2d: g_conv2d, O.Conv1d: g_conv1d, O.MaxPool2d: g_max_pool2d,
+    O.AvgPool2d: g_avg_pool2d, O.Cat: g_cat, O.Powf: g_powf, O.Clamp: g_clamp,
+    O.WhereCond: g_where, O.Gather: g_gather, O.Pad: g_pad, O.ToDtype: g_to_dtype,
+    O.ToDevice: g_to_device, O.ScatterAdd: g_scatter_add, O.Im2Col: g_im2col,
+    O.Col2Im: g_col2im, O.Checkpoint: g_checkpoint,
+}
+
+
+# -- building and checking a program ----------------------------------------------------------
+def build(draw, leaves, variants):
+    """Apply one drawn step per variant to the growing pool; stop at the first step that
+    rejects its input with a ShrewError, or after one that made an empty tensor.  Returns
+    the steps that ran."""
+    pool, steps = list(leaves), []
+    for variant in variants:
+        indices, fn = TABLE[variant](draw, pool)
+        try:
+            out = fn(*[pool[i] for i in indices])
+        except shrew.ShrewError:
+            break  # bad input, reported as it must be
+        pool.append(out)
+        steps.append((variant, indices, fn))
+        if out.numel() == 0:
+            break  # the generators draw their parameters for non-empty operands
+    return steps
+
+
+@st.composite
+def programs(draw, variants):
+    """(leaves, steps): one or two float64 leaves and the steps built on them."""
+    rng = np.random.default_rng(draw(seeds))
+    leaves = [shrew.tensor(rng.uniform(-2, 2, draw(shapes(0, 3))), requires_grad=True)
+              for _ in range(draw(st.integers(1, 2)))]
+    return leaves, build(draw, leaves, draw(variants))
+
+
+def replay(steps, *leaves):
+    pool = list(leaves)
+    for _, indices, fn in steps:
+        pool.append(fn(*[pool[i] for i in indices]))
+    return pool[-1]
+
+
+def _gradients(steps, leaves, seed=0):
+    """The leaves' gradients of sum(output * a fixed random cotangent)."""
+    out = replay(steps, *leaves)
+    cotangent = np.random.default_rng(seed).standard_normal(out.shape)
+    store = (out * shrew.tensor(cotangent)).sum().backward(retain_graph=False)
+    return [np.zeros(leaf.shape) if store.get(leaf) is None else store.get(leaf).numpy()
+            for leaf in leaves]
+
+
+def check(leaves, steps):
+    """gradcheck the program; where its values overflow or grow too large for finite
+    differences to mean much, backward still has to run.
+
+    A ToDtype step (a float32 round trip) is too coarse for finite differences, so
+    gradcheck runs on the program without it, and the program with it must give that
+    program's gradients to float32 precision."""
+    out = replay(steps, *leaves)
+    if not (np.abs(out.numpy()) < 1e4).all():
+        out.sum().backward()
+        return
+    exact = [(v, i, (lambda x: x) if v is O.ToDtype else fn) for v, i, fn in steps]
+    assert gradcheck(lambda *xs: replay(exact, *xs), leaves)
+    if any(v is O.ToDtype for v, _, _ in steps):
+        for got, want in zip(_gradients(steps, leaves), _gradients(exact, leaves)):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@settings(max_examples=max(500, settings().max_examples),
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(program=programs(st.lists(st.sampled_from(O.VARIANTS), min_size=1, max_size=5)))
+def test_random_graphs_match_gradcheck(other_device, program):
+    assert other_device == OTHER
+    leaves, steps = program
+    if steps:
+        check(leaves, steps)
+
+
+_FUNCTIONS = {O.Unary: UNARY_FNS, O.Binary: BINARY_FNS, O.Reduce: REDUCE_FNS}
+KINDS = [(v, f"{v.__name__}.{fn}" if v in _FUNCTIONS else v.__name__)
+         for v in O.VARIANTS for fn in _FUNCTIONS.get(v, [None])]
+
+
+@pytest.mark.parametrize("variant, kind", KINDS, ids=[kind for _, kind in KINDS])
+def test_each_kind_of_op_is_generated_and_gradchecked(other_device, variant, kind):
+    """Every variant (and every function of Unary, Binary, Reduce) can be generated: the
+    first program found that records it is gradchecked."""
+    def recorded(program):
+        leaves, steps = program
+        return bool(steps) and kind in {op_name(t.op) for t in _graph(replay(steps, *leaves))}
+
+    leaves, steps = find(programs(st.just([variant])), recorded,
+                         settings=settings(database=None, max_examples=300, derandomize=True,
+                                           phases=[Phase.generate]))
+    check(leaves, steps)
+
+
+def test_the_table_covers_every_variant():
+    assert set(TABLE) == set(O.VARIANTS) and len(TABLE) == len(O.VARIANTS)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # overflow in exp chains
+        yield
