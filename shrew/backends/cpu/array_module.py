@@ -7,8 +7,13 @@ the logic that the CUDA backend runs on a GPU.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
+
+# NaN and inf are data in shrew, as in PyTorch: numpy's floating-point warnings from these
+# kernels (log(0), 0/0, ...) would only be noise.  Filtered for this module alone.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=__name__)
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
