@@ -1,0 +1,188 @@
+"""The CUDA backend: CuPy arrays as storage, the array-module code path of the CPU backend,
+and the shared kernels of ../kernels compiled for CUDA.
+
+What runs where, and what checks it without a GPU:
+- Every primitive inherited from ArrayModuleBackend (layout, elementwise, comparisons,
+  reductions, cast, cat, pad, copy_, and matmul, which CuPy hands to cuBLAS) is the code the
+  CPU tests run with numpy; here the same lines call CuPy.
+- im2col, col2im, max_pool2d, avg_pool2d, gather, scatter_add (no atomics: one thread per
+  output line) and the Philox RNG launch conv.cl, index.cl and random.cl, the sources the
+  OpenCL backend runs.  tests/test_cuda_nvrtc.py compiles them for CUDA with NVRTC, and
+  tests/test_cuda_backend.py runs this very class, numpy arrays standing in for CuPy's and
+  each launch executed through OpenCL, through the conformance suite.
+- Only a GPU runs: CuPy's side of every ``self.xp`` call (allocation from CuPy's memory
+  pool, cuBLAS, CuPy's elementwise and reduction kernels, the host copies of from_numpy
+  and to_numpy), ``erf`` (cupyx.scipy.special), the cupy.cuda.Device scope of each
+  primitive, launch.Launcher.function (cupy.RawModule compiling, then the launch), and the
+  custom kernels in float16 (POCL has no half, so the tests only compile those).
+  CuPy builds every kernel with -ftz=true: float32 subnormals flush to zero on CUDA.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import threading
+
+import numpy as np
+
+from ..base import PRIMITIVES
+from ..cpu.array_module import ArrayModuleBackend
+from ..kernels import compute_dtype
+
+_i64, _i32 = np.int64, np.int32
+_META_CACHE_SIZE = 4096
+
+
+def _layout(x) -> tuple:
+    """x's strides in elements, then offset 0: a kernel gets a pointer to x's first element."""
+    return tuple(s // x.itemsize for s in x.strides) + (0,)
+
+
+class CUDABackend(ArrayModuleBackend):
+    """The primitive kernel set on one CUDA device, through CuPy.
+
+    `xp` is cupy, `erf` cupyx.scipy.special.erf and `launch` a launch.Launcher; the tests
+    pass numpy, scipy's erf and a launcher that runs the kernels on OpenCL.
+    """
+
+    def __init__(self, index: int, xp, erf, launch, description: str = ""):
+        super().__init__(f"cuda:{index}")
+        self.xp = xp
+        self.erf = erf
+        self.description = description
+        self._index = index
+        self._launch = launch
+        self._metas: dict = {}
+        self._lock = threading.Lock()  # guards the RNG state
+        self._seed, self._counter = 0, 0
+
+    def __repr__(self) -> str:
+        return f"CUDABackend({self.device}: {self.description})"
+
+    # -- plumbing ------------------------------------------------------------------------
+    def _meta(self, values: tuple):
+        """A device int64 array of `values` (geometry, shapes, strides), cached by value, so
+        a layout seen before costs no upload."""
+        meta = self._metas.get(values)
+        if meta is None:
+            if len(self._metas) >= _META_CACHE_SIZE:
+                self._metas.clear()
+            meta = self.xp.asarray(np.array(values or (0,), dtype=np.int64))
+            self._metas[values] = meta
+        return meta
+
+    def _window_meta(self, c, h, w, kernel, stride, padding, operand):
+        """conv.cl's Geometry followed by the strided operand's layout."""
+        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+        ho, wo = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+        meta = self._meta((c, h, w, kh, kw, sh, sw, ph, pw, ho, wo) + _layout(operand))
+        return meta, ho, wo
+
+    # -- host transfer -------------------------------------------------------------------
+    def from_numpy(self, a):
+        # CuPy stores native byte order only.
+        native = a.astype(a.dtype.newbyteorder("="), copy=False)
+        return self.xp.array(native, copy=True, order="C")
+
+    def to_numpy(self, x):
+        return self.xp.asnumpy(x)  # C order
+
+    # -- convolution and pooling ---------------------------------------------------------
+    def im2col(self, x, kernel, stride, padding):
+        n, c, h, w = x.shape
+        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
+        out = self.xp.empty((n, c * kernel[0] * kernel[1], ho * wo), x.dtype)
+        if out.size:
+            self._launch("conv", x.dtype, "im2col", out.size, _i64(out.size), meta, x, out)
+        return out
+
+    def col2im(self, cols, shape, kernel, stride, padding):
+        n, c, h, w = shape
+        meta, _, _ = self._window_meta(c, h, w, kernel, stride, padding, cols)
+        out = self.xp.empty(tuple(shape), cols.dtype)
+        if out.size:
+            self._launch("conv", cols.dtype, "col2im", out.size, _i64(out.size), meta, cols, out)
+        return out
+
+    def max_pool2d(self, x, kernel, stride, padding):
+        n, c, h, w = x.shape
+        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
+        values = self.xp.empty((n, c, ho, wo), x.dtype)
+        indices = self.xp.empty((n, c, ho, wo), np.int64)
+        if values.size:
+            kind = x.dtype.kind  # padding never wins: -inf, or the lowest value
+            fill = -math.inf if kind == "f" else np.iinfo(x.dtype).min if kind in "iu" else 0
+            self._launch("conv", x.dtype, "max_pool2d", values.size, _i64(values.size), meta,
+                         compute_dtype(x.dtype).type(x.dtype.type(fill)), x, values, indices)
+        return values, indices
+
+    def avg_pool2d(self, x, kernel, stride, padding):
+        n, c, h, w = x.shape
+        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
+        out = self.xp.empty((n, c, ho, wo), x.dtype)
+        if out.size:
+            self._launch("conv", x.dtype, "avg_pool2d", out.size, _i64(out.size), meta, x, out)
+        return out
+
+    # -- indexing ------------------------------------------------------------------------
+    def gather(self, x, dim, index):
+        out = self.xp.empty(index.shape, x.dtype)
+        if out.size:
+            meta = self._meta(index.shape + _layout(index) + _layout(x))
+            self._launch("index", x.dtype, "gather", out.size, _i64(out.size),
+                         _i32(index.ndim), _i32(dim), meta, x, index, out)
+        return out
+
+    def scatter_add(self, shape, dim, index, src):
+        out = self.xp.zeros(tuple(shape), src.dtype)
+        if index.size:
+            lines = index.size // index.shape[dim]  # one thread per line along dim
+            meta = self._meta(index.shape + _layout(index) + _layout(src) + _layout(out))
+            self._launch("index", src.dtype, "scatter_add", lines, _i64(lines),
+                         _i32(index.ndim), _i32(dim), meta, index, src, out)
+        return out
+
+    # -- random numbers: Philox4x32-10, state = (seed, counter of blocks used), as OpenCL ----
+    def manual_seed(self, seed):
+        with self._lock:
+            self._seed, self._counter = int(seed), 0
+
+    def _random(self, name, shape, dtype):
+        dtype = np.dtype(dtype)
+        out = self.xp.empty(tuple(shape), dtype)
+        if out.size:
+            # random.cl's PER_BLOCK: a Philox block gives 4 floats or 2 doubles
+            blocks = -(-out.size // (2 if dtype.itemsize == 8 else 4))
+            with self._lock:
+                key = self._seed % 2**64
+                self._launch("random", dtype, name, blocks, _i64(out.size),
+                             np.uint32(key & 0xFFFFFFFF), np.uint32(key >> 32),
+                             np.uint64(self._counter), out)
+                self._counter = (self._counter + blocks) % 2**64
+        return out
+
+    def rand(self, shape, dtype):
+        return self._random("rand_uniform", shape, dtype)
+
+    def randn(self, shape, dtype):
+        return self._random("rand_normal", shape, dtype)
+
+    def get_rng_state(self):
+        return (self._seed, self._counter)
+
+    def set_rng_state(self, state):
+        with self._lock:
+            self._seed, self._counter = int(state[0]), int(state[1])
+
+
+def _on_device(primitive):
+    def on_device(self, *args, **kwargs):
+        with self.xp.cuda.Device(self._index):
+            return primitive(self, *args, **kwargs)
+    return functools.wraps(primitive)(on_device)
+
+
+# Each primitive allocates and launches on this backend's GPU, whichever device is current
+# in the calling thread (CuPy works on the current one).
+for _name in PRIMITIVES:
+    setattr(CUDABackend, _name, _on_device(getattr(CUDABackend, _name)))

@@ -1,0 +1,72 @@
+"""Builds the shared kernel families for CUDA (NVRTC, through cupy.RawModule) and launches them.
+
+Only ``Launcher.function`` needs a GPU.  The rest is checked without one:
+tests/test_cuda_nvrtc.py compiles every program of ``programs`` with ``compile_options``
+(plus what CuPy adds), and tests/test_cuda_backend.py drives ``Launcher.__call__`` with
+``function`` replaced by the same kernel run through OpenCL.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels import dtype_defines, source
+
+BLOCK = 256  # threads per block; these 1-D kernels use no shared memory
+
+# The kernels the CUDA backend launches, by family (one .cl file each).
+KERNELS = {
+    "conv": ("im2col", "col2im", "max_pool2d", "avg_pool2d"),
+    "index": ("gather", "scatter_add"),
+    "random": ("rand_uniform", "rand_normal"),
+}
+FLOAT_ONLY = frozenset({"random"})  # rand and randn are asked for float dtypes only
+
+# The device-level -D values every program gets (WG_SIZE and TILE only size the OpenCL
+# reduce and matmul kernels, which CUDA leaves to CuPy; common.h documents all four).
+DEVICE_DEFINES = {"HAS_F64": 1, "HAS_F16": 1, "WG_SIZE": BLOCK, "TILE": 16}
+
+
+def programs(dtypes) -> list:
+    """Every (family, dtype) program the backend can build for a device with `dtypes`."""
+    return [(family, dtype) for family in KERNELS
+            for dtype in sorted(map(np.dtype, dtypes), key=str)
+            if family not in FLOAT_ONLY or dtype.kind == "f"]
+
+
+def compile_options(dtype: np.dtype) -> tuple:
+    """NVRTC options for one family in `dtype` (CuPy adds the architecture and include paths)."""
+    defines = {**DEVICE_DEFINES, **dtype_defines(dtype)}
+    # --fmad=false: round a*b+c as written, as numpy does and the OpenCL build (FP_CONTRACT OFF).
+    return ("--fmad=false", *(f"-D{name}={value}" for name, value in defines.items()))
+
+
+def grid_1d(n: int) -> tuple:
+    """(grid, block) covering n threads; kernels return early past n."""
+    return (-(-n // BLOCK),), (BLOCK,)
+
+
+class Launcher:
+    """The compiled programs of one device, built on first use and kept."""
+
+    def __init__(self, cupy):
+        self._cupy = cupy
+        self._modules: dict = {}
+        self._functions: dict = {}
+
+    def __call__(self, family: str, dtype: np.dtype, name: str, n: int, *args) -> None:
+        """Run kernel `name` on n threads; args follow the kernel's parameters (device arrays
+        pass as a pointer to their first element, numpy scalars by value, sized exactly)."""
+        grid, block = grid_1d(n)
+        self.function(family, dtype, name)(grid, block, args)
+
+    def function(self, family: str, dtype: np.dtype, name: str):
+        """The kernel as a callable (grid, block, args).  Only a GPU runs this."""
+        key = (family, dtype, name)
+        function = self._functions.get(key)
+        if function is None:
+            module = self._modules.get((family, dtype))
+            if module is None:
+                module = self._modules[family, dtype] = self._cupy.RawModule(
+                    code=source(family, "cuda"), options=compile_options(dtype))
+            function = self._functions[key] = module.get_function(name)
+        return function
