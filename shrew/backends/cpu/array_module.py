@@ -223,17 +223,27 @@ class ArrayModuleBackend:
     def max_pool2d(self, x, kernel, stride, padding):
         xp = self.xp
         n, c, h, w = x.shape
+        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
         fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
         win = self._windows(x, kernel, stride, padding, fill)
         ho, wo = win.shape[2:4]
-        flat = win.reshape(n, c, ho, wo, kernel[0] * kernel[1])
-        arg = xp.argmax(flat, axis=-1)
-        values = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+        # One pass per window offset over output-sized arrays (no copy of the windows).
+        # Strictly greater wins, so the first maximum in row-major window order is kept,
+        # as argmax would; a NaN wins over any number and then stays, so NaN propagates.
+        values = win[..., 0, 0].copy()
+        arg = xp.zeros(values.shape, dtype=np.int64)
+        for k in range(1, kh * kw):
+            candidate = win[..., k // kw, k % kw]
+            better = candidate > values
+            if x.dtype.kind == "f":
+                better |= xp.isnan(candidate) & ~xp.isnan(values)
+            xp.copyto(values, candidate, where=better)
+            xp.copyto(arg, k, where=better)
         # Window offset -> flat index into the unpadded input plane.
-        ki, kj = xp.divmod(arg, kernel[1])
-        rows = xp.arange(ho).reshape(1, 1, ho, 1) * stride[0] + ki - padding[0]
-        cols = xp.arange(wo).reshape(1, 1, 1, wo) * stride[1] + kj - padding[1]
-        return xp.ascontiguousarray(values), (rows * w + cols).astype(np.int64)
+        ki, kj = xp.divmod(arg, kw)
+        rows = xp.arange(ho).reshape(1, 1, ho, 1) * sh + ki - ph
+        cols = xp.arange(wo).reshape(1, 1, 1, wo) * sw + kj - pw
+        return values, rows * w + cols
 
     def avg_pool2d(self, x, kernel, stride, padding):
         win = self._windows(x, kernel, stride, padding, 0)
@@ -248,11 +258,16 @@ class ArrayModuleBackend:
 
     def scatter_add(self, shape, dim, index, src):
         xp = self.xp
-        # Flatten every (index, position) to one offset into `out`, then a single bincount:
-        # deterministic, vectorised, and accumulated in float64 before the final cast.
-        grids = xp.indices(index.shape, sparse=True)
-        coords = [index if d == dim else g for d, g in enumerate(grids)]
-        flat = xp.ravel_multi_index(tuple(xp.broadcast_to(c, index.shape) for c in coords), shape)
+        # Every (index, position) as one flat offset into `out` (built by broadcasting one
+        # small arange per dim), then a single bincount: deterministic, vectorised, and
+        # accumulated in float64 before the final cast.
+        strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+        flat = index * strides[dim]
+        for d, size in enumerate(index.shape):
+            if d != dim:
+                along = [1] * index.ndim
+                along[d] = size
+                flat = flat + xp.arange(size).reshape(along) * strides[d]
         src = src[tuple(slice(0, s) for s in index.shape)]
         size = math.prod(shape)
         if src.dtype.kind == "f":
