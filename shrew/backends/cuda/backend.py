@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 
 import numpy as np
 
 from ..base import PRIMITIVES
 from ..cpu.array_module import ArrayModuleBackend
 from ..kernels import compute_dtype
+from ..kernels.philox import PhiloxRNG
 
 _i64, _i32 = np.int64, np.int32
 _META_CACHE_SIZE = 4096
@@ -38,7 +38,7 @@ def _layout(x) -> tuple:
     return tuple(s // x.itemsize for s in x.strides) + (0,)
 
 
-class CUDABackend(ArrayModuleBackend):
+class CUDABackend(PhiloxRNG, ArrayModuleBackend):
     """The primitive kernel set on one CUDA device, through CuPy.
 
     `xp` is cupy, `erf` cupyx.scipy.special.erf and `launch` a launch.Launcher; the tests
@@ -53,8 +53,6 @@ class CUDABackend(ArrayModuleBackend):
         self._index = index
         self._launch = launch
         self._metas: dict = {}
-        self._lock = threading.Lock()  # guards the RNG state
-        self._seed, self._counter = 0, 0
 
     def __repr__(self) -> str:
         return f"CUDABackend({self.device}: {self.description})"
@@ -142,37 +140,12 @@ class CUDABackend(ArrayModuleBackend):
                          _i32(index.ndim), _i32(dim), meta, index, src, out)
         return out
 
-    # -- random numbers: Philox4x32-10, state = (seed, counter of blocks used), as OpenCL ----
-    def manual_seed(self, seed):
-        with self._lock:
-            self._seed, self._counter = int(seed), 0
+    # -- random numbers: PhiloxRNG keeps the state; random.cl makes the numbers ----------
+    def _empty(self, shape, dtype):
+        return self.xp.empty(shape, dtype)
 
-    def _random(self, name, shape, dtype):
-        dtype = np.dtype(dtype)
-        out = self.xp.empty(tuple(shape), dtype)
-        if out.size:
-            # random.cl's PER_BLOCK: a Philox block gives 4 floats or 2 doubles
-            blocks = -(-out.size // (2 if dtype.itemsize == 8 else 4))
-            with self._lock:
-                key = self._seed % 2**64
-                self._launch("random", dtype, name, blocks, _i64(out.size),
-                             np.uint32(key & 0xFFFFFFFF), np.uint32(key >> 32),
-                             np.uint64(self._counter), out)
-                self._counter = (self._counter + blocks) % 2**64
-        return out
-
-    def rand(self, shape, dtype):
-        return self._random("rand_uniform", shape, dtype)
-
-    def randn(self, shape, dtype):
-        return self._random("rand_normal", shape, dtype)
-
-    def get_rng_state(self):
-        return (self._seed, self._counter)
-
-    def set_rng_state(self, state):
-        with self._lock:
-            self._seed, self._counter = int(state[0]), int(state[1])
+    def _launch_random(self, name, dtype, blocks, args, out):
+        self._launch("random", dtype, name, blocks, *args, out)
 
 
 def _on_device(primitive):

@@ -15,6 +15,7 @@ import pyopencl as cl
 import pyopencl.tools
 
 from ..kernels import compute_dtype
+from ..kernels.philox import PhiloxRNG
 from .programs import Programs
 from .storage import CLStorage, broadcast_layout, collapse, contiguous_strides, view_strides
 
@@ -22,7 +23,7 @@ _i64, _i32 = np.int64, np.int32
 _META_CACHE_SIZE = 4096
 
 
-class OpenCLBackend:
+class OpenCLBackend(PhiloxRNG):
     """The primitive kernel set on one OpenCL device."""
 
     def __init__(self, cl_device: cl.Device, index: int):
@@ -49,7 +50,6 @@ class OpenCLBackend:
         self._pool = cl.tools.MemoryPool(cl.tools.ImmediateAllocator(self.queue))
         self._metas: dict = {}
         self._lock = threading.RLock()  # kernel objects hold their arguments: one launch at a time
-        self._seed, self._counter = 0, 0
 
     def __repr__(self) -> str:
         return f"OpenCLBackend({self.device}: {self.cl_device.name.strip()})"
@@ -346,37 +346,9 @@ class OpenCLBackend:
                             out.buffer)
         return out
 
-    # -- random numbers: Philox4x32-10, state = (seed, counter of 128-bit blocks used) ------
-    def manual_seed(self, seed):
-        with self._lock:
-            self._seed, self._counter = int(seed), 0
-
-    def _random(self, name, shape, dtype):
-        dtype = np.dtype(dtype)
-        out = self._empty(tuple(shape), dtype)
-        if out.size:
-            # random.cl's PER_BLOCK: a Philox block gives 4 floats or 2 doubles
-            blocks = -(-out.size // (2 if dtype.itemsize == 8 else 4))
-            with self._lock:
-                key = self._seed % 2**64
-                self._launch_1d("random", dtype, name, blocks, _i64(out.size),
-                                np.uint32(key & 0xFFFFFFFF), np.uint32(key >> 32),
-                                np.uint64(self._counter), out.buffer)
-                self._counter = (self._counter + blocks) % 2**64
-        return out
-
-    def rand(self, shape, dtype):
-        return self._random("rand_uniform", shape, dtype)
-
-    def randn(self, shape, dtype):
-        return self._random("rand_normal", shape, dtype)
-
-    def get_rng_state(self):
-        return (self._seed, self._counter)
-
-    def set_rng_state(self, state):
-        with self._lock:
-            self._seed, self._counter = int(state[0]), int(state[1])
+    # -- random numbers: PhiloxRNG keeps the state; random.cl makes the numbers ----------
+    def _launch_random(self, name, dtype, blocks, args, out):
+        self._launch_1d("random", dtype, name, blocks, *args, out.buffer)
 
     # -- in-place ------------------------------------------------------------------------------
     def copy_(self, dst, src):
