@@ -6,13 +6,12 @@ Conv -> BatchNorm -> ReLU -> MaxPool, twice, then a linear classifier.  Prints t
 accuracy at the end (about 98% on the CPU in well under a minute)."""
 from __future__ import annotations
 
-import argparse
 import sys
 
 import shrew
 from shrew import nn
 
-from train_mlp import accuracy, load_data, train
+from train_mlp import fit_and_report, load_data, parse_args
 
 
 def build_model() -> nn.Module:
@@ -23,23 +22,12 @@ def build_model() -> nn.Module:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--epochs", type=int, default=15)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=3e-3)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-
+    args = parse_args(argv, __doc__.splitlines()[0], epochs=15)
     shrew.manual_seed(args.seed)
     x_train, x_test, y_train, y_test = load_data(args.seed)
     # Images as [N, 1, 8, 8]; the shared training loop only ever indexes the first dim.
     data = (x_train.reshape(-1, 1, 8, 8), x_test.reshape(-1, 1, 8, 8), y_train, y_test)
-    model = build_model().to(args.device)
-    losses = train(model, data, args.device, args.epochs, args.batch_size, args.lr, args.seed)
-    acc = accuracy(model, data[1], data[3], args.device)
-    print(f"test accuracy: {acc:.2%} (final train loss {losses[-1]:.4f})")
-    return {"losses": losses, "accuracy": acc}
+    return fit_and_report(build_model(), data, args)
 
 
 if __name__ == "__main__":

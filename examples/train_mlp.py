@@ -63,22 +63,30 @@ def train(model, data, device="cpu", epochs=30, batch_size=64, lr=3e-3, seed=0, 
     return losses
 
 
-def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(argv, description: str, epochs: int) -> argparse.Namespace:
+    """The options both digit examples take."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--epochs", type=int, default=30)
+    parser.add_argument("--epochs", type=int, default=epochs)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
-    shrew.manual_seed(args.seed)
-    data = load_data(args.seed)
-    model = build_model().to(args.device)
+
+def fit_and_report(model, data, args) -> dict:
+    """Train on `data`, print the test accuracy, return the losses and the accuracy."""
+    model = model.to(args.device)
     losses = train(model, data, args.device, args.epochs, args.batch_size, args.lr, args.seed)
     acc = accuracy(model, data[1], data[3], args.device)
     print(f"test accuracy: {acc:.2%} (final train loss {losses[-1]:.4f})")
     return {"losses": losses, "accuracy": acc}
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv, __doc__.splitlines()[0], epochs=30)
+    shrew.manual_seed(args.seed)
+    return fit_and_report(build_model(), load_data(args.seed), args)
 
 
 if __name__ == "__main__":

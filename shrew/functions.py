@@ -2,20 +2,27 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import op as O
 from .device import get_backend
-from .dtype import as_dtype, from_numpy_dtype, bool_, check_float, float32, int64, result_type
+from .dtype import (DType, as_dtype, bool_, check_float, float32, from_numpy_dtype, int64,
+                    result_type)
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
 from .shape import broadcast_shapes, conv_output_size, fmt, normalize_dim, numel, pair
 from .tensor import (Tensor, _check_device_dtype, _check_index_range, _checked_index,
                      _record, _same_device, _wrap)
 
+if TYPE_CHECKING:
+    from .backends.base import Backend, Storage
+    from .typing import DTypeLike, IntOrPair, Scalar, ShapeLike, TensorData
+
 
 # -- creation --------------------------------------------------------------------------
-def _shape_arg(op, shape) -> tuple:
+def _shape_arg(op: str, shape: Sequence[Any]) -> tuple[int, ...]:
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
         shape = tuple(shape[0])
     if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
@@ -24,7 +31,9 @@ def _shape_arg(op, shape) -> tuple:
     return tuple(int(s) for s in shape)
 
 
-def _new(op, data_fn, shape, dtype, device, requires_grad, default=float32) -> Tensor:
+def _new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequence[int],
+         dtype: DTypeLike | None, device: str, requires_grad: bool,
+         default: DType = float32) -> Tensor:
     backend = get_backend(device)
     dtype = default if dtype is None else as_dtype(dtype)
     _check_device_dtype(backend, dtype, op)
@@ -35,38 +44,43 @@ def _new(op, data_fn, shape, dtype, device, requires_grad, default=float32) -> T
     return t
 
 
-def tensor(data, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def tensor(data: TensorData, dtype: DTypeLike | None = None, device: str = "cpu",
+           requires_grad: bool = False) -> Tensor:
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def full(shape, value, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def full(shape: ShapeLike, value: Scalar, dtype: DTypeLike | None = None, device: str = "cpu",
+         requires_grad: bool = False) -> Tensor:
     shape = _shape_arg("full", (shape,) if isinstance(shape, int) else (tuple(shape),))
     if not isinstance(value, numbers.Number):
         raise ShrewError(f"full: value must be a number, got {value!r}")
-    default = result_type(value) if dtype is None else None
+    default = result_type(value) if dtype is None else float32  # (unused with a dtype)
     return _new("full", lambda be, dt: be.full(shape, value, dt), shape, dtype, device,
                 requires_grad, default)
 
 
-def zeros(*shape, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def zeros(*shape: ShapeLike, dtype: DTypeLike | None = None, device: str = "cpu",
+          requires_grad: bool = False) -> Tensor:
     shape = _shape_arg("zeros", shape)
     return _new("zeros", lambda be, dt: be.full(shape, 0, dt), shape, dtype, device, requires_grad)
 
 
-def ones(*shape, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def ones(*shape: ShapeLike, dtype: DTypeLike | None = None, device: str = "cpu",
+         requires_grad: bool = False) -> Tensor:
     shape = _shape_arg("ones", shape)
     return _new("ones", lambda be, dt: be.full(shape, 1, dt), shape, dtype, device, requires_grad)
 
 
-def zeros_like(t: Tensor, dtype=None) -> Tensor:
+def zeros_like(t: Tensor, dtype: DTypeLike | None = None) -> Tensor:
     return zeros(t.shape, dtype=dtype or t.dtype, device=t.device)
 
 
-def ones_like(t: Tensor, dtype=None) -> Tensor:
+def ones_like(t: Tensor, dtype: DTypeLike | None = None) -> Tensor:
     return ones(t.shape, dtype=dtype or t.dtype, device=t.device)
 
 
-def rand(*shape, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def rand(*shape: ShapeLike, dtype: DTypeLike | None = None, device: str = "cpu",
+         requires_grad: bool = False) -> Tensor:
     """Uniform in [0, 1) from the device's seeded generator."""
     shape = _shape_arg("rand", shape)
     dtype = float32 if dtype is None else as_dtype(dtype)
@@ -74,7 +88,8 @@ def rand(*shape, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     return _new("rand", lambda be, dt: be.rand(shape, dt), shape, dtype, device, requires_grad)
 
 
-def randn(*shape, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def randn(*shape: ShapeLike, dtype: DTypeLike | None = None, device: str = "cpu",
+          requires_grad: bool = False) -> Tensor:
     """Standard normal from the device's seeded generator."""
     shape = _shape_arg("randn", shape)
     dtype = float32 if dtype is None else as_dtype(dtype)
@@ -82,7 +97,8 @@ def randn(*shape, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     return _new("randn", lambda be, dt: be.randn(shape, dt), shape, dtype, device, requires_grad)
 
 
-def arange(n, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def arange(n: int, dtype: DTypeLike | None = None, device: str = "cpu",
+           requires_grad: bool = False) -> Tensor:
     """0, 1, ..., n-1 (int64 unless a dtype is given)."""
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
         raise ShrewError(f"arange: n must be a non-negative int, got {n!r}")
@@ -90,7 +106,8 @@ def arange(n, dtype=None, device="cpu", requires_grad=False) -> Tensor:
                 requires_grad, int64)
 
 
-def eye(n, m=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def eye(n: int, m: int | None = None, dtype: DTypeLike | None = None, device: str = "cpu",
+        requires_grad: bool = False) -> Tensor:
     m = n if m is None else m
     if not all(isinstance(v, (int, np.integer)) and v >= 0 for v in (n, m)):
         raise ShrewError(f"eye: sizes must be non-negative ints, got {n!r}, {m!r}")
@@ -99,7 +116,7 @@ def eye(n, m=None, dtype=None, device="cpu", requires_grad=False) -> Tensor:
                 device, requires_grad)
 
 
-def from_numpy(a: np.ndarray, device="cpu") -> Tensor:
+def from_numpy(a: np.ndarray, device: str = "cpu") -> Tensor:
     """A tensor from a numpy array; on the CPU it shares the array's memory."""
     if not isinstance(a, np.ndarray):
         raise ShrewError(f"from_numpy: expected a numpy array, got {type(a).__name__}")
@@ -114,7 +131,7 @@ DLPACK_DEVICES = {1: "cpu", 2: "cuda"}
 """DLPack device types (kDLCPU, kDLCUDA) and the shrew backend that imports them."""
 
 
-def from_dlpack(x) -> Tensor:
+def from_dlpack(x: Any) -> Tensor:
     """A tensor sharing the memory of `x`: any object with __dlpack__ (a numpy array, a
     PyTorch or CuPy tensor, a shrew tensor), on the shrew device that matches x's."""
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
@@ -144,7 +161,7 @@ def manual_seed(seed: int) -> None:
 
 
 # -- joining and selecting ------------------------------------------------------------------
-def cat(tensors, dim=0) -> Tensor:
+def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     tensors = tuple(tensors)
     if not tensors:
         raise ShrewError("cat: needs at least one tensor")
@@ -166,7 +183,7 @@ def cat(tensors, dim=0) -> Tensor:
     return _record(data, first._backend, O.Cat(tensors, d), *tensors)
 
 
-def stack(tensors, dim=0) -> Tensor:
+def stack(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     tensors = tuple(tensors)
     if not tensors:
         raise ShrewError("stack: needs at least one tensor")
@@ -174,7 +191,7 @@ def stack(tensors, dim=0) -> Tensor:
     return cat([t.unsqueeze(d) for t in tensors], d)
 
 
-def where(cond: Tensor, a, b) -> Tensor:
+def where(cond: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
     """Elementwise cond ? a : b, broadcasting all three; a and b may be numbers."""
     if not isinstance(cond, Tensor) or cond.dtype is not bool_:
         got = cond.dtype if isinstance(cond, Tensor) else type(cond).__name__
@@ -191,7 +208,7 @@ def where(cond: Tensor, a, b) -> Tensor:
     return _record(data, backend, O.WhereCond(cond, a, b), a, b)
 
 
-def scatter_add(shape, dim, index: Tensor, src: Tensor) -> Tensor:
+def scatter_add(shape: Sequence[int], dim: int, index: Tensor, src: Tensor) -> Tensor:
     """zeros(shape) with src added at index along dim (the adjoint of gather)."""
     shape = tuple(shape)
     d = normalize_dim(dim, len(shape), "scatter_add")
@@ -208,7 +225,8 @@ def scatter_add(shape, dim, index: Tensor, src: Tensor) -> Tensor:
 
 
 # -- convolution and pooling ------------------------------------------------------------------
-def _conv_geometry(op, x, kernel, stride, padding):
+def _conv_geometry(op: str, x: Tensor | _ShapeOnly, kernel: Any, stride: Any, padding: Any,
+                   ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """Validated (kernel, stride, padding, output size) pairs for a [N, C, H, W] input."""
     kernel = pair(kernel, "kernel_size", op, 1)
     stride = pair(stride, "stride", op, 1)
@@ -218,7 +236,7 @@ def _conv_geometry(op, x, kernel, stride, padding):
     return kernel, stride, padding, out
 
 
-def im2col(x: Tensor, kernel, stride=1, padding=0) -> Tensor:
+def im2col(x: Tensor, kernel: IntOrPair, stride: IntOrPair = 1, padding: IntOrPair = 0) -> Tensor:
     """[N, C, H, W] -> [N, C*kh*kw, Ho*Wo]: every kernel window as a column."""
     _check_4d("im2col", x)
     kernel, stride, padding, _ = _conv_geometry("im2col", x, kernel, stride, padding)
@@ -226,7 +244,8 @@ def im2col(x: Tensor, kernel, stride=1, padding=0) -> Tensor:
     return _record(data, x._backend, O.Im2Col(x, kernel, stride, padding), x)
 
 
-def col2im(cols: Tensor, shape, kernel, stride=1, padding=0) -> Tensor:
+def col2im(cols: Tensor, shape: Sequence[int], kernel: IntOrPair, stride: IntOrPair = 1,
+           padding: IntOrPair = 0) -> Tensor:
     """The adjoint of im2col: sums the columns back into an image of `shape`."""
     shape = tuple(shape)
     if len(shape) != 4:
@@ -244,28 +263,38 @@ def col2im(cols: Tensor, shape, kernel, stride=1, padding=0) -> Tensor:
 class _ShapeOnly:
     __slots__ = ("shape",)
 
-    def __init__(self, shape):
+    def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = shape
 
 
-def _check_4d(op, x):
+def _check_4d(op: str, x: Tensor) -> None:
     if not isinstance(x, Tensor) or x.ndim != 4:
         raise ShapeError(f"{op}: input must be a [N, C, H, W] tensor, got "
                          f"{fmt(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
     check_float(x.dtype, op)
 
 
-def conv2d(x: Tensor, weight: Tensor, stride=1, padding=0) -> Tensor:
-    """2-d cross-correlation (no bias): im2col and one batched GEMM."""
-    _check_4d("conv2d", x)
-    _same_device("conv2d", x, weight)
-    if weight.ndim != 4:
-        raise ShapeError(f"conv2d: weight must be [out, in, kh, kw], got {fmt(weight.shape)}")
+def _check_conv(op, x, weight, x_layout: str, w_layout: str) -> None:
+    """Input and weight of a convolution: dims as the layouts say, channels, dtype, device."""
+    ndim = x_layout.count(",") + 1
+    if not isinstance(x, Tensor) or x.ndim != ndim:
+        raise ShapeError(f"{op}: input must be a {x_layout} tensor, got "
+                         f"{fmt(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
+    check_float(x.dtype, op)
+    if not isinstance(weight, Tensor) or weight.ndim != ndim:
+        raise ShapeError(f"{op}: weight must be {w_layout}, got "
+                         f"{fmt(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__}")
+    _same_device(op, x, weight)
     if weight.shape[1] != x.shape[1]:
-        raise ShapeError(f"conv2d: input has {x.shape[1]} channels but weight "
+        raise ShapeError(f"{op}: input has {x.shape[1]} channels but weight "
                          f"{fmt(weight.shape)} expects {weight.shape[1]}")
     if weight.dtype is not x.dtype:
-        raise DTypeError(f"conv2d: input and weight dtypes differ ({x.dtype}, {weight.dtype})")
+        raise DTypeError(f"{op}: input and weight dtypes differ ({x.dtype}, {weight.dtype})")
+
+
+def conv2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: IntOrPair = 0) -> Tensor:
+    """2-d cross-correlation (no bias): im2col and one batched GEMM."""
+    _check_conv("conv2d", x, weight, "[N, C, H, W]", "[out, in, kh, kw]")
     kernel, stride, padding, (ho, wo) = _conv_geometry("conv2d", x, weight.shape[2:], stride, padding)
     be = x._backend
     cols = be.im2col(x._data, kernel, stride, padding)
@@ -274,20 +303,9 @@ def conv2d(x: Tensor, weight: Tensor, stride=1, padding=0) -> Tensor:
     return _record(out, be, O.Conv2d(x, weight, stride, padding), x, weight)
 
 
-def conv1d(x: Tensor, weight: Tensor, stride=1, padding=0) -> Tensor:
+def conv1d(x: Tensor, weight: Tensor, stride: int = 1, padding: int = 0) -> Tensor:
     """1-d cross-correlation (no bias), lowered to the 2-d im2col with a height of 1."""
-    if not isinstance(x, Tensor) or x.ndim != 3:
-        raise ShapeError(f"conv1d: input must be [N, C, L], got "
-                         f"{fmt(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
-    check_float(x.dtype, "conv1d")
-    _same_device("conv1d", x, weight)
-    if weight.ndim != 3:
-        raise ShapeError(f"conv1d: weight must be [out, in, k], got {fmt(weight.shape)}")
-    if weight.shape[1] != x.shape[1]:
-        raise ShapeError(f"conv1d: input has {x.shape[1]} channels but weight "
-                         f"{fmt(weight.shape)} expects {weight.shape[1]}")
-    if weight.dtype is not x.dtype:
-        raise DTypeError(f"conv1d: input and weight dtypes differ ({x.dtype}, {weight.dtype})")
+    _check_conv("conv1d", x, weight, "[N, C, L]", "[out, in, k]")
     stride = _single(stride, "stride", 1)
     padding = _single(padding, "padding", 0)
     lo = conv_output_size("conv1d", x.shape[2], weight.shape[2], stride, padding)
@@ -300,7 +318,7 @@ def conv1d(x: Tensor, weight: Tensor, stride=1, padding=0) -> Tensor:
     return _record(out, be, O.Conv1d(x, weight, stride, padding), x, weight)
 
 
-def _single(value, name, minimum):
+def _single(value: Any, name: str, minimum: int) -> int:
     if isinstance(value, (tuple, list)) and len(value) == 1:
         value = value[0]
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
@@ -308,7 +326,8 @@ def _single(value, name, minimum):
     return value
 
 
-def _pool_geometry(op, x, kernel_size, stride, padding):
+def _pool_geometry(op: str, x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None,
+                   padding: IntOrPair) -> tuple[tuple[int, ...], ...]:
     _check_4d(op, x)
     kernel = pair(kernel_size, "kernel_size", op, 1)
     stride = kernel if stride is None else pair(stride, "stride", op, 1)
@@ -320,14 +339,16 @@ def _pool_geometry(op, x, kernel_size, stride, padding):
     return kernel, stride, padding
 
 
-def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
+def max_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,
+               padding: IntOrPair = 0) -> Tensor:
     kernel, stride, padding = _pool_geometry("max_pool2d", x, kernel_size, stride, padding)
     values, indices = x._backend.max_pool2d(x._data, kernel, stride, padding)
     index = _wrap(indices, x._backend)
     return _record(values, x._backend, O.MaxPool2d(x, kernel, stride, padding, index), x)
 
 
-def avg_pool2d(x: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
+def avg_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,
+               padding: IntOrPair = 0) -> Tensor:
     kernel, stride, padding = _pool_geometry("avg_pool2d", x, kernel_size, stride, padding)
     data = x._backend.avg_pool2d(x._data, kernel, stride, padding)
     return _record(data, x._backend, O.AvgPool2d(x, kernel, stride, padding), x)
