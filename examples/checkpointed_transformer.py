@@ -129,7 +129,8 @@ def main(argv=None) -> dict:
                         help="checkpoint_sequential segments over the blocks")
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--plot", default=str(Path(__file__).with_name("checkpointed_transformer_loss.png")))
+    parser.add_argument("--plot", default=str(Path(__file__).with_name(
+        "checkpointed_transformer_loss.png")))
     args = parser.parse_args(argv)
 
     shrew.manual_seed(args.seed)

@@ -6,6 +6,8 @@ with create_graph=True they are recorded and can be differentiated again.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
+from typing import TypeAlias
 
 from . import op as O
 from .checkpoint import checkpoint_grads
@@ -20,45 +22,48 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
+InputGrads: TypeAlias = Sequence[tuple[Tensor, Tensor | None]]
+"""What a gradient rule returns: (input, its gradient or None) per input."""
+
 
 class GradStore:
     """The gradients of one backward call, keyed by tensor id."""
 
     __slots__ = ("_grads",)
 
-    def __init__(self):
-        self._grads = {}
+    def __init__(self) -> None:
+        self._grads: dict[int, tuple[Tensor, Tensor]] = {}
 
-    def __getitem__(self, t):
+    def __getitem__(self, t: Tensor) -> Tensor:
         try:
             return self._grads[t.id][1]
         except KeyError:
             raise KeyError(f"no gradient reached tensor {t.id} (shape {fmt(t.shape)})") from None
 
-    def get(self, t, default=None):
+    def get(self, t: Tensor, default: Tensor | None = None) -> Tensor | None:
         entry = self._grads.get(t.id)
         return default if entry is None else entry[1]
 
-    def __contains__(self, t) -> bool:
+    def __contains__(self, t: Tensor) -> bool:
         return t.id in self._grads
 
     def __len__(self) -> int:
         return len(self._grads)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         return iter(t for t, _ in self._grads.values())
 
-    def items(self):
+    def items(self) -> list[tuple[Tensor, Tensor]]:
         return list(self._grads.values())
 
-    def insert(self, t, grad) -> None:
+    def insert(self, t: Tensor, grad: Tensor) -> None:
         self._grads[t.id] = (t, grad)
 
     def __repr__(self) -> str:
         return f"GradStore({len(self)} gradients)"
 
 
-def sum_to_shape(grad, shape):
+def sum_to_shape(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum a gradient over the dims that broadcasting added or stretched, back to `shape`."""
     if grad.shape == shape:
         return grad
@@ -68,7 +73,7 @@ def sum_to_shape(grad, shape):
     return grad.reshape(*shape)
 
 
-def topological_order(root) -> list:
+def topological_order(root: Tensor) -> list[Tensor]:
     """Every tensor that needs grad and leads to `root`, consumers before producers.
 
     An iterative walk (no recursion, so any depth works) collects the nodes; sorting them
@@ -92,7 +97,8 @@ def topological_order(root) -> list:
     return [seen[i] for i in sorted(seen, reverse=True)]
 
 
-def backward(root, gradient=None, retain_graph=None, create_graph=False) -> GradStore:
+def backward(root: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
+             create_graph: bool = False) -> GradStore:
     """Backpropagate from `root`; return the GradStore and accumulate leaves' .grad."""
     if not isinstance(root, Tensor) or not root.requires_grad:
         raise ShrewError("backward: the tensor does not require grad (no input of its graph "
@@ -114,7 +120,8 @@ def backward(root, gradient=None, retain_graph=None, create_graph=False) -> Grad
     return run_backward(root, gradient, retain_graph, create_graph, accumulate=True)
 
 
-def run_backward(root, gradient, retain_graph, create_graph, accumulate) -> GradStore:
+def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_graph: bool,
+                 accumulate: bool) -> GradStore:
     """The engine.  With accumulate=False leaves' .grad is left alone (checkpoint uses it)."""
     order = topological_order(root)
     store = GradStore()
@@ -146,12 +153,12 @@ def run_backward(root, gradient, retain_graph, create_graph, accumulate) -> Grad
     return store
 
 
-def _expand(grad, keep_shape, shape):
+def _expand(grad: Tensor, keep_shape: tuple[int, ...], shape: tuple[int, ...]) -> Tensor:
     """A reduced gradient (with keepdim dims restored) broadcast back to `shape`."""
     return grad.reshape(*keep_shape).expand(*shape)
 
 
-def input_grads(y, op, g):
+def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
     """(input, gradient) pairs for one node: the gradient rule of each Op variant."""
     match op:  # the most frequent variants first: cases are tried in order
         case O.Binary("add", a, b):
@@ -170,7 +177,7 @@ def input_grads(y, op, g):
             return ((x, g * float(mul)),)
         case O.Contiguous(x) | O.Reshape(x) | O.ToDtype(x) | O.ToDevice(x):
             return ((x, _cast_like(g, x)),)
-        case O.Reduce(fn, x, dims, keepdim):
+        case O.Reduce(fn, x, dims, _):
             keep = tuple(1 if i in dims else s for i, s in enumerate(x.shape))
             if fn == "sum":
                 return ((x, _expand(g, keep, x.shape)),)
@@ -182,7 +189,8 @@ def input_grads(y, op, g):
             share = hit.to_dtype(x.dtype).sum(dims, keepdim=True)
             return ((x, where(hit, g.reshape(*keep) / share, 0.0)),)
         case O.Matmul(a, b):
-            return ((a, sum_to_shape(g @ b.transpose(-1, -2), a.shape) if a.requires_grad else None),
+            return ((a, sum_to_shape(g @ b.transpose(-1, -2), a.shape)
+                     if a.requires_grad else None),
                     (b, _matmul_rhs_grad(a, b, g) if b.requires_grad else None))
         case O.Transpose(x, d0, d1):
             return ((x, g.transpose(d0, d1)),)
@@ -198,12 +206,12 @@ def input_grads(y, op, g):
         case O.Powf(x, e):
             return ((x, g * x.powf(e - 1.0) * e),)
         case O.Clamp(x, lo, hi):
-            keep = g
+            kept = g
             if lo is not None:
-                keep = where(x < lo, 0.0, keep)
+                kept = where(x < lo, 0.0, kept)
             if hi is not None:
-                keep = where(x > hi, 0.0, keep)
-            return ((x, keep),)
+                kept = where(x > hi, 0.0, kept)
+            return ((x, kept),)
         case O.WhereCond(cond, a, b):
             return ((a, sum_to_shape(where(cond, g, 0.0), a.shape) if a.requires_grad else None),
                     (b, sum_to_shape(where(cond, 0.0, g), b.shape) if b.requires_grad else None))
@@ -251,7 +259,7 @@ def input_grads(y, op, g):
     raise ShrewError(f"backward: no gradient rule for {type(op).__name__}")
 
 
-def _matmul_rhs_grad(a, b, g):
+def _matmul_rhs_grad(a: Tensor, b: Tensor, g: Tensor) -> Tensor:
     """a^T @ g summed to b's shape.  A plain matrix b shared by a batch of a's gets one
     GEMM over the folded batch, not a batch of products summed afterwards."""
     if b.ndim == 2 and a.ndim > 2:
@@ -260,7 +268,7 @@ def _matmul_rhs_grad(a, b, g):
     return sum_to_shape(a.transpose(-1, -2) @ g, b.shape)
 
 
-def _cast_like(g, x):
+def _cast_like(g: Tensor, x: Tensor) -> Tensor:
     """The gradient in x's dtype and on x's device (for ToDtype / ToDevice / views)."""
     if g.dtype is not x.dtype:
         g = g.to_dtype(x.dtype)
@@ -269,7 +277,9 @@ def _cast_like(g, x):
     return g.reshape(*x.shape) if g.shape != x.shape else g
 
 
-def _conv_grads(x, w, g, kernel, stride, padding, need_x, need_w):
+def _conv_grads(x: Tensor, w: Tensor, g: Tensor, kernel: tuple[int, ...],
+                stride: tuple[int, ...], padding: tuple[int, ...], need_x: bool,
+                need_w: bool) -> tuple[tuple[Tensor, Tensor | None], tuple[Tensor, Tensor | None]]:
     """Conv as im2col + GEMM, differentiated: dW = g . cols^T, dX = col2im(W^T . g)."""
     n, o = g.shape[:2]
     g_mat = g.reshape(n, o, numel(g.shape[2:]))       # [N, O, L]
@@ -283,7 +293,7 @@ def _conv_grads(x, w, g, kernel, stride, padding, need_x, need_w):
     return (x, gx), (w, gw)
 
 
-def _unary_grad(fn, x, y, g):
+def _unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
     """d/dx of each Unary function, times g."""
     match fn:
         case "neg":

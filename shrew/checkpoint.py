@@ -3,12 +3,19 @@ backward with the random-number state replayed."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import op as O
 from .device import live_backends
 from .errors import ShrewError
 from .grad_mode import enable_grad, is_grad_enabled
 
+if TYPE_CHECKING:
+    from .nn.module import Module
+    from .tensor import Tensor
+
+_T = TypeVar("_T")
 _state = threading.local()
 
 
@@ -18,7 +25,7 @@ def in_recomputation() -> bool:
     return getattr(_state, "depth", 0) > 0
 
 
-def _outputs(result):
+def _outputs(result: object) -> tuple[Tensor, ...]:
     from .tensor import Tensor
     if isinstance(result, Tensor):
         return (result,)
@@ -28,12 +35,14 @@ def _outputs(result):
                      f"got {type(result).__name__}")
 
 
-def _captured(outputs, args) -> tuple:
+def _captured(outputs: Sequence[Tensor], args: Sequence[object]) -> tuple[Tensor, ...]:
     """Tensors needing grad that the recorded run read from outside: its tensor arguments
     and any parameter (leaf) it used.  The walk stops at both."""
     from .tensor import Tensor
     boundary = {a.id for a in args if isinstance(a, Tensor)}
-    seen, found, stack = set(), {}, [o for o in outputs if o.requires_grad]
+    seen: set[int] = set()
+    found: dict[int, Tensor] = {}
+    stack = [o for o in outputs if o.requires_grad]
     while stack:
         t = stack.pop()
         if t.id in seen:
@@ -46,7 +55,7 @@ def _captured(outputs, args) -> tuple:
     return tuple(found[i] for i in sorted(found))
 
 
-def checkpoint(fn, *args):
+def checkpoint(fn: Callable[..., _T], *args: Any) -> _T:
     """Run fn(*args) keeping only its inputs; its graph is rebuilt during backward."""
     from .tensor import Tensor, _wrap
     if not callable(fn):
@@ -55,7 +64,7 @@ def checkpoint(fn, *args):
         return fn(*args)
     rng_states = tuple((be, be.get_rng_state()) for be in live_backends())
     with enable_grad():
-        result = fn(*args)
+        result: Any = fn(*args)
     outputs = _outputs(result)
     captured = _captured(outputs, args)
     if not captured:
@@ -65,10 +74,10 @@ def checkpoint(fn, *args):
         if out.requires_grad:
             out = _wrap(out._data, out._backend, O.Checkpoint(fn, args, captured, rng_states, i))
         wrapped.append(out)
-    return wrapped[0] if isinstance(result, Tensor) else type(result)(wrapped)
+    return cast(_T, wrapped[0] if isinstance(result, Tensor) else type(result)(wrapped))
 
 
-def checkpoint_grads(y, op, g):
+def checkpoint_grads(y: Tensor, op: O.Checkpoint, g: Tensor) -> list[tuple[Tensor, Tensor | None]]:
     """Backward of a Checkpoint node: replay the RNG, re-run fn, backpropagate through it."""
     from .backprop import run_backward
     from .tensor import Tensor
@@ -110,7 +119,8 @@ def checkpoint_grads(y, op, g):
     return result
 
 
-def checkpoint_sequential(functions, segments: int, input):
+def checkpoint_sequential(functions: Module | Iterable[Callable[[Tensor], Tensor]],
+                          segments: int, input: Tensor) -> Tensor:
     """Split a sequence of functions into `segments` runs and checkpoint each one."""
     functions = list(functions.children()) if hasattr(functions, "children") else list(functions)
     if not functions:
@@ -128,8 +138,8 @@ def checkpoint_sequential(functions, segments: int, input):
     return input
 
 
-def _run_chain(chunk):
-    def run(x):
+def _run_chain(chunk: Sequence[Callable[[Tensor], Tensor]]) -> Callable[[Tensor], Tensor]:
+    def run(x: Tensor) -> Tensor:
         for f in chunk:
             x = f(x)
         return x

@@ -3,22 +3,31 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Callable
 from importlib import metadata
+from typing import TYPE_CHECKING, cast
 
 from .errors import DeviceError
 
+if TYPE_CHECKING:
+    from .backends.base import Backend
+
+BackendFactory = Callable[[int], "Backend"]
+"""``factory(index)`` returns the backend of device ``name:index``.  It may carry a
+``device_count()`` attribute (default 1) so that ``devices()`` can list its devices."""
+
 ENTRY_POINT_GROUP = "shrew.backends"
 
-_factories: dict = {}
-_instances: dict = {}
+_factories: dict[str, BackendFactory] = {}
+_instances: dict[tuple[str, int], Backend] = {}
 _lock = threading.Lock()
 _entry_points_loaded = False
-_seed: list = []  # the last manual_seed, applied to backends created after it
+_seed: list[int] = []  # the last manual_seed, applied to backends created after it
 
 
-def _lazy(module: str):
+def _lazy(module: str) -> BackendFactory:
     """A factory that imports its backend module only when first used."""
-    def factory(index: int = 0):
+    def factory(index: int = 0) -> Backend:
         return importlib.import_module(module).factory(index)
 
     def device_count() -> int:
@@ -28,12 +37,12 @@ def _lazy(module: str):
             return 0
         return mod.factory.device_count()
 
-    factory.device_count = device_count
-    factory.module = module
+    factory.device_count = device_count  # type: ignore[attr-defined]
+    factory.module = module  # type: ignore[attr-defined]
     return factory
 
 
-def register_backend(name: str, factory) -> None:
+def register_backend(name: str, factory: BackendFactory) -> None:
     """Make `name` (and "name:N") a device.  `factory(index)` returns a Backend; it may
     carry `factory.device_count()` (default 1) so that devices() can list its devices."""
     if not isinstance(name, str) or not name.isidentifier():
@@ -59,14 +68,14 @@ def _load_entry_points() -> None:
                 _factories.setdefault(ep.name, _broken(ep.name, exc))
 
 
-def _broken(name, exc):
-    def factory(index: int = 0):
+def _broken(name: str, exc: Exception) -> BackendFactory:
+    def factory(index: int = 0) -> Backend:
         raise DeviceError(f"device {name!r}: its entry point failed to load: {exc}")
-    factory.device_count = lambda: 0
+    factory.device_count = lambda: 0  # type: ignore[attr-defined]
     return factory
 
 
-def _count(factory) -> int:
+def _count(factory: BackendFactory) -> int:
     counter = getattr(factory, "device_count", None)
     if counter is None:
         return 1
@@ -76,7 +85,7 @@ def _count(factory) -> int:
         return 0
 
 
-def devices() -> list:
+def devices() -> list[str]:
     """Names of the devices usable on this machine: "cpu", then e.g. "opencl:0"."""
     _load_entry_points()
     names = []
@@ -89,7 +98,7 @@ def devices() -> list:
     return names
 
 
-def parse(device) -> tuple:
+def parse(device: object) -> tuple[str, int]:
     """"name" or "name:N" -> (name, N)."""
     if not isinstance(device, str):
         raise DeviceError(f"device must be a string such as 'cpu' or 'opencl:0', got {device!r}")
@@ -101,10 +110,10 @@ def parse(device) -> tuple:
     return name, 0
 
 
-def get_backend(device):
+def get_backend(device: object) -> Backend:
     """The (cached) backend instance for a device string."""
     if not isinstance(device, str) and hasattr(device, "device"):
-        return device  # already a backend
+        return cast("Backend", device)  # already a backend
     key = parse(device)
     backend = _instances.get(key)
     if backend is not None:
@@ -137,11 +146,11 @@ def manual_seed(seed: int) -> None:
         backend.manual_seed(seed)
 
 
-def live_backends() -> list:
+def live_backends() -> list[Backend]:
     return list(_instances.values())
 
 
 register_backend("cpu", _lazy("shrew.backends.cpu"))
-_factories["cpu"].device_count = lambda: 1
+_factories["cpu"].device_count = lambda: 1  # type: ignore[attr-defined]
 register_backend("opencl", _lazy("shrew.backends.opencl"))
 register_backend("cuda", _lazy("shrew.backends.cuda"))

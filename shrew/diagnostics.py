@@ -18,17 +18,25 @@ import os
 import sys
 import threading
 import weakref
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal
 
 from . import op as O
 from .errors import ShrewError
 from .grad_mode import no_grad
 from .shape import fmt, numel
 
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from .tensor import Tensor
+
 # -- anomaly mode ------------------------------------------------------------------------
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _local = threading.local()  # .on: anomaly mode in this thread
 _lock = threading.Lock()
-_sites: dict = {}  # tensor id -> (file, line, function) of the user code that created it
+# tensor id -> (file, line, function) of the user code that created it
+_sites: dict[int, tuple[str, int, str]] = {}
 
 active = 0
 """How many detect_anomaly() blocks are open in any thread: while it is 0, creating a tensor
@@ -46,7 +54,9 @@ class detect_anomaly:
     holds NaN or inf raises a ShrewError naming the operation and that place.  Per thread,
     like no_grad; it slows recording and backward down, so use it to debug."""
 
-    def __enter__(self):
+    _prev: bool
+
+    def __enter__(self) -> detect_anomaly:
         global active
         self._prev = getattr(_local, "on", False)
         _local.on = True
@@ -54,7 +64,7 @@ class detect_anomaly:
             active += 1
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         global active
         _local.on = self._prev
         with _lock:
@@ -62,11 +72,11 @@ class detect_anomaly:
         return False
 
 
-def record_site(t) -> None:
+def record_site(t: Tensor) -> None:
     """Remember where user code created `t` (called for recorded ops while `active`)."""
     if not getattr(_local, "on", False):
         return
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame = frame.f_back
     if frame is None:
@@ -75,13 +85,14 @@ def record_site(t) -> None:
     weakref.finalize(t, _sites.pop, t.id, None)
 
 
-def creation_site(t) -> str | None:
+def creation_site(t: Tensor) -> str | None:
     """"file:line in function" where `t` was created in anomaly mode, else None."""
     site = _sites.get(t.id)
     return None if site is None else f"{site[0]}:{site[1]} in {site[2]}"
 
 
-def check_gradients(node, op, pairs) -> None:
+def check_gradients(node: Tensor, op: O.Op,
+                    pairs: Iterable[tuple[Tensor, Tensor | None]]) -> None:
     """Raise if a gradient that `op`'s rule computed (input, gradient) holds NaN or inf."""
     with no_grad():
         for i, (x, g) in enumerate(pairs):
@@ -96,7 +107,7 @@ def check_gradients(node, op, pairs) -> None:
 
 
 # -- describing a graph --------------------------------------------------------------------
-def op_name(op) -> str:
+def op_name(op: O.Op) -> str:
     """"Binary.mul", "Unary.exp", "Reduce.sum", "Matmul", ...; a released op keeps its
     variant's name."""
     if type(op) is O.Released:
@@ -106,13 +117,13 @@ def op_name(op) -> str:
     return type(op).__name__
 
 
-def _saved(op) -> list:
+def _saved(op: O.Op | None) -> list[Tensor]:
     """Every tensor `op` keeps alive: its inputs and what its rule needs (indices, masks);
     none for a leaf (None) or a released op."""
     from .tensor import Tensor
     if op is None:
         return []
-    out = {}
+    out: dict[int, Tensor] = {}
     for field in dataclasses.fields(op):
         value = getattr(op, field.name)
         for v in value if isinstance(value, tuple) else (value,):
@@ -121,7 +132,7 @@ def _saved(op) -> list:
     return list(out.values())
 
 
-def _graph(root) -> list:
+def _graph(root: Tensor) -> list[Tensor]:
     """Every tensor that `root`'s graph holds, newest first (an iterative walk)."""
     from .tensor import Tensor
     if not isinstance(root, Tensor):
@@ -136,24 +147,25 @@ def _graph(root) -> list:
     return [seen[i] for i in sorted(seen, reverse=True)]
 
 
-def _nbytes(t) -> int:
+def _nbytes(t: Tensor) -> int:
     return numel(t.shape) * t.dtype.itemsize
 
 
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
+    return f"{n:.1f} GiB"
 
 
-def _kind(t) -> str:
+def _kind(t: Tensor) -> str:
     if t._op is not None:
         return op_name(t._op)
     return "leaf" if t.requires_grad else "constant"
 
 
-def graph_summary(root) -> str:
+def graph_summary(root: Tensor) -> str:
     """A table of the graph that produced `root`: one row per tensor in it (newest first)
     with its op, shape, dtype, device, the bytes of its data and the ids of the tensors its
     op saved; then the totals, with the bytes that the graph's ops hold for backward.
@@ -176,7 +188,7 @@ def graph_summary(root) -> str:
     return "\n".join(lines)
 
 
-def to_dot(root) -> str:
+def to_dot(root: Tensor) -> str:
     """The graph that produced `root` as Graphviz DOT text (render it with `dot -Tsvg`):
     one node per tensor, an edge from each saved tensor to the op that saved it."""
     nodes = _graph(root)

@@ -1,6 +1,8 @@
 """shrew's dtypes and PyTorch's type-promotion rules."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .errors import DTypeError
@@ -13,7 +15,16 @@ class DType:
 
     __slots__ = ("name", "np", "category", "itemsize")
 
-    def __init__(self, name: str):
+    name: str
+    """The name, e.g. ``"float32"``."""
+    np: np.dtype
+    """The numpy dtype of this type's storage."""
+    category: int
+    """The promotion category: 0 bool, 1 integer, 2 floating point."""
+    itemsize: int
+    """Bytes per element."""
+
+    def __init__(self, name: str) -> None:
         self.name = name
         self.np = np.dtype(name)
         self.category = {"b": BOOL, "i": INT, "f": FLOAT}[self.np.kind]
@@ -26,7 +37,7 @@ class DType:
     def __repr__(self) -> str:
         return f"shrew.{self.name}"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
         return (as_dtype, (self.name,))
 
 
@@ -44,16 +55,17 @@ _BY_PYTHON = {float: float32, int: int64, bool: bool_}
 _SCALAR_DEFAULT = {BOOL: bool_, INT: int64, FLOAT: float32}
 
 
-def from_numpy_dtype(np_dtype, op: str = "tensor") -> DType:
+def from_numpy_dtype(np_dtype: Any, op: str = "tensor") -> DType:
     """The shrew dtype for a numpy dtype, or a DTypeError naming the supported ones."""
     try:
         return BY_NUMPY[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         names = ", ".join(_BY_NAME)
-        raise DTypeError(f"{op}: unsupported dtype {np.dtype(np_dtype)}; shrew supports {names}") from None
+        raise DTypeError(f"{op}: unsupported dtype {np.dtype(np_dtype)}; "
+                         f"shrew supports {names}") from None
 
 
-def as_dtype(value) -> DType:
+def as_dtype(value: Any) -> DType:
     """Accept a shrew dtype, a numpy dtype, a dtype name or the Python types float/int/bool."""
     if isinstance(value, DType):
         return value
@@ -67,7 +79,7 @@ def as_dtype(value) -> DType:
         raise DTypeError(f"dtype: {value!r} is not a dtype") from None
 
 
-def scalar_dtype(value) -> DType:
+def scalar_dtype(value: object) -> DType:
     """The dtype a bare Python number takes on its own (torch.tensor's inference).
     numpy scalars count by kind, so np.float32(2.5) is a float, not an int."""
     if isinstance(value, (bool, np.bool_)):
@@ -77,10 +89,11 @@ def scalar_dtype(value) -> DType:
     return float32
 
 
-def result_type(*operands) -> DType:
+def result_type(*operands: Any) -> DType:
     """PyTorch's promotion: the highest category wins; within it, tensors with dims
     outrank zero-dim tensors, which outrank Python scalars (scalars never widen)."""
-    best_cat, best_rank, best = -1, -1, None
+    best_cat, best_rank = -1, -1
+    best: Any = None  # the first operand sets it
     for item in operands:
         if isinstance(item, tuple):  # (dtype, ndim) for a tensor
             dtype, ndim = item

@@ -46,11 +46,13 @@ def _new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequen
 
 def tensor(data: TensorData, dtype: DTypeLike | None = None, device: str = "cpu",
            requires_grad: bool = False) -> Tensor:
+    """The same as ``Tensor(data, ...)``: a new leaf tensor holding a copy of `data`."""
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full(shape: ShapeLike, value: Scalar, dtype: DTypeLike | None = None, device: str = "cpu",
          requires_grad: bool = False) -> Tensor:
+    """A tensor of `shape` filled with `value`; the dtype follows the value unless given."""
     shape = _shape_arg("full", (shape,) if isinstance(shape, int) else (tuple(shape),))
     if not isinstance(value, numbers.Number):
         raise ShrewError(f"full: value must be a number, got {value!r}")
@@ -61,21 +63,25 @@ def full(shape: ShapeLike, value: Scalar, dtype: DTypeLike | None = None, device
 
 def zeros(*shape: ShapeLike, dtype: DTypeLike | None = None, device: str = "cpu",
           requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros (float32 unless a dtype is given); `shape` as ints or one sequence."""
     shape = _shape_arg("zeros", shape)
     return _new("zeros", lambda be, dt: be.full(shape, 0, dt), shape, dtype, device, requires_grad)
 
 
 def ones(*shape: ShapeLike, dtype: DTypeLike | None = None, device: str = "cpu",
          requires_grad: bool = False) -> Tensor:
+    """A tensor of ones (float32 unless a dtype is given); `shape` as ints or one sequence."""
     shape = _shape_arg("ones", shape)
     return _new("ones", lambda be, dt: be.full(shape, 1, dt), shape, dtype, device, requires_grad)
 
 
 def zeros_like(t: Tensor, dtype: DTypeLike | None = None) -> Tensor:
+    """Zeros of t's shape on t's device, in t's dtype unless another is given."""
     return zeros(t.shape, dtype=dtype or t.dtype, device=t.device)
 
 
 def ones_like(t: Tensor, dtype: DTypeLike | None = None) -> Tensor:
+    """Ones of t's shape on t's device, in t's dtype unless another is given."""
     return ones(t.shape, dtype=dtype or t.dtype, device=t.device)
 
 
@@ -108,6 +114,7 @@ def arange(n: int, dtype: DTypeLike | None = None, device: str = "cpu",
 
 def eye(n: int, m: int | None = None, dtype: DTypeLike | None = None, device: str = "cpu",
         requires_grad: bool = False) -> Tensor:
+    """An [n, m] matrix (m = n by default) with ones on the diagonal."""
     m = n if m is None else m
     if not all(isinstance(v, (int, np.integer)) and v >= 0 for v in (n, m)):
         raise ShrewError(f"eye: sizes must be non-negative ints, got {n!r}, {m!r}")
@@ -162,6 +169,7 @@ def manual_seed(seed: int) -> None:
 
 # -- joining and selecting ------------------------------------------------------------------
 def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
+    """Join tensors along an existing dim; they agree elsewhere and promote to one dtype."""
     tensors = tuple(tensors)
     if not tensors:
         raise ShrewError("cat: needs at least one tensor")
@@ -184,6 +192,7 @@ def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
 
 
 def stack(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new dim."""
     tensors = tuple(tensors)
     if not tensors:
         raise ShrewError("stack: needs at least one tensor")
@@ -274,7 +283,7 @@ def _check_4d(op: str, x: Tensor) -> None:
     check_float(x.dtype, op)
 
 
-def _check_conv(op, x, weight, x_layout: str, w_layout: str) -> None:
+def _check_conv(op: str, x: Tensor, weight: Tensor, x_layout: str, w_layout: str) -> None:
     """Input and weight of a convolution: dims as the layouts say, channels, dtype, device."""
     ndim = x_layout.count(",") + 1
     if not isinstance(x, Tensor) or x.ndim != ndim:
@@ -282,8 +291,8 @@ def _check_conv(op, x, weight, x_layout: str, w_layout: str) -> None:
                          f"{fmt(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
     check_float(x.dtype, op)
     if not isinstance(weight, Tensor) or weight.ndim != ndim:
-        raise ShapeError(f"{op}: weight must be {w_layout}, got "
-                         f"{fmt(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__}")
+        got = fmt(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+        raise ShapeError(f"{op}: weight must be {w_layout}, got {got}")
     _same_device(op, x, weight)
     if weight.shape[1] != x.shape[1]:
         raise ShapeError(f"{op}: input has {x.shape[1]} channels but weight "
@@ -295,7 +304,8 @@ def _check_conv(op, x, weight, x_layout: str, w_layout: str) -> None:
 def conv2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: IntOrPair = 0) -> Tensor:
     """2-d cross-correlation (no bias): im2col and one batched GEMM."""
     _check_conv("conv2d", x, weight, "[N, C, H, W]", "[out, in, kh, kw]")
-    kernel, stride, padding, (ho, wo) = _conv_geometry("conv2d", x, weight.shape[2:], stride, padding)
+    kernel, stride, padding, (ho, wo) = _conv_geometry("conv2d", x, weight.shape[2:], stride,
+                                                       padding)
     be = x._backend
     cols = be.im2col(x._data, kernel, stride, padding)
     w2 = be.reshape(weight._data, (weight.shape[0], numel(weight.shape[1:])))
@@ -341,6 +351,8 @@ def _pool_geometry(op: str, x: Tensor, kernel_size: IntOrPair, stride: IntOrPair
 
 def max_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,
                padding: IntOrPair = 0) -> Tensor:
+    """The maximum of each window of a [N, C, H, W] input (stride defaults to the kernel;
+    padding counts as -inf)."""
     kernel, stride, padding = _pool_geometry("max_pool2d", x, kernel_size, stride, padding)
     values, indices = x._backend.max_pool2d(x._data, kernel, stride, padding)
     index = _wrap(indices, x._backend)
@@ -349,6 +361,8 @@ def max_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = Non
 
 def avg_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,
                padding: IntOrPair = 0) -> Tensor:
+    """The mean of each window of a [N, C, H, W] input (stride defaults to the kernel;
+    padded zeros count in the mean)."""
     kernel, stride, padding = _pool_geometry("avg_pool2d", x, kernel_size, stride, padding)
     data = x._backend.avg_pool2d(x._data, kernel, stride, padding)
     return _record(data, x._backend, O.AvgPool2d(x, kernel, stride, padding), x)

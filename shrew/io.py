@@ -3,6 +3,7 @@ so loading a file never runs code (no pickle)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 import safetensors.numpy
 from safetensors import SafetensorError
@@ -12,7 +13,7 @@ from .functions import from_numpy
 from .tensor import Tensor
 
 
-def save(state_dict: dict, path: str | os.PathLike) -> None:
+def save(state_dict: Mapping[str, Tensor], path: str | os.PathLike[str]) -> None:
     """Write a {name: Tensor} mapping (e.g. module.state_dict()) to a .safetensors file."""
     arrays = {}
     for name, t in state_dict.items():
@@ -23,7 +24,7 @@ def save(state_dict: dict, path: str | os.PathLike) -> None:
     safetensors.numpy.save_file(arrays, os.fspath(path))
 
 
-def load(path: str | os.PathLike, device: str = "cpu") -> dict:
+def load(path: str | os.PathLike[str], device: str = "cpu") -> dict[str, Tensor]:
     """Read a .safetensors file into {name: Tensor} on `device`.  A file that is not valid
     safetensors raises ShrewError."""
     try:

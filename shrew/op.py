@@ -8,8 +8,9 @@ Checkpoint, which recomputes a function in backward.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 
 class Op:
@@ -17,6 +18,7 @@ class Op:
 
     __slots__ = ()
     TENSORS: ClassVar[tuple] = ("x",)
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # every variant is a dataclass
 
     def inputs(self) -> tuple:
         return tuple(getattr(self, name) for name in self.TENSORS)

@@ -2,19 +2,21 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .errors import ShapeError
 
 
-def fmt(shape) -> str:
+def fmt(shape: Iterable[object]) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
-def numel(shape) -> int:
+def numel(shape: Iterable[int]) -> int:
     return math.prod(shape)
 
 
-def broadcast_shapes(op: str, *shapes) -> tuple:
+def broadcast_shapes(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
     """numpy's broadcasting of several shapes, or a ShapeError naming them all."""
     ndim = max(len(s) for s in shapes)
     out = []
@@ -31,7 +33,7 @@ def broadcast_shapes(op: str, *shapes) -> tuple:
     return tuple(out)
 
 
-def normalize_dim(dim, ndim: int, op: str, extra: int = 0) -> int:
+def normalize_dim(dim: object, ndim: int, op: str, extra: int = 0) -> int:
     """A dim in [-ndim-extra, ndim+extra) as a non-negative int (extra=1 for unsqueeze)."""
     if isinstance(dim, bool) or not isinstance(dim, int):
         raise ShapeError(f"{op}: dim must be an int, got {dim!r}")
@@ -43,7 +45,7 @@ def normalize_dim(dim, ndim: int, op: str, extra: int = 0) -> int:
     return dim % max(size, 1)
 
 
-def normalize_dims(dims, ndim: int, op: str) -> tuple:
+def normalize_dims(dims: int | Iterable[int] | None, ndim: int, op: str) -> tuple[int, ...]:
     """None -> every dim; an int or a tuple of ints -> sorted distinct non-negative dims."""
     if dims is None:
         return tuple(range(ndim))
@@ -55,20 +57,20 @@ def normalize_dims(dims, ndim: int, op: str) -> tuple:
     return out if ndim else ()  # a 0-d tensor accepts dim 0 / -1 but has no dim to index
 
 
-def reduced_shape(shape, dims, keepdim: bool) -> tuple:
+def reduced_shape(shape: Sequence[int], dims: Sequence[int], keepdim: bool) -> tuple[int, ...]:
     if keepdim:
         return tuple(1 if i in dims else s for i, s in enumerate(shape))
     return tuple(s for i, s in enumerate(shape) if i not in dims)
 
 
-def broadcast_dims(grad_shape, shape) -> tuple:
+def broadcast_dims(grad_shape: Sequence[int], shape: Sequence[int]) -> tuple[int, ...]:
     """The dims of grad_shape that broadcasting added or stretched from `shape`."""
     lead = len(grad_shape) - len(shape)
     return tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and grad_shape[lead + i] != 1)
 
 
-def infer_reshape(op: str, old, new) -> tuple:
+def infer_reshape(op: str, old: Sequence[int], new: Iterable[Any]) -> tuple[int, ...]:
     """Resolve one -1 in `new` and check that the element count is unchanged."""
     new = tuple(int(s) for s in new)
     if new.count(-1) > 1:
@@ -87,7 +89,7 @@ def infer_reshape(op: str, old, new) -> tuple:
     return new
 
 
-def pair(value, name: str, op: str, minimum: int) -> tuple:
+def pair(value: Any, name: str, op: str, minimum: int) -> tuple[int, ...]:
     """An int or a pair of ints as a pair, each at least `minimum`."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = (value, value)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -15,7 +17,16 @@ from .dtype import (BY_NUMPY as _BY_NUMPY, FLOAT, DType, as_dtype, bool_, check_
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
 from .grad_mode import is_grad_enabled
 from .shape import (broadcast_shapes, fmt, infer_reshape, normalize_dim, normalize_dims,
-                    numel, reduced_shape)
+                    numel)
+
+if TYPE_CHECKING:
+    import builtins
+
+    import numpy.typing as npt
+
+    from .backends.base import Backend, Storage
+    from .backprop import GradStore
+    from .typing import DTypeLike, Dims, Index, Scalar, ShapeLike, TensorData
 
 _ids = itertools.count(1)
 
@@ -24,7 +35,7 @@ _FLOAT_UNARY = frozenset(("exp", "log", "sqrt", "sigmoid", "tanh", "gelu", "gelu
                           "silu", "sin", "cos", "erf"))
 
 
-def _wrap(data, backend, op=None) -> "Tensor":
+def _wrap(data: Storage, backend: Backend, op: O.Op | None = None) -> Tensor:
     """A new tensor around backend storage; records `op` when it is given."""
     t = object.__new__(Tensor)
     t._data = data
@@ -41,7 +52,7 @@ def _wrap(data, backend, op=None) -> "Tensor":
     return t
 
 
-def _record(data, backend, op, *inputs) -> "Tensor":
+def _record(data: Storage, backend: Backend, op: O.Op, *inputs: Tensor) -> Tensor:
     """Wrap `data`, keeping `op` only if some input needs grad and recording is on."""
     for x in inputs:
         if x.requires_grad:
@@ -51,7 +62,7 @@ def _record(data, backend, op, *inputs) -> "Tensor":
     return _wrap(data, backend)
 
 
-def _same_device(op: str, *tensors) -> None:
+def _same_device(op: str, *tensors: Tensor) -> None:
     first = tensors[0]._backend
     for t in tensors[1:]:
         if t._backend is not first:
@@ -60,12 +71,13 @@ def _same_device(op: str, *tensors) -> None:
                               f"move them with .to(device) first")
 
 
-def _host_array(data, op="tensor") -> np.ndarray:
+def _host_array(data: object, op: str = "tensor") -> np.ndarray:
     """Python data (scalar or nested lists) as a numpy array with torch's dtype inference."""
     try:
         arr = np.array(data)
     except (ValueError, TypeError) as exc:
-        raise ShapeError(f"{op}: data is not a rectangular nested list of numbers ({exc})") from None
+        raise ShapeError(f"{op}: data is not a rectangular nested list of numbers "
+                         f"({exc})") from None
     except OverflowError as exc:
         raise DTypeError(f"{op}: a number does not fit in int64 ({exc})") from None
     if arr.dtype.kind == "b":
@@ -85,7 +97,23 @@ class Tensor:
                  "grad", "_retains_grad", "__weakref__")
     __array_ufunc__ = None  # numpy defers to our reflected operators (np.float32(2) * t)
 
-    def __init__(self, data, dtype=None, device="cpu", requires_grad=False):
+    shape: tuple[int, ...]
+    """The size of each dim."""
+    dtype: DType
+    """The element type, e.g. ``shrew.float32``."""
+    requires_grad: bool
+    """Whether backward computes a gradient for this tensor (floating-point tensors only)."""
+    id: int
+    """Unique in the process: it keys gradients (GradStore) and optimizer state."""
+    grad: Tensor | None
+    """A leaf's accumulated gradient (each backward adds to it), else None."""
+    _data: Storage
+    _backend: Backend
+    _op: O.Op | None
+    _retains_grad: bool
+
+    def __init__(self, data: TensorData, dtype: DTypeLike | None = None, device: str = "cpu",
+                 requires_grad: bool = False) -> None:
         backend = get_backend(device)
         if isinstance(data, Tensor):
             host = data.numpy()
@@ -121,7 +149,7 @@ class Tensor:
         return len(self.shape)
 
     @property
-    def op(self):
+    def op(self) -> O.Op | None:
         return self._op
 
     @property
@@ -131,7 +159,11 @@ class Tensor:
     def numel(self) -> int:
         return numel(self.shape)
 
-    def size(self, dim=None):
+    @overload
+    def size(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def size(self, dim: int) -> int: ...
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         if dim is None:
             return self.shape
         return self.shape[normalize_dim(dim, self.ndim, "size")]
@@ -144,7 +176,7 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
-    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not self.is_leaf:
             raise ShrewError("requires_grad_: only leaf tensors can change requires_grad")
         if requires_grad and not self.dtype.is_floating_point:
@@ -161,15 +193,16 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         return self._backend.to_numpy(self._data)
 
-    def item(self):
+    def item(self) -> int | float | bool:
         if numel(self.shape) != 1:
             raise ShapeError(f"item: needs a tensor with one element, got shape {fmt(self.shape)}")
         return self.numpy().reshape(()).item()
 
-    def tolist(self):
+    def tolist(self) -> Any:
         return self.numpy().tolist()
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None,
+                  ) -> np.ndarray:
         if self.device != "cpu":
             raise DeviceError(f"numpy.asarray: tensor is on {self.device}; call .numpy() "
                               f"or .to('cpu') first")
@@ -181,29 +214,30 @@ class Tensor:
             return arr.astype(dtype)
         return arr.copy() if copy else arr
 
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
         """Export through DLPack (numpy/torch/cupy .from_dlpack(t)), sharing memory where
         the device allows."""
         return self._dlpack_backend("__dlpack__").to_dlpack(
             self._data, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
-    def __dlpack_device__(self) -> tuple:
+    def __dlpack_device__(self) -> tuple[int, int]:
         """(DLPack device type, device index), e.g. (1, 0) for the CPU."""
         return self._dlpack_backend("__dlpack_device__").dlpack_device(self._data)
 
-    def _dlpack_backend(self, op: str):
+    def _dlpack_backend(self, op: str) -> Any:
         if not hasattr(self._backend, "to_dlpack"):
             raise DeviceError(f"{op}: device {self.device} does not support DLPack; move the "
                               f"tensor with .to('cpu') first")
         return self._backend
 
-    def __float__(self):
+    def __float__(self) -> float:
         return float(self.item())
 
-    def __int__(self):
+    def __int__(self) -> int:
         return int(self.item())
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         if numel(self.shape) != 1:
             raise ShrewError(f"bool: the truth value of a tensor of shape {fmt(self.shape)} "
                              f"is ambiguous")
@@ -228,7 +262,7 @@ class Tensor:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body, *extras]) + ")"
 
-    def __deepcopy__(self, memo) -> "Tensor":
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
         """A leaf with its own storage and a fresh id: ids key gradients and optimizer
         state, so a copied model must not share them with the original."""
         out = object.__new__(type(self))
@@ -241,10 +275,11 @@ class Tensor:
         memo[id(self)] = out
         return out
 
-    def detach(self) -> "Tensor":
+    def detach(self) -> Tensor:
         return _wrap(self._data, self._backend)
 
-    def to(self, device=None, dtype=None) -> "Tensor":
+    def to(self, device: str | DTypeLike | None = None,
+           dtype: DTypeLike | None = None) -> Tensor:
         if isinstance(device, DType) or (dtype is None and device in (float, int, bool)):
             device, dtype = None, device
         out = self
@@ -258,10 +293,10 @@ class Tensor:
                 out = _record(data, backend, O.ToDevice(out), out)
         return out
 
-    def cpu(self) -> "Tensor":
+    def cpu(self) -> Tensor:
         return self.to("cpu")
 
-    def to_dtype(self, dtype) -> "Tensor":
+    def to_dtype(self, dtype: DTypeLike) -> Tensor:
         dtype = as_dtype(dtype)
         if dtype is self.dtype:
             return self
@@ -271,21 +306,23 @@ class Tensor:
             return _wrap(data, self._backend)
         return _record(data, self._backend, O.ToDtype(self), self)
 
-    def float(self) -> "Tensor":
+    def float(self) -> Tensor:
         return self.to_dtype(float32)
 
-    def long(self) -> "Tensor":
+    def long(self) -> Tensor:
         return self.to_dtype(int64)
 
-    def contiguous(self) -> "Tensor":
-        return _record(self._backend.contiguous(self._data), self._backend, O.Contiguous(self), self)
+    def contiguous(self) -> Tensor:
+        return _record(self._backend.contiguous(self._data), self._backend, O.Contiguous(self),
+                       self)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False) -> GradStore:
         from .backprop import backward
         return backward(self, gradient, retain_graph, create_graph)
 
     # -- elementwise -----------------------------------------------------------------------
-    def _unary(self, fn: str) -> "Tensor":
+    def _unary(self, fn: str) -> Tensor:
         x = self
         if x.dtype.category != FLOAT:
             if fn in _FLOAT_UNARY:
@@ -297,36 +334,36 @@ class Tensor:
             return _wrap(data, x._backend, O.Unary(fn, x))
         return _wrap(data, x._backend)
 
-    def neg(self): return self._unary("neg")
-    def abs(self): return self._unary("abs")
-    def exp(self): return self._unary("exp")
-    def log(self): return self._unary("log")
-    def sqrt(self): return self._unary("sqrt")
-    def square(self): return self._unary("square")
-    def relu(self): return self._unary("relu")
-    def sigmoid(self): return self._unary("sigmoid")
-    def tanh(self): return self._unary("tanh")
-    def silu(self): return self._unary("silu")
-    def sin(self): return self._unary("sin")
-    def cos(self): return self._unary("cos")
-    def floor(self): return self._unary("floor")
-    def ceil(self): return self._unary("ceil")
-    def round(self): return self._unary("round")
-    def erf(self): return self._unary("erf")
-    def sign(self): return self._unary("sign")
+    def neg(self) -> Tensor: return self._unary("neg")
+    def abs(self) -> Tensor: return self._unary("abs")
+    def exp(self) -> Tensor: return self._unary("exp")
+    def log(self) -> Tensor: return self._unary("log")
+    def sqrt(self) -> Tensor: return self._unary("sqrt")
+    def square(self) -> Tensor: return self._unary("square")
+    def relu(self) -> Tensor: return self._unary("relu")
+    def sigmoid(self) -> Tensor: return self._unary("sigmoid")
+    def tanh(self) -> Tensor: return self._unary("tanh")
+    def silu(self) -> Tensor: return self._unary("silu")
+    def sin(self) -> Tensor: return self._unary("sin")
+    def cos(self) -> Tensor: return self._unary("cos")
+    def floor(self) -> Tensor: return self._unary("floor")
+    def ceil(self) -> Tensor: return self._unary("ceil")
+    def round(self) -> Tensor: return self._unary("round")
+    def erf(self) -> Tensor: return self._unary("erf")
+    def sign(self) -> Tensor: return self._unary("sign")
 
-    def gelu(self, approximate: str = "none") -> "Tensor":
+    def gelu(self, approximate: str = "none") -> Tensor:
         if approximate not in ("none", "tanh"):
             raise ShrewError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
         return self._unary("gelu" if approximate == "none" else "gelu_tanh")
 
-    def __neg__(self):
+    def __neg__(self) -> Tensor:
         return self._unary("neg")
 
-    def __abs__(self):
+    def __abs__(self) -> Tensor:
         return self._unary("abs")
 
-    def _binary(self, fn: str, other, reflected: bool = False) -> "Tensor":
+    def _binary(self, fn: str, other: object, reflected: bool = False) -> Tensor:
         if type(other) is not Tensor:
             if type(other) is float and self.dtype.category == FLOAT and fn != "div":
                 return self._affine_scalar(fn, other, reflected)  # the hot case: x * 1.5
@@ -354,7 +391,7 @@ class Tensor:
             return _wrap(data, a._backend, O.Binary(fn, a, b))
         return _wrap(data, a._backend)
 
-    def _affine_scalar(self, fn, value, reflected):
+    def _affine_scalar(self, fn: str, value: builtins.float, reflected: bool) -> Tensor:
         """x + s, x - s, s - x or x * s as one Affine (caller checked that it applies)."""
         if fn == "mul":
             mul, add = value, 0.0
@@ -367,7 +404,7 @@ class Tensor:
             return _wrap(data, self._backend, O.Affine(self, mul, add))
         return _wrap(data, self._backend)
 
-    def _scalar_affine(self, fn, value, reflected):
+    def _scalar_affine(self, fn: str, value: Any, reflected: bool) -> Tensor | None:
         """x + s, x - s, s - x, x * s on a tensor whose dtype holds s: one Affine."""
         kind = scalar_dtype(value)
         if fn not in ("add", "sub", "mul") or kind is bool_ or self.dtype is bool_:
@@ -382,39 +419,39 @@ class Tensor:
             return self.affine(value, 0)
         return self.affine(-1, value) if reflected else self.affine(1, -value)
 
-    def __add__(self, o): return self._binary("add", o)
-    def __radd__(self, o): return self._binary("add", o, True)
-    def __sub__(self, o): return self._binary("sub", o)
-    def __rsub__(self, o): return self._binary("sub", o, True)
-    def __mul__(self, o): return self._binary("mul", o)
-    def __rmul__(self, o): return self._binary("mul", o, True)
-    def __truediv__(self, o): return self._binary("div", o)
-    def __rtruediv__(self, o): return self._binary("div", o, True)
+    def __add__(self, o: Tensor | Scalar) -> Tensor: return self._binary("add", o)
+    def __radd__(self, o: Tensor | Scalar) -> Tensor: return self._binary("add", o, True)
+    def __sub__(self, o: Tensor | Scalar) -> Tensor: return self._binary("sub", o)
+    def __rsub__(self, o: Tensor | Scalar) -> Tensor: return self._binary("sub", o, True)
+    def __mul__(self, o: Tensor | Scalar) -> Tensor: return self._binary("mul", o)
+    def __rmul__(self, o: Tensor | Scalar) -> Tensor: return self._binary("mul", o, True)
+    def __truediv__(self, o: Tensor | Scalar) -> Tensor: return self._binary("div", o)
+    def __rtruediv__(self, o: Tensor | Scalar) -> Tensor: return self._binary("div", o, True)
 
-    def add(self, o): return self._binary("add", o)
-    def sub(self, o): return self._binary("sub", o)
-    def mul(self, o): return self._binary("mul", o)
-    def div(self, o): return self._binary("div", o)
+    def add(self, o: Tensor | Scalar) -> Tensor: return self._binary("add", o)
+    def sub(self, o: Tensor | Scalar) -> Tensor: return self._binary("sub", o)
+    def mul(self, o: Tensor | Scalar) -> Tensor: return self._binary("mul", o)
+    def div(self, o: Tensor | Scalar) -> Tensor: return self._binary("div", o)
 
-    def __pow__(self, exponent):
+    def __pow__(self, exponent: Scalar) -> Tensor:
         if isinstance(exponent, Tensor):
             raise DTypeError("pow: the exponent must be a Python number (tensor ** tensor is "
                              "not supported; use (b * a.log()).exp())")
         return self.powf(exponent)
 
-    def __rpow__(self, base):
+    def __rpow__(self, base: Scalar) -> Tensor:
         if not isinstance(base, numbers.Real) or base <= 0:
             raise ShrewError(f"pow: number ** tensor needs a positive base, got {base!r}")
         return (self * math.log(base)).exp()
 
-    def powf(self, exponent) -> "Tensor":
+    def powf(self, exponent: Scalar) -> Tensor:
         if not isinstance(exponent, numbers.Real) or isinstance(exponent, bool):
             raise ShrewError(f"powf: exponent must be a real number, got {exponent!r}")
         x = self if self.dtype.is_floating_point else self.to_dtype(float32)
         exponent = float(exponent)
         return _record(x._backend.powf(x._data, exponent), x._backend, O.Powf(x, exponent), x)
 
-    def affine(self, mul, add) -> "Tensor":
+    def affine(self, mul: Scalar, add: Scalar) -> Tensor:
         """self * mul + add, in one kernel."""
         if self.dtype is bool_:
             raise DTypeError("affine: not supported for bool tensors")
@@ -425,7 +462,7 @@ class Tensor:
         return _record(self._backend.affine(self._data, mul, add), self._backend,
                        O.Affine(self, mul, add), self)
 
-    def clamp(self, min=None, max=None) -> "Tensor":
+    def clamp(self, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
         if min is None and max is None:
             raise ShrewError("clamp: give at least one of min and max")
         for name, v in (("min", min), ("max", max)):
@@ -440,11 +477,11 @@ class Tensor:
         min, max = _number(min), _number(max)
         return _record(x._backend.clamp(x._data, min, max), x._backend, O.Clamp(x, min, max), x)
 
-    def clip(self, min=None, max=None):
+    def clip(self, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
         return self.clamp(min, max)
 
     # -- comparisons (bool results, never differentiable) ---------------------------------
-    def _compare(self, fn, other):
+    def _compare(self, fn: str, other: object) -> Tensor:
         if not isinstance(other, Tensor):
             if not isinstance(other, numbers.Number):
                 return NotImplemented
@@ -455,22 +492,26 @@ class Tensor:
         a, b = self.to_dtype(dtype), other.to_dtype(dtype)
         return _wrap(a._backend.compare(fn, a._data, b._data), a._backend)
 
-    def __eq__(self, o): return self._compare("eq", o)
-    def __ne__(self, o): return self._compare("ne", o)
-    def __lt__(self, o): return self._compare("lt", o)
-    def __le__(self, o): return self._compare("le", o)
-    def __gt__(self, o): return self._compare("gt", o)
-    def __ge__(self, o): return self._compare("ge", o)
+    def __eq__(self, o: object) -> Tensor:  # type: ignore[override]  # elementwise
+        return self._compare("eq", o)
 
-    def eq(self, o): return self._compare("eq", o)
-    def ne(self, o): return self._compare("ne", o)
-    def lt(self, o): return self._compare("lt", o)
-    def le(self, o): return self._compare("le", o)
-    def gt(self, o): return self._compare("gt", o)
-    def ge(self, o): return self._compare("ge", o)
+    def __ne__(self, o: object) -> Tensor:  # type: ignore[override]  # elementwise
+        return self._compare("ne", o)
+
+    def __lt__(self, o: Tensor | Scalar) -> Tensor: return self._compare("lt", o)
+    def __le__(self, o: Tensor | Scalar) -> Tensor: return self._compare("le", o)
+    def __gt__(self, o: Tensor | Scalar) -> Tensor: return self._compare("gt", o)
+    def __ge__(self, o: Tensor | Scalar) -> Tensor: return self._compare("ge", o)
+
+    def eq(self, o: Tensor | Scalar) -> Tensor: return self._compare("eq", o)
+    def ne(self, o: Tensor | Scalar) -> Tensor: return self._compare("ne", o)
+    def lt(self, o: Tensor | Scalar) -> Tensor: return self._compare("lt", o)
+    def le(self, o: Tensor | Scalar) -> Tensor: return self._compare("le", o)
+    def gt(self, o: Tensor | Scalar) -> Tensor: return self._compare("gt", o)
+    def ge(self, o: Tensor | Scalar) -> Tensor: return self._compare("ge", o)
 
     # -- reductions ------------------------------------------------------------------------
-    def _reduce(self, fn, dim, keepdim):
+    def _reduce(self, fn: str, dim: Dims, keepdim: bool) -> Tensor:
         dims = normalize_dims(dim, self.ndim, fn)
         x = self
         if fn == "mean":
@@ -485,12 +526,20 @@ class Tensor:
         data = x._backend.reduce(fn, x._data, dims, bool(keepdim))
         return _record(data, x._backend, O.Reduce(fn, x, dims, bool(keepdim)), x)
 
-    def sum(self, dim=None, keepdim=False): return self._reduce("sum", dim, keepdim)
-    def mean(self, dim=None, keepdim=False): return self._reduce("mean", dim, keepdim)
-    def max(self, dim=None, keepdim=False): return self._reduce("max", dim, keepdim)
-    def min(self, dim=None, keepdim=False): return self._reduce("min", dim, keepdim)
+    def sum(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
+        return self._reduce("sum", dim, keepdim)
 
-    def _arg_reduce(self, fn, dim, keepdim):
+    def mean(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
+        return self._reduce("mean", dim, keepdim)
+
+    def max(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
+        return self._reduce("max", dim, keepdim)
+
+    def min(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
+        return self._reduce("min", dim, keepdim)
+
+
+    def _arg_reduce(self, fn: str, dim: int | None, keepdim: bool) -> Tensor:
         if dim is None:
             return self.reshape(-1)._arg_reduce(fn, 0, False) if not keepdim else \
                 self.reshape(-1)._arg_reduce(fn, 0, False).reshape(*[1] * self.ndim)
@@ -501,11 +550,15 @@ class Tensor:
             raise ShapeError(f"{fn}: cannot reduce over a zero-size dim (shape {fmt(self.shape)})")
         return _wrap(self._backend.arg_reduce(fn, self._data, d, bool(keepdim)), self._backend)
 
-    def argmax(self, dim=None, keepdim=False): return self._arg_reduce("argmax", dim, keepdim)
-    def argmin(self, dim=None, keepdim=False): return self._arg_reduce("argmin", dim, keepdim)
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        return self._arg_reduce("argmax", dim, keepdim)
+
+    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        return self._arg_reduce("argmin", dim, keepdim)
+
 
     # -- matmul ------------------------------------------------------------------------------
-    def matmul(self, other) -> "Tensor":
+    def matmul(self, other: Tensor) -> Tensor:
         if not isinstance(other, Tensor):
             raise ShrewError(f"matmul: both operands must be tensors, got {type(other).__name__}")
         _same_device("matmul", self, other)
@@ -539,11 +592,11 @@ class Tensor:
 
     __matmul__ = matmul
 
-    def __rmatmul__(self, other):
+    def __rmatmul__(self, other: object) -> Tensor:
         return NotImplemented
 
     # -- shape ---------------------------------------------------------------------------
-    def reshape(self, *shape) -> "Tensor":
+    def reshape(self, *shape: ShapeLike) -> Tensor:
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = tuple(shape[0])
         new = infer_reshape("reshape", self.shape, shape)
@@ -553,7 +606,7 @@ class Tensor:
 
     view = reshape
 
-    def transpose(self, dim0, dim1) -> "Tensor":
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
         d0 = normalize_dim(dim0, self.ndim, "transpose")
         d1 = normalize_dim(dim1, self.ndim, "transpose")
         if d0 == d1:
@@ -561,7 +614,7 @@ class Tensor:
         return _record(self._backend.transpose(self._data, d0, d1), self._backend,
                        O.Transpose(self, d0, d1), self)
 
-    def permute(self, *dims) -> "Tensor":
+    def permute(self, *dims: int | Sequence[int]) -> Tensor:
         """Reorder dims; recorded as a sequence of Transpose ops."""
         if len(dims) == 1 and not isinstance(dims[0], int):
             dims = tuple(dims[0])
@@ -578,10 +631,10 @@ class Tensor:
         return out
 
     @property
-    def T(self) -> "Tensor":
+    def T(self) -> Tensor:
         return self.permute(*reversed(range(self.ndim)))
 
-    def narrow(self, dim, start, length) -> "Tensor":
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
         if self.ndim == 0:
             raise ShapeError("narrow: cannot narrow a 0-d tensor")
         d = normalize_dim(dim, self.ndim, "narrow")
@@ -598,17 +651,17 @@ class Tensor:
         return _record(self._backend.narrow(self._data, d, start, length), self._backend,
                        O.Narrow(self, d, start, length), self)
 
-    def unsqueeze(self, dim) -> "Tensor":
+    def unsqueeze(self, dim: int) -> Tensor:
         d = normalize_dim(dim, self.ndim, "unsqueeze", extra=1)
         return self.reshape(*self.shape[:d], 1, *self.shape[d:])
 
-    def squeeze(self, dim=None) -> "Tensor":
+    def squeeze(self, dim: Dims = None) -> Tensor:
         if dim is None:
             return self.reshape(*[s for s in self.shape if s != 1])
         dims = normalize_dims(dim, self.ndim, "squeeze")
         return self.reshape(*[s for i, s in enumerate(self.shape) if not (i in dims and s == 1)])
 
-    def flatten(self, start_dim=0, end_dim=-1) -> "Tensor":
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         if self.ndim == 0:
             return self.reshape(1)
         s = normalize_dim(start_dim, self.ndim, "flatten")
@@ -617,7 +670,7 @@ class Tensor:
             raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
         return self.reshape(*self.shape[:s], numel(self.shape[s:e + 1]), *self.shape[e + 1:])
 
-    def expand(self, *shape) -> "Tensor":
+    def expand(self, *shape: ShapeLike) -> Tensor:
         """Broadcast to `shape` (-1 keeps a dim); recorded as an add of zeros so that the
         gradient sums back over the broadcast dims through the Binary rule."""
         if len(shape) == 1 and not isinstance(shape[0], int):
@@ -627,19 +680,20 @@ class Tensor:
             raise ShapeError(f"expand: cannot expand {fmt(self.shape)} to fewer dims {fmt(shape)}")
         shape = tuple(self.shape[i - lead] if s == -1 and i >= lead else s
                       for i, s in enumerate(shape))
-        if any(s < 0 for s in shape) or broadcast_shapes("expand", self.shape, shape) != shape:
+        # (mypy cannot follow `shape` from ints-or-one-sequence to a tuple of ints)
+        if any(s < 0 for s in shape) or broadcast_shapes("expand", self.shape, shape) != shape:  # type: ignore[operator, arg-type]
             raise ShapeError(f"expand: cannot expand {fmt(self.shape)} to {fmt(shape)}")
         if shape == self.shape:
             return self
         if not self.requires_grad or not is_grad_enabled():
             view = self._backend.reshape(self._data, (1,) * lead + self.shape)
             return _wrap(self._backend.expand(view, shape), self._backend)
-        return self + _zeros(shape, self.dtype, self._backend)
+        return self + _zeros(shape, self.dtype, self._backend)  # type: ignore[arg-type]
 
-    def expand_as(self, other: "Tensor") -> "Tensor":
+    def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other.shape)
 
-    def __getitem__(self, key) -> "Tensor":
+    def __getitem__(self, key: Index) -> Tensor:
         """Basic indexing: ints, slices with step 1, None and Ellipsis."""
         if not isinstance(key, tuple):
             key = (key,)
@@ -676,7 +730,7 @@ class Tensor:
         return out.reshape(*new_shape)
 
     # -- indexing ops ---------------------------------------------------------------------
-    def gather(self, dim, index: "Tensor") -> "Tensor":
+    def gather(self, dim: int, index: Tensor) -> Tensor:
         d = normalize_dim(dim, self.ndim, "gather")
         index = _checked_index("gather", index, self, d)
         if index.ndim != self.ndim:
@@ -690,7 +744,7 @@ class Tensor:
         data = self._backend.gather(self._data, d, index._data)
         return _record(data, self._backend, O.Gather(self, d, index), self)
 
-    def pad(self, pads, value=0.0) -> "Tensor":
+    def pad(self, pads: Sequence[int], value: Scalar = 0.0) -> Tensor:
         """Constant padding; `pads` as torch.nn.functional.pad (last dim first, negative crops)."""
         pads = tuple(pads)
         if len(pads) % 2 or len(pads) // 2 > self.ndim or \
@@ -707,7 +761,8 @@ class Tensor:
         grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in per_dim)
         if any(lo or hi for lo, hi in grow):
             if self.dtype is bool_ or not isinstance(value, numbers.Real):
-                raise ShrewError(f"pad: needs a numeric tensor and value, got {self.dtype}, {value!r}")
+                raise ShrewError(f"pad: needs a numeric tensor and value, got {self.dtype}, "
+                                 f"{value!r}")
             out = _record(self._backend.pad(self._data, grow, value), self._backend,
                           O.Pad(self, grow), self)
         for d, (lo, hi) in enumerate(per_dim):
@@ -717,29 +772,29 @@ class Tensor:
         return out
 
 
-def _check_device_dtype(backend, dtype: DType, op: str) -> None:
+def _check_device_dtype(backend: Backend, dtype: DType, op: str) -> None:
     if dtype.np not in backend.dtypes:
         supported = ", ".join(sorted(str(d) for d in backend.dtypes))
         raise DTypeError(f"{op}: device {backend.device} does not support {dtype} "
                          f"(it supports {supported})")
 
 
-def _number(value):
+def _number(value: Any) -> Any:
     """A numpy scalar as the Python number backends expect (numpy scalars would widen)."""
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _scalar_like(value, like: Tensor) -> Tensor:
+def _scalar_like(value: Any, like: Tensor) -> Tensor:
     """A Python number as a 0-d tensor on `like`'s device, in the promoted dtype."""
     dtype = result_type((like.dtype, like.ndim), value)
     return _wrap(like._backend.full((), value, dtype.np), like._backend)
 
 
-def _zeros(shape, dtype: DType, backend) -> Tensor:
+def _zeros(shape: Iterable[int], dtype: DType, backend: Backend) -> Tensor:
     return _wrap(backend.full(tuple(shape), 0, dtype.np), backend)
 
 
-def _checked_index(op: str, index, x: Tensor, dim: int) -> Tensor:
+def _checked_index(op: str, index: object, x: Tensor, dim: int) -> Tensor:
     if not isinstance(index, Tensor):
         raise ShrewError(f"{op}: index must be an int64 tensor, got {type(index).__name__}")
     _same_device(op, x, index)

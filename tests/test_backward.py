@@ -32,7 +32,7 @@ def test_a_chain_of_100k_ops_backpropagates_iteratively(shallow_stack):
     x = shrew.tensor([0.5, -1.0], dtype=shrew.float64, requires_grad=True)
     y = x
     start = time.perf_counter()
-    for i in range(50_000):
+    for _ in range(50_000):
         y = y * 1.00001          # Affine
         y = y.neg()              # Unary
     grads = y.sum().backward()

@@ -36,7 +36,7 @@ def test_every_variant_has_a_gradcheck():
     missing = [v.__name__ for v in O.VARIANTS if v not in GRADCHECKED]
     assert not missing, f"Op variants without a gradcheck test: {missing}"
     module = globals()
-    for variant, names in GRADCHECKED.items():
+    for names in GRADCHECKED.values():
         for name in names:
             assert name in module and callable(module[name]), name
 
@@ -725,7 +725,8 @@ def test_second_order_matmul_and_conv():
 SECOND_ORDER_STRUCTURAL = {
     "max_pool2d": lambda a: shrew.max_pool2d(a.square(), 2, 1, 1),
     "avg_pool2d": lambda a: shrew.avg_pool2d(a.square(), (2, 3), 1, (1, 0)),
-    "gather": lambda a: a.square().gather(3, shrew.tensor(np.array([[[[2, 0], [1, 1], [0, 2]]] * 2]))),
+    "gather": lambda a: a.square().gather(
+        3, shrew.tensor(np.array([[[[2, 0], [1, 1], [0, 2]]] * 2]))),
     "views": lambda a: (a.transpose(2, 3).narrow(2, 1, 2).pad((1, 0, 0, 1)) * a.sum()),
     "cat_where_clamp": lambda a: shrew.cat([shrew.where(a > 0, a.exp(), a.square()), a], 1)
     .clamp(-0.5, 2.0) * a.mean(),

@@ -100,9 +100,11 @@ def test_class_targets_are_validated():
     logits = shrew.randn(3, 4)
     with pytest.raises(shrew.DTypeError, match="cross_entropy: target must hold int64"):
         F.cross_entropy(logits, shrew.tensor([0.0, 1.0, 2.0]))
-    with pytest.raises(shrew.ShapeError, match=r"cross_entropy: target \[2\] does not fit input \[3, 4\]"):
+    with pytest.raises(shrew.ShapeError,
+                       match=r"cross_entropy: target \[2\] does not fit input \[3, 4\]"):
         F.cross_entropy(logits, shrew.tensor([0, 1]))
-    with pytest.raises(shrew.ShapeError, match=r"cross_entropy: target holds a class index outside \[0, 4\)"):
+    with pytest.raises(shrew.ShapeError,
+                       match=r"cross_entropy: target holds a class index outside \[0, 4\)"):
         F.cross_entropy(logits, shrew.tensor([0, 4, 1]))
     with pytest.raises(shrew.ShapeError, match="nll_loss: target holds a class index"):
         F.nll_loss(logits, shrew.tensor([0, -1, 1]))
@@ -132,7 +134,8 @@ def test_class_targets_are_validated():
     (lambda: F.embedding(shrew.tensor([0.0]), shrew.randn(5, 2)), shrew.DTypeError,
      "embedding: indices must be an integer tensor"),
     (lambda: F.dropout(shrew.randn(2), 1.5), shrew.ShrewError, "dropout: p must lie in"),
-    (lambda: F.scaled_dot_product_attention(shrew.randn(2, 3), shrew.randn(2, 4), shrew.randn(2, 4)),
+    (lambda: F.scaled_dot_product_attention(shrew.randn(2, 3), shrew.randn(2, 4),
+                                            shrew.randn(2, 4)),
      shrew.ShapeError, "scaled_dot_product_attention: query"),
 ])
 def test_bad_inputs_raise_errors_naming_the_op(call, error, message):

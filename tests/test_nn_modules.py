@@ -188,7 +188,8 @@ def check_module(module, x, directions=None, **call):
 
 
 def x64(*shape):
-    return shrew.tensor(np.random.default_rng(len(shape)).standard_normal(shape), requires_grad=True)
+    return shrew.tensor(np.random.default_rng(len(shape)).standard_normal(shape),
+                        requires_grad=True)
 
 
 @pytest.mark.parametrize("make, shape, directions", [
@@ -200,7 +201,8 @@ def x64(*shape):
     (lambda: nn.LayerNorm(4), (2, 4), None),
     (lambda: nn.BatchNorm2d(2), (3, 2, 2, 1), None),
     (lambda: nn.GELU("tanh"), (2, 3), None),
-    (lambda: nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Dropout(0.0), nn.Linear(4, 1)), (2, 3), None),
+    (lambda: nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Dropout(0.0), nn.Linear(4, 1)),
+     (2, 3), None),
     (lambda: nn.MultiheadAttention(4, 2), (2, 3, 4), 6),
     (lambda: nn.TransformerBlock(4, 2, mlp_ratio=2, causal=True), (2, 3, 4), 6),
 ])

@@ -40,7 +40,8 @@ def check_backward(out, ref, pairs, tol=1e-10):
 # -- agreement with PyTorch (values and gradients) -------------------------------------------
 @device_param
 def test_linear_matches_torch(device):
-    (x, tx), (w, tw), (b, tb) = make((2, 3, 5), device), make((4, 5), device, 1), make((4,), device, 2)
+    (x, tx), (w, tw), (b, tb) = (make((2, 3, 5), device), make((4, 5), device, 1),
+                                 make((4,), device, 2))
     check_backward(F.linear(x, w, b), TF.linear(tx, tw, tb), [(x, tx), (w, tw), (b, tb)])
     check(F.linear(x, w), TF.linear(tx, tw))
 
@@ -110,7 +111,8 @@ def test_mse_and_bce_match_torch(device, reduction):
                    [(a, ta), (b, tb)])
     p_np = np.random.default_rng(2).uniform(0.05, 0.95, size=(4, 3))
     y_np = np.random.default_rng(3).uniform(size=(4, 3))
-    p, tp = shrew.tensor(p_np, device=device, requires_grad=True), torch.tensor(p_np, requires_grad=True)
+    p = shrew.tensor(p_np, device=device, requires_grad=True)
+    tp = torch.tensor(p_np, requires_grad=True)
     y, ty = shrew.tensor(y_np, device=device), torch.tensor(y_np)
     check_backward(F.binary_cross_entropy(p, y, reduction),
                    TF.binary_cross_entropy(tp, ty, reduction=reduction), [(p, tp)])
@@ -127,7 +129,8 @@ def test_bce_clamps_the_log_at_minus_100_like_torch():
 
 @device_param
 def test_layer_norm_matches_torch(device):
-    (x, tx), (w, tw), (b, tb) = make((2, 3, 4, 5), device), make((4, 5), device, 1), make((4, 5), device, 2)
+    (x, tx), (w, tw), (b, tb) = (make((2, 3, 4, 5), device), make((4, 5), device, 1),
+                                 make((4, 5), device, 2))
     check_backward(F.layer_norm(x, (4, 5), w, b), TF.layer_norm(tx, (4, 5), tw, tb),
                    [(x, tx), (w, tw), (b, tb)])
     check(F.layer_norm(x, 5, eps=1e-3), TF.layer_norm(tx, (5,), eps=1e-3))
@@ -227,7 +230,8 @@ def test_modules_match_torch(device, name):
     copy_weights(ours, theirs)
     ours.to(device).to(shrew.float64)
     data = np.random.default_rng(0).standard_normal(shape)
-    x, tx = shrew.tensor(data, device=device, requires_grad=True), torch.tensor(data, requires_grad=True)
+    x = shrew.tensor(data, device=device, requires_grad=True)
+    tx = torch.tensor(data, requires_grad=True)
     for _ in range(2):  # twice: BatchNorm's running statistics must follow along
         out, ref = ours(x), theirs(tx)
     np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-9, atol=1e-10)
@@ -237,7 +241,8 @@ def test_modules_match_torch(device, name):
     ours_state, theirs_state = ours.state_dict(), dict(theirs.named_parameters())
     for k, p in ours.named_parameters():
         tp = theirs_state[k.replace("in_proj.", "in_proj_")]
-        np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-9, atol=1e-10, err_msg=k)
+        np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-9, atol=1e-10,
+                                   err_msg=k)
     for k, v in theirs.named_buffers():
         if not k.endswith("num_batches_tracked"):
             np.testing.assert_allclose(ours_state[k].numpy(), v.numpy(), rtol=1e-12, err_msg=k)

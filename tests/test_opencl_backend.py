@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import pickle
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarni
                                         "ignore:invalid value encountered:RuntimeWarning")
 
 
-@lru_cache(maxsize=None)
+@cache
 def ocl():
     return factory(0)
 
@@ -269,7 +269,8 @@ def test_compare(dtype, shapes, data):
     a, ra, wa = data.draw(operand(sa, dtype, special=True))
     b, rb, wb = data.draw(operand(sb, dtype, special=True))
     for fn in base.COMPARE_FNS:
-        check(ocl().compare(fn, a, b), CPU.compare(fn, ra, rb), f"compare {fn} {dtype} {wa} with {wb}")
+        check(ocl().compare(fn, a, b), CPU.compare(fn, ra, rb),
+              f"compare {fn} {dtype} {wa} with {wb}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))
@@ -289,7 +290,8 @@ def test_where(dtype, shapes, data):
 @given(shape=shapes(), data=st.data())
 def test_affine_and_clamp(dtype, shape, data):
     # The core hands integer arrays only integral scalars (else it casts to float first).
-    numbers = st.integers(-3, 3) if dtype.kind in "iu" else st.sampled_from([0, 1, -2, 0.5, 3.25, -1.5])
+    numbers = (st.integers(-3, 3) if dtype.kind in "iu"
+               else st.sampled_from([0, 1, -2, 0.5, 3.25, -1.5]))
     dev, ref, what = data.draw(operand(shape, dtype, special=True))
     mul, add = data.draw(numbers), data.draw(numbers)
     check(ocl().affine(dev, mul, add), CPU.affine(ref, mul, add),
@@ -347,7 +349,8 @@ def test_long_reductions_use_work_groups_and_keep_first_index():
     x[2] = np.linspace(-1, 1, 5000)
     dev = ocl().from_numpy(x)
     for fn in base.ARG_REDUCE_FNS:
-        check(ocl().arg_reduce(fn, dev, 1, False), CPU.arg_reduce(fn, x, 1, False), f"{fn} (3, 5000)")
+        check(ocl().arg_reduce(fn, dev, 1, False), CPU.arg_reduce(fn, x, 1, False),
+              f"{fn} (3, 5000)")
     for fn in base.REDUCE_FNS:
         check(ocl().reduce(fn, dev, (1,), True), CPU.reduce(fn, x, (1,), True),
               f"reduce {fn} (3, 5000)", rtol=1e-4, atol=1e-4)
@@ -373,7 +376,8 @@ def test_matmul_large_tiles():
     a, b = rng.standard_normal((70, 130)), rng.standard_normal((130, 45))
     for dtype in FLOATS:
         ra, rb = a.astype(dtype), b.astype(dtype)
-        got = ocl().matmul(ocl().from_numpy(ra), ocl().transpose(ocl().from_numpy(rb.T.copy()), 0, 1))
+        got = ocl().matmul(ocl().from_numpy(ra),
+                           ocl().transpose(ocl().from_numpy(rb.T.copy()), 0, 1))
         check(got, CPU.matmul(ra, rb), f"matmul {dtype} (70, 130) @ (130, 45) [transposed]",
               rtol=1e-4, atol=1e-4)
 

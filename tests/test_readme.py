@@ -33,14 +33,16 @@ def test_first_program_runs():
 
 def test_training_snippet_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    block = re.search(r"## Training with nn and optim\n\n```python\n(.*?)```", README, re.S).group(1)
+    block = re.search(r"## Training with nn and optim\n\n```python\n(.*?)```", README,
+                      re.S).group(1)
     exec(compile(block, "README.md", "exec"), {})
     assert (tmp_path / "model.safetensors").exists()
 
 
 def test_interop_snippet_runs():
     torch = pytest.importorskip("torch")
-    block = re.search(r"## Working with numpy and PyTorch\n\n```python\n(.*?)```", README, re.S).group(1)
+    block = re.search(r"## Working with numpy and PyTorch\n\n```python\n(.*?)```", README,
+                      re.S).group(1)
     scope: dict = {}
     exec(compile(block, "README.md", "exec"), scope)
     assert torch.equal(scope["y"], torch.tensor([[3.0, 3.0], [12.0, 12.0]]))
@@ -48,6 +50,7 @@ def test_interop_snippet_runs():
 
 def test_anomaly_snippet_raises_as_shown():
     import shrew
-    block = re.search(r"## Finding where a NaN came from\n\n```python\n(.*?)```", README, re.S).group(1)
+    block = re.search(r"## Finding where a NaN came from\n\n```python\n(.*?)```", README,
+                      re.S).group(1)
     with pytest.raises(shrew.ShrewError, match=r"Unary.sqrt produced NaN or inf"):
         exec(compile(block, "README.md", "exec"), {})

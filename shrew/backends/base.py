@@ -13,7 +13,8 @@ modifies an input, except ``copy_`` and the ``*_`` in-place updates which say so
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 

@@ -1,6 +1,8 @@
 """Multi-head attention and the pre-LayerNorm transformer block."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..checkpoint import checkpoint as run_checkpointed
 from ..errors import ShapeError, ShrewError
 from ..shape import fmt
@@ -9,6 +11,9 @@ from . import init
 from .layers import GELU, Dropout, Linear
 from .module import Module, Sequential
 from .normalization import LayerNorm
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 
 class MultiheadAttention(Module):
@@ -22,7 +27,8 @@ class MultiheadAttention(Module):
     Parameters as PyTorch names and initialises them: in_proj (weight [3D, D], q, k, v
     stacked; xavier-uniform, zero bias) and out_proj (zero bias)."""
 
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0,
+                 bias: bool = True) -> None:
         super().__init__()
         if num_heads < 1 or embed_dim % num_heads:
             raise ShrewError(f"MultiheadAttention: embed_dim {embed_dim} must be divisible by "
@@ -31,11 +37,11 @@ class MultiheadAttention(Module):
         self.in_proj = Linear(embed_dim, 3 * embed_dim, bias)
         self.out_proj = Linear(embed_dim, embed_dim, bias)
         init.xavier_uniform_(self.in_proj.weight)
-        if bias:
+        if self.in_proj.bias is not None and self.out_proj.bias is not None:  # bias=True
             init.zeros_(self.in_proj.bias)
             init.zeros_(self.out_proj.bias)
 
-    def _project(self, x, which: int):
+    def _project(self, x: Tensor, which: int) -> Tensor:
         """x @ W_which.T + b_which, split into heads: [B, T, D] -> [B, H, T, D/H]."""
         d = self.embed_dim
         if x.ndim != 3 or x.shape[2] != d:
@@ -45,7 +51,8 @@ class MultiheadAttention(Module):
         batch, length = x.shape[:2]
         return F.linear(x, w, b).reshape(batch, length, self.num_heads, -1).transpose(1, 2)
 
-    def forward(self, query, key=None, value=None, causal: bool = False):
+    def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None,
+                causal: bool = False) -> Tensor:
         key = query if key is None else key
         value = key if value is None else value
         q, k, v = self._project(query, 0), self._project(key, 1), self._project(value, 2)
@@ -68,7 +75,7 @@ class TransformerBlock(Module):
     recomputes the rest in backward (shrew.checkpoint)."""
 
     def __init__(self, embed_dim: int, num_heads: int, mlp_ratio: float = 4,
-                 dropout: float = 0.0, checkpoint: bool = False, causal: bool = False):
+                 dropout: float = 0.0, checkpoint: bool = False, causal: bool = False) -> None:
         super().__init__()
         hidden = int(embed_dim * mlp_ratio)
         self.checkpoint, self.causal = checkpoint, causal
@@ -79,11 +86,11 @@ class TransformerBlock(Module):
                               Linear(hidden, embed_dim))
         self.drop = Dropout(dropout)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         if self.checkpoint:
             return run_checkpointed(self._block, x)
         return self._block(x)
 
-    def _block(self, x):
+    def _block(self, x: Tensor) -> Tensor:
         x = x + self.drop(self.attn(self.ln1(x), causal=self.causal))
         return x + self.drop(self.mlp(self.ln2(x)))

@@ -6,6 +6,8 @@ errors name the function and the shapes or dtypes at fault."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .. import functions as _fn
 from ..checkpoint import in_recomputation
@@ -16,17 +18,20 @@ from ..shape import fmt
 from ..tensor import Tensor
 from .parameter import assign_
 
+if TYPE_CHECKING:
+    from ..typing import IntOrPair
+
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-def _tensor(op: str, name: str, x) -> Tensor:
+def _tensor(op: str, name: str, x: object) -> Tensor:
     if not isinstance(x, Tensor):
         raise ShrewError(f"{op}: {name} must be a Tensor, got {type(x).__name__}")
     return x
 
 
 # -- layers ------------------------------------------------------------------------------
-def _check_bias(op: str, b, n: int) -> None:
+def _check_bias(op: str, b: Tensor | None, n: int) -> None:
     if b is not None and _tensor(op, "bias", b).shape != (n,):
         raise ShapeError(f"{op}: bias must have shape [{n}], got {fmt(b.shape)}")
 
@@ -49,23 +54,31 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
     return y.reshape(*x.shape[:-1], w.shape[0]) if x.ndim > 2 else y
 
 
-def conv1d(x: Tensor, w: Tensor, b: Tensor | None = None, stride=1, padding=0) -> Tensor:
+def conv1d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: int = 1,
+           padding: int = 0) -> Tensor:
+    """1-d convolution of [N, C_in, L] with w [C_out, C_in, k], plus an optional bias."""
     _check_bias("conv1d", b, _tensor("conv1d", "weight", w).shape[0])
     y = _fn.conv1d(x, w, stride, padding)
     return y if b is None else y + b.reshape(1, -1, 1)
 
 
-def conv2d(x: Tensor, w: Tensor, b: Tensor | None = None, stride=1, padding=0) -> Tensor:
+def conv2d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntOrPair = 1,
+           padding: IntOrPair = 0) -> Tensor:
+    """2-d convolution of [N, C_in, H, W] with w [C_out, C_in, kh, kw], plus an optional
+    bias."""
     _check_bias("conv2d", b, _tensor("conv2d", "weight", w).shape[0])
     y = _fn.conv2d(x, w, stride, padding)
     return y if b is None else y + b.reshape(1, -1, 1, 1)
 
 
-def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
+def max_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,
+               padding: IntOrPair = 0) -> Tensor:
+    """The maximum over each window (stride defaults to the kernel size)."""
     return _fn.max_pool2d(x, kernel_size, stride, padding)
 
 
-def avg_pool2d(x: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
+def avg_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,
+               padding: IntOrPair = 0) -> Tensor:
     """Average over each window, padded zeros counted (PyTorch's default)."""
     return _fn.avg_pool2d(x, kernel_size, stride, padding)
 
@@ -104,6 +117,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 
 # -- activations ---------------------------------------------------------------------------
 def relu(x: Tensor) -> Tensor:
+    """max(x, 0)."""
     return x.relu()
 
 
@@ -113,10 +127,12 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 
 
 def sigmoid(x: Tensor) -> Tensor:
+    """1 / (1 + exp(-x))."""
     return x.sigmoid()
 
 
 def tanh(x: Tensor) -> Tensor:
+    """The hyperbolic tangent."""
     return x.tanh()
 
 
@@ -127,11 +143,13 @@ def _shifted(x: Tensor, dim: int) -> Tensor:
 
 
 def softmax(x: Tensor, dim: int) -> Tensor:
+    """exp(x) normalised to sum to 1 along dim (computed stably, for any magnitude)."""
     e = _shifted(_tensor("softmax", "input", x), dim).exp()
     return e / e.sum(dim, keepdim=True)
 
 
 def log_softmax(x: Tensor, dim: int) -> Tensor:
+    """log(softmax(x, dim)), computed stably."""
     z = _shifted(_tensor("log_softmax", "input", x), dim)
     return z - z.exp().sum(dim, keepdim=True).log()
 
@@ -160,7 +178,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, *,
 
 
 # -- normalisation ---------------------------------------------------------------------------
-def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
+def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing dims `normalized_shape` (biased variance)."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
@@ -210,7 +228,8 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
                 m = momentum
                 assign_(running_mean, running_mean * (1 - m) + mean.reshape(c) * m)
                 unbiased = var.reshape(c) * (count / (count - 1))
-                assign_(running_var, running_var * (1 - m) + unbiased * m)
+                # running_var is None here only if the caller passed running_mean alone
+                assign_(running_var, running_var * (1 - m) + unbiased * m)  # type: ignore[arg-type, operator]
     else:
         if running_mean is None or running_var is None:
             raise ShrewError("batch_norm: evaluation (training=False) needs running_mean "
@@ -235,7 +254,8 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss.sum() if reduction == "sum" else loss
 
 
-def _check_same_shape(op: str, a: Tensor, b: Tensor, names=("input", "target")) -> None:
+def _check_same_shape(op: str, a: Tensor, b: Tensor,
+                      names: tuple[str, str] = ("input", "target")) -> None:
     _tensor(op, names[0], a)
     if _tensor(op, names[1], b).shape != a.shape:
         raise ShapeError(f"{op}: {names[0]} {fmt(a.shape)} and {names[1]} {fmt(b.shape)} must "
@@ -283,6 +303,7 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean") -> Te
 
 
 def mse_loss(a: Tensor, b: Tensor, reduction: str = "mean") -> Tensor:
+    """(a - b) ** 2 of two same-shaped tensors, reduced by "mean", "sum" or "none"."""
     _check_reduction("mse_loss", reduction)
     _check_same_shape("mse_loss", a, b)
     return _reduce((a - b).square(), reduction)

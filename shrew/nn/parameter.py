@@ -1,9 +1,14 @@
 """Parameter, and the one way this package writes new values into an existing tensor."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import ShapeError, ShrewError
 from ..shape import fmt
 from ..tensor import Tensor
+
+if TYPE_CHECKING:
+    from ..typing import TensorData
 
 
 class Parameter(Tensor):
@@ -14,7 +19,7 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
-    def __init__(self, data, requires_grad: bool = True):
+    def __init__(self, data: TensorData, requires_grad: bool = True) -> None:
         own = (data if isinstance(data, Tensor) else Tensor(data)).detach().contiguous()
         for name in ("_data", "_backend", "shape", "dtype", "id"):
             setattr(self, name, getattr(own, name))
@@ -28,7 +33,7 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
-def assign_(dst: Tensor, src) -> None:
+def assign_(dst: Tensor, src: Tensor) -> None:
     """Write src's values into dst's own memory (on dst's device, in dst's dtype).
 
     Optimizers, load_state_dict, init and BatchNorm's running statistics all update

@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ShrewError
 from ..functions import zeros_like
 from .optimizer import Optimizer
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from .optimizer import Params
 
 
 class Adam(Optimizer):
@@ -14,12 +20,13 @@ class Adam(Optimizer):
 
     decoupled = False
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0):
+    def __init__(self, params: Params, lr: float = 1e-3,
+                 betas: Sequence[float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0) -> None:
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
                                   "weight_decay": weight_decay})
 
-    def check(self, group: dict) -> None:
+    def check(self, group: dict[str, Any]) -> None:
         super().check(group)
         name = type(self).__name__
         betas = group["betas"]
@@ -28,7 +35,8 @@ class Adam(Optimizer):
         if not group["eps"] >= 0:
             raise ShrewError(f"{name}: eps must be >= 0, got {group['eps']!r}")
 
-    def update(self, p, grad, group, state):
+    def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
+               state: dict[str, Any]) -> Tensor:
         lr, wd, (beta1, beta2) = group["lr"], group["weight_decay"], group["betas"]
         if not state:
             state.update(step=0, exp_avg=zeros_like(p), exp_avg_sq=zeros_like(p))
@@ -49,6 +57,7 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2):
+    def __init__(self, params: Params, lr: float = 1e-3,
+                 betas: Sequence[float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2) -> None:
         super().__init__(params, lr, betas, eps, weight_decay)

@@ -1,11 +1,20 @@
 """The Optimizer base: parameter groups, gradient lookup and the no-grad update loop."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, TypeAlias
+
 from ..errors import ShrewError
 from ..grad_mode import no_grad
 from ..nn.parameter import assign_
 from ..shape import fmt
 from ..tensor import Tensor
+
+if TYPE_CHECKING:
+    from ..backprop import GradStore
+
+Params: TypeAlias = Tensor | Iterable[Tensor] | Iterable[dict[str, Any]]
+"""What optimizers take: tensors, or parameter groups (dicts with "params" and options)."""
 
 
 class Optimizer:
@@ -13,11 +22,11 @@ class Optimizer:
     per-parameter `state`; subclasses define `update(p, grad, group, state)`, which returns
     the parameter's new value.  Updates are tensor operations on the parameter's device."""
 
-    def __init__(self, params, defaults: dict):
+    def __init__(self, params: Params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
-        self.param_groups = []
-        self.state = {}  # parameter id -> that parameter's state dict
-        groups = [params] if isinstance(params, Tensor) else list(params)
+        self.param_groups: list[dict[str, Any]] = []
+        self.state: dict[int, dict[str, Any]] = {}  # parameter id -> that parameter's state
+        groups: list[Any] = [params] if isinstance(params, Tensor) else list(params)
         if not groups:
             raise ShrewError(f"{type(self).__name__}: got an empty parameter list")
         if not isinstance(groups[0], dict):
@@ -25,7 +34,8 @@ class Optimizer:
         for group in groups:
             self.add_param_group(group)
 
-    def add_param_group(self, group: dict) -> None:
+    def add_param_group(self, group: dict[str, Any]) -> None:
+        """Add a group: a dict with "params" and options that override the defaults."""
         name = type(self).__name__
         if not isinstance(group, dict) or "params" not in group:
             raise ShrewError(f"{name}: a parameter group must be a dict with a 'params' entry")
@@ -46,18 +56,19 @@ class Optimizer:
         self.check(group)
         self.param_groups.append(group)
 
-    def check(self, group: dict) -> None:
+    def check(self, group: dict[str, Any]) -> None:
         """Validate a group's options (each optimizer names its own)."""
         for key in ("lr", "weight_decay"):
             if not group[key] >= 0:
                 raise ShrewError(f"{type(self).__name__}: {key} must be >= 0, got {group[key]!r}")
 
     def zero_grad(self) -> None:
+        """Reset the .grad of every parameter to None."""
         for group in self.param_groups:
             for p in group["params"]:
                 p.grad = None
 
-    def step(self, grads=None) -> None:
+    def step(self, grads: GradStore | None = None) -> None:
         """Update every parameter that has a gradient: from `grads` (a GradStore) if given,
         else from its .grad."""
         with no_grad():
@@ -67,5 +78,8 @@ class Optimizer:
                     if g is not None:
                         assign_(p, self.update(p, g, group, self.state.setdefault(p.id, {})))
 
-    def update(self, p: Tensor, grad: Tensor, group: dict, state: dict) -> Tensor:
+    def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
+               state: dict[str, Any]) -> Tensor:
+        """The new value of parameter p given its gradient, its group's options and its
+        state dict (which the method may update).  Subclasses define it."""
         raise NotImplementedError

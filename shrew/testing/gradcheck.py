@@ -1,19 +1,27 @@
 """Check backward against float64 central differences."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..errors import ShrewError
 from ..grad_mode import no_grad
 
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
-def _as_outputs(result):
+
+def _as_outputs(result: Tensor | Iterable[Tensor]) -> tuple[Tensor, ...]:
     from ..tensor import Tensor
     return (result,) if isinstance(result, Tensor) else tuple(result)
 
 
-def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              directions=None, seed=0) -> bool:
+def gradcheck(fn: Callable[..., Tensor | Sequence[Tensor]], inputs: Iterable[Any],
+              eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, directions: int | None = None,
+              seed: int = 0) -> bool:
     """Compare the gradients backward() gives with float64 central differences.
 
     fn maps the inputs (tensors, float64 ones that require grad are checked) to a tensor
@@ -34,14 +42,15 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
     outs = _as_outputs(fn(*inputs))
     cotangents = [rng.standard_normal(o.shape) for o in outs]
 
-    def scalar(values) -> float:
+    def scalar(values: Sequence[np.ndarray]) -> float:
         with no_grad():
             args = _replace(inputs, checked, values)
             outs = _as_outputs(fn(*args))
-        return float(sum((o.numpy().astype(np.float64) * c).sum() for o, c in zip(outs, cotangents)))
+        return float(sum((o.numpy().astype(np.float64) * c).sum()
+                         for o, c in zip(outs, cotangents)))
 
     # Analytic: backward of sum(out * cotangent).
-    loss = None
+    loss: Any = None  # a Tensor after the loop
     for o, c in zip(outs, cotangents):
         term = (o * Tensor(c, dtype=o.dtype, device=o.device)).sum()
         loss = term if loss is None else loss + term
@@ -65,28 +74,30 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
             if not np.allclose(a, numeric, atol=atol, rtol=rtol):
                 return _fail(raise_exception, f"gradcheck: gradient of input {k} (shape "
                              f"{t.shape}) differs: max abs error "
-                             f"{np.max(np.abs(a - numeric)):.3g}\nanalytic:\n{a}\nnumeric:\n{numeric}")
+                             f"{np.max(np.abs(a - numeric)):.3g}\nanalytic:\n{a}\n"
+                             f"numeric:\n{numeric}")
         return True
     for _ in range(int(directions)):
         dirs = [rng.standard_normal(b.shape) for b in base]
         plus = [b + eps * d for b, d in zip(base, dirs)]
         minus = [b - eps * d for b, d in zip(base, dirs)]
-        numeric = (scalar(plus) - scalar(minus)) / (2 * eps)
+        estimate = (scalar(plus) - scalar(minus)) / (2 * eps)
         predicted = float(sum((a * d).sum() for a, d in zip(analytic, dirs)))
-        if not np.isclose(predicted, numeric, atol=atol, rtol=rtol):
+        if not np.isclose(predicted, estimate, atol=atol, rtol=rtol):
             return _fail(raise_exception, f"gradcheck: directional derivative differs: "
-                         f"backward gives {predicted!r}, finite differences {numeric!r}")
+                         f"backward gives {predicted!r}, finite differences {estimate!r}")
     return True
 
 
-def _replace(inputs, checked, values):
+def _replace(inputs: Sequence[Any], checked: Sequence[Tensor],
+             values: Sequence[np.ndarray]) -> tuple[Any, ...]:
     from ..tensor import Tensor
     swap = {t.id: v for t, v in zip(checked, values)}
     return tuple(Tensor(swap[t.id], dtype=t.dtype, device=t.device)
                  if isinstance(t, Tensor) and t.id in swap else t for t in inputs)
 
 
-def _fail(raise_exception, message) -> bool:
+def _fail(raise_exception: bool, message: str) -> bool:
     if raise_exception:
         raise ShrewError(message)
     return False

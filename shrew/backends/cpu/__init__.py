@@ -15,4 +15,4 @@ def factory(index: int = 0) -> CPUBackend:
     return CPUBackend(index)
 
 
-factory.device_count = lambda: 1
+factory.device_count = lambda: 1  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ that specialise it to one element type.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +29,7 @@ _TYPES = {
 _COMPUTE = {np.dtype(np.float16): np.dtype(np.float32), np.dtype(np.bool_): np.dtype(np.int32)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def source(family: str, dialect: str = "opencl") -> str:
     """The full text of one kernel family in one dialect."""
     if dialect not in DIALECTS:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +20,11 @@ class PhiloxRNG:
     _seed = 0
     _counter = 0
     _rng_lock = threading.Lock()  # one state update at a time; draws are short
+
+    if TYPE_CHECKING:  # what the backend supplies
+        def _empty(self, shape: tuple, dtype: np.dtype) -> Any: ...
+        def _launch_random(self, name: str, dtype: np.dtype, blocks: int, args: tuple,
+                           out: Any) -> None: ...
 
     def manual_seed(self, seed):
         with self._rng_lock:

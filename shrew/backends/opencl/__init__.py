@@ -36,7 +36,7 @@ def factory(index: int = 0):
     return OpenCLBackend(devices[index], index)
 
 
-factory.device_count = lambda: len(_devices())
+factory.device_count = lambda: len(_devices())  # type: ignore[attr-defined]
 
 
 def __getattr__(name):

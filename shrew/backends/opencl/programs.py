@@ -32,6 +32,7 @@ class Programs:
             try:
                 program = cl.Program(self._context, source(family)).build(options=options)
             except cl.Error as e:
-                raise RuntimeError(f"building OpenCL kernels {family}.cl for {dtype} failed:\n{e}") from e
+                raise RuntimeError(f"building OpenCL kernels {family}.cl for {dtype} "
+                                   f"failed:\n{e}") from e
             self._programs[key] = program
         return program

@@ -35,7 +35,7 @@ class CLStorage:
         return all(st == want for n, st, want in zip(self.shape, self.strides,
                                                      contiguous_strides(self.shape)) if n != 1)
 
-    def view(self, shape: tuple, strides: tuple, offset: int | None = None) -> "CLStorage":
+    def view(self, shape: tuple, strides: tuple, offset: int | None = None) -> CLStorage:
         return CLStorage(self.buffer, shape, self.dtype, strides,
                          self.offset if offset is None else offset)
 
@@ -101,8 +101,8 @@ def collapse(shape: tuple, layouts: list) -> tuple:
     as short as the data allow: any contiguous operand set becomes one dim.
     """
     dims = [d for d, n in enumerate(shape) if n != 1]
-    out_shape = []
-    out_strides = [[] for _ in layouts]
+    out_shape: list[int] = []
+    out_strides: list[list[int]] = [[] for _ in layouts]
     for d in dims:
         mergeable = out_shape and all(
             strides[-1] == lay[0][d] * shape[d] for strides, lay in zip(out_strides, layouts))

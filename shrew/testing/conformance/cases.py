@@ -116,7 +116,7 @@ def _binary(fn: str) -> Case:
 
 
 def _compare(fn: str) -> Case:
-    return Case(fn, lambda a, b=None, _op=getattr(operator, fn): _op(a, b),
+    return Case(fn, lambda a, b=None, _op=getattr(operator, fn): _op(a, b),  # noqa: B008
                 (S(F(4, 1, 5, domain="ties"), F(3, 5, domain="ties")),
                  S(F(4, 5, domain="ties"), b=0)),
                 (), ("compare", "full"), dtypes=ALL, grad=False,

@@ -1,8 +1,9 @@
 """The vocabulary of the conformance table: inputs, samples and entries."""
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 

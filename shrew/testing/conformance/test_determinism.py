@@ -34,6 +34,7 @@ def test_checkpoint_replays_random_numbers(device):
         shrew.manual_seed(7)
         x = shrew.randn(8, 33, device=device, requires_grad=True)
         run(x).sum().backward()
+        assert x.grad is not None
         return x.grad.numpy()
 
     plain, checkpointed = grad(dropout), grad(lambda x: shrew.checkpoint(dropout, x))
