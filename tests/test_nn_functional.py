@@ -141,3 +141,9 @@ def test_class_targets_are_validated():
 def test_bad_inputs_raise_errors_naming_the_op(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_batch_norm_needs_both_running_statistics():
+    x = shrew.randn(4, 3, 2, 2)
+    with pytest.raises(shrew.ShrewError, match="running_mean and running_var"):
+        F.batch_norm(x, shrew.zeros(3), None, training=True)

@@ -213,6 +213,8 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
         if t is not None and _tensor("batch_norm", name, t).shape != (c,):
             raise ShapeError(f"batch_norm: {name} must have shape [{c}] for input "
                              f"{fmt(x.shape)}, got {fmt(t.shape)}")
+    if (running_mean is None) != (running_var is None):
+        raise ShrewError("batch_norm: give both running_mean and running_var, or neither")
     stat_shape = (1, c) + (1,) * (x.ndim - 2)
     if training:
         dims = (0,) + tuple(range(2, x.ndim))
@@ -223,13 +225,12 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
         mean = x.mean(dims, keepdim=True)
         centred = x - mean
         var = centred.square().mean(dims, keepdim=True)
-        if running_mean is not None and not in_recomputation():
+        if running_mean is not None and running_var is not None and not in_recomputation():
             with no_grad():
                 m = momentum
                 assign_(running_mean, running_mean * (1 - m) + mean.reshape(c) * m)
                 unbiased = var.reshape(c) * (count / (count - 1))
-                # running_var is None here only if the caller passed running_mean alone
-                assign_(running_var, running_var * (1 - m) + unbiased * m)  # type: ignore[arg-type, operator]
+                assign_(running_var, running_var * (1 - m) + unbiased * m)
     else:
         if running_mean is None or running_var is None:
             raise ShrewError("batch_norm: evaluation (training=False) needs running_mean "

@@ -64,4 +64,4 @@ def device_count() -> int:
         return 0
 
 
-factory.device_count = device_count
+factory.device_count = device_count  # type: ignore[attr-defined]

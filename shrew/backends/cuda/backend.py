@@ -48,7 +48,7 @@ class CUDABackend(PhiloxRNG, ArrayModuleBackend):
     def __init__(self, index: int, xp, erf, launch, description: str = ""):
         super().__init__(f"cuda:{index}")
         self.xp = xp
-        self.erf = erf
+        self._erf = erf
         self.description = description
         self._index = index
         self._launch = launch
@@ -56,6 +56,9 @@ class CUDABackend(PhiloxRNG, ArrayModuleBackend):
 
     def __repr__(self) -> str:
         return f"CUDABackend({self.device}: {self.description})"
+
+    def erf(self, x):
+        return self._erf(x)
 
     # -- plumbing ------------------------------------------------------------------------
     def _meta(self, values: tuple):
