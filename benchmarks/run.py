@@ -1,77 +1,417 @@
-"""shrew beside PyTorch (CPU), interleaved round by round, reported as ratios shrew/torch.
+"""The shrew benchmark suite: shrew beside PyTorch (CPU) and, on OpenCL, beside tinygrad.
 
-    python benchmarks/run.py [--rounds 7] [--only tiny_chain,mlp_step] [--device cpu]
+    python benchmarks/run.py [--rounds 15] [--cl-rounds 5] [--only mlp_step,memory]
+                             [--quick] [--no-opencl] [--scale 1.0] [--out benchmarks/results]
 
-Both frameworks run the same computation from the same initial weights; the first-step
-losses are compared before timing.  Medians over rounds; ratio = shrew / torch.
+Each (framework, device) runs in its own worker process (worker.py), all built from the
+same numpy weights and data.  Before timing, the first two losses of every worker must
+agree with PyTorch's (rtol 1e-3): the same forward pass, and after one SGD update the same
+gradients.  Then the workers take turns round by round, so machine noise hits all alike;
+a round times `repeat` steps of each.  Reported: the median seconds per step, and ratios
+shrew/torch (cpu), opencl/cpu (shrew's two backends) and opencl/tinygrad.  `memory` runs
+transformer_step in fresh workers and reports their peak RSS.  Results go to OUT/results.md
+and OUT/results.png.
 """
 from __future__ import annotations
 
+import argparse
+import importlib.util
+import json
 import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
 
-# Some machines pin OpenBLAS to a core type or cache size; benchmark with its own choice.
-for _var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-    os.environ.pop(_var, None)
+import numpy as np
 
-import argparse  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 import workloads  # noqa: E402
 
+RTOL = 1e-3
+# Some machines pin OpenBLAS to a core type or cache size; the workers run with its own
+# choice.  Only their environment changes, not this process's nor the caller's.
+WORKER_ENV = {k: v for k, v in os.environ.items()
+              if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+# Timed columns: (lane key, heading); ratios: (heading, numerator lane, denominator lane).
+LANES = [("shrew", "shrew cpu"), ("torch", "torch"), ("opencl", "shrew opencl"),
+         ("tinygrad", "tinygrad CL")]
+RATIOS = [("shrew/torch", "shrew", "torch"), ("opencl/cpu", "opencl", "shrew"),
+          ("opencl/tinygrad", "opencl", "tinygrad")]
 
-def blas_info() -> str:
+
+class WorkerError(RuntimeError):
+    pass
+
+
+class Worker:
+    """A worker.py process; its stderr goes to a temporary file, quoted if it fails."""
+
+    def __init__(self, framework, device, workload, scale, warmup=3, checkpoint=False,
+                 env=WORKER_ENV):
+        self.log = tempfile.TemporaryFile("w+")
+        command = [sys.executable, str(HERE / "worker.py"), framework, device, workload,
+                   "--scale", str(scale), "--warmup", str(warmup)]
+        if checkpoint:
+            command.append("--checkpoint")
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.log, text=True, env=env)
+        try:
+            self.hello = self._read()
+        except WorkerError:
+            self.close()
+            raise
+
+    def _read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.wait()
+            self.log.seek(0)
+            tail = self.log.read().strip().splitlines()[-5:]
+            raise WorkerError(f"exited with status {self.proc.returncode}: " + " | ".join(tail))
+        message = json.loads(line)
+        if "error" in message:
+            raise WorkerError(message["error"])
+        return message
+
+    def ask(self, command: str) -> dict:
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait()
+        self.log.close()
+
+
+@dataclass
+class Lane:
+    key: str
+    framework: str
+    device: str
+    rounds: int
+    repeat: int
+    env: dict = field(default_factory=lambda: WORKER_ENV)
+    worker: Worker | None = None
+    samples: list = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """What a run finds besides timings: each worker's description of itself, problems
+    (a worker that failed or disagreed: the exit status is 1) and notes (tinygrad could not
+    run here, which is no fault of shrew's)."""
+    about: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    def problem(self, text: str) -> None:
+        self.problems.append(text)
+        print(f"  PROBLEM: {text}", flush=True)
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        print(f"  note: {text}", flush=True)
+
+
+def opencl_description() -> str | None:
+    """The first OpenCL device (shrew's "opencl"), or None where there is none."""
     try:
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return "threadpoolctl not installed"
-    parts = [f"{i.get('internal_api')} {i.get('version')} ({i.get('architecture')}, "
-             f"{i.get('num_threads')} threads)" for i in threadpool_info()
-             if i.get("user_api") == "blas"]
-    return "; ".join(parts) or "no BLAS found"
+        import pyopencl as cl
+        device = next(d for p in cl.get_platforms() for d in p.get_devices())
+    except Exception:  # no pyopencl, no platform or no device: all mean no OpenCL here
+        return None
+    return (f"{device.platform.name.strip()} {device.platform.version.strip()} / "
+            f"{device.name.strip()}, {device.max_compute_units} compute units")
 
 
-def time_call(fn, repeat: int) -> float:
-    start = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    return (time.perf_counter() - start) / repeat
+def tinygrad_setup() -> tuple:
+    """(environment for a tinygrad worker on its CL device, None) or (None, why not).
+
+    tinygrad loads libOpenCL through ctypes.  pyopencl's wheel bundles an ICD loader
+    (libOpenCL-<hash>.so, which finds its ICD files through PYOPENCL_HOME) and POCL's ICD,
+    whose library the .icd file names without a path; tinygrad finds the loader through
+    OPENCL_PATH and the loader finds POCL through LD_LIBRARY_PATH.  Without pyopencl the
+    system's libOpenCL is left to tinygrad."""
+    if importlib.util.find_spec("tinygrad") is None:
+        return None, "tinygrad is not installed (pip install 'tinygrad==0.14.*')"
+    env = dict(WORKER_ENV, DEV="CL")
+    spec = importlib.util.find_spec("pyopencl")
+    if spec is not None:
+        package = Path(spec.submodule_search_locations[0])
+        loaders = sorted((package / ".libs").glob("libOpenCL*.so*"))
+        if loaders:
+            libraries = [str(package / ".libs"), env.get("LD_LIBRARY_PATH", "")]
+            env.update(OPENCL_PATH=str(loaders[0]), PYOPENCL_HOME=str(package),
+                       LD_LIBRARY_PATH=os.pathsep.join(filter(None, libraries)))
+    return env, None
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    except OSError:
+        names = []
+    return f"{names[0] if names else platform.processor() or 'unknown'} x {os.cpu_count()} cores"
+
+
+def shrew_source() -> str:
+    """The shrew under test: version, folder, and its git commit where it has one."""
+    import shrew
+    folder = Path(shrew.__file__).parent
+    where = f"shrew {shrew.__version__} from {folder}"
+
+    def git(*words):
+        return subprocess.run(["git", "-C", str(folder), *words], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    try:
+        commit, changed = git("rev-parse", "--short", "HEAD"), git("status", "--porcelain", ".")
+    except (OSError, subprocess.CalledProcessError):
+        return where
+    return f"{where}, commit {commit}" + (" with uncommitted changes in it" if changed else "")
+
+
+def thread_settings() -> str:
+    """The workers' environment variables that steer OpenMP, OpenBLAS or MKL threads."""
+    return ", ".join(f"{k}={v}" for k, v in sorted(WORKER_ENV.items())
+                     if k.startswith(("OMP_", "GOMP_", "OPENBLAS_", "MKL_"))) or "none set"
+
+
+def load_average() -> str:
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1 / 5 / 15 min)"
+
+
+def check_losses(name: str, lanes: list, report: Report) -> list:
+    """Lanes whose first losses agree with the reference (torch, else shrew cpu); the
+    others are reported as problems and left out."""
+    reference = next(lane for lane in lanes if lane.key in ("torch", "shrew"))
+    expected = reference.worker.hello["losses"]
+    kept = []
+    for lane in lanes:
+        got = lane.worker.hello["losses"]
+        n = min(len(got), len(expected))
+        if np.allclose(got[:n], expected[:n], rtol=RTOL, atol=1e-6):
+            kept.append(lane)
+        else:
+            report.problem(f"{name}: {lane.framework} {lane.device} losses {got[:n]} differ "
+                           f"from {reference.framework}'s {expected[:n]}; not timed")
+            lane.worker.close()
+    return kept
+
+
+def bench(workload, lanes: list, scale: float, report: Report) -> dict:
+    """Lane key -> its samples (seconds per step) for each lane that starts and agrees."""
+    print(f"{workload.name}: {workload.description}", flush=True)
+    started = []
+    for lane in lanes:  # one at a time, so that no warm-up competes with another
+        try:
+            lane.worker = Worker(lane.framework, lane.device, workload.name, scale,
+                                 warmup=1 if workload.once else 3, env=lane.env)
+        except WorkerError as exc:
+            text = f"{workload.name}: {lane.framework} {lane.device} failed: {exc}"
+            if lane.framework == "tinygrad":
+                report.note(text)
+            else:
+                report.problem(text)
+            continue
+        key = f"{lane.framework} {lane.device}"
+        if key not in report.about:
+            report.about[key] = lane.worker.hello["about"]
+            print(f"  ({key}: {report.about[key]})", flush=True)
+        started.append(lane)
+    lanes = check_losses(workload.name, started, report) if started else []
+    for r in range(max((lane.rounds for lane in lanes), default=0)):
+        for lane in lanes[::-1] if r % 2 else lanes:  # alternate the order round by round
+            if r < lane.rounds:
+                lane.samples.append(lane.worker.ask(f"time {lane.repeat}")["seconds"])
+    samples = {}
+    for lane in lanes:
+        lane.worker.close()
+        if workload.once:
+            lane.samples = [lane.worker.hello["first_s"]]
+        samples[lane.key] = lane.samples
+        median, best = statistics.median(lane.samples) * 1e3, min(lane.samples) * 1e3
+        print(f"  {lane.framework:>8} {lane.device:<6} {median:10.2f} ms/step, best {best:.2f}"
+              f"  ({len(lane.samples)} x {lane.repeat} steps, first loss "
+              f"{lane.worker.hello['losses'][0]:.6g})", flush=True)
+    for heading, ratio in ratios(samples, statistics.median).items():
+        print(f"  {heading}: {ratio:.2f}x (best: {ratios(samples, min)[heading]:.2f}x)",
+              flush=True)
+    return samples
+
+
+def ratios(samples: dict, summary) -> dict:
+    """Heading -> ratio of the two lanes' summaries (median or min), where both ran."""
+    return {heading: summary(samples[a]) / summary(samples[b]) for heading, a, b in RATIOS
+            if a in samples and b in samples}
+
+
+def memory(scale: float, report: Report) -> dict:
+    """label -> (RSS after building the model, peak RSS after 3 steps) of transformer_step,
+    each in a fresh worker.  The losses must agree with torch's, as in the timing runs."""
+    print("memory: peak RSS of transformer_step workers (3 steps each)", flush=True)
+    rows, losses = {}, {}
+    for label, framework, checkpoint in (("torch", "torch", False), ("shrew", "shrew", False),
+                                         ("shrew, checkpointed blocks", "shrew", True)):
+        try:
+            worker = Worker(framework, "cpu", "transformer_step", scale, checkpoint=checkpoint)
+        except WorkerError as exc:
+            report.problem(f"memory: {label} failed: {exc}")
+            continue
+        peak = worker.ask("rss")["peak_rss_mib"]
+        worker.close()
+        losses[label] = worker.hello["losses"]
+        if "torch" in losses and not np.allclose(losses[label], losses["torch"], rtol=RTOL):
+            report.problem(f"memory: {label} losses {losses[label]} differ from torch's "
+                           f"{losses['torch']}")
+        rows[label] = (worker.hello["build_rss_mib"], peak)
+        print(f"  {label:<28} peak RSS {peak:8.1f} MiB (after building: "
+              f"{worker.hello['build_rss_mib']:.1f} MiB)", flush=True)
+    return rows
+
+
+def markdown(header: list, names: list, results: dict, rss: dict, report: Report) -> str:
+    lines = ["# shrew benchmark results", ""] + [f"- {h}" for h in header] + [""]
+    headings = [h for _, h in LANES] + [h for h, _, _ in RATIOS]
+    lines += [("Median milliseconds per step (lower is better) and their ratios (below 1: "
+               "shrew faster); the last columns are the ratios of the best samples instead, "
+               "the least disturbed by other load."), "",
+              "| workload | " + " | ".join(headings) + " | best: " +
+              " | best: ".join(h for h, _, _ in RATIOS) + " |",
+              "|---|" + "---:|" * (len(headings) + len(RATIOS))]
+    for name in names:
+        samples = results[name]
+        cells = [f"{statistics.median(samples[k]) * 1e3:.2f}" if k in samples else "-"
+                 for k, _ in LANES]
+        for summary in (statistics.median, min):
+            found = ratios(samples, summary)
+            cells += [f"{found[h]:.2f}x" if h in found else "-" for h, _, _ in RATIOS]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if rss:
+        torch_peak = rss.get("torch", (0, 0))[1]
+        lines += ["", ("Peak RSS of a fresh worker process running transformer_step "
+                       "(3 steps; absolute, nothing subtracted)."), "",
+                  "| worker | after building (MiB) | peak (MiB) | peak / torch |",
+                  "|---|---:|---:|---:|"]
+        for label, (built, peak) in rss.items():
+            ratio = f"{peak / torch_peak:.2f}x" if torch_peak else "-"
+            lines.append(f"| {label} | {built:.1f} | {peak:.1f} | {ratio} |")
+    for heading, items in (("Problems", report.problems), ("Notes", report.notes)):
+        if items:
+            lines += ["", f"{heading}:", ""] + [f"- {p}" for p in items]
+    return "\n".join(lines) + "\n"
+
+
+def chart(path: Path, names: list, results: dict, rss: dict, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    groups = {name: ratios(results[name], statistics.median) for name in names}
+    if "shrew" in rss and "torch" in rss:
+        groups["transformer\npeak RSS"] = {"shrew/torch": rss["shrew"][1] / rss["torch"][1]}
+    groups = {k: v for k, v in groups.items() if v}
+    width = 0.8 / len(RATIOS)
+    fig, ax = plt.subplots(figsize=(10, 4.8))
+    for i, (heading, _, _) in enumerate(RATIOS):
+        xs, ys = [], []
+        for g, found in enumerate(groups.values()):
+            if heading in found:  # centre the bars a group has
+                present = [h for h, _, _ in RATIOS if h in found]
+                xs.append(g + (present.index(heading) - (len(present) - 1) / 2) * width)
+                ys.append(found[heading])
+        bars = ax.bar(xs, ys, width, label=heading, color=f"C{i}")
+        ax.bar_label(bars, [f"{y:.2f}" for y in ys], fontsize=7)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    everything = [r for found in groups.values() for r in found.values()] + [1.0]
+    ax.set_ylim(min(everything) / 1.5, max(everything) * 1.5)
+    ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1, 2, 5)))
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_xticks(range(len(groups)), list(groups), fontsize=8)
+    ax.set_ylabel("ratio (below 1: shrew faster / smaller)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--only", default="", help="comma-separated workload names")
-    parser.add_argument("--device", default="cpu", help="shrew device to benchmark")
+    parser.add_argument("--rounds", type=int, default=15, help="timed rounds on the CPU")
+    parser.add_argument("--cl-rounds", type=int, default=5, help="timed rounds on OpenCL")
+    parser.add_argument("--only", default="",
+                        help="comma-separated workloads (" + ", ".join(workloads.WORKLOADS) +
+                             ") and/or memory")
+    parser.add_argument("--quick", action="store_true",
+                        help="a fast pass: 3 CPU rounds, 1 OpenCL round, no deep_chain_1m")
+    parser.add_argument("--no-opencl", action="store_true", help="skip the OpenCL lanes")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="shrink the workloads (smoke tests); 1 is the benchmark")
+    parser.add_argument("--out", default=str(HERE / "results"),
+                        help="folder for results.md and results.png ('' writes nothing)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds, args.cl_rounds = min(args.rounds, 3), min(args.cl_rounds, 1)
+    wanted = set(filter(None, args.only.split(",")))
+    unknown = wanted - set(workloads.WORKLOADS) - {"memory"}
+    if unknown:
+        parser.error(f"unknown workloads: {', '.join(sorted(unknown))}")
+    names = [n for n in workloads.WORKLOADS
+             if (n in wanted if wanted else not (args.quick and workloads.WORKLOADS[n].once))]
 
-    import torch
-    torch.set_num_threads(2)
-    names = [n for n in workloads.WORKLOADS if not args.only or n in args.only.split(",")]
-    print(f"shrew device: {args.device}; torch {torch.__version__} with 2 threads")
-    print(f"numpy {np.__version__} BLAS: {blas_info()}")
+    started = time.perf_counter()
+    cl = None if args.no_opencl else opencl_description()
+    cl_line = "skipped (--no-opencl)" if args.no_opencl else cl or "no OpenCL device"
+    tinygrad_env, tinygrad_absent = tinygrad_setup()
+    stamp = time.strftime("%Y-%m-%d %H:%M")
+    header = [f"{stamp}, `{' '.join(['run.py'] + sys.argv[1:])}`",
+              f"CPU: {cpu_model()}; load average at start {load_average()}",
+              shrew_source(),
+              f"Python {platform.python_version()}, numpy {np.__version__}; thread settings: "
+              f"{thread_settings()}",
+              f"OpenCL: {cl_line}",
+              f"tinygrad: {tinygrad_absent or 'DEV=CL in its own worker, steps in TinyJit'}"]
+    print("\n".join(header), flush=True)
 
-    rows = []
+    report, results = Report(), {}
     for name in names:
-        make = workloads.WORKLOADS[name]
-        shrew_step, torch_step, repeat = make(args.device)
-        loss_s, loss_t = shrew_step(), torch_step()  # warm-up, and the same-computation check
-        if not np.isclose(loss_s, loss_t, rtol=1e-3, atol=1e-4):
-            print(f"{name}: first-step losses differ (shrew {loss_s:.6g}, torch {loss_t:.6g})")
-            return 1
-        ts, tt = [], []
-        for _ in range(args.rounds):  # interleave so machine noise hits both alike
-            ts.append(time_call(shrew_step, repeat))
-            tt.append(time_call(torch_step, repeat))
-        ms, mt = statistics.median(ts), statistics.median(tt)
-        rows.append((name, ms, mt, ms / mt))
-        print(f"{name:>18}: shrew {ms * 1e3:9.3f} ms  torch {mt * 1e3:9.3f} ms  "
-              f"ratio {ms / mt:6.2f}x   (first loss {loss_s:.5g} / {loss_t:.5g})", flush=True)
-    return 0
+        w = workloads.WORKLOADS[name]
+        lanes = [Lane("shrew", "shrew", "cpu", args.rounds, w.repeat),
+                 Lane("torch", "torch", "cpu", args.rounds, w.repeat)]
+        if w.training and cl:
+            lanes.append(Lane("opencl", "shrew", "opencl", args.cl_rounds, 1))
+            if tinygrad_env:
+                lanes.append(Lane("tinygrad", "tinygrad", "CL", args.cl_rounds, 1, tinygrad_env))
+        results[name] = bench(w, lanes, args.scale, report)
+    rss = memory(args.scale, report) if not wanted or "memory" in wanted else {}
+
+    minutes = (time.perf_counter() - started) / 60
+    header[1] += f", at the end {load_average()}"
+    header += [f"{k}: {v}" for k, v in report.about.items()]
+    header.append(f"the whole run took {minutes:.1f} minutes")
+    print(f"load average at the end {load_average()}; the run took {minutes:.1f} minutes")
+    for p in report.problems:
+        print(f"PROBLEM: {p}")
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.md").write_text(markdown(header, names, results, rss, report))
+        chart(out / "results.png", names, results, rss,
+              f"shrew ratios, {stamp}, {cpu_model()}")
+        print(f"wrote {out / 'results.md'} and {out / 'results.png'}")
+    return 1 if report.problems else 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LINTED = ("shrew", "tests", "examples")  # benchmarks/ is not linted yet
+LINTED = ("shrew", "tests", "examples", "benchmarks")
 
 
 def _run(tool: str, *args: str, timeout: float = 120) -> None:

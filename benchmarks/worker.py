@@ -1,0 +1,123 @@
+"""One framework running one workload in its own process, driven by run.py.
+
+    python benchmarks/worker.py FRAMEWORK DEVICE WORKLOAD [--scale S] [--warmup N] [--checkpoint]
+
+FRAMEWORK is shrew, torch or tinygrad (whose device comes from the DEV environment
+variable).  The worker builds the step, runs N warm-up steps and answers on stdout, one
+JSON object per line:
+    {"losses": [first N losses], "first_s": seconds of the first step,
+     "build_rss_mib": peak RSS before the first step, "about": "versions, BLAS"}
+Then it reads commands from stdin: "time K" runs K steps and answers {"seconds": mean
+per step}; "rss" answers {"peak_rss_mib": peak RSS so far}.  End of input ends it.  A
+failure answers {"error": "..."} and exits with status 1.  Anything else the frameworks
+print goes to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workloads  # noqa: E402
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def blas_info() -> str:
+    """The BLAS and OpenMP libraries loaded in this process, as threadpoolctl sees them."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "threadpoolctl not installed"
+    parts = ([i["internal_api"], i.get("version"), i.get("architecture"),
+              f"({i['num_threads']} threads)"] for i in threadpool_info())
+    return "; ".join(" ".join(filter(None, p)) for p in parts) or "none found"
+
+
+def build(framework: str, device: str, name: str, problem, checkpoint: bool):
+    """(step function, a line about the framework)."""
+    if framework == "shrew":
+        import numpy as np
+
+        import shrew
+        import shrew_steps
+        step = shrew_steps.build(name, problem, device, checkpoint)
+        return step, f"shrew {shrew.__version__} on {device}, numpy {np.__version__}"
+    if framework == "torch":
+        import torch
+        torch.set_num_threads(2)
+        import torch_steps
+        backends = torch.backends
+        return torch_steps.build(name, problem), (
+            f"torch {torch.__version__}, {torch.get_num_threads()} threads, "
+            f"MKL {backends.mkl.is_available()}, oneDNN {backends.mkldnn.is_available()}")
+    if framework == "tinygrad":
+        from importlib.metadata import version
+
+        from tinygrad import Device
+
+        import tinygrad_steps
+        return tinygrad_steps.build(name, problem), (
+            f"tinygrad {version('tinygrad')} on {Device.DEFAULT}")
+    raise ValueError(f"unknown framework {framework!r}")
+
+
+def serve(args, reply) -> None:
+    problem = workloads.WORKLOADS[args.workload].make(args.scale)
+    step, about = build(args.framework, args.device, args.workload, problem, args.checkpoint)
+    build_rss = peak_rss_mib()
+    start = time.perf_counter()
+    losses = [step()]
+    first_s = time.perf_counter() - start
+    losses += [step() for _ in range(args.warmup - 1)]
+    reply(losses=losses, first_s=first_s, build_rss_mib=build_rss,
+          about=f"{about}; {blas_info()}")
+    for line in sys.stdin:
+        command, *rest = line.split()
+        if command == "time":
+            count = int(rest[0])
+            start = time.perf_counter()
+            for _ in range(count):
+                step()
+            reply(seconds=(time.perf_counter() - start) / count)
+        elif command == "rss":
+            reply(peak_rss_mib=peak_rss_mib())
+        else:
+            raise ValueError(f"unknown command {line.strip()!r}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("framework")
+    parser.add_argument("device")
+    parser.add_argument("workload", choices=workloads.WORKLOADS)
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--checkpoint", action="store_true")
+    args = parser.parse_args()
+
+    protocol = sys.stdout
+    sys.stdout = sys.stderr  # keep the frameworks' own prints off the protocol
+
+    def reply(**message) -> None:
+        protocol.write(json.dumps(message) + "\n")
+        protocol.flush()
+
+    try:
+        serve(args, reply)
+    except Exception as exc:  # report any failure to run.py, which carries on without us
+        traceback.print_exc()
+        reply(error=f"{type(exc).__name__}: {exc}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

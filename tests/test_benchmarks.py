@@ -1,0 +1,60 @@
+"""Smoke tests of the benchmark suite (benchmarks/): every workload builds and steps at a
+small scale, and where PyTorch is installed its losses match shrew's.  No timing."""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import shrew_steps  # noqa: E402
+import workloads  # noqa: E402
+
+SCALE = {"deep_chain_1m": 0.01}  # 10,000 ops; every other workload at 0.05
+
+
+def _problem(name):
+    return workloads.WORKLOADS[name].make(SCALE.get(name, 0.05))
+
+
+@pytest.mark.parametrize("name", list(workloads.WORKLOADS))
+def test_shrew_steps_on_cpu(name):
+    step = shrew_steps.build(name, _problem(name))
+    losses = [step(), step()]
+    assert all(math.isfinite(x) for x in losses)
+    if workloads.WORKLOADS[name].training:
+        assert losses[1] < losses[0]  # the SGD update took effect
+
+
+@pytest.mark.parametrize("name", list(workloads.WORKLOADS))
+def test_losses_match_torch(name):
+    pytest.importorskip("torch")
+    import torch_steps
+    problem = _problem(name)
+    step_s, step_t = shrew_steps.build(name, problem), torch_steps.build(name, problem)
+    # The first loss checks the forward pass, the second the gradients through the update.
+    assert [step_s(), step_s()] == pytest.approx([step_t(), step_t()], rel=1e-3)
+
+
+def test_transformer_checkpointed_matches_plain():
+    problem = _problem("transformer_step")
+    plain = shrew_steps.build("transformer_step", problem)
+    checkpointed = shrew_steps.build("transformer_step", problem, checkpoint=True)
+    assert [checkpointed(), checkpointed()] == pytest.approx([plain(), plain()], rel=1e-4)
+
+
+def test_run_writes_results(tmp_path):
+    """The whole pipeline (workers, loss check, rounds, table, chart) at a tiny scale."""
+    pytest.importorskip("torch")
+    pytest.importorskip("matplotlib")
+    import run
+    status = run.main(["--only", "mlp_step,memory", "--rounds", "1", "--no-opencl",
+                       "--scale", "0.05", "--out", str(tmp_path)])
+    assert status == 0
+    table = (tmp_path / "results.md").read_text()
+    assert "| mlp_step |" in table and "shrew, checkpointed blocks" in table
+    assert (tmp_path / "results.png").stat().st_size > 0
