@@ -174,7 +174,7 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
         case O.Unary(fn, x):
             return ((x, _unary_grad(fn, x, y, g)),)
         case O.Affine(x, mul, _):
-            return ((x, g * float(mul)),)
+            return ((x, g if mul == 1 else g * float(mul)),)  # x + c passes g through
         case O.Contiguous(x) | O.Reshape(x) | O.ToDtype(x) | O.ToDevice(x):
             return ((x, _cast_like(g, x)),)
         case O.Reduce(fn, x, dims, _):
