@@ -2,62 +2,88 @@
    meta = broadcast batch shape[nb], a's batch strides[nb], a's offset, b's batch
    strides[nb], b's offset (a stride-0 batch dim broadcasts).
 
-   A TILE x TILE work-group computes a BLOCK x BLOCK output block (BLOCK = TILE * WPT):
-   it stages a BLOCK x TILE slice of a and a TILE x BLOCK slice of b in local memory, and
-   each work-item accumulates WPT x WPT outputs in registers, rows ty + TILE * i and
-   columns tx + TILE * j.  Loads outside the matrices read 0, so m, n and k need not be
-   multiples of anything. */
+   Register-blocked, without local memory (on CPU devices local memory is ordinary memory,
+   and staging through it only costs): work-item (x, y) of an MM_LX x MM_LY work-group
+   computes the RM x RN output block at rows RM * (GROUP1 * MM_LY + y) and columns
+   RN * (GROUP0 * MM_LX + x), reading a and b straight from global memory.  Per step of p
+   it reads RN contiguous elements of a row of b (b_sn == 1: the backend packs a b with
+   strided rows, such as w.T, with matmul_pack first) and RM elements of a, and the
+   unrolled RM x RN update vectorises across the columns.  Every output is summed over p
+   in order.  Blocks crossing the edge of out clamp their reads and mask their writes, so
+   m, n and k need not be multiples of anything. */
 
-#define WPT 4
-#define BLOCK (TILE * WPT)
+ALLOW_FMA   /* acc + x * y may fuse: the update is then one instruction per vector */
 
-ALLOW_FMA   /* acc + x * y may fuse: the inner loop is then one instruction */
+#ifndef RM
+#define RM 4
+#endif
+#ifndef RN
+#define RN 16
+#endif
+#ifndef MM_LX
+#define MM_LX 4
+#endif
+#ifndef MM_LY
+#define MM_LY 4
+#endif
+
+/* The RM x RN block: acc[i][j] = sum over p (in order) of a[row i][p] * b[p][col j], with
+   a's row i read at ap[A_ROW * a_sm] and b's column j at bp[B_COL].  Fully unrolled, so
+   acc lives in registers; stores only the rm x rn outputs inside out. */
+#define MM_BLOCK(A_ROW, B_COL)                                                  \
+    {                                                                           \
+        ACC acc[RM][RN];                                                        \
+        _Pragma("unroll") for (int i = 0; i < RM; ++i)                          \
+            _Pragma("unroll") for (int j = 0; j < RN; ++j)                      \
+                acc[i][j] = (ACC)0;                                             \
+        for (i64 p = 0; p < k; ++p) {                                           \
+            ACC bv[RN];                                                         \
+            _Pragma("unroll") for (int j = 0; j < RN; ++j)                      \
+                bv[j] = (ACC)LOAD(bp, p * b_sk + (B_COL));                      \
+            _Pragma("unroll") for (int i = 0; i < RM; ++i) {                    \
+                const ACC av = (ACC)LOAD(ap, (A_ROW) * a_sm + p * a_sk);        \
+                _Pragma("unroll") for (int j = 0; j < RN; ++j)                  \
+                    acc[i][j] += av * bv[j];                                    \
+            }                                                                   \
+        }                                                                       \
+        _Pragma("unroll") for (int i = 0; i < RM; ++i)                          \
+            _Pragma("unroll") for (int j = 0; j < RN; ++j)                      \
+                if (i < rm && j < rn) op[i * n + j] = TO_T(acc[i][j]);          \
+    }
 
 KERNEL void matmul(const i64 m, const i64 n, const i64 k,
                    const i64 a_sm, const i64 a_sk, const i64 b_sk, const i64 b_sn,
                    const int nb, const GLOBAL i64* meta,
                    const GLOBAL T* a, const GLOBAL T* b, GLOBAL T* out)
 {
-    LOCAL_ARRAY ACC a_tile[TILE][BLOCK];             /* [p][row]: a slice, transposed */
-    LOCAL_ARRAY ACC b_tile[TILE][BLOCK];             /* [p][col] */
-    const int tx = LID0, ty = LID1, lid = ty * TILE + tx;
-    const i64 row0 = GROUP1 * BLOCK, col0 = GROUP0 * BLOCK, batch = GROUP2;
-    const i64 a_base = offset_of(batch, nb, meta, LAYOUT(meta, nb, 0));
-    const i64 b_base = offset_of(batch, nb, meta, LAYOUT(meta, nb, 1));
+    const i64 r0 = (GROUP1 * MM_LY + LID1) * RM, c0 = (GROUP0 * MM_LX + LID0) * RN;
+    const i64 batch = GROUP2;
+    if (r0 >= m || c0 >= n) return;
+    const GLOBAL T* ap = a + offset_of(batch, nb, meta, LAYOUT(meta, nb, 0)) + r0 * a_sm;
+    const GLOBAL T* bp = b + offset_of(batch, nb, meta, LAYOUT(meta, nb, 1)) + c0 * b_sn;
+    GLOBAL T* op = out + (batch * m + r0) * n + c0;
 
-    ACC acc[WPT][WPT];
-    for (int i = 0; i < WPT; ++i)
-        for (int j = 0; j < WPT; ++j)
-            acc[i][j] = (ACC)0;
+    const int rm = (int)(m - r0 < RM ? m - r0 : RM), rn = (int)(n - c0 < RN ? n - c0 : RN);
+    if (b_sn == 1 && rm == RM && rn == RN)
+        MM_BLOCK(i, j)                                   /* b's row segment: one vector */
+    else                                  /* an edge block: clamped reads, masked writes */
+        MM_BLOCK(i < rm ? i : rm - 1, (j < rn ? j : rn - 1) * b_sn)
+}
 
-    for (i64 p0 = 0; p0 < k; p0 += TILE) {
-        for (int l = 0; l < WPT; ++l) {              /* each work-item loads WPT of each */
-            const int e = lid + l * TILE * TILE;
-            const i64 ar = row0 + e / TILE, ap = p0 + e % TILE;
-            a_tile[e % TILE][e / TILE] =
-                ar < m && ap < k ? (ACC)LOAD(a, a_base + ar * a_sm + ap * a_sk) : (ACC)0;
-            const i64 bp = p0 + e / BLOCK, bc = col0 + e % BLOCK;
-            b_tile[e / BLOCK][e % BLOCK] =
-                bp < k && bc < n ? (ACC)LOAD(b, b_base + bp * b_sk + bc * b_sn) : (ACC)0;
-        }
-        BARRIER();
-        for (int p = 0; p < TILE; ++p) {
-            ACC a_reg[WPT], b_reg[WPT];
-            for (int i = 0; i < WPT; ++i) {
-                a_reg[i] = a_tile[p][ty + TILE * i];
-                b_reg[i] = b_tile[p][tx + TILE * i];
-            }
-            for (int i = 0; i < WPT; ++i)
-                for (int j = 0; j < WPT; ++j)
-                    acc[i][j] += a_reg[i] * b_reg[j];
-        }
-        BARRIER();
-    }
-    for (int i = 0; i < WPT; ++i) {
-        const i64 r = row0 + ty + TILE * i;
-        for (int j = 0; j < WPT; ++j) {
-            const i64 c = col0 + tx + TILE * j;
-            if (r < m && c < n) out[(batch * m + r) * n + c] = TO_T(acc[i][j]);
-        }
-    }
+/* packed[b] = b[b] as a C-contiguous [.., k, n] array, for a b whose rows are strided
+   (b_sn != 1, typically w.T): matmul then reads rows of b contiguously.  meta = b's own
+   batch shape[nb], its batch strides[nb] and offset.  Work-item (x, y) copies PACK_W
+   consecutive elements of row p = y (walking down a column of the source in a group). */
+#define PACK_W 16   /* the backend's launch of matmul_pack mirrors this */
+KERNEL void matmul_pack(const i64 k, const i64 n, const i64 b_sk, const i64 b_sn,
+                        const int nb, const GLOBAL i64* meta,
+                        const GLOBAL T* b, GLOBAL T* packed)
+{
+    const i64 p = GROUP1 * MM_LX + LID1, c0 = GROUP0 * PACK_W, batch = GROUP2;
+    if (p >= k) return;
+    const GLOBAL T* src = b + offset_of(batch, nb, meta, LAYOUT(meta, nb, 0)) + p * b_sk;
+    GLOBAL T* dst = packed + (batch * k + p) * n;
+    const i64 c1 = c0 + PACK_W < n ? c0 + PACK_W : n;
+    for (i64 c = c0; c < c1; ++c)
+        dst[c] = src[c * b_sn];
 }

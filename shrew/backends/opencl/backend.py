@@ -21,6 +21,8 @@ from .storage import CLStorage, broadcast_layout, collapse, contiguous_strides, 
 
 _i64, _i32 = np.int64, np.int32
 _META_CACHE_SIZE = 4096
+# matmul.cl's RM, RN, MM_LX, MM_LY and PACK_W
+_MM_RM, _MM_RN, _MM_LX, _MM_LY, _MM_PACK_W = 4, 16, 4, 4, 16
 
 
 class OpenCLBackend(PhiloxRNG):
@@ -268,11 +270,25 @@ class OpenCLBackend(PhiloxRNG):
         out = self._empty(batch + (m, n), a.dtype)
         if out.size == 0:
             return out
+        if b.strides[-1] != 1 and n > 1:
+            # matmul.cl reads RN contiguous elements of a row of b per step: pack a b with
+            # strided rows (b = w.T in x @ w.T) into a C-contiguous copy first.
+            packed = self._empty(b.shape, b.dtype)
+            nbatch = math.prod(b.shape[:-2])
+            if nbatch and k:
+                pdims, playouts = collapse(b.shape[:-2], [(b.strides[:-2], b.offset)])
+                self._launch("matmul", b.dtype, "matmul_pack",
+                             (-(-n // _MM_PACK_W), -(-k // _MM_LX) * _MM_LX, nbatch),
+                             (1, _MM_LX, 1),
+                             _i64(k), _i64(n), _i64(b.strides[-2]), _i64(b.strides[-1]),
+                             _i32(len(pdims)), self._layout_meta(pdims, playouts),
+                             b.buffer, packed.buffer)
+            b = packed
         bdims, layouts = collapse(batch, [
             broadcast_layout(x.view(x.shape[:-2], x.strides[:-2]), batch) for x in (a, b)])
-        t, block = self.tile, self.tile * 4   # matmul.cl: BLOCK = TILE * WPT
-        self._launch("matmul", a.dtype, "matmul",
-                     (-(-n // block) * t, -(-m // block) * t, math.prod(batch)), (t, t, 1),
+        lx, ly = _MM_LX, _MM_LY   # matmul.cl: RM x RN outputs per work-item
+        gx, gy = -(-n // (_MM_RN * lx)) * lx, -(-m // (_MM_RM * ly)) * ly
+        self._launch("matmul", a.dtype, "matmul", (gx, gy, math.prod(batch)), (lx, ly, 1),
                      _i64(m), _i64(n), _i64(k), _i64(a.strides[-2]), _i64(a.strides[-1]),
                      _i64(b.strides[-2]), _i64(b.strides[-1]), _i32(len(bdims)),
                      self._layout_meta(bdims, layouts), a.buffer, b.buffer, out.buffer)
