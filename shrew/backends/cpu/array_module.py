@@ -227,23 +227,32 @@ class ArrayModuleBackend:
         fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
         win = self._windows(x, kernel, stride, padding, fill)
         ho, wo = win.shape[2:4]
-        # One pass per window offset over output-sized arrays (no copy of the windows).
-        # Strictly greater wins, so the first maximum in row-major window order is kept,
-        # as argmax would; a NaN wins over any number and then stays, so NaN propagates.
-        values = win[..., 0, 0].copy()
-        arg = xp.zeros(values.shape, dtype=np.int64)
-        for k in range(1, kh * kw):
-            candidate = win[..., k // kw, k % kw]
-            better = candidate > values
-            if x.dtype.kind == "f":
-                better |= xp.isnan(candidate) & ~xp.isnan(values)
-            xp.copyto(values, candidate, where=better)
-            xp.copyto(arg, k, where=better)
-        # Window offset -> flat index into the unpadded input plane.
-        ki, kj = xp.divmod(arg, kw)
-        rows = xp.arange(ho).reshape(1, 1, ho, 1) * sh + ki - ph
-        cols = xp.arange(wo).reshape(1, 1, 1, wo) * sw + kj - pw
-        return values, rows * w + cols
+        kk = kh * kw
+        offsets = [win[..., k // kw, k % kw] for k in range(kk)]
+        # Branch-free: the maximum first (np.maximum propagates NaN), then the first
+        # offset in row-major window order that attains it (a NaN matches a NaN), as
+        # argmax would: arg = the number of leading offsets that do not match.
+        values = offsets[0].copy()
+        for candidate in offsets[1:]:
+            xp.maximum(values, candidate, out=values)
+        nan = x.dtype.kind == "f" and bool(xp.isnan(values).any())
+        arg = xp.zeros(values.shape, dtype=np.uint8 if kk < 256 else np.int64)
+        missed = None
+        for candidate in offsets[:-1]:
+            miss = candidate != values
+            if nan:
+                miss &= ~xp.isnan(candidate)
+            missed = miss if missed is None else xp.logical_and(missed, miss, out=missed)
+            arg += missed
+        # Window offset -> flat index into the unpadded input plane: the window origin's
+        # index plus the offset's (a small table looked up once per output).
+        k = xp.arange(kk, dtype=np.int64)
+        table = (k // kw) * w + k % kw
+        origin = ((xp.arange(ho, dtype=np.int64) * sh - ph).reshape(ho, 1) * w
+                  + (xp.arange(wo, dtype=np.int64) * sw - pw).reshape(1, wo))
+        index = table[arg]
+        index += origin
+        return values, index
 
     def avg_pool2d(self, x, kernel, stride, padding):
         win = self._windows(x, kernel, stride, padding, 0)
@@ -270,6 +279,20 @@ class ArrayModuleBackend:
                 flat = flat + xp.arange(size).reshape(along) * strides[d]
         src = src[tuple(slice(0, s) for s in index.shape)]
         size = math.prod(shape)
+        if src.dtype.kind == "f" and src.dtype.itemsize >= 4 and 0 < flat.size < 2**31:
+            # Every target hit at most once (max-pool backward, a cross-entropy's one-hot):
+            # then each sum is a single term and a plain store is exact.  Check that with
+            # the output buffer itself as a stamp: store each position's ordinal and read
+            # it back; a target hit twice keeps only its last ordinal.
+            out = xp.empty(size, dtype=src.dtype)
+            stamp = out.view(np.dtype(f"i{src.dtype.itemsize}"))
+            flat = flat.ravel()
+            ordinal = xp.arange(flat.size, dtype=stamp.dtype)
+            stamp[flat] = ordinal
+            if xp.array_equal(stamp[flat], ordinal):
+                out.fill(0)
+                out[flat] = src.ravel() + src.dtype.type(0)   # -0.0 -> 0.0, as a sum gives
+                return out.reshape(shape)
         if src.dtype.kind == "f":
             out = xp.bincount(flat.ravel(), weights=src.ravel().astype(np.float64), minlength=size)
         else:
