@@ -366,7 +366,7 @@ class Tensor:
     def _binary(self, fn: str, other: object, reflected: bool = False) -> Tensor:
         if type(other) is not Tensor:
             if type(other) is float and self.dtype.category == FLOAT and fn != "div":
-                return self._affine_scalar(fn, other, reflected)  # the hot case: x * 1.5
+                return self._float_scalar_affine(fn, other, reflected)  # the hot case: x * 1.5
             if not isinstance(other, Tensor):
                 if not isinstance(other, numbers.Number):
                     return NotImplemented
@@ -391,14 +391,10 @@ class Tensor:
             return _wrap(data, a._backend, O.Binary(fn, a, b))
         return _wrap(data, a._backend)
 
-    def _affine_scalar(self, fn: str, value: builtins.float, reflected: bool) -> Tensor:
-        """x + s, x - s, s - x or x * s as one Affine (caller checked that it applies)."""
-        if fn == "mul":
-            mul, add = value, 0.0
-        elif fn == "add":
-            mul, add = 1.0, value
-        else:
-            mul, add = (-1.0, value) if reflected else (1.0, -value)
+    def _float_scalar_affine(self, fn: str, value: builtins.float, reflected: bool) -> Tensor:
+        """The hot path of x + s, x - s, s - x, x * s for a float tensor and a Python float:
+        one Affine, with no checks (the caller made them)."""
+        mul, add = _affine_params(fn, value, reflected)
         data = self._backend.affine(self._data, mul, add)
         if self.requires_grad and is_grad_enabled():
             return _wrap(data, self._backend, O.Affine(self, mul, add))
@@ -413,11 +409,7 @@ class Tensor:
             return self.to_dtype(float32)._scalar_affine(fn, value, reflected)
         if isinstance(value, complex):
             return None
-        if fn == "add":
-            return self.affine(1, value)
-        if fn == "mul":
-            return self.affine(value, 0)
-        return self.affine(-1, value) if reflected else self.affine(1, -value)
+        return self.affine(*_affine_params(fn, value, reflected))
 
     def __add__(self, o: Tensor | Scalar) -> Tensor: return self._binary("add", o)
     def __radd__(self, o: Tensor | Scalar) -> Tensor: return self._binary("add", o, True)
@@ -777,6 +769,15 @@ def _check_device_dtype(backend: Backend, dtype: DType, op: str) -> None:
         supported = ", ".join(sorted(str(d) for d in backend.dtypes))
         raise DTypeError(f"{op}: device {backend.device} does not support {dtype} "
                          f"(it supports {supported})")
+
+
+def _affine_params(fn: str, value: Any, reflected: bool) -> tuple[Any, Any]:
+    """(mul, add) such that x * mul + add is x + s, x - s, s - x or x * s."""
+    if fn == "mul":
+        return value, 0
+    if fn == "add":
+        return 1, value
+    return (-1, value) if reflected else (1, -value)
 
 
 def _number(value: Any) -> Any:
