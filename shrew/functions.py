@@ -234,21 +234,21 @@ def scatter_add(shape: Sequence[int], dim: int, index: Tensor, src: Tensor) -> T
 
 
 # -- convolution and pooling ------------------------------------------------------------------
-def _conv_geometry(op: str, x: Tensor | _ShapeOnly, kernel: Any, stride: Any, padding: Any,
+def _conv_geometry(op: str, image_shape: Sequence[int], kernel: Any, stride: Any, padding: Any,
                    ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """Validated (kernel, stride, padding, output size) pairs for a [N, C, H, W] input."""
+    """Validated (kernel, stride, padding, output size) pairs for an [N, C, H, W] image."""
     kernel = pair(kernel, "kernel_size", op, 1)
     stride = pair(stride, "stride", op, 1)
     padding = pair(padding, "padding", op, 0)
-    out = tuple(conv_output_size(op, x.shape[2 + i], kernel[i], stride[i], padding[i])
+    out = tuple(conv_output_size(op, image_shape[2 + i], kernel[i], stride[i], padding[i])
                 for i in range(2))
     return kernel, stride, padding, out
 
 
 def im2col(x: Tensor, kernel: IntOrPair, stride: IntOrPair = 1, padding: IntOrPair = 0) -> Tensor:
     """[N, C, H, W] -> [N, C*kh*kw, Ho*Wo]: every kernel window as a column."""
-    _check_4d("im2col", x)
-    kernel, stride, padding, _ = _conv_geometry("im2col", x, kernel, stride, padding)
+    _check_input("im2col", x)
+    kernel, stride, padding, _ = _conv_geometry("im2col", x.shape, kernel, stride, padding)
     data = x._backend.im2col(x._data, kernel, stride, padding)
     return _record(data, x._backend, O.Im2Col(x, kernel, stride, padding), x)
 
@@ -259,8 +259,7 @@ def col2im(cols: Tensor, shape: Sequence[int], kernel: IntOrPair, stride: IntOrP
     shape = tuple(shape)
     if len(shape) != 4:
         raise ShapeError(f"col2im: shape must be [N, C, H, W], got {fmt(shape)}")
-    probe = _ShapeOnly(shape)
-    kernel, stride, padding, (ho, wo) = _conv_geometry("col2im", probe, kernel, stride, padding)
+    kernel, stride, padding, (ho, wo) = _conv_geometry("col2im", shape, kernel, stride, padding)
     expect = (shape[0], shape[1] * kernel[0] * kernel[1], ho * wo)
     if cols.shape != expect:
         raise ShapeError(f"col2im: columns must be {fmt(expect)} for image {fmt(shape)}, "
@@ -269,28 +268,18 @@ def col2im(cols: Tensor, shape: Sequence[int], kernel: IntOrPair, stride: IntOrP
     return _record(data, cols._backend, O.Col2Im(cols, shape, kernel, stride, padding), cols)
 
 
-class _ShapeOnly:
-    __slots__ = ("shape",)
-
-    def __init__(self, shape: tuple[int, ...]) -> None:
-        self.shape = shape
-
-
-def _check_4d(op: str, x: Tensor) -> None:
-    if not isinstance(x, Tensor) or x.ndim != 4:
-        raise ShapeError(f"{op}: input must be a [N, C, H, W] tensor, got "
+def _check_input(op: str, x: Tensor, layout: str = "[N, C, H, W]") -> None:
+    """A floating-point tensor with as many dims as `layout` names."""
+    if not isinstance(x, Tensor) or x.ndim != layout.count(",") + 1:
+        raise ShapeError(f"{op}: input must be a {layout} tensor, got "
                          f"{fmt(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
     check_float(x.dtype, op)
 
 
 def _check_conv(op: str, x: Tensor, weight: Tensor, x_layout: str, w_layout: str) -> None:
     """Input and weight of a convolution: dims as the layouts say, channels, dtype, device."""
-    ndim = x_layout.count(",") + 1
-    if not isinstance(x, Tensor) or x.ndim != ndim:
-        raise ShapeError(f"{op}: input must be a {x_layout} tensor, got "
-                         f"{fmt(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
-    check_float(x.dtype, op)
-    if not isinstance(weight, Tensor) or weight.ndim != ndim:
+    _check_input(op, x, x_layout)
+    if not isinstance(weight, Tensor) or weight.ndim != x.ndim:
         got = fmt(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
         raise ShapeError(f"{op}: weight must be {w_layout}, got {got}")
     _same_device(op, x, weight)
@@ -304,8 +293,8 @@ def _check_conv(op: str, x: Tensor, weight: Tensor, x_layout: str, w_layout: str
 def conv2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: IntOrPair = 0) -> Tensor:
     """2-d cross-correlation (no bias): im2col and one batched GEMM."""
     _check_conv("conv2d", x, weight, "[N, C, H, W]", "[out, in, kh, kw]")
-    kernel, stride, padding, (ho, wo) = _conv_geometry("conv2d", x, weight.shape[2:], stride,
-                                                       padding)
+    kernel, stride, padding, (ho, wo) = _conv_geometry("conv2d", x.shape, weight.shape[2:],
+                                                       stride, padding)
     be = x._backend
     cols = be.im2col(x._data, kernel, stride, padding)
     w2 = be.reshape(weight._data, (weight.shape[0], numel(weight.shape[1:])))
@@ -338,7 +327,7 @@ def _single(value: Any, name: str, minimum: int) -> int:
 
 def _pool_geometry(op: str, x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None,
                    padding: IntOrPair) -> tuple[tuple[int, ...], ...]:
-    _check_4d(op, x)
+    _check_input(op, x)
     kernel = pair(kernel_size, "kernel_size", op, 1)
     stride = kernel if stride is None else pair(stride, "stride", op, 1)
     padding = pair(padding, "padding", op, 0)
