@@ -11,6 +11,8 @@ import warnings
 
 import numpy as np
 
+from ..kernels import max_pool_fill
+
 # NaN and inf are data in shrew, as in PyTorch: numpy's floating-point warnings from these
 # kernels (log(0), 0/0, ...) would only be noise.  Filtered for this module alone.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=__name__)
@@ -224,8 +226,7 @@ class ArrayModuleBackend:
         xp = self.xp
         n, c, h, w = x.shape
         (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-        fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
-        win = self._windows(x, kernel, stride, padding, fill)
+        win = self._windows(x, kernel, stride, padding, max_pool_fill(x.dtype))
         ho, wo = win.shape[2:4]
         kk = kh * kw
         offsets = [win[..., k // kw, k % kw] for k in range(kk)]

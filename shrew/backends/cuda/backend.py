@@ -20,13 +20,12 @@ What runs where, and what checks it without a GPU:
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 
 from ..base import PRIMITIVES
 from ..cpu.array_module import ArrayModuleBackend
-from ..kernels import compute_dtype
+from ..kernels import compute_dtype, max_pool_fill, window_geometry
 from ..kernels.philox import PhiloxRNG
 
 _i64, _i32 = np.int64, np.int32
@@ -74,10 +73,8 @@ class CUDABackend(PhiloxRNG, ArrayModuleBackend):
 
     def _window_meta(self, c, h, w, kernel, stride, padding, operand):
         """conv.cl's Geometry followed by the strided operand's layout."""
-        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-        ho, wo = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
-        meta = self._meta((c, h, w, kh, kw, sh, sw, ph, pw, ho, wo) + _layout(operand))
-        return meta, ho, wo
+        geometry = window_geometry(c, h, w, kernel, stride, padding)
+        return self._meta(geometry + _layout(operand)), geometry[-2], geometry[-1]
 
     # -- host transfer -------------------------------------------------------------------
     def from_numpy(self, a):
@@ -111,10 +108,9 @@ class CUDABackend(PhiloxRNG, ArrayModuleBackend):
         values = self.xp.empty((n, c, ho, wo), x.dtype)
         indices = self.xp.empty((n, c, ho, wo), np.int64)
         if values.size:
-            kind = x.dtype.kind  # padding never wins: -inf, or the lowest value
-            fill = -math.inf if kind == "f" else np.iinfo(x.dtype).min if kind in "iu" else 0
+            fill = compute_dtype(x.dtype).type(x.dtype.type(max_pool_fill(x.dtype)))
             self._launch("conv", x.dtype, "max_pool2d", values.size, _i64(values.size), meta,
-                         compute_dtype(x.dtype).type(x.dtype.type(fill)), x, values, indices)
+                         fill, x, values, indices)
         return values, indices
 
     def avg_pool2d(self, x, kernel, stride, padding):

@@ -7,6 +7,7 @@ that specialise it to one element type.
 """
 from __future__ import annotations
 
+import math
 from functools import cache
 from pathlib import Path
 
@@ -52,3 +53,17 @@ def dtype_defines(dtype: np.dtype) -> dict:
 def compute_dtype(dtype: np.dtype) -> np.dtype:
     """The numpy dtype matching CT, for passing scalar kernel arguments."""
     return _COMPUTE.get(np.dtype(dtype), np.dtype(dtype))
+
+
+def window_geometry(c: int, h: int, w: int, kernel: tuple, stride: tuple,
+                    padding: tuple) -> tuple:
+    """conv.cl's Geometry of an [N, C, H, W] image: c, h, w, kh, kw, sh, sw, ph, pw, ho, wo."""
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    ho, wo = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    return (c, h, w, kh, kw, sh, sw, ph, pw, ho, wo)
+
+
+def max_pool_fill(dtype: np.dtype) -> float | int:
+    """What max-pooling pads with, so padding never wins: -inf, or the dtype's lowest."""
+    kind = dtype.kind
+    return -math.inf if kind == "f" else int(np.iinfo(dtype).min) if kind in "iu" else 0

@@ -14,7 +14,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools
 
-from ..kernels import compute_dtype
+from ..kernels import compute_dtype, max_pool_fill, window_geometry
 from ..kernels.philox import PhiloxRNG
 from .programs import Programs
 from .storage import CLStorage, broadcast_layout, collapse, contiguous_strides, view_strides
@@ -296,11 +296,9 @@ class OpenCLBackend(PhiloxRNG):
 
     def _window_meta(self, c, h, w, kernel, stride, padding, operand):
         """conv.cl's Geometry followed by the strided operand's strides and offset."""
-        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-        ho, wo = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
-        meta = self._meta((c, h, w, kh, kw, sh, sw, ph, pw, ho, wo)
-                          + tuple(operand.strides) + (operand.offset,))
-        return meta, ho, wo
+        geometry = window_geometry(c, h, w, kernel, stride, padding)
+        meta = self._meta(geometry + tuple(operand.strides) + (operand.offset,))
+        return meta, geometry[-2], geometry[-1]
 
     def im2col(self, x, kernel, stride, padding):
         n, c, h, w = x.shape
@@ -326,10 +324,9 @@ class OpenCLBackend(PhiloxRNG):
         values = self._empty((n, c, ho, wo), x.dtype)
         indices = self._empty((n, c, ho, wo), np.dtype(np.int64))
         if values.size:
-            kind = x.dtype.kind   # padding never wins: -inf, or the lowest value
-            fill = -math.inf if kind == "f" else np.iinfo(x.dtype).min if kind in "iu" else 0
             self._launch_1d("conv", x.dtype, "max_pool2d", values.size, _i64(values.size), meta,
-                            self._scalar(fill, x.dtype), x.buffer, values.buffer, indices.buffer)
+                            self._scalar(max_pool_fill(x.dtype), x.dtype), x.buffer,
+                            values.buffer, indices.buffer)
         return values, indices
 
     def avg_pool2d(self, x, kernel, stride, padding):
