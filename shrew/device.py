@@ -151,6 +151,5 @@ def live_backends() -> list[Backend]:
 
 
 register_backend("cpu", _lazy("shrew.backends.cpu"))
-_factories["cpu"].device_count = lambda: 1  # type: ignore[attr-defined]
 register_backend("opencl", _lazy("shrew.backends.opencl"))
 register_backend("cuda", _lazy("shrew.backends.cuda"))
