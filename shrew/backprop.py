@@ -162,9 +162,11 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
     """(input, gradient) pairs for one node: the gradient rule of each Op variant."""
     match op:  # the most frequent variants first: cases are tried in order
         case O.Binary("add", a, b):
-            return (a, sum_to_shape(g, a.shape)), (b, sum_to_shape(g, b.shape))
+            return ((a, sum_to_shape(g, a.shape) if a.requires_grad else None),
+                    (b, sum_to_shape(g, b.shape) if b.requires_grad else None))
         case O.Binary("sub", a, b):
-            return (a, sum_to_shape(g, a.shape)), (b, sum_to_shape(-g, b.shape))
+            return ((a, sum_to_shape(g, a.shape) if a.requires_grad else None),
+                    (b, sum_to_shape(-g, b.shape) if b.requires_grad else None))
         case O.Binary("mul", a, b):
             return ((a, sum_to_shape(g * b, a.shape) if a.requires_grad else None),
                     (b, sum_to_shape(g * a, b.shape) if b.requires_grad else None))
