@@ -85,22 +85,26 @@ def ones_like(t: Tensor, dtype: DTypeLike | None = None) -> Tensor:
     return ones(t.shape, dtype=dtype or t.dtype, device=t.device)
 
 
+def _random(draw: str, shape: tuple, dtype: DTypeLike | None, device: str,
+            requires_grad: bool) -> Tensor:
+    """A floating-point tensor from the device generator's primitive `draw` (rand, randn)."""
+    shape = _shape_arg(draw, shape)
+    dtype = float32 if dtype is None else as_dtype(dtype)
+    check_float(dtype, draw)
+    return _new(draw, lambda be, dt: getattr(be, draw)(shape, dt), shape, dtype, device,
+                requires_grad)
+
+
 def rand(*shape: ShapeLike, dtype: DTypeLike | None = None, device: str = "cpu",
          requires_grad: bool = False) -> Tensor:
     """Uniform in [0, 1) from the device's seeded generator."""
-    shape = _shape_arg("rand", shape)
-    dtype = float32 if dtype is None else as_dtype(dtype)
-    check_float(dtype, "rand")
-    return _new("rand", lambda be, dt: be.rand(shape, dt), shape, dtype, device, requires_grad)
+    return _random("rand", shape, dtype, device, requires_grad)
 
 
 def randn(*shape: ShapeLike, dtype: DTypeLike | None = None, device: str = "cpu",
           requires_grad: bool = False) -> Tensor:
     """Standard normal from the device's seeded generator."""
-    shape = _shape_arg("randn", shape)
-    dtype = float32 if dtype is None else as_dtype(dtype)
-    check_float(dtype, "randn")
-    return _new("randn", lambda be, dt: be.randn(shape, dt), shape, dtype, device, requires_grad)
+    return _random("randn", shape, dtype, device, requires_grad)
 
 
 def arange(n: int, dtype: DTypeLike | None = None, device: str = "cpu",
