@@ -13,7 +13,7 @@ from .dtype import (DType, as_dtype, bool_, check_float, float32, from_numpy_dty
                     result_type)
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
 from .shape import broadcast_shapes, conv_output_size, fmt, normalize_dim, numel, pair
-from .tensor import (Tensor, _check_device_dtype, _check_index_range, _checked_index,
+from .tensor import (Tensor, _check_device_dtype, _check_index_range, _checked_index, _constant,
                      _record, _same_device, _wrap)
 
 if TYPE_CHECKING:
@@ -214,7 +214,7 @@ def where(cond: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
     dtype = result_type(*operands) if like is not None else result_type(a, b)
     backend = cond._backend
     a, b = (x.to_dtype(dtype) if isinstance(x, Tensor) else
-            _wrap(backend.full((), x, dtype.np), backend) for x in (a, b))
+            _constant((), x, dtype, backend) for x in (a, b))
     _same_device("where", cond, a, b)
     broadcast_shapes("where", cond.shape, a.shape, b.shape)
     data = backend.where(cond._data, a._data, b._data)

@@ -537,7 +537,7 @@ class Tensor:
                 self.reshape(-1)._arg_reduce(fn, 0, False).reshape(*[1] * self.ndim)
         d = normalize_dim(dim, self.ndim, fn)
         if self.ndim == 0:
-            return _wrap(self._backend.full((), 0, np.dtype(np.int64)), self._backend)
+            return _constant((), 0, int64, self._backend)
         if self.shape[d] == 0:
             raise ShapeError(f"{fn}: cannot reduce over a zero-size dim (shape {fmt(self.shape)})")
         return _wrap(self._backend.arg_reduce(fn, self._data, d, bool(keepdim)), self._backend)
@@ -680,7 +680,7 @@ class Tensor:
         if not self.requires_grad or not is_grad_enabled():
             view = self._backend.reshape(self._data, (1,) * lead + self.shape)
             return _wrap(self._backend.expand(view, shape), self._backend)
-        return self + _zeros(shape, self.dtype, self._backend)  # type: ignore[arg-type]
+        return self + _constant(shape, 0, self.dtype, self._backend)  # type: ignore[arg-type]
 
     def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other.shape)
@@ -788,11 +788,12 @@ def _number(value: Any) -> Any:
 def _scalar_like(value: Any, like: Tensor) -> Tensor:
     """A Python number as a 0-d tensor on `like`'s device, in the promoted dtype."""
     dtype = result_type((like.dtype, like.ndim), value)
-    return _wrap(like._backend.full((), value, dtype.np), like._backend)
+    return _constant((), value, dtype, like._backend)
 
 
-def _zeros(shape: Iterable[int], dtype: DType, backend: Backend) -> Tensor:
-    return _wrap(backend.full(tuple(shape), 0, dtype.np), backend)
+def _constant(shape: Iterable[int], value: Any, dtype: DType, backend: Backend) -> Tensor:
+    """A tensor of `shape` filled with `value` on `backend`, recording nothing."""
+    return _wrap(backend.full(tuple(shape), value, dtype.np), backend)
 
 
 def _checked_index(op: str, index: object, x: Tensor, dim: int) -> Tensor:
