@@ -1,4 +1,5 @@
 """The CPU backend: numpy.  The reference every other backend is tested against."""
+from ..host_memory import keep_freed_memory
 from .array_module import ArrayModuleBackend
 
 
@@ -7,6 +8,7 @@ class CPUBackend(ArrayModuleBackend):
 
     def __init__(self, index: int = 0):
         super().__init__("cpu")
+        keep_freed_memory()
 
 
 def factory(index: int = 0) -> CPUBackend:

@@ -14,6 +14,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools
 
+from ..host_memory import keep_freed_memory
 from ..kernels import compute_dtype, max_pool_fill, window_geometry
 from ..kernels.philox import PhiloxRNG
 from .programs import Programs
@@ -30,6 +31,8 @@ class OpenCLBackend(PhiloxRNG):
 
     def __init__(self, cl_device: cl.Device, index: int):
         self.device = f"opencl:{index}"
+        if cl_device.type & cl.device_type.CPU:  # its buffers are host memory
+            keep_freed_memory()
         self.cl_device = cl_device
         self.description = (f"{cl_device.platform.name.strip()} / {cl_device.name.strip()} "
                             f"({cl_device.version.strip()})")
