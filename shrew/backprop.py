@@ -21,6 +21,7 @@ from .tensor import Tensor
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_GELU_A = 0.044715
 
 InputGrads: TypeAlias = Sequence[tuple[Tensor, Tensor | None]]
 """What a gradient rule returns: (input, its gradient or None) per input."""
@@ -316,15 +317,19 @@ def _unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
             return g * y * (1.0 - y)
         case "tanh":
             return g * (1.0 - y * y)
-        case "gelu":
-            cdf = (x * (1.0 / math.sqrt(2.0))).erf() * 0.5 + 0.5
+        case "gelu" | "gelu_tanh":
+            return g * x._unary(fn + "_derivative")
+        case "gelu_derivative":  # d/dx (Phi + x phi) = phi (2 - x^2)
             pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
-            return g * (cdf + x * pdf)
-        case "gelu_tanh":
-            inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
-            t = inner.tanh()
-            d_inner = (x * x * (3 * 0.044715) + 1.0) * _SQRT_2_OVER_PI
-            return g * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * d_inner)
+            return g * pdf * (2.0 - x * x)
+        case "gelu_tanh_derivative":
+            # With t = tanh(u), u = c (x + a x^3): (1 - t^2) (u' - x t u'^2 + 3 a c x^2).
+            # 1 - t^2 as 4 / (e^u + e^-u)^2: no cancellation where t is near +-1.
+            u = (x + x * x * x * _GELU_A) * _SQRT_2_OVER_PI
+            sech2 = 4.0 / (u.exp() + (-u).exp()).square()
+            du = (x * x * (3 * _GELU_A) + 1.0) * _SQRT_2_OVER_PI
+            inner = du - x * u.tanh() * du * du + x * x * (3 * _GELU_A * _SQRT_2_OVER_PI)
+            return g * sech2 * inner
         case "silu":
             s = x.sigmoid()
             return g * s * (x * (1.0 - s) + 1.0)

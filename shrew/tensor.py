@@ -32,7 +32,8 @@ _ids = itertools.count(1)
 
 # Unary functions that only make sense on floats: an integer input is promoted to float32.
 _FLOAT_UNARY = frozenset(("exp", "log", "sqrt", "sigmoid", "tanh", "gelu", "gelu_tanh",
-                          "silu", "sin", "cos", "erf"))
+                          "silu", "sin", "cos", "erf", "gelu_derivative",
+                          "gelu_tanh_derivative"))
 
 
 def _wrap(data: Storage, backend: Backend, op: O.Op | None = None) -> Tensor:

@@ -85,6 +85,8 @@ UNARY_CALLS = {
     "silu": lambda x: x.silu(), "sin": lambda x: x.sin(), "cos": lambda x: x.cos(),
     "floor": lambda x: x.floor(), "ceil": lambda x: x.ceil(), "round": lambda x: x.round(),
     "erf": lambda x: x.erf(), "sign": lambda x: x.sign(),
+    "gelu_derivative": lambda x: x._unary("gelu_derivative"),
+    "gelu_tanh_derivative": lambda x: x._unary("gelu_tanh_derivative"),
 }
 POSITIVE_DOMAIN = {"log", "sqrt"}
 KINK_AT_ZERO = {"abs", "relu", "sign"}
@@ -698,7 +700,8 @@ def gradient_fn(op, cotangent_seed=0):
 
 SECOND_ORDER = {
     **{fn: UNARY_CALLS[fn] for fn in ("exp", "log", "sqrt", "square", "sigmoid", "tanh",
-                                      "gelu", "gelu_tanh", "silu", "sin", "cos", "erf")},
+                                      "gelu", "gelu_tanh", "silu", "sin", "cos", "erf",
+                                      "gelu_derivative", "gelu_tanh_derivative")},
     "mul": lambda a: a * a.exp(),
     "div": lambda a: a.exp() / (a.square() + 1.0),
     "powf": lambda a: a.abs() ** 2.5,

@@ -24,6 +24,16 @@ def _gelu_tanh(v):
     return 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)))
 
 
+def _gelu_derivative(v):
+    return 0.5 * (1 + scipy_erf(v / math.sqrt(2))) + v * np.exp(-v * v / 2) / math.sqrt(2 * math.pi)
+
+
+def _gelu_tanh_derivative(v):
+    c = math.sqrt(2 / math.pi)
+    t = np.tanh(c * (v + 0.044715 * v ** 3))
+    return 0.5 * (1 + t) + 0.5 * v * (1 - t ** 2) * c * (1 + 3 * 0.044715 * v ** 2)
+
+
 UNARY_REFERENCE = {
     "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
     "square": np.square, "relu": lambda v: np.maximum(v, 0),
@@ -31,12 +41,15 @@ UNARY_REFERENCE = {
     "tanh": np.tanh, "gelu": _gelu, "gelu_tanh": _gelu_tanh,
     "silu": lambda v: v / (1 + np.exp(-v)), "sin": np.sin, "cos": np.cos, "floor": np.floor,
     "ceil": np.ceil, "round": np.round, "erf": scipy_erf, "sign": np.sign,
+    "gelu_derivative": _gelu_derivative, "gelu_tanh_derivative": _gelu_tanh_derivative,
 }
 
 
 def call_unary(x, fn):
     if fn == "gelu_tanh":
         return x.gelu(approximate="tanh")
+    if fn.endswith("_derivative"):  # for gradient rules: no Tensor method
+        return x._unary(fn)
     return getattr(x, fn)()
 
 

@@ -29,6 +29,12 @@ class Box:
         return self.a.dtype
 
 
+def _gelu_tanh_derivative(v):
+    c = math.sqrt(2 / math.pi)
+    t = np.tanh(c * (v + 0.044715 * v ** 3))
+    return 0.5 * (1 + t) + 0.5 * v * (1 - t ** 2) * c * (1 + 3 * 0.044715 * v ** 2)
+
+
 def _erf(x):
     return np.vectorize(math.erf, otypes=[np.float64])(x)
 
@@ -95,6 +101,9 @@ class ToyBackend:
                                                          * (v + 0.044715 * v ** 3))),
             "silu": lambda v: v / (1 + np.exp(-v)), "sin": np.sin, "cos": np.cos,
             "floor": np.floor, "ceil": np.ceil, "round": np.round, "erf": _erf, "sign": np.sign,
+            "gelu_derivative": lambda v: (0.5 * (1 + _erf(v / math.sqrt(2)))
+                                          + v * np.exp(-v * v / 2) / math.sqrt(2 * math.pi)),
+            "gelu_tanh_derivative": _gelu_tanh_derivative,
         }
         return self._box(np.asarray(table[fn](a)).astype(a.dtype))
 

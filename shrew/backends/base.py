@@ -23,7 +23,10 @@ Storage = Any  # the backend's own array type; has .shape and .dtype
 UNARY_FNS = (
     "neg", "abs", "exp", "log", "sqrt", "square", "relu", "sigmoid", "tanh", "gelu",
     "gelu_tanh", "silu", "sin", "cos", "floor", "ceil", "round", "erf", "sign",
+    "gelu_derivative", "gelu_tanh_derivative",
 )
+"""The last four serve gradient rules and have no Tensor method: erf and sign, and the
+derivatives of the two GELUs, which make GELU's backward one kernel instead of a dozen."""
 BINARY_FNS = ("add", "sub", "mul", "div")
 COMPARE_FNS = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_FNS = ("sum", "mean", "max", "min")

@@ -96,6 +96,8 @@ def g_unary(draw, pool):
         return (_pick(draw, pool),), lambda x: getattr(_positive(x), fn)()
     if fn == "gelu_tanh":
         return (_pick(draw, pool),), lambda x: x.gelu(approximate="tanh")
+    if fn.endswith("_derivative"):  # for gradient rules: no Tensor method
+        return (_pick(draw, pool),), lambda x: x._unary(fn)
     return (_pick(draw, pool),), lambda x: getattr(x, fn)()
 
 

@@ -56,9 +56,24 @@ UNARY(log, log(v))
 UNARY(sqrt, sqrt(v))
 UNARY(sigmoid, sigmoid(v))
 UNARY(tanh, tanh(v))
+/* gelu_tanh and its derivative: t = tanh(c (v + a v^3)), c = sqrt(2/pi), a = 0.044715 */
+DEVICE CT gelu_tanh_t(const CT v)
+{
+    return tanh((CT)0.7978845608028654 * (v + (CT)0.044715 * v * v * v));
+}
+
+DEVICE CT gelu_tanh_derivative(const CT v)
+{
+    const CT t = gelu_tanh_t(v);
+    const CT du = (CT)0.7978845608028654 * ((CT)1 + (CT)0.134145 * v * v);
+    return (CT)0.5 * ((CT)1 + t) + (CT)0.5 * v * ((CT)1 - t * t) * du;
+}
+
 UNARY(gelu, v * (CT)0.5 * ((CT)1 + erf(v * (CT)0.7071067811865476)))
-UNARY(gelu_tanh, (CT)0.5 * v * ((CT)1 + tanh((CT)0.7978845608028654 *
-                                             (v + (CT)0.044715 * v * v * v))))
+UNARY(gelu_tanh, (CT)0.5 * v * ((CT)1 + gelu_tanh_t(v)))
+UNARY(gelu_derivative, (CT)0.5 * ((CT)1 + erf(v * (CT)0.7071067811865476)) +
+                       v * exp((CT)-0.5 * v * v) * (CT)0.3989422804014327)
+UNARY(gelu_tanh_derivative, gelu_tanh_derivative(v))
 UNARY(silu, v * sigmoid(v))
 UNARY(sin, sin(v))
 UNARY(cos, cos(v))

@@ -98,8 +98,12 @@ _UNARY_JACOBIAN = ("gelu", "sigmoid")
 
 
 def _unary(fn: str) -> Case:
-    call = (lambda x: x.gelu(approximate="tanh")) if fn == "gelu_tanh" else \
-        operator.methodcaller(fn)
+    if fn == "gelu_tanh":
+        call = lambda x: x.gelu(approximate="tanh")  # noqa: E731
+    elif fn.endswith("_derivative"):  # serve gradient rules; no Tensor method
+        call = operator.methodcaller("_unary", fn)
+    else:
+        call = operator.methodcaller(fn)
     domain = _UNARY_DOMAIN.get(fn, "normal")
     return Case(fn, call, (S(F(5, 7, domain=domain)),), (O.Unary,), ("unary",),
                 dtypes=NUMERIC if fn in _INT_UNARY else FLOAT,
