@@ -7,7 +7,7 @@ from .errors import DeviceError, DTypeError, ShapeError, ShrewError
 from .functions import (arange, avg_pool2d, cat, col2im, conv1d, conv2d, eye, from_dlpack,
                         from_numpy, full,
                         im2col, manual_seed, max_pool2d, ones, ones_like, rand, randn,
-                        scatter_add, stack, tensor, where, zeros, zeros_like)
+                        scatter_add, stack, standardize, tensor, where, zeros, zeros_like)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .tensor import Tensor
 from . import nn, optim  # noqa: E402  (they build on everything above)
@@ -24,5 +24,5 @@ __all__ = [
     "is_grad_enabled", "set_grad_enabled", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "DeviceError", "DTypeError", "nn", "optim", "save", "load",
-    "from_dlpack", "detect_anomaly", "graph_summary", "to_dot",
+    "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize",
 ]

@@ -14,7 +14,7 @@ from .checkpoint import checkpoint_grads
 from .diagnostics import anomaly_enabled, check_gradients
 from .errors import DeviceError, ShrewError
 from .functions import col2im, im2col, ones_like, scatter_add, where, zeros_like
-from .grad_mode import enable_grad, no_grad
+from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .shape import broadcast_dims, fmt, numel
 from .tensor import Tensor
 
@@ -257,6 +257,17 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             spread = (g * (1.0 / k)).reshape(n, c, 1, length).expand(n, c, k, length)
             cols = spread.reshape(n, c * k, length)
             return ((x, col2im(cols, x.shape, kernel, stride, padding)),)
+        case O.Softmax(x, dim, False):
+            return ((x, y * (g - (g * y).sum(dim, keepdim=True))),)
+        case O.Softmax(x, dim, True):
+            return ((x, g - y.exp() * g.sum(dim, keepdim=True)),)
+        case O.Standardize(x, dims, eps, rstd):
+            if is_grad_enabled():  # create_graph: rstd's own dependence on x counts too
+                centred = x - x.mean(dims, keepdim=True)
+                rstd = (centred.square().mean(dims, keepdim=True) + eps).powf(-0.5)
+            mean_g = g.mean(dims, keepdim=True)
+            mean_gy = (g * y).mean(dims, keepdim=True)
+            return ((x, (g - mean_g - y * mean_gy) * rstd),)
         case O.Checkpoint():
             return checkpoint_grads(y, op, g)
     raise ShrewError(f"backward: no gradient rule for {type(op).__name__}")

@@ -359,3 +359,25 @@ def avg_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = Non
     kernel, stride, padding = _pool_geometry("avg_pool2d", x, kernel_size, stride, padding)
     data = x._backend.avg_pool2d(x._data, kernel, stride, padding)
     return _record(data, x._backend, O.AvgPool2d(x, kernel, stride, padding), x)
+
+
+def standardize(x: Tensor, ndims: int, eps: float = 1e-5) -> Tensor:
+    """(x - mean) / sqrt(var + eps) over the last `ndims` dims, with the biased variance:
+    layer_norm without its weight and bias, as one fused kernel."""
+    if not isinstance(x, Tensor):
+        raise ShrewError(f"standardize: input must be a Tensor, got {type(x).__name__}")
+    check_float(x.dtype, "standardize")
+    if isinstance(ndims, bool) or not isinstance(ndims, int) or not 1 <= ndims <= x.ndim:
+        raise ShapeError(f"standardize: ndims must be an int from 1 to {x.ndim} for input "
+                         f"{fmt(x.shape)}, got {ndims!r}")
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0:
+        raise ShrewError(f"standardize: eps must be a number >= 0, got {eps!r}")
+    dims = tuple(range(x.ndim - ndims, x.ndim))
+    backend = x._backend
+    if 0 in x.shape:  # nothing to normalise
+        keep = tuple(1 if d in dims else s for d, s in enumerate(x.shape))
+        data, rstd = backend.full(x.shape, 0, x.dtype.np), backend.full(keep, 1, x.dtype.np)
+    else:
+        data, rstd = backend.standardize(x._data, dims, float(eps))
+    op = O.Standardize(x, dims, float(eps), _wrap(rstd, backend))
+    return _record(data, backend, op, x)

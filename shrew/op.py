@@ -3,8 +3,10 @@
 Each variant is a frozen dataclass holding its input tensors and the parameters its
 gradient rule needs.  A leaf tensor has ``op is None``.  The set is DESIGN.md's list plus
 four variants that some gradient rules need to stay differentiable (ScatterAdd, Im2Col,
-Col2Im are the adjoints of Gather and the convolution lowering; ToDevice moves data) and
-Checkpoint, which recomputes a function in backward.
+Col2Im are the adjoints of Gather and the convolution lowering; ToDevice moves data),
+Checkpoint, which recomputes a function in backward, and two fused kernels that earn their
+place in training time (Softmax, which also serves log_softmax, and Standardize, the
+core of layer_norm).
 """
 from __future__ import annotations
 
@@ -199,6 +201,21 @@ class Col2Im(Op):
 
 
 @dataclass(frozen=True, slots=True)
+class Softmax(Op):
+    x: Any
+    dim: int
+    log: bool  # log_softmax
+
+
+@dataclass(frozen=True, slots=True)
+class Standardize(Op):
+    x: Any
+    dims: tuple  # the trailing dims normalised over
+    eps: float
+    rstd: Any  # 1 / sqrt(var + eps) with the dims kept, saved by forward (no grad)
+
+
+@dataclass(frozen=True, slots=True)
 class Checkpoint(Op):
     fn: Callable
     args: tuple  # the call's arguments, tensors and others, as given
@@ -221,5 +238,5 @@ class Released(Op):
 VARIANTS = (
     Contiguous, Binary, Unary, Reduce, Matmul, Reshape, Transpose, Narrow, Affine, Conv2d,
     Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond, Gather, Pad, ToDtype,
-    ToDevice, ScatterAdd, Im2Col, Col2Im, Checkpoint,
+    ToDevice, ScatterAdd, Im2Col, Col2Im, Softmax, Standardize, Checkpoint,
 )

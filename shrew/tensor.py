@@ -358,6 +358,26 @@ class Tensor:
             raise ShrewError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
         return self._unary("gelu" if approximate == "none" else "gelu_tanh")
 
+    def softmax(self, dim: int) -> Tensor:
+        """exp(x) normalised to sum to 1 along dim, computed stably for any magnitude."""
+        return self._softmax(dim, False)
+
+    def log_softmax(self, dim: int) -> Tensor:
+        """log(softmax(x, dim)), computed stably."""
+        return self._softmax(dim, True)
+
+    def _softmax(self, dim: int, log: bool) -> Tensor:
+        name = "log_softmax" if log else "softmax"
+        d = normalize_dim(dim, self.ndim, name)
+        x = self if self.dtype.category == FLOAT else self.to_dtype(float32)
+        if x.ndim == 0:  # one element along its only "dim"
+            return x.reshape(1)._softmax(0, log).reshape()
+        if 0 in x.shape:  # nothing to normalise, and no max to subtract
+            data = x._backend.full(x.shape, 0, x.dtype.np)
+        else:
+            data = x._backend.softmax(x._data, d, log)
+        return _record(data, x._backend, O.Softmax(x, d, log), x)
+
     def __neg__(self) -> Tensor:
         return self._unary("neg")
 

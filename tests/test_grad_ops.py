@@ -655,6 +655,50 @@ def test_col2im(args, seed):
     check_grad(lambda c: shrew.col2im(c, xs, kernel, stride, padding), cols)
 
 
+# -- fused normalisations ----------------------------------------------------------------
+@covers(O.Softmax)
+@pytest.mark.parametrize("log", [False, True])
+@given(shape=shapes(0, 3), seed=seeds, layout=layouts, data=st.data())
+def test_softmax(log, shape, seed, layout, data):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1) if shape else st.just(0))
+    x = Input(shape, seed, layout)
+    call = (lambda t: t.log_softmax(dim)) if log else (lambda t: t.softmax(dim))
+    out = call(x.view(x.leaf))
+    assert not shape or isinstance(out.op, O.Softmax) and out.op.log == log  # 0-d: a Reshape
+    v = x.value - x.value.max(axis=dim, keepdims=True) if shape else x.value - x.value
+    expect = v - np.log(np.exp(v).sum(axis=dim, keepdims=True)) if shape else v
+    np.testing.assert_allclose(out.numpy(), expect if log else np.exp(expect), rtol=1e-12,
+                               atol=1e-12)
+    check_grad(call, x)
+
+
+@covers(O.Standardize)
+@given(shape=shapes(1, 3, min_side=2), seed=seeds, layout=layouts, data=st.data())
+def test_standardize(shape, seed, layout, data):
+    ndims = data.draw(st.integers(1, len(shape)))
+    x = Input(shape, seed, layout)
+    call = lambda t: shrew.standardize(t, ndims, eps=1e-3)  # noqa: E731
+    out = call(x.view(x.leaf))
+    assert isinstance(out.op, O.Standardize)
+    axes = tuple(range(len(shape) - ndims, len(shape)))
+    centred = x.value - x.value.mean(axis=axes, keepdims=True)
+    expect = centred / np.sqrt((centred ** 2).mean(axis=axes, keepdims=True) + 1e-3)
+    np.testing.assert_allclose(out.numpy(), expect, rtol=1e-12, atol=1e-12)
+    check_grad(call, x)
+
+
+def test_fused_normalisations_on_empty_and_0d_tensors():
+    assert shrew.tensor(3.0).softmax(0).item() == 1.0
+    assert shrew.tensor(3.0).log_softmax(-1).item() == 0.0
+    for t in (shrew.zeros(0, 3, requires_grad=True), shrew.zeros(3, 0, requires_grad=True)):
+        assert t.softmax(1).shape == t.shape and t.log_softmax(0).shape == t.shape
+        assert shrew.standardize(t, 1).shape == t.shape
+        (t.softmax(1).sum() + shrew.standardize(t, 1).sum()).backward()
+        assert t.grad.shape == t.shape
+    ints = shrew.tensor([1, 2, 3]).softmax(0)  # integers are promoted, as by exp
+    assert ints.dtype is shrew.float32
+
+
 # -- checkpoint ------------------------------------------------------------------------
 @covers(O.Checkpoint)
 @given(seed=seeds, layout=layouts, n=st.integers(1, 3))
@@ -734,6 +778,9 @@ SECOND_ORDER_STRUCTURAL = {
     "cat_where_clamp": lambda a: shrew.cat([shrew.where(a > 0, a.exp(), a.square()), a], 1)
     .clamp(-0.5, 2.0) * a.mean(),
     "reduce_max": lambda a: a.max(dim=(1, 3), keepdim=True) * a.sin(),
+    "softmax": lambda a: a.softmax(2) * a.log_softmax(3),
+    "standardize": lambda a: shrew.standardize(a.square(), 2, eps=1e-2) * a,
+    "layer_norm": lambda a: shrew.nn.functional.layer_norm(a, 3, a[0, 0, 0], a[0, 1, 1]),
     "im2col": lambda a: shrew.col2im(shrew.im2col(a, 2, 1, 1).tanh(), a.shape, 2, 1, 1),
 }
 

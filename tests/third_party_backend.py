@@ -146,6 +146,17 @@ class ToyBackend:
         op = np.argmax if fn == "argmax" else np.argmin
         return self._box(op(x.a, axis=dim, keepdims=keepdim).astype(np.int64))
 
+    # -- fused normalisations
+    def softmax(self, x, dim, log):
+        z = x.a - x.a.max(axis=dim, keepdims=True)
+        lse = np.log(np.exp(z).sum(axis=dim, keepdims=True))
+        return self._box((z - lse) if log else np.exp(z - lse))
+
+    def standardize(self, x, dims, eps):
+        centred = x.a - x.a.mean(axis=dims, keepdims=True)
+        rstd = 1 / np.sqrt((centred ** 2).mean(axis=dims, keepdims=True) + eps)
+        return self._box(centred * rstd), self._box(rstd.astype(x.a.dtype))
+
     # -- linear algebra, convolution, pooling
     def matmul(self, a, b):
         return self._box(np.matmul(a.a, b.a))

@@ -69,6 +69,10 @@ class Backend(Protocol):
     def reduce(self, fn: str, x: Storage, dims: tuple, keepdim: bool) -> Storage: ...  # fn in REDUCE_FNS over dims (non-empty); sum of int/bool gives int64
     def arg_reduce(self, fn: str, x: Storage, dim: int, keepdim: bool) -> Storage: ...  # int64 index of first max/min along dim
 
+    # -- fused normalisations (float x, ndim >= 1, no zero-size dim) ----------------------
+    def softmax(self, x: Storage, dim: int, log: bool) -> Storage: ...  # exp(x - max) / sum(exp(x - max)) along dim; log=True: its log, as (x - max) - log(sum(exp(x - max)))
+    def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple: ...  # dims are the trailing dims: ((x - mean) * rstd, rstd) with rstd = 1 / sqrt(biased var + eps), keepdim shape
+
     # -- linear algebra, convolution, pooling -----------------------------------------
     def matmul(self, a: Storage, b: Storage) -> Storage: ...       # [..., m, k] @ [..., k, n], batch dims broadcast, ndim >= 2
     def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # [N,C,H,W] -> [N, C*kh*kw, Ho*Wo], zero padding

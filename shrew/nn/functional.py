@@ -136,22 +136,14 @@ def tanh(x: Tensor) -> Tensor:
     return x.tanh()
 
 
-def _shifted(x: Tensor, dim: int) -> Tensor:
-    """x minus its max along dim.  The max is detached: softmax is shift-invariant, so the
-    gradient is unchanged, and exp never overflows."""
-    return x - x.max(dim, keepdim=True).detach()
-
-
 def softmax(x: Tensor, dim: int) -> Tensor:
     """exp(x) normalised to sum to 1 along dim (computed stably, for any magnitude)."""
-    e = _shifted(_tensor("softmax", "input", x), dim).exp()
-    return e / e.sum(dim, keepdim=True)
+    return _tensor("softmax", "input", x).softmax(dim)
 
 
 def log_softmax(x: Tensor, dim: int) -> Tensor:
     """log(softmax(x, dim)), computed stably."""
-    z = _shifted(_tensor("log_softmax", "input", x), dim)
-    return z - z.exp().sum(dim, keepdim=True).log()
+    return _tensor("log_softmax", "input", x).log_softmax(dim)
 
 
 # -- attention -------------------------------------------------------------------------------
@@ -187,10 +179,7 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
         raise ShapeError(f"layer_norm: input {fmt(x.shape)} does not end in normalized_shape "
                          f"{fmt(shape)}")
     check_float(x.dtype, "layer_norm")
-    dims = tuple(range(k - len(shape), k))
-    centred = x - x.mean(dims, keepdim=True)
-    var = centred.square().mean(dims, keepdim=True)
-    y = centred / (var + eps).sqrt()
+    y = _fn.standardize(x, len(shape), eps)
     if weight is not None:
         y = y * weight
     return y if bias is None else y + bias

@@ -111,6 +111,19 @@ def g_reduce(draw, pool):
     return (i,), lambda x: getattr(x, fn)(dim, keepdim)
 
 
+def g_softmax(draw, pool):
+    i = _pick(draw, pool)
+    dim = draw(st.integers(-pool[i].ndim - 1, pool[i].ndim))  # out of range sometimes
+    log = draw(st.booleans())
+    return (i,), lambda x: x.log_softmax(dim) if log else x.softmax(dim)
+
+
+def g_standardize(draw, pool):
+    i = _pick(draw, pool)
+    ndims = draw(st.integers(0, pool[i].ndim + 1))  # out of range sometimes
+    return (i,), lambda x: shrew.standardize(x, ndims, eps=0.1)
+
+
 def g_matmul(draw, pool):
     i = _pick(draw, pool)
     j = _pick(draw, pool, lambda t: t.shape == pool[i].shape)
@@ -288,7 +301,8 @@ TABLE = {
     O.AvgPool2d: g_avg_pool2d, O.Cat: g_cat, O.Powf: g_powf, O.Clamp: g_clamp,
     O.WhereCond: g_where, O.Gather: g_gather, O.Pad: g_pad, O.ToDtype: g_to_dtype,
     O.ToDevice: g_to_device, O.ScatterAdd: g_scatter_add, O.Im2Col: g_im2col,
-    O.Col2Im: g_col2im, O.Checkpoint: g_checkpoint,
+    O.Col2Im: g_col2im, O.Softmax: g_softmax, O.Standardize: g_standardize,
+    O.Checkpoint: g_checkpoint,
 }
 
 

@@ -203,6 +203,9 @@ class ArrayModuleBackend:
             dtype = np.int64 if x.dtype.kind in "biu" else x.dtype
             return xp.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
         if fn == "mean":
+            if any(x.shape[d] == 0 for d in dims):  # the mean of nothing: nan, without
+                shape = xp.sum(x, axis=dims, keepdims=keepdim).shape  # numpy's warning
+                return xp.full(shape, xp.nan, dtype=x.dtype)
             return xp.mean(x, axis=dims, keepdims=keepdim, dtype=x.dtype)
         if fn == "max":
             return xp.max(x, axis=dims, keepdims=keepdim)
@@ -214,6 +217,25 @@ class ArrayModuleBackend:
         xp = self.xp
         arg = xp.argmax if fn == "argmax" else xp.argmin
         return arg(x, axis=dim, keepdims=keepdim).astype(np.int64, copy=False)
+
+    # -- fused normalisations --------------------------------------------------------------
+    def softmax(self, x, dim, log):
+        xp = self.xp
+        z = x - xp.max(x, axis=dim, keepdims=True)
+        if log:
+            z -= xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
+            return z
+        xp.exp(z, out=z)
+        z /= xp.sum(z, axis=dim, keepdims=True)
+        return z
+
+    def standardize(self, x, dims, eps):
+        xp = self.xp
+        y = x - xp.mean(x, axis=dims, keepdims=True, dtype=x.dtype)
+        var = xp.mean(xp.square(y), axis=dims, keepdims=True, dtype=x.dtype)
+        rstd = 1 / xp.sqrt(var + eps)
+        y *= rstd
+        return y, rstd
 
     # -- linear algebra, convolution, pooling -----------------------------------------
     def matmul(self, a, b):

@@ -266,6 +266,27 @@ class OpenCLBackend(PhiloxRNG):
     def arg_reduce(self, fn, x, dim, keepdim):
         return self._reduce(fn, x, (dim,), keepdim, np.dtype(np.int64), 0)
 
+    # -- fused normalisations (normalize.cl: one work-item per row) ------------------------
+    def softmax(self, x, dim, log):
+        x = x if x.is_contiguous and x.offset == 0 else self.contiguous(x)
+        out = self._empty(x.shape, x.dtype)
+        n, inner = x.shape[dim], math.prod(x.shape[dim + 1:])
+        rows = x.size // n
+        self._launch_1d("normalize", x.dtype, "softmax", rows, _i64(rows), _i64(n),
+                        _i64(inner), _i32(log), x.buffer, out.buffer)
+        return out
+
+    def standardize(self, x, dims, eps):
+        x = x if x.is_contiguous and x.offset == 0 else self.contiguous(x)
+        out = self._empty(x.shape, x.dtype)
+        keep = tuple(1 if d in dims else s for d, s in enumerate(x.shape))
+        rstd = self._empty(keep, x.dtype)
+        rows = rstd.size
+        self._launch_1d("normalize", x.dtype, "standardize", rows, _i64(rows),
+                        _i64(x.size // rows), self._scalar(eps, x.dtype), x.buffer,
+                        out.buffer, rstd.buffer)
+        return out, rstd
+
     # -- linear algebra, convolution, pooling ----------------------------------------------
     def matmul(self, a, b):
         (m, k), n = a.shape[-2:], b.shape[-1]

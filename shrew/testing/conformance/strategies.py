@@ -54,6 +54,20 @@ def reductions(draw, domain="normal"):
 
 
 @st.composite
+def softmaxes(draw):
+    shape = draw(shapes())
+    n = max(len(shape), 1)  # a 0-d tensor takes dim 0 or -1
+    dim = draw(st.integers(-n, n - 1))
+    return Sample((F(*shape),), {"dim": dim})
+
+
+@st.composite
+def standardizes(draw):
+    shape = draw(shapes(min_dims=1))
+    return Sample((F(*shape),), {"ndims": draw(st.integers(1, len(shape)))})
+
+
+@st.composite
 def arg_reductions(draw):
     shape = draw(shapes(min_dims=1))
     dim = draw(st.integers(-len(shape), len(shape) - 1))
