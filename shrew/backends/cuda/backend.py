@@ -91,7 +91,8 @@ class CUDABackend(PhiloxRNG, ArrayModuleBackend):
         meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
         out = self.xp.empty((n, c * kernel[0] * kernel[1], ho * wo), x.dtype)
         if out.size:
-            self._launch("conv", x.dtype, "im2col", out.size, _i64(out.size), meta, x, out)
+            runs = out.size // wo  # conv.cl: one run of wo outputs per thread
+            self._launch("conv", x.dtype, "im2col", runs, _i64(runs), meta, x, out)
         return out
 
     def col2im(self, cols, shape, kernel, stride, padding):
@@ -99,7 +100,8 @@ class CUDABackend(PhiloxRNG, ArrayModuleBackend):
         meta, _, _ = self._window_meta(c, h, w, kernel, stride, padding, cols)
         out = self.xp.empty(tuple(shape), cols.dtype)
         if out.size:
-            self._launch("conv", cols.dtype, "col2im", out.size, _i64(out.size), meta, cols, out)
+            runs = out.size // w  # conv.cl: one image row per thread
+            self._launch("conv", cols.dtype, "col2im", runs, _i64(runs), meta, cols, out)
         return out
 
     def max_pool2d(self, x, kernel, stride, padding):

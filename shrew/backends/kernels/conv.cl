@@ -1,6 +1,7 @@
 /* Convolution lowering and pooling over [N, C, H, W] inputs.  meta holds the window
-   geometry (below) followed by the strided operand's strides and offset; each work-item
-   writes one element of a fresh C-contiguous output. */
+   geometry (below) followed by the strided operand's strides and offset.  Outputs are
+   fresh C-contiguous arrays; a pooling work-item writes one element of one, an im2col or
+   col2im work-item a contiguous run. */
 
 typedef struct { i64 c, h, w, kh, kw, sh, sw, ph, pw, ho, wo; } Geometry;
 #define GEOMETRY_LEN 11
@@ -11,43 +12,53 @@ DEVICE Geometry geometry(const GLOBAL i64* g)
     return r;
 }
 
-/* x [N, C, H, W] -> cols [N, C*KH*KW, HO*WO], rows in (c, ki, kj) order, zero padding. */
-KERNEL void im2col(const i64 total, const GLOBAL i64* meta, const GLOBAL T* x, GLOBAL T* cols)
+/* x [N, C, H, W] -> cols [N, C*KH*KW, HO*WO], rows in (c, ki, kj) order, zero padding.
+   A work-item writes one run of WO contiguous outputs (one output row oh of one cols row):
+   the index arithmetic is paid once per run, not per element. */
+KERNEL void im2col(const i64 runs, const GLOBAL i64* meta, const GLOBAL T* x, GLOBAL T* cols)
 {
     const i64 i = GID0;
-    if (i >= total) return;
+    if (i >= runs) return;
     const Geometry g = geometry(meta);
     const GLOBAL i64* xs = meta + GEOMETRY_LEN;
-    const i64 l = i % (g.ho * g.wo), rows = g.c * g.kh * g.kw;
-    const i64 row = (i / (g.ho * g.wo)) % rows, n = i / (g.ho * g.wo * rows);
+    const i64 rows = g.c * g.kh * g.kw;
+    const i64 oh = i % g.ho, row = (i / g.ho) % rows, n = i / (g.ho * rows);
     const i64 c = row / (g.kh * g.kw), ki = (row / g.kw) % g.kh, kj = row % g.kw;
-    const i64 h = (l / g.wo) * g.sh - g.ph + ki, w = (l % g.wo) * g.sw - g.pw + kj;
-    cols[i] = h >= 0 && h < g.h && w >= 0 && w < g.w
-            ? x[xs[4] + n * xs[0] + c * xs[1] + h * xs[2] + w * xs[3]] : TO_T(0);
+    const i64 h = oh * g.sh - g.ph + ki;
+    const bool in_h = h >= 0 && h < g.h;
+    const i64 base = xs[4] + n * xs[0] + c * xs[1] + h * xs[2];
+    GLOBAL T* out = cols + i * g.wo;
+    for (i64 ow = 0; ow < g.wo; ++ow) {
+        const i64 w = ow * g.sw - g.pw + kj;
+        out[ow] = in_h && w >= 0 && w < g.w ? x[base + w * xs[3]] : TO_T(0);
+    }
 }
 
 /* The adjoint of im2col: each output pixel sums the columns that read it, in (ki, kj)
-   order, so the result is the same bits every run. */
-KERNEL void col2im(const i64 total, const GLOBAL i64* meta, const GLOBAL T* cols, GLOBAL T* out)
+   order, so the result is the same bits every run.  A work-item computes one image row
+   (n, c, h) of W pixels.  Pixel w is read by the taps kj = (w + pw) % sw, + sw, ... at
+   output column ow = (w + pw - kj) / sw, which falls by one per tap: no division per tap. */
+KERNEL void col2im(const i64 runs, const GLOBAL i64* meta, const GLOBAL T* cols, GLOBAL T* out)
 {
     const i64 i = GID0;
-    if (i >= total) return;
+    if (i >= runs) return;
     const Geometry g = geometry(meta);
     const GLOBAL i64* cs = meta + GEOMETRY_LEN;
-    const i64 w = i % g.w, h = (i / g.w) % g.h, c = (i / (g.w * g.h)) % g.c;
-    const i64 n = i / (g.w * g.h * g.c);
-    CT acc = (CT)0;
-    for (i64 ki = 0; ki < g.kh; ++ki) {
-        const i64 th = h + g.ph - ki;
-        if (th < 0 || th % g.sh != 0 || th / g.sh >= g.ho) continue;
-        for (i64 kj = 0; kj < g.kw; ++kj) {
-            const i64 tw = w + g.pw - kj;
-            if (tw < 0 || tw % g.sw != 0 || tw / g.sw >= g.wo) continue;
-            const i64 row = (c * g.kh + ki) * g.kw + kj, l = (th / g.sh) * g.wo + tw / g.sw;
-            acc += LOAD(cols, cs[3] + n * cs[0] + row * cs[1] + l * cs[2]);
+    const i64 h = i % g.h, c = (i / g.h) % g.c, n = i / (g.h * g.c);
+    const i64 ki0 = (h + g.ph) % g.sh, oh0 = (h + g.ph - ki0) / g.sh;
+    const GLOBAL T* plane = cols + cs[3] + n * cs[0] + c * g.kh * g.kw * cs[1];
+    GLOBAL T* dst = out + i * g.w;
+    for (i64 w = 0; w < g.w; ++w) {
+        const i64 kj0 = (w + g.pw) % g.sw, ow0 = (w + g.pw - kj0) / g.sw;
+        CT acc = (CT)0;
+        for (i64 ki = ki0, oh = oh0; ki < g.kh && oh >= 0; ki += g.sh, --oh) {
+            if (oh >= g.ho) continue;
+            for (i64 kj = kj0, ow = ow0; kj < g.kw && ow >= 0; kj += g.sw, --ow)
+                if (ow < g.wo)
+                    acc += LOAD(plane, (ki * g.kw + kj) * cs[1] + (oh * g.wo + ow) * cs[2]);
         }
+        dst[w] = TO_T(acc);
     }
-    out[i] = TO_T(acc);
 }
 
 /* Window max and its flat h*W+w index.  Padding reads `fill` (-inf, or the integer

@@ -329,8 +329,9 @@ class OpenCLBackend(PhiloxRNG):
         meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
         out = self._empty((n, c * kernel[0] * kernel[1], ho * wo), x.dtype)
         if out.size:
-            self._launch_1d("conv", x.dtype, "im2col", out.size, _i64(out.size), meta,
-                            x.buffer, out.buffer)
+            runs = out.size // wo  # conv.cl: one run of wo outputs per work-item
+            self._launch_1d("conv", x.dtype, "im2col", runs, _i64(runs), meta, x.buffer,
+                            out.buffer)
         return out
 
     def col2im(self, cols, shape, kernel, stride, padding):
@@ -338,8 +339,9 @@ class OpenCLBackend(PhiloxRNG):
         meta, _, _ = self._window_meta(c, h, w, kernel, stride, padding, cols)
         out = self._empty(tuple(shape), cols.dtype)
         if out.size:
-            self._launch_1d("conv", cols.dtype, "col2im", out.size, _i64(out.size), meta,
-                            cols.buffer, out.buffer)
+            runs = out.size // w  # conv.cl: one image row per work-item
+            self._launch_1d("conv", cols.dtype, "col2im", runs, _i64(runs), meta, cols.buffer,
+                            out.buffer)
         return out
 
     def max_pool2d(self, x, kernel, stride, padding):
