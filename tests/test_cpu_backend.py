@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shrew.backends.base import PRIMITIVES, UNARY_FNS, Backend
@@ -187,3 +187,27 @@ def test_copy_in_place(be):
     dst = be.full((2, 2), 0.0, F32)
     be.copy_(dst, np.ones((2, 2), dtype=F32))
     np.testing.assert_array_equal(dst, np.ones((2, 2)))
+
+
+WHERE_SHAPES = [((256, 1024), (256, 1024), ()), ((256, 1024), (), (256, 1024)),
+                ((1, 1024), (256, 1), (256, 1024)), ((256, 1024), (1024,), (256, 1)),
+                ((200, 100), (100, 200), (200, 100))]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "int64", "bool"])
+@pytest.mark.parametrize("shapes", WHERE_SHAPES, ids=str)
+@settings(max_examples=5)
+@given(seed=seeds)
+def test_large_where_selects_exactly_what_numpy_does(dtype, shapes, seed):
+    # Large operands take the branch-free bit select: the same bits as numpy.where, for
+    # nan, infinities and -0.0 too, with broadcasting and transposed operands.
+    rng = np.random.default_rng(seed)
+    cond = rng.standard_normal(shapes[0]) > 0
+    a, b = ((rng.standard_normal(s) * 3).astype(dtype) for s in shapes[1:])
+    if a.dtype.kind == "f" and a.size >= 4:
+        a.reshape(-1)[:4] = [np.nan, np.inf, -0.0, -np.inf]
+    if a.shape == (100, 200):
+        a = a.T  # a strided view
+    got, want = CPUBackend().where(cond, a, b), np.where(cond, a, b)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.view(np.uint8), np.ascontiguousarray(want).view(np.uint8))

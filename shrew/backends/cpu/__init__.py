@@ -1,6 +1,11 @@
 """The CPU backend: numpy.  The reference every other backend is tested against."""
+import numpy as np
+
 from ..host_memory import keep_freed_memory
 from .array_module import ArrayModuleBackend
+
+# Below this many elements numpy's own where is as fast.
+_SELECT_MIN_SIZE = 1 << 14
 
 
 class CPUBackend(ArrayModuleBackend):
@@ -9,6 +14,22 @@ class CPUBackend(ArrayModuleBackend):
     def __init__(self, index: int = 0):
         super().__init__("cpu")
         keep_freed_memory()
+
+    def where(self, cond, a, b):
+        # numpy.where branches on every element: on a mask without a pattern (relu's
+        # backward, dropout) it runs about 10x slower than selecting the bit patterns,
+        # b ^ ((a ^ b) & mask) with mask all ones where cond holds, which is exact too.
+        size = a.dtype.itemsize
+        if size not in (2, 4, 8) or max(cond.size, a.size, b.size) < _SELECT_MIN_SIZE:
+            return np.where(cond, a, b)
+        bits = np.dtype(f"i{size}")
+        a_bits, b_bits = a.view(bits), b.view(bits)
+        mask = cond.astype(bits)
+        np.negative(mask, out=mask)
+        out = np.bitwise_xor(a_bits, b_bits, dtype=bits)
+        out = np.broadcast_to(out, np.broadcast_shapes(out.shape, mask.shape)) & mask
+        out ^= b_bits
+        return out.view(a.dtype)
 
 
 def factory(index: int = 0) -> CPUBackend:
