@@ -161,10 +161,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, *,
     # Scaling q (T*E values) is cheaper than scaling the scores (T*T values).
     scores = (query * (1.0 / math.sqrt(query.shape[-1]))) @ key.transpose(-1, -2)
     if is_causal:
+        # An additive mask (0, or -inf above the diagonal) rather than a where on the
+        # scores: its backward passes the gradient straight through.
         tq, tk = scores.shape[-2:]
         rows = _fn.arange(tq, device=query.device).reshape(tq, 1)
         visible = rows >= _fn.arange(tk, device=query.device).reshape(1, tk)
-        scores = _fn.where(visible, scores, float("-inf"))
+        scores = scores + _fn.where(visible, 0.0, float("-inf")).to_dtype(scores.dtype)
     weights = softmax(scores, -1)
     return dropout(weights, dropout_p) @ value
 
