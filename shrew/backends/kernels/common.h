@@ -19,14 +19,16 @@ typedef ACC_T ACC;
    for each operand its strides[0..ndim) and its offset, all counted in elements. */
 #define LAYOUT(meta, ndim, j) ((meta) + (ndim) + (j) * ((ndim) + 1))
 
-/* Element offset of the i-th element (C order over shape) of an operand with layout. */
+/* Element offset of the i-th element (C order over shape) of an operand with layout.
+   i < the shape's size, so the outermost dim needs no division. */
 DEVICE i64 offset_of(i64 i, const int ndim, const GLOBAL i64* shape, const GLOBAL i64* layout)
 {
+    if (ndim == 0) return layout[0];
     i64 off = layout[ndim];
-    for (int d = ndim - 1; d >= 0; --d) {
-        const i64 s = shape[d];
-        off += (i % s) * layout[d];
-        i /= s;
+    for (int d = ndim - 1; d > 0; --d) {
+        const i64 s = shape[d], q = i / s;
+        off += (i - q * s) * layout[d];
+        i = q;
     }
-    return off;
+    return off + i * layout[0];
 }
