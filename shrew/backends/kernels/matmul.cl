@@ -9,7 +9,9 @@
    it reads RN contiguous elements of a row of b (b_sn == 1: the backend packs a b with
    strided rows, such as w.T, with matmul_pack first) and RM elements of a, and the
    unrolled RM x RN update vectorises across the columns.  Every output is summed over p
-   in order.  Blocks crossing the edge of out clamp their reads and mask their writes, so
+   in order.  A block crossing the edge of out shifts back to end at the edge, recomputing
+   outputs of its neighbour but storing only its own, so it too takes the vector path; only
+   an out narrower than a block (or a strided b) clamps its reads and masks its writes.  So
    m, n and k need not be multiples of anything. */
 
 ALLOW_FMA   /* acc + x * y may fuse: the update is then one instruction per vector */
@@ -29,8 +31,8 @@ ALLOW_FMA   /* acc + x * y may fuse: the update is then one instruction per vect
 
 /* The RM x RN block: acc[i][j] = sum over p (in order) of a[row i][p] * b[p][col j], with
    a's row i read at ap[A_ROW * a_sm] and b's column j at bp[B_COL].  Fully unrolled, so
-   acc lives in registers; stores only the rm x rn outputs inside out. */
-#define MM_BLOCK(A_ROW, B_COL)                                                  \
+   acc lives in registers; stores output (i, j) where KEEP holds. */
+#define MM_BLOCK(A_ROW, B_COL, KEEP)                                            \
     {                                                                           \
         ACC acc[RM][RN];                                                        \
         _Pragma("unroll") for (int i = 0; i < RM; ++i)                          \
@@ -48,7 +50,7 @@ ALLOW_FMA   /* acc + x * y may fuse: the update is then one instruction per vect
         }                                                                       \
         _Pragma("unroll") for (int i = 0; i < RM; ++i)                          \
             _Pragma("unroll") for (int j = 0; j < RN; ++j)                      \
-                if (i < rm && j < rn) op[i * n + j] = TO_T(acc[i][j]);          \
+                if (KEEP) op[i * n + j] = TO_T(acc[i][j]);                      \
     }
 
 KERNEL void matmul(const i64 m, const i64 n, const i64 k,
@@ -56,18 +58,25 @@ KERNEL void matmul(const i64 m, const i64 n, const i64 k,
                    const int nb, const GLOBAL i64* meta,
                    const GLOBAL T* a, const GLOBAL T* b, GLOBAL T* out)
 {
-    const i64 r0 = (GROUP1 * MM_LY + LID1) * RM, c0 = (GROUP0 * MM_LX + LID0) * RN;
+    i64 r0 = (GROUP1 * MM_LY + LID1) * RM, c0 = (GROUP0 * MM_LX + LID0) * RN;
     const i64 batch = GROUP2;
     if (r0 >= m || c0 >= n) return;
+    const int i0 = r0 + RM > m && m >= RM ? (int)(r0 + RM - m) : 0;  /* the shift back */
+    const int j0 = c0 + RN > n && n >= RN ? (int)(c0 + RN - n) : 0;
+    r0 -= i0;
+    c0 -= j0;
     const GLOBAL T* ap = a + offset_of(batch, nb, meta, LAYOUT(meta, nb, 0)) + r0 * a_sm;
     const GLOBAL T* bp = b + offset_of(batch, nb, meta, LAYOUT(meta, nb, 1)) + c0 * b_sn;
     GLOBAL T* op = out + (batch * m + r0) * n + c0;
 
     const int rm = (int)(m - r0 < RM ? m - r0 : RM), rn = (int)(n - c0 < RN ? n - c0 : RN);
-    if (b_sn == 1 && rm == RM && rn == RN)
-        MM_BLOCK(i, j)                                   /* b's row segment: one vector */
-    else                                  /* an edge block: clamped reads, masked writes */
-        MM_BLOCK(i < rm ? i : rm - 1, (j < rn ? j : rn - 1) * b_sn)
+    /* b's row segment is one vector; an unconditional store keeps the inner block fast */
+    if (b_sn == 1 && rm == RM && rn == RN && i0 == 0 && j0 == 0)
+        MM_BLOCK(i, j, 1)
+    else if (b_sn == 1 && rm == RM && rn == RN)                  /* a shifted edge block */
+        MM_BLOCK(i, j, i >= i0 && j >= j0)
+    else                          /* out narrower than a block: clamped reads, masked writes */
+        MM_BLOCK(i < rm ? i : rm - 1, (j < rn ? j : rn - 1) * b_sn, i < rm && j < rn)
 }
 
 /* packed[b] = b[b] as a C-contiguous [.., k, n] array, for a b whose rows are strided
