@@ -290,6 +290,14 @@ class OpenCLBackend(PhiloxRNG):
     # -- linear algebra, convolution, pooling ----------------------------------------------
     def matmul(self, a, b):
         (m, k), n = a.shape[-2:], b.shape[-1]
+        if b.strides[-1] != 1 and n > 1 and (a.strides[-2] == 1 or 4 * m <= n):
+            # b's rows are strided and would need packing (below): compute out.T = b.T @ a.T
+            # instead, which packs a.T, much smaller here, or nothing if a is itself a
+            # transpose (g @ cols.T in a convolution's weight gradient).  out is then a
+            # transposed view.
+            t = self.matmul(self.transpose(b, b.ndim - 2, b.ndim - 1),
+                            self.transpose(a, a.ndim - 2, a.ndim - 1))
+            return self.transpose(t, t.ndim - 2, t.ndim - 1)
         batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
         out = self._empty(batch + (m, n), a.dtype)
         if out.size == 0:
