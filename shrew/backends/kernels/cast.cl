@@ -2,13 +2,14 @@
    C casts truncate float -> int toward zero and round to nearest even otherwise, as numpy. */
 
 #define CAST(name, D, convert)                                                            \
-KERNEL void cast_to_##name(const i64 n, const int ndim, const GLOBAL i64* meta,            \
-                           const GLOBAL T* x, GLOBAL D* out)                              \
+KERNEL void cast_to_##name(SPAN_ARGS, const GLOBAL T* x, GLOBAL D* out)                  \
 {                                                                                         \
-    const i64 i = GID0;                                                                   \
-    if (i >= n) return;                                                                   \
-    const CT v = LOAD(x, offset_of(i, ndim, meta, LAYOUT(meta, ndim, 0)));                \
-    out[i] = convert;                                                                     \
+    FOR_RUNS(const GLOBAL T* px = RUN_AT(x, 0);                                           \
+             const i64 sx = RUN_STEP(0);                                                  \
+             for (i64 k = 0; k < run; ++k) {                                              \
+                 const CT v = LOAD(px, k * sx);                                           \
+                 out[i + k] = convert;                                                    \
+             })                                                                           \
 }
 
 CAST(float32, float, (float)v)

@@ -1,40 +1,54 @@
-/* Elementwise kernels: one work-item per output element.  Outputs are fresh C-contiguous
-   arrays indexed by i; every input is read through its own layout in `meta`, so views
-   (transposed, narrowed, broadcast with stride 0) are read in place, never copied. */
+/* Elementwise kernels.  Outputs are fresh C-contiguous arrays indexed by i; every input is
+   read through its own layout in `meta`, so views (transposed, narrowed, broadcast with
+   stride 0) are read in place, never copied.
+   Each work-item walks its span of outputs in runs (FOR_RUNS in common.h). */
 
-#define INPUT(p, j) LOAD(p, offset_of(i, ndim, meta, LAYOUT(meta, ndim, j)))
+/* out[i] = expr for every output of the span, expr reading v = x's element. */
+#define MAP1(x, expr)                                                                     \
+    FOR_RUNS(const GLOBAL T* px = RUN_AT(x, 0);                                           \
+             const i64 sx = RUN_STEP(0);                                                  \
+             for (i64 k = 0; k < run; ++k) {                                              \
+                 const CT v = LOAD(px, k * sx);                                           \
+                 out[i + k] = expr;                                                       \
+             })
 
-KERNEL void fill(const i64 n, const CT value, GLOBAL T* out)
+/* The same with x = a's element and y = b's. */
+#define MAP2(a, b, expr)                                                                  \
+    FOR_RUNS(const GLOBAL T* pa = RUN_AT(a, 0);                                           \
+             const GLOBAL T* pb = RUN_AT(b, 1);                                           \
+             const i64 sa = RUN_STEP(0), sb = RUN_STEP(1);                                \
+             for (i64 k = 0; k < run; ++k) {                                              \
+                 const CT x = LOAD(pa, k * sa), y = LOAD(pb, k * sb);                     \
+                 out[i + k] = expr;                                                       \
+             })
+
+/* A plain span loop over [0, n) for kernels without inputs. */
+#define FOR_SPAN(i) for (i64 i = GID0 * per_item, end_ = min(n, i + per_item); i < end_; ++i)
+
+KERNEL void fill(const i64 n, const i64 per_item, const CT value, GLOBAL T* out)
 {
-    const i64 i = GID0;
-    if (i < n) out[i] = TO_T(value);
+    FOR_SPAN(i) out[i] = TO_T(value);
 }
 
-KERNEL void arange(const i64 n, GLOBAL T* out)
+KERNEL void arange(const i64 n, const i64 per_item, GLOBAL T* out)
 {
-    const i64 i = GID0;
-    if (i < n) out[i] = TO_T(i);
+    FOR_SPAN(i) out[i] = TO_T(i);
 }
 
 /* Strided copy between two layouts: contiguous, cat, pad, copy_. */
-KERNEL void copy(const i64 n, const int ndim, const GLOBAL i64* meta,
-                 const GLOBAL T* src, GLOBAL T* dst)
+KERNEL void copy(SPAN_ARGS, const GLOBAL T* src, GLOBAL T* dst)
 {
-    const i64 i = GID0;
-    if (i < n)
-        dst[offset_of(i, ndim, meta, LAYOUT(meta, ndim, 1))] =
-            src[offset_of(i, ndim, meta, LAYOUT(meta, ndim, 0))];
+    FOR_RUNS(const GLOBAL T* ps = RUN_AT(src, 0);
+             GLOBAL T* pd = RUN_AT(dst, 1);
+             const i64 ss = RUN_STEP(0), sd = RUN_STEP(1);
+             for (i64 k = 0; k < run; ++k) pd[k * sd] = ps[k * ss];)
 }
 
 /* ---- unary ------------------------------------------------------------------------- */
 #define UNARY(name, expr)                                                                 \
-KERNEL void unary_##name(const i64 n, const int ndim, const GLOBAL i64* meta,              \
-                         const GLOBAL T* x, GLOBAL T* out)                                \
+KERNEL void unary_##name(SPAN_ARGS, const GLOBAL T* x, GLOBAL T* out)                     \
 {                                                                                         \
-    const i64 i = GID0;                                                                   \
-    if (i >= n) return;                                                                   \
-    const CT v = INPUT(x, 0);                                                             \
-    out[i] = TO_T(expr);                                                                  \
+    MAP1(x, TO_T(expr))                                                                   \
 }
 
 UNARY(neg, -v)
@@ -46,20 +60,20 @@ UNARY(sign, v > (CT)0 ? (CT)1 : (v < (CT)0 ? (CT)-1 : v))
 /* exp of -|v| never overflows; pick the branch per sign. */
 DEVICE CT sigmoid(const CT v)
 {
-    const CT e = exp(-fabs(v));
+    const CT e = EXP(v < (CT)0 ? v : -v);
     return v >= (CT)0 ? (CT)1 / ((CT)1 + e) : e / ((CT)1 + e);
 }
 
 UNARY(abs, fabs(v))
-UNARY(exp, exp(v))
+UNARY(exp, EXP(v))
 UNARY(log, log(v))
 UNARY(sqrt, sqrt(v))
 UNARY(sigmoid, sigmoid(v))
-UNARY(tanh, tanh(v))
+UNARY(tanh, TANH(v))
 /* gelu_tanh and its derivative: t = tanh(c (v + a v^3)), c = sqrt(2/pi), a = 0.044715 */
 DEVICE CT gelu_tanh_t(const CT v)
 {
-    return tanh((CT)0.7978845608028654 * (v + (CT)0.044715 * v * v * v));
+    return TANH((CT)0.7978845608028654 * (v + (CT)0.044715 * v * v * v));
 }
 
 DEVICE CT gelu_tanh_derivative(const CT v)
@@ -72,7 +86,7 @@ DEVICE CT gelu_tanh_derivative(const CT v)
 UNARY(gelu, v * (CT)0.5 * ((CT)1 + erf(v * (CT)0.7071067811865476)))
 UNARY(gelu_tanh, (CT)0.5 * v * ((CT)1 + gelu_tanh_t(v)))
 UNARY(gelu_derivative, (CT)0.5 * ((CT)1 + erf(v * (CT)0.7071067811865476)) +
-                       v * exp((CT)-0.5 * v * v) * (CT)0.3989422804014327)
+                       v * EXP((CT)-0.5 * v * v) * (CT)0.3989422804014327)
 UNARY(gelu_tanh_derivative, gelu_tanh_derivative(v))
 UNARY(silu, v * sigmoid(v))
 UNARY(sin, sin(v))
@@ -90,13 +104,9 @@ UNARY(round, v)
 
 /* ---- binary and comparisons (inputs broadcast through stride-0 dims) --------------- */
 #define BINARY(name, expr)                                                                \
-KERNEL void binary_##name(const i64 n, const int ndim, const GLOBAL i64* meta,             \
-                          const GLOBAL T* a, const GLOBAL T* b, GLOBAL T* out)            \
+KERNEL void binary_##name(SPAN_ARGS, const GLOBAL T* a, const GLOBAL T* b, GLOBAL T* out)  \
 {                                                                                         \
-    const i64 i = GID0;                                                                   \
-    if (i >= n) return;                                                                   \
-    const CT x = INPUT(a, 0), y = INPUT(b, 1);                                            \
-    out[i] = TO_T(expr);                                                                  \
+    MAP2(a, b, TO_T(expr))                                                                \
 }
 
 BINARY(add, x + y)
@@ -107,13 +117,9 @@ BINARY(div, x / y)                   /* never asked for integers (no trap on x /
 #endif
 
 #define COMPARE(name, expr)                                                               \
-KERNEL void compare_##name(const i64 n, const int ndim, const GLOBAL i64* meta,            \
-                           const GLOBAL T* a, const GLOBAL T* b, GLOBAL u8* out)          \
+KERNEL void compare_##name(SPAN_ARGS, const GLOBAL T* a, const GLOBAL T* b, GLOBAL u8* out) \
 {                                                                                         \
-    const i64 i = GID0;                                                                   \
-    if (i >= n) return;                                                                   \
-    const CT x = INPUT(a, 0), y = INPUT(b, 1);                                            \
-    out[i] = (u8)(expr);                                                                  \
+    MAP2(a, b, (u8)(expr))                                                                \
 }
 
 COMPARE(eq, x == y)
@@ -123,35 +129,33 @@ COMPARE(le, x <= y)
 COMPARE(gt, x > y)
 COMPARE(ge, x >= y)
 
-KERNEL void where(const i64 n, const int ndim, const GLOBAL i64* meta,
-                  const GLOBAL u8* cond, const GLOBAL T* a, const GLOBAL T* b, GLOBAL T* out)
+KERNEL void where(SPAN_ARGS, const GLOBAL u8* cond, const GLOBAL T* a, const GLOBAL T* b,
+                  GLOBAL T* out)
 {
-    const i64 i = GID0;
-    if (i >= n) return;
-    out[i] = cond[offset_of(i, ndim, meta, LAYOUT(meta, ndim, 0))]
-           ? a[offset_of(i, ndim, meta, LAYOUT(meta, ndim, 1))]
-           : b[offset_of(i, ndim, meta, LAYOUT(meta, ndim, 2))];
+    FOR_RUNS(const GLOBAL u8* pc = RUN_AT(cond, 0);
+             const GLOBAL T* pa = RUN_AT(a, 1);
+             const GLOBAL T* pb = RUN_AT(b, 2);
+             const i64 sc = RUN_STEP(0), sa = RUN_STEP(1), sb = RUN_STEP(2);
+             for (i64 k = 0; k < run; ++k) out[i + k] = pc[k * sc] ? pa[k * sa] : pb[k * sb];)
 }
 
 /* ---- scalar-parameter maps ---------------------------------------------------------- */
-KERNEL void affine(const i64 n, const int ndim, const GLOBAL i64* meta,
-                   const GLOBAL T* x, const CT mul, const CT add, GLOBAL T* out)
+KERNEL void affine(SPAN_ARGS, const GLOBAL T* x, const CT mul, const CT add, GLOBAL T* out)
 {
-    const i64 i = GID0;
-    if (i < n) out[i] = TO_T(INPUT(x, 0) * mul + add);
+    MAP1(x, TO_T(v * mul + add))
 }
 
 /* NaN passes through both bounds, as numpy.maximum / numpy.minimum. */
-KERNEL void clip(const i64 n, const int ndim, const GLOBAL i64* meta,
-                  const GLOBAL T* x, const CT lo, const CT hi,
-                  const int has_lo, const int has_hi, GLOBAL T* out)
+DEVICE CT clip_value(const CT v, const CT lo, const CT hi, const int has_lo, const int has_hi)
 {
-    const i64 i = GID0;
-    if (i >= n) return;
-    CT v = INPUT(x, 0);
-    if (has_lo && v < lo) v = lo;
-    if (has_hi && v > hi) v = hi;
-    out[i] = TO_T(v);
+    const CT low = has_lo && v < lo ? lo : v;
+    return has_hi && low > hi ? hi : low;
+}
+
+KERNEL void clip(SPAN_ARGS, const GLOBAL T* x, const CT lo, const CT hi, const int has_lo,
+                 const int has_hi, GLOBAL T* out)
+{
+    MAP1(x, TO_T(clip_value(v, lo, hi, has_lo, has_hi)))
 }
 
 #if IS_FLOAT
@@ -161,10 +165,8 @@ DEVICE CT numpy_pow(const CT v, const CT e)
     return e == (CT)0.5 ? sqrt(v) : e == (CT)2 ? v * v : pow(v, e);
 }
 
-KERNEL void power(const i64 n, const int ndim, const GLOBAL i64* meta,
-                  const GLOBAL T* x, const CT exponent, GLOBAL T* out)
+KERNEL void power(SPAN_ARGS, const GLOBAL T* x, const CT exponent, GLOBAL T* out)
 {
-    const i64 i = GID0;
-    if (i < n) out[i] = TO_T(numpy_pow(INPUT(x, 0), exponent));
+    MAP1(x, TO_T(numpy_pow(v, exponent)))
 }
 #endif

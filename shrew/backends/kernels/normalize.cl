@@ -22,14 +22,14 @@ KERNEL void softmax(const i64 rows, const i64 n, const i64 inner, const int log_
     }
     ACC s = (ACC)0;
     for (i64 j = 0; j < n; ++j)
-        s += (ACC)exp(LOAD(x, base + j * inner) - m);
+        s += (ACC)EXP(LOAD(x, base + j * inner) - m);
     if (log_out) {
         const CT log_s = log((CT)s);
         for (i64 j = 0; j < n; ++j)
             out[base + j * inner] = TO_T((LOAD(x, base + j * inner) - m) - log_s);
     } else {
         for (i64 j = 0; j < n; ++j)
-            out[base + j * inner] = TO_T(exp(LOAD(x, base + j * inner) - m) / (CT)s);
+            out[base + j * inner] = TO_T(EXP(LOAD(x, base + j * inner) - m) / (CT)s);
     }
 }
 

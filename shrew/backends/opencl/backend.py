@@ -48,6 +48,10 @@ class OpenCLBackend(PhiloxRNG):
         # 1-D work-groups of wg items (a power of two); matmul uses tile x tile of them.
         self.wg = 1 << (min(256, cl_device.max_work_group_size).bit_length() - 1)
         self.tile = 16 if self.wg >= 256 else 8
+        # Elementwise spans (common.h): on a CPU a work-group is one work-item looping over a
+        # long span, which the compiler vectorizes; a GPU wants one element per work-item.
+        is_cpu = bool(cl_device.type & cl.device_type.CPU)
+        self._span, self._span_wg = (4096, 1) if is_cpu else (1, self.wg)
         self._programs = Programs(self.context, {
             "HAS_F64": int(np.dtype("float64") in self.dtypes),
             "HAS_F16": int(np.dtype("float16") in self.dtypes),
@@ -90,6 +94,12 @@ class OpenCLBackend(PhiloxRNG):
     def _launch_1d(self, family, dtype, name, n, *args) -> None:
         self._launch(family, dtype, name, (-(-n // self.wg) * self.wg,), (self.wg,), *args)
 
+    def _launch_span(self, family, dtype, name, n, *args) -> None:
+        """A kernel over n outputs in spans of self._span (its first arguments: n, per_item)."""
+        items = -(-n // self._span)
+        self._launch(family, dtype, name, (-(-items // self._span_wg) * self._span_wg,),
+                     (self._span_wg,), _i64(n), _i64(self._span), *args)
+
     def _scalar(self, value, dtype: np.dtype):
         """`value` rounded to `dtype` first (as numpy would), passed as the kernel's CT."""
         return compute_dtype(dtype).type(dtype.type(value))
@@ -100,9 +110,9 @@ class OpenCLBackend(PhiloxRNG):
         n = out.size
         if n:
             dims, layouts = collapse(shape, [broadcast_layout(x, shape) for x in inputs])
-            self._launch_1d(family, dtype, name, n, _i64(n), _i32(len(dims)),
-                            self._layout_meta(dims, layouts), *(x.buffer for x in inputs),
-                            *scalars, out.buffer)
+            self._launch_span(family, dtype, name, n, _i32(len(dims)),
+                              self._layout_meta(dims, layouts), *(x.buffer for x in inputs),
+                              *scalars, out.buffer)
         return out
 
     def _copy_into(self, dst: CLStorage, src: CLStorage) -> None:
@@ -111,8 +121,8 @@ class OpenCLBackend(PhiloxRNG):
         if n:
             dims, layouts = collapse(src.shape, [(src.strides, src.offset),
                                                  (dst.strides, dst.offset)])
-            self._launch_1d("elementwise", src.dtype, "copy", n, _i64(n), _i32(len(dims)),
-                            self._layout_meta(dims, layouts), src.buffer, dst.buffer)
+            self._launch_span("elementwise", src.dtype, "copy", n, _i32(len(dims)),
+                              self._layout_meta(dims, layouts), src.buffer, dst.buffer)
 
     # -- host transfer and creation ----------------------------------------------------
     def from_numpy(self, a):
@@ -135,14 +145,14 @@ class OpenCLBackend(PhiloxRNG):
     def full(self, shape, value, dtype):
         out = self._empty(tuple(shape), np.dtype(dtype))
         if out.size:
-            self._launch_1d("elementwise", out.dtype, "fill", out.size, _i64(out.size),
-                            self._scalar(value, out.dtype), out.buffer)
+            self._launch_span("elementwise", out.dtype, "fill", out.size,
+                              self._scalar(value, out.dtype), out.buffer)
         return out
 
     def arange(self, n, dtype):
         out = self._empty((n,), np.dtype(dtype))
         if n:
-            self._launch_1d("elementwise", out.dtype, "arange", n, _i64(n), out.buffer)
+            self._launch_span("elementwise", out.dtype, "arange", n, out.buffer)
         return out
 
     # -- layout: views and copies ------------------------------------------------------------
