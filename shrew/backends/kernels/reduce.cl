@@ -1,9 +1,13 @@
 /* Reductions.  The host permutes x into [kept dims..., reduced dims...] and passes meta =
    kept shape[nk], x's kept strides[nk], x's offset, reduced shape[nr], reduced strides[nr],
    0; output o (C order over kept dims) reduces elements r = 0 .. R-1 of its row.
-   Two schedules, chosen by the host from the shapes alone so results are reproducible:
+   Schedules, chosen by the host from the device and the layout alone so results are
+   reproducible:
    *_rows: one work-item per output, a sequential loop (many outputs, short rows);
-   *_groups: one work-group of WG_SIZE per output, strided partial sums, then a tree. */
+   *_groups: one work-group of WG_SIZE per output, strided partial sums, then a tree;
+   *_spans (CPU devices, rows strided through memory): *_rows' order, so the same bits, but a
+   work-item reduces up to SPAN_OUTPUTS outputs together, sweeping them in its inner loop,
+   which vectorizes where they are adjacent. */
 
 #define OP_SUM 0
 #define OP_MAX 1
@@ -56,7 +60,35 @@ DEVICE ACC reduce_group(const int op, const i64 R, const int nk, const int nr,
 #define REDUCE_ARGS const i64 n_out, const i64 R, const int nk, const int nr,              \
                     const GLOBAL i64* meta, const GLOBAL T* x
 
+#define SPAN_OUTPUTS 64
+
+/* Runs of outputs o .. o + run - 1 along the innermost kept dim (stride ks), so that their
+   rows start at base + k * ks. */
+#define REDUCE_SPANS(op, OUT, finish)                                                     \
+    const i64 k_in = nk ? meta[nk - 1] : 1, ks = nk ? meta[2 * nk - 1] : 0;               \
+    const i64 end = min(n_out, (GID0 + 1) * SPAN_OUTPUTS);                                \
+    ACC accs[SPAN_OUTPUTS];                                                               \
+    for (i64 o = GID0 * SPAN_OUTPUTS, run; o < end; o += run) {                           \
+        run = min(end - o, k_in - o % k_in);                                              \
+        const i64 base = row_base(o, nk, meta);                                           \
+        for (int k = 0; k < run; ++k)                                                     \
+            accs[k] = op == OP_SUM ? (ACC)0 : (ACC)LOAD(x, base + k * ks);                \
+        for (i64 r = 0; r < R; ++r) {                                                     \
+            const GLOBAL T* row = x + base + row_offset(r, nk, nr, meta);                 \
+            for (int k = 0; k < run; ++k)                                                 \
+                accs[k] = combine(op, accs[k], (ACC)LOAD(row, k * ks));                   \
+        }                                                                                 \
+        for (int k = 0; k < run; ++k) {                                                   \
+            const ACC acc = accs[k];                                                      \
+            out[o + k] = (OUT)(finish);                                                   \
+        }                                                                                 \
+    }
+
 #define REDUCE(name, op, OUT, finish)                                                     \
+KERNEL void name##_spans(REDUCE_ARGS, GLOBAL OUT* out)                                    \
+{                                                                                         \
+    REDUCE_SPANS(op, OUT, finish)                                                         \
+}                                                                                         \
 KERNEL void name##_rows(REDUCE_ARGS, GLOBAL OUT* out)                                     \
 {                                                                                         \
     const i64 o = GID0;                                                                   \

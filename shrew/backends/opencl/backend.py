@@ -260,8 +260,13 @@ class OpenCLBackend(PhiloxRNG):
         meta = self._meta(kdims + klay[0] + (klay[1],) + rdims + rlay[0] + (0,))
         args = (_i64(n_out), _i64(length), _i32(len(kdims)), _i32(len(rdims)), meta,
                 x.buffer, out.buffer)
+        if self._span > 1 and rlay[0][-1:] != (1,) and not name.startswith("arg"):
+            # On a CPU, rows strided through memory (sums over leading dims) are read a span
+            # of adjacent outputs at a time: reduce.cl's SPAN_OUTPUTS of them per work-item.
+            spans = -(-n_out // 64)
+            self._launch("reduce", x.dtype, f"{name}_spans", (spans,), (1,), *args)
         # A work-group per output pays off only for long rows and few outputs.
-        if length >= 2 * self.wg and n_out <= 4096:
+        elif length >= 2 * self.wg and n_out <= 4096:
             self._launch("reduce", x.dtype, f"{name}_groups", (n_out * self.wg,), (self.wg,), *args)
         else:
             self._launch_1d("reduce", x.dtype, f"{name}_rows", n_out, *args)
