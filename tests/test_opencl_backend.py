@@ -383,6 +383,23 @@ def test_matmul_large_tiles():
               rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("m, k, n, a_transposed", [(3, 40, 50, False), (37, 19, 45, True),
+                                                  (37, 19, 45, False), (21, 30, 200, True)])
+def test_matmul_strided_b_and_edge_blocks(m, k, n, a_transposed):
+    """A b with strided rows (packed, or computed as (b.T @ a.T).T), and edge blocks that
+    shift back to overlap their neighbours: right values, and the same bits every run."""
+    rng = np.random.default_rng(0)
+    ra, rb = rng.standard_normal((2, m, k), np.float32), rng.standard_normal((2, k, n), np.float32)
+    be = ocl()
+    a = (be.transpose(be.from_numpy(ra.transpose(0, 2, 1).copy()), 1, 2) if a_transposed
+         else be.from_numpy(ra))
+    b = be.transpose(be.from_numpy(rb.transpose(0, 2, 1).copy()), 1, 2)
+    got = be.matmul(a, b)
+    check(got, CPU.matmul(ra, rb), f"matmul ({m}, {k}) @ ({k}, {n}) [transposed b]",
+          rtol=1e-4, atol=1e-4)
+    assert all(np.array_equal(be.to_numpy(got), be.to_numpy(be.matmul(a, b))) for _ in range(3))
+
+
 windows = st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3),
                     st.integers(0, 1), st.integers(0, 1))
 

@@ -10,9 +10,9 @@
    strided rows, such as w.T, with matmul_pack first) and RM elements of a, and the
    unrolled RM x RN update vectorises across the columns.  Every output is summed over p
    in order.  A block crossing the edge of out shifts back to end at the edge, recomputing
-   outputs of its neighbour but storing only its own, so it too takes the vector path; only
-   an out narrower than a block (or a strided b) clamps its reads and masks its writes.  So
-   m, n and k need not be multiples of anything. */
+   (and rewriting, with the same bits) outputs of its neighbour, so it too takes the vector
+   path; only an out narrower than a block (or a strided b) clamps its reads and masks its
+   writes.  So m, n and k need not be multiples of anything. */
 
 ALLOW_FMA   /* acc + x * y may fuse: the update is then one instruction per vector */
 
@@ -61,20 +61,18 @@ KERNEL void matmul(const i64 m, const i64 n, const i64 k,
     i64 r0 = (GROUP1 * MM_LY + LID1) * RM, c0 = (GROUP0 * MM_LX + LID0) * RN;
     const i64 batch = GROUP2;
     if (r0 >= m || c0 >= n) return;
-    const int i0 = r0 + RM > m && m >= RM ? (int)(r0 + RM - m) : 0;  /* the shift back */
-    const int j0 = c0 + RN > n && n >= RN ? (int)(c0 + RN - n) : 0;
-    r0 -= i0;
-    c0 -= j0;
+    if (r0 + RM > m && m >= RM) r0 = m - RM;    /* an edge block shifts back inside out */
+    if (c0 + RN > n && n >= RN) c0 = n - RN;
     const GLOBAL T* ap = a + offset_of(batch, nb, meta, LAYOUT(meta, nb, 0)) + r0 * a_sm;
     const GLOBAL T* bp = b + offset_of(batch, nb, meta, LAYOUT(meta, nb, 1)) + c0 * b_sn;
     GLOBAL T* op = out + (batch * m + r0) * n + c0;
 
     const int rm = (int)(m - r0 < RM ? m - r0 : RM), rn = (int)(n - c0 < RN ? n - c0 : RN);
-    /* b's row segment is one vector; an unconditional store keeps the inner block fast */
-    if (b_sn == 1 && rm == RM && rn == RN && i0 == 0 && j0 == 0)
+    /* b's row segment is one vector.  A shifted block stores all of itself: the outputs it
+       shares with its neighbour get the same bits from both, as each is summed by the same
+       instructions (a store mask here would cost the whole block its vectorisation). */
+    if (b_sn == 1 && rm == RM && rn == RN)
         MM_BLOCK(i, j, 1)
-    else if (b_sn == 1 && rm == RM && rn == RN)                  /* a shifted edge block */
-        MM_BLOCK(i, j, i >= i0 && j >= j0)
     else                          /* out narrower than a block: clamped reads, masked writes */
         MM_BLOCK(i < rm ? i : rm - 1, (j < rn ? j : rn - 1) * b_sn, i < rm && j < rn)
 }
