@@ -1,9 +1,9 @@
 """The OpenCL backend: every primitive of ``base.Backend`` as kernels from ../kernels.
 
-Outputs are fresh C-contiguous buffers from a memory pool; inputs are read in place
-through their strides, so views never need a copy.  All work goes through one in-order
-queue, so a pooled buffer can be reused as soon as Python drops it, and nothing waits
-for the device except ``to_numpy``.
+Outputs are fresh C-contiguous buffers from a memory pool (or, from matmul, a transposed
+view of one); inputs are read in place through their strides, so views never need a copy.
+All work goes through one in-order queue, so a pooled buffer can be reused as soon as
+Python drops it, and nothing waits for the device except ``to_numpy``.
 """
 from __future__ import annotations
 
