@@ -20,16 +20,19 @@ KERNEL void softmax(const i64 rows, const i64 n, const i64 inner, const int log_
         const CT v = LOAD(x, base + j * inner);
         m = (v > m || IS_NAN(v)) ? v : m;
     }
+    /* exp(x - max) goes to out first, in a loop of its own that vectorizes, then is summed. */
+    for (i64 j = 0; j < n; ++j)
+        out[base + j * inner] = TO_T(EXP(LOAD(x, base + j * inner) - m));
     ACC s = (ACC)0;
     for (i64 j = 0; j < n; ++j)
-        s += (ACC)EXP(LOAD(x, base + j * inner) - m);
+        s += (ACC)LOAD(out, base + j * inner);
     if (log_out) {
         const CT log_s = log((CT)s);
         for (i64 j = 0; j < n; ++j)
             out[base + j * inner] = TO_T((LOAD(x, base + j * inner) - m) - log_s);
     } else {
         for (i64 j = 0; j < n; ++j)
-            out[base + j * inner] = TO_T(EXP(LOAD(x, base + j * inner) - m) / (CT)s);
+            out[base + j * inner] = TO_T(LOAD(out, base + j * inner) / (CT)s);
     }
 }
 

@@ -94,11 +94,16 @@ class OpenCLBackend(PhiloxRNG):
     def _launch_1d(self, family, dtype, name, n, *args) -> None:
         self._launch(family, dtype, name, (-(-n // self.wg) * self.wg,), (self.wg,), *args)
 
+    def _launch_items(self, family, dtype, name, items, *args) -> None:
+        """`items` work-items that each run their own loops (rows, spans), in work-groups of
+        one on a CPU, where the compiler then vectorizes those loops."""
+        wg = self._span_wg
+        self._launch(family, dtype, name, (-(-items // wg) * wg,), (wg,), *args)
+
     def _launch_span(self, family, dtype, name, n, *args) -> None:
         """A kernel over n outputs in spans of self._span (its first arguments: n, per_item)."""
-        items = -(-n // self._span)
-        self._launch(family, dtype, name, (-(-items // self._span_wg) * self._span_wg,),
-                     (self._span_wg,), _i64(n), _i64(self._span), *args)
+        self._launch_items(family, dtype, name, -(-n // self._span), _i64(n), _i64(self._span),
+                           *args)
 
     def _scalar(self, value, dtype: np.dtype):
         """`value` rounded to `dtype` first (as numpy would), passed as the kernel's CT."""
@@ -263,8 +268,7 @@ class OpenCLBackend(PhiloxRNG):
         if self._span > 1 and rlay[0][-1:] != (1,) and not name.startswith("arg"):
             # On a CPU, rows strided through memory (sums over leading dims) are read a span
             # of adjacent outputs at a time: reduce.cl's SPAN_OUTPUTS of them per work-item.
-            spans = -(-n_out // 64)
-            self._launch("reduce", x.dtype, f"{name}_spans", (spans,), (1,), *args)
+            self._launch_items("reduce", x.dtype, f"{name}_spans", -(-n_out // 64), *args)
         # A work-group per output pays off only for long rows and few outputs.
         elif length >= 2 * self.wg and n_out <= 4096:
             self._launch("reduce", x.dtype, f"{name}_groups", (n_out * self.wg,), (self.wg,), *args)
@@ -287,8 +291,8 @@ class OpenCLBackend(PhiloxRNG):
         out = self._empty(x.shape, x.dtype)
         n, inner = x.shape[dim], math.prod(x.shape[dim + 1:])
         rows = x.size // n
-        self._launch_1d("normalize", x.dtype, "softmax", rows, _i64(rows), _i64(n),
-                        _i64(inner), _i32(log), x.buffer, out.buffer)
+        self._launch_items("normalize", x.dtype, "softmax", rows, _i64(rows), _i64(n),
+                           _i64(inner), _i32(log), x.buffer, out.buffer)
         return out
 
     def standardize(self, x, dims, eps):
@@ -297,9 +301,9 @@ class OpenCLBackend(PhiloxRNG):
         keep = tuple(1 if d in dims else s for d, s in enumerate(x.shape))
         rstd = self._empty(keep, x.dtype)
         rows = rstd.size
-        self._launch_1d("normalize", x.dtype, "standardize", rows, _i64(rows),
-                        _i64(x.size // rows), self._scalar(eps, x.dtype), x.buffer,
-                        out.buffer, rstd.buffer)
+        self._launch_items("normalize", x.dtype, "standardize", rows, _i64(rows),
+                           _i64(x.size // rows), self._scalar(eps, x.dtype), x.buffer,
+                           out.buffer, rstd.buffer)
         return out, rstd
 
     # -- linear algebra, convolution, pooling ----------------------------------------------
