@@ -91,8 +91,8 @@ class CUDABackend(PhiloxRNG, ArrayModuleBackend):
         meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
         out = self.xp.empty((n, c * kernel[0] * kernel[1], ho * wo), x.dtype)
         if out.size:
-            runs = out.size // wo  # conv.cl: one run of wo outputs per thread
-            self._launch("conv", x.dtype, "im2col", runs, _i64(runs), meta, x, out)
+            rows = n * out.shape[1]  # conv.cl: one row of cols per thread
+            self._launch("conv", x.dtype, "im2col", rows, _i64(rows), meta, x, out)
         return out
 
     def col2im(self, cols, shape, kernel, stride, padding):

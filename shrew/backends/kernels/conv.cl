@@ -13,24 +13,25 @@ DEVICE Geometry geometry(const GLOBAL i64* g)
 }
 
 /* x [N, C, H, W] -> cols [N, C*KH*KW, HO*WO], rows in (c, ki, kj) order, zero padding.
-   A work-item writes one run of WO contiguous outputs (one output row oh of one cols row):
-   the index arithmetic is paid once per run, not per element. */
-KERNEL void im2col(const i64 runs, const GLOBAL i64* meta, const GLOBAL T* x, GLOBAL T* cols)
+   A work-item writes one row of cols (HO*WO contiguous outputs): long contiguous runs, and
+   the index arithmetic paid once per row. */
+KERNEL void im2col(const i64 rows, const GLOBAL i64* meta, const GLOBAL T* x, GLOBAL T* cols)
 {
     const i64 i = GID0;
-    if (i >= runs) return;
+    if (i >= rows) return;
     const Geometry g = geometry(meta);
     const GLOBAL i64* xs = meta + GEOMETRY_LEN;
-    const i64 rows = g.c * g.kh * g.kw;
-    const i64 oh = i % g.ho, row = (i / g.ho) % rows, n = i / (g.ho * rows);
+    const i64 row = i % (g.c * g.kh * g.kw), n = i / (g.c * g.kh * g.kw);
     const i64 c = row / (g.kh * g.kw), ki = (row / g.kw) % g.kh, kj = row % g.kw;
-    const i64 h = oh * g.sh - g.ph + ki;
-    const bool in_h = h >= 0 && h < g.h;
-    const i64 base = xs[4] + n * xs[0] + c * xs[1] + h * xs[2];
-    GLOBAL T* out = cols + i * g.wo;
-    for (i64 ow = 0; ow < g.wo; ++ow) {
-        const i64 w = ow * g.sw - g.pw + kj;
-        out[ow] = in_h && w >= 0 && w < g.w ? x[base + w * xs[3]] : TO_T(0);
+    GLOBAL T* out = cols + i * g.ho * g.wo;
+    for (i64 oh = 0; oh < g.ho; ++oh, out += g.wo) {
+        const i64 h = oh * g.sh - g.ph + ki;
+        const bool in_h = h >= 0 && h < g.h;
+        const i64 base = xs[4] + n * xs[0] + c * xs[1] + h * xs[2];
+        for (i64 ow = 0; ow < g.wo; ++ow) {
+            const i64 w = ow * g.sw - g.pw + kj;
+            out[ow] = in_h && w >= 0 && w < g.w ? x[base + w * xs[3]] : TO_T(0);
+        }
     }
 }
 

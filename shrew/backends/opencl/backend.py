@@ -356,8 +356,8 @@ class OpenCLBackend(PhiloxRNG):
         meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
         out = self._empty((n, c * kernel[0] * kernel[1], ho * wo), x.dtype)
         if out.size:
-            runs = out.size // wo  # conv.cl: one run of wo outputs per work-item
-            self._launch_1d("conv", x.dtype, "im2col", runs, _i64(runs), meta, x.buffer,
+            rows = n * out.shape[1]  # conv.cl: one row of cols per work-item
+            self._launch_1d("conv", x.dtype, "im2col", rows, _i64(rows), meta, x.buffer,
                             out.buffer)
         return out
 
