@@ -6,10 +6,7 @@ KERNEL void cast_to_##name(SPAN_ARGS, const GLOBAL T* x, GLOBAL D* out)         
 {                                                                                         \
     FOR_RUNS(const GLOBAL T* px = RUN_AT(x, 0);                                           \
              const i64 sx = RUN_STEP(0);                                                  \
-             for (i64 k = 0; k < run; ++k) {                                              \
-                 const CT v = LOAD(px, k * sx);                                           \
-                 out[i + k] = convert;                                                    \
-             })                                                                           \
+             RUN_LOOP(const CT v = LOAD(px, k * sx); out[i + k] = convert;))              \
 }
 
 CAST(float32, float, (float)v)

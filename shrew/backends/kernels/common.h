@@ -51,6 +51,8 @@ DEVICE i64 offset_of(i64 i, const int ndim, const GLOBAL i64* shape, const GLOBA
 /* Operand j of pointer p in the current run: where output i reads it, and its stride. */
 #define RUN_AT(p, j) ((p) + offset_of(i, ndim, meta, LAYOUT(meta, ndim, j)))
 #define RUN_STEP(j) (ndim ? LAYOUT(meta, ndim, j)[ndim - 1] : 0)
+/* The body for each output of the current run: i + k, k = 0 .. run - 1. */
+#define RUN_LOOP(...) for (i64 k = 0; k < run; ++k) { __VA_ARGS__ }
 
 #if defined(__OPENCL_VERSION__) && IS_FLOAT && UNIFORM_BITS != 53
 /* exp and tanh for a float CT (float32, float16) in plain arithmetic, which vectorizes:

@@ -7,19 +7,23 @@
 #define MAP1(x, expr)                                                                     \
     FOR_RUNS(const GLOBAL T* px = RUN_AT(x, 0);                                           \
              const i64 sx = RUN_STEP(0);                                                  \
-             for (i64 k = 0; k < run; ++k) {                                              \
-                 const CT v = LOAD(px, k * sx);                                           \
-                 out[i + k] = expr;                                                       \
-             })
+             RUN_LOOP(const CT v = LOAD(px, k * sx); out[i + k] = expr;))
 
-/* The same with x = a's element and y = b's. */
+/* The same with x = a's element and y = b's.  An operand broadcast along the run (stride 0:
+   a column of a matrix) is loaded once, so that the loop still vectorizes. */
 #define MAP2(a, b, expr)                                                                  \
     FOR_RUNS(const GLOBAL T* pa = RUN_AT(a, 0);                                           \
              const GLOBAL T* pb = RUN_AT(b, 1);                                           \
              const i64 sa = RUN_STEP(0), sb = RUN_STEP(1);                                \
-             for (i64 k = 0; k < run; ++k) {                                              \
-                 const CT x = LOAD(pa, k * sa), y = LOAD(pb, k * sb);                     \
-                 out[i + k] = expr;                                                       \
+             if (sb == 0) {                                                               \
+                 const CT y = LOAD(pb, 0);                                                \
+                 RUN_LOOP(const CT x = LOAD(pa, k * sa); out[i + k] = expr;)              \
+             } else if (sa == 0) {                                                        \
+                 const CT x = LOAD(pa, 0);                                                \
+                 RUN_LOOP(const CT y = LOAD(pb, k * sb); out[i + k] = expr;)              \
+             } else {                                                                     \
+                 RUN_LOOP(const CT x = LOAD(pa, k * sa); const CT y = LOAD(pb, k * sb);   \
+                          out[i + k] = expr;)                                             \
              })
 
 /* A plain span loop over [0, n) for kernels without inputs. */
@@ -41,7 +45,7 @@ KERNEL void copy(SPAN_ARGS, const GLOBAL T* src, GLOBAL T* dst)
     FOR_RUNS(const GLOBAL T* ps = RUN_AT(src, 0);
              GLOBAL T* pd = RUN_AT(dst, 1);
              const i64 ss = RUN_STEP(0), sd = RUN_STEP(1);
-             for (i64 k = 0; k < run; ++k) pd[k * sd] = ps[k * ss];)
+             RUN_LOOP(pd[k * sd] = ps[k * ss];))
 }
 
 /* ---- unary ------------------------------------------------------------------------- */
