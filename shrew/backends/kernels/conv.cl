@@ -13,8 +13,10 @@ DEVICE Geometry geometry(const GLOBAL i64* g)
 }
 
 /* x [N, C, H, W] -> cols [N, C*KH*KW, HO*WO], rows in (c, ki, kj) order, zero padding.
-   A work-item writes one row of cols (HO*WO contiguous outputs): long contiguous runs, and
-   the index arithmetic paid once per row. */
+   A work-item writes one row of cols (HO*WO contiguous outputs), the index arithmetic paid
+   once per row.  Output column ow reads image column ow * sw + w0, inside the image for
+   lo <= ow < hi: each output row is zeros, a copy, zeros, with no test per element (and a
+   plain contiguous copy when the stride and x's column step are 1, which vectorizes). */
 KERNEL void im2col(const i64 rows, const GLOBAL i64* meta, const GLOBAL T* x, GLOBAL T* cols)
 {
     const i64 i = GID0;
@@ -23,15 +25,23 @@ KERNEL void im2col(const i64 rows, const GLOBAL i64* meta, const GLOBAL T* x, GL
     const GLOBAL i64* xs = meta + GEOMETRY_LEN;
     const i64 row = i % (g.c * g.kh * g.kw), n = i / (g.c * g.kh * g.kw);
     const i64 c = row / (g.kh * g.kw), ki = (row / g.kw) % g.kh, kj = row % g.kw;
+    const i64 w0 = kj - g.pw, step = g.sw * xs[3];
+    const i64 lo = w0 >= 0 ? 0 : (g.sw - 1 - w0) / g.sw;
+    const i64 end = g.w - w0 <= 0 ? 0 : (g.w - w0 + g.sw - 1) / g.sw;
+    const i64 hi = end < lo ? lo : end < g.wo ? end : g.wo;
     GLOBAL T* out = cols + i * g.ho * g.wo;
     for (i64 oh = 0; oh < g.ho; ++oh, out += g.wo) {
         const i64 h = oh * g.sh - g.ph + ki;
         const bool in_h = h >= 0 && h < g.h;
-        const i64 base = xs[4] + n * xs[0] + c * xs[1] + h * xs[2];
-        for (i64 ow = 0; ow < g.wo; ++ow) {
-            const i64 w = ow * g.sw - g.pw + kj;
-            out[ow] = in_h && w >= 0 && w < g.w ? x[base + w * xs[3]] : TO_T(0);
-        }
+        const i64 a = in_h ? lo : g.wo, b = in_h ? hi : g.wo;
+        const i64 base = xs[4] + n * xs[0] + c * xs[1] + h * xs[2] + w0 * xs[3];
+        i64 ow = 0;
+        for (; ow < a; ++ow) out[ow] = TO_T(0);
+        if (step == 1)
+            for (; ow < b; ++ow) out[ow] = x[base + ow];
+        else
+            for (; ow < b; ++ow) out[ow] = x[base + ow * step];
+        for (; ow < g.wo; ++ow) out[ow] = TO_T(0);
     }
 }
 
