@@ -88,7 +88,7 @@ class OpenCLBackend(PhiloxRNG):
 
     def _launch(self, family, dtype, name, global_size, local_size, *args) -> None:
         with self._lock:
-            kernel = self._programs.kernel(family, dtype, name)
+            kernel = self._programs.kernel(family, dtype, name, args)
             kernel(self.queue, global_size, local_size, *args)
 
     def _launch_1d(self, family, dtype, name, n, *args) -> None:

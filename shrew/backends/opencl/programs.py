@@ -16,11 +16,18 @@ class Programs:
         self._programs: dict = {}
         self._kernels: dict = {}
 
-    def kernel(self, family: str, dtype: np.dtype, name: str) -> cl.Kernel:
+    def kernel(self, family: str, dtype: np.dtype, name: str, args: tuple = ()) -> cl.Kernel:
+        """The kernel `name`, its scalar argument types declared from a first launch's `args`
+        (numpy scalars, and buffers): pyopencl then packs scalars itself, where converting an
+        undeclared numpy scalar costs ~7 us per argument and launch."""
         key = (family, dtype, name)
         kernel = self._kernels.get(key)
         if kernel is None:
-            kernel = self._kernels[key] = cl.Kernel(self._program(family, dtype), name)
+            kernel = cl.Kernel(self._program(family, dtype), name)
+            if args:
+                kernel.set_scalar_arg_dtypes([a.dtype if isinstance(a, np.generic) else None
+                                              for a in args])
+            self._kernels[key] = kernel
         return kernel
 
     def _program(self, family: str, dtype: np.dtype) -> cl.Program:
