@@ -133,6 +133,8 @@ COMPARE(le, x <= y)
 COMPARE(gt, x > y)
 COMPARE(ge, x >= y)
 
+/* Both values are loaded and selected (no branch), and a value broadcast along the run (a
+   scalar) is loaded once, so that the loop vectorizes. */
 KERNEL void where(SPAN_ARGS, const GLOBAL u8* cond, const GLOBAL T* a, const GLOBAL T* b,
                   GLOBAL T* out)
 {
@@ -140,7 +142,16 @@ KERNEL void where(SPAN_ARGS, const GLOBAL u8* cond, const GLOBAL T* a, const GLO
              const GLOBAL T* pa = RUN_AT(a, 1);
              const GLOBAL T* pb = RUN_AT(b, 2);
              const i64 sc = RUN_STEP(0), sa = RUN_STEP(1), sb = RUN_STEP(2);
-             for (i64 k = 0; k < run; ++k) out[i + k] = pc[k * sc] ? pa[k * sa] : pb[k * sb];)
+             if (sb == 0) {
+                 const T y = pb[0];
+                 RUN_LOOP(const T x = pa[k * sa]; out[i + k] = pc[k * sc] ? x : y;)
+             } else if (sa == 0) {
+                 const T x = pa[0];
+                 RUN_LOOP(const T y = pb[k * sb]; out[i + k] = pc[k * sc] ? x : y;)
+             } else {
+                 RUN_LOOP(const T x = pa[k * sa], y = pb[k * sb];
+                          out[i + k] = pc[k * sc] ? x : y;)
+             })
 }
 
 /* ---- scalar-parameter maps ---------------------------------------------------------- */
