@@ -74,7 +74,8 @@ KERNEL void col2im(const i64 runs, const GLOBAL i64* meta, const GLOBAL T* cols,
 
 /* Window max and its flat h*W+w index.  Padding reads `fill` (-inf, or the integer
    minimum); the first maximum in row-major window order wins, a NaN beating all, exactly
-   as numpy.argmax over the padded window. */
+   as numpy.argmax over the padded window.  The first NaN is tracked apart from the max, two
+   simple selects per tap rather than one compound test (which vectorizes worse). */
 KERNEL void max_pool2d(const i64 total, const GLOBAL i64* meta, const CT fill,
                        const GLOBAL T* x, GLOBAL T* values, GLOBAL i64* indices)
 {
@@ -86,15 +87,16 @@ KERNEL void max_pool2d(const i64 total, const GLOBAL i64* meta, const CT fill,
     const i64 n = i / (g.wo * g.ho * g.c);
     const i64 h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
     const GLOBAL T* plane = x + xs[4] + n * xs[0] + c * xs[1];
-    CT best = fill;
-    i64 at = h0 * g.w + w0;
+    CT best = fill, nan = fill;
+    i64 at = h0 * g.w + w0, nan_at = -1;
     for (i64 h = h0; h < h0 + g.kh; ++h)
         for (i64 w = w0; w < w0 + g.kw; ++w) {
             const CT v = h >= 0 && h < g.h && w >= 0 && w < g.w ? LOAD(plane, h * xs[2] + w * xs[3]) : fill;
-            if (v > best || (IS_NAN(v) && !IS_NAN(best))) { best = v; at = h * g.w + w; }
+            if (v > best) { best = v; at = h * g.w + w; }
+            if (IS_NAN(v) && nan_at < 0) { nan = v; nan_at = h * g.w + w; }
         }
-    values[i] = TO_T(best);
-    indices[i] = at;
+    values[i] = TO_T(nan_at < 0 ? best : nan);
+    indices[i] = nan_at < 0 ? at : nan_at;
 }
 
 /* Window mean with padded zeros counted: the divisor is always KH*KW. */
