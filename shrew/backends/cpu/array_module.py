@@ -21,6 +21,7 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_A = 0.044715
+_CACHE_BYTES = 1 << 19  # scratch per block of a blocked loop: fits a core's L2 cache
 
 
 class ArrayModuleBackend:
@@ -259,17 +260,27 @@ class ArrayModuleBackend:
         return self.xp.ascontiguousarray(cols).reshape(n, c * kernel[0] * kernel[1], ho * wo)
 
     def col2im(self, cols, shape, kernel, stride, padding):
+        xp = self.xp
         n, c, h, w = shape
         (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
         hp, wp = h + 2 * ph, w + 2 * pw
         ho, wo = (hp - kh) // sh + 1, (wp - kw) // sw + 1
         cols = cols.reshape(n, c, kh, kw, ho, wo)
-        out = self.xp.zeros((n, c, hp, wp), dtype=cols.dtype)
-        # One vectorised add per kernel offset (kh*kw of them), never per pixel; the
-        # order of the sums is fixed, so the result is deterministic.
-        for i in range(kh):
+        out = xp.zeros((n, c, hp, wp), dtype=cols.dtype)
+        # Vectorised adds in a fixed order (deterministic), never per pixel, in two passes:
+        # down, rows[., j, i + sh*y, x] += cols[., i, j, y, x] (kh adds whose (y, x) planes
+        # are contiguous runs when sh == 1), then across, out[., y, j + sw*x] += rows[., j,
+        # y, x] (kw adds): kh + kw short-row adds, not kh*kw of them.  A few samples at a
+        # time, so that `rows` stays in cache.
+        step = max(1, _CACHE_BYTES // (c * kw * hp * wo * cols.itemsize))
+        for n0 in range(0, n, step):
+            part = cols[n0:n0 + step]
+            rows = xp.zeros((part.shape[0], c, kw, hp, wo), dtype=cols.dtype)
+            for i in range(kh):
+                rows[:, :, :, i:i + sh * ho:sh] += part[:, :, i]
+            dst = out[n0:n0 + step]
             for j in range(kw):
-                out[:, :, i:i + sh * ho:sh, j:j + sw * wo:sw] += cols[:, :, i, j]
+                dst[:, :, :, j:j + sw * wo:sw] += rows[:, :, j]
         return out[:, :, ph:ph + h, pw:pw + w]
 
     def max_pool2d(self, x, kernel, stride, padding):
@@ -279,7 +290,12 @@ class ArrayModuleBackend:
         win = self._windows(x, kernel, stride, padding, max_pool_fill(x.dtype))
         ho, wo = win.shape[2:4]
         kk = kh * kw
-        offsets = [win[..., k // kw, k % kw] for k in range(kk)]
+        offsets = win.transpose(4, 5, 0, 1, 2, 3)  # [kh, kw, N, C, Ho, Wo]
+        if kh <= sh and kw <= sw:
+            # Windows that do not overlap: one strided copy (no bigger than x) makes every
+            # offset's plane contiguous, so the passes below run on numpy's fast path.
+            offsets = xp.ascontiguousarray(offsets)
+        offsets = [offsets[k // kw, k % kw] for k in range(kk)]
         # Branch-free: the maximum first (np.maximum propagates NaN), then the first
         # offset in row-major window order that attains it (a NaN matches a NaN), as
         # argmax would: arg = the number of leading offsets that do not match.
@@ -301,7 +317,7 @@ class ArrayModuleBackend:
         table = (k // kw) * w + k % kw
         origin = ((xp.arange(ho, dtype=np.int64) * sh - ph).reshape(ho, 1) * w
                   + (xp.arange(wo, dtype=np.int64) * sw - pw).reshape(1, wo))
-        index = table[arg]
+        index = xp.take(table, arg)
         index += origin
         return values, index
 
