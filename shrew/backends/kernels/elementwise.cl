@@ -74,21 +74,23 @@ UNARY(log, log(v))
 UNARY(sqrt, sqrt(v))
 UNARY(sigmoid, sigmoid(v))
 UNARY(tanh, TANH(v))
-/* gelu_tanh and its derivative: t = tanh(c (v + a v^3)), c = sqrt(2/pi), a = 0.044715 */
-DEVICE CT gelu_tanh_t(const CT v)
+/* gelu_tanh and its derivative, with u = c (v + a v^3), c = sqrt(2/pi), a = 0.044715:
+   0.5 (1 + tanh(u)) = s = 1 / (1 + e^-2u) and 1 - tanh(u)^2 = 4 s (1 - s), one exp. */
+DEVICE CT gelu_tanh_s(const CT v)
 {
-    return TANH((CT)0.7978845608028654 * (v + (CT)0.044715 * v * v * v));
+    const CT u = (CT)0.7978845608028654 * (v + (CT)0.044715 * v * v * v);
+    return (CT)1 / ((CT)1 + EXP((CT)-2 * u));
 }
 
 DEVICE CT gelu_tanh_derivative(const CT v)
 {
-    const CT t = gelu_tanh_t(v);
+    const CT s = gelu_tanh_s(v);
     const CT du = (CT)0.7978845608028654 * ((CT)1 + (CT)0.134145 * v * v);
-    return (CT)0.5 * ((CT)1 + t) + (CT)0.5 * v * ((CT)1 - t * t) * du;
+    return s + (CT)2 * v * s * ((CT)1 - s) * du;
 }
 
 UNARY(gelu, v * (CT)0.5 * ((CT)1 + erf(v * (CT)0.7071067811865476)))
-UNARY(gelu_tanh, (CT)0.5 * v * ((CT)1 + gelu_tanh_t(v)))
+UNARY(gelu_tanh, v * gelu_tanh_s(v))
 UNARY(gelu_derivative, (CT)0.5 * ((CT)1 + erf(v * (CT)0.7071067811865476)) +
                        v * EXP((CT)-0.5 * v * v) * (CT)0.3989422804014327)
 UNARY(gelu_tanh_derivative, gelu_tanh_derivative(v))
