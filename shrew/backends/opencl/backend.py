@@ -261,7 +261,11 @@ class OpenCLBackend(PhiloxRNG):
         if n_out == 0:
             return out
         kdims, [klay] = collapse(kept_shape, [(tuple(x.strides[d] for d in kept), x.offset)])
-        rdims, [rlay] = collapse(red_shape, [(tuple(x.strides[d] for d in dims), 0)])
+        red_strides = tuple(x.strides[d] for d in dims)
+        if name in ("max", "min"):  # repeats along an expanded (stride-0) dim change no extreme
+            red_shape = tuple(1 if st == 0 else n for n, st in zip(red_shape, red_strides))
+        rdims, [rlay] = collapse(red_shape, [(red_strides, 0)])
+        length = math.prod(rdims)
         meta = self._meta(kdims + klay[0] + (klay[1],) + rdims + rlay[0] + (0,))
         args = (_i64(n_out), _i64(length), _i32(len(kdims)), _i32(len(rdims)), meta,
                 x.buffer, out.buffer)
