@@ -12,6 +12,7 @@ import pytest
 import shrew
 from shrew import nn, optim
 from shrew.testing import gradcheck
+from support import device_or_fail
 
 DEVICES = ["cpu"] + (["opencl"] if "opencl" in " ".join(shrew.devices()) else [])
 device_param = pytest.mark.parametrize("device", DEVICES)
@@ -84,6 +85,27 @@ def test_parameter_owns_its_memory_and_requires_floats():
         nn.Parameter(shrew.tensor([1, 2]))
     with pytest.raises(shrew.ShapeError, match=r"assign_: cannot write a tensor of shape \[2\]"):
         nn.assign_(p, shrew.ones(2))
+
+
+@pytest.mark.parametrize("device", ["cpu", "opencl"])
+@pytest.mark.parametrize("dtype", [shrew.float32, shrew.float64])
+def test_add_updates_in_place(device, dtype):
+    device = device_or_fail(device)
+    big = np.random.default_rng(0).standard_normal((300, 40))  # past BLAS's axpy threshold
+    p = nn.Parameter(shrew.tensor(big, dtype=dtype, device=device))
+    view = np.asarray(p) if device == "cpu" else None
+    nn.add_(p, shrew.ones(300, 40), -0.5)  # moved to p's device and dtype first
+    np.testing.assert_allclose(p.numpy(), big - 0.5, rtol=1e-6, atol=1e-6)
+    nn.add_(p, p, 1.0)  # the update may be the parameter itself
+    np.testing.assert_allclose(p.numpy(), 2 * (big - 0.5), rtol=1e-6, atol=1e-6)
+    nn.add_(p, shrew.ones(40, 300, dtype=dtype, device=device).transpose(0, 1), 2.0)
+    np.testing.assert_allclose(p.numpy(), 2 * big + 1, rtol=1e-6, atol=1e-5)  # strided
+    if view is not None:
+        np.testing.assert_array_equal(view, p.numpy())  # it wrote into p's own memory
+    with pytest.raises(shrew.ShapeError, match=r"add_: cannot add a tensor of shape \[2\]"):
+        nn.add_(p, shrew.ones(2))
+    with pytest.raises(shrew.ShrewError, match="add_: the destination must be a float"):
+        nn.add_(shrew.tensor([1, 2]), shrew.tensor([1, 2]))
 
 
 # -- state dicts -------------------------------------------------------------------------------

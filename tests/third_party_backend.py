@@ -245,6 +245,9 @@ class ToyBackend:
     def copy_(self, dst, src):
         dst.a[...] = src.a
 
+    def add_(self, dst, src, alpha):
+        dst.a[...] = dst.a + (alpha * src.a).astype(dst.a.dtype)
+
 
 def factory(index: int = 0) -> ToyBackend:
     return ToyBackend("toy", index)

@@ -93,6 +93,7 @@ class Backend(Protocol):
 
     # -- in-place updates (optimizers, gradient accumulation) ---------------------------
     def copy_(self, dst: Storage, src: Storage) -> None: ...       # write src (same shape and dtype) into dst's memory
+    def add_(self, dst: Storage, src: Storage, alpha: float) -> None: ...  # dst += alpha * src in dst's memory (float dtype, same shape); src may be dst itself but no other overlap
 
 
 class DLPack(Protocol):

@@ -5,10 +5,10 @@ from .layers import (GELU, AvgPool2d, Conv1d, Conv2d, Dropout, Embedding, Flatte
                      MaxPool2d, ReLU)
 from .module import Module, Sequential
 from .normalization import BatchNorm2d, LayerNorm
-from .parameter import Parameter, assign_
+from .parameter import Parameter, add_, assign_
 
 __all__ = [
-    "functional", "init", "Module", "Sequential", "Parameter", "assign_", "Linear", "Conv1d",
-    "Conv2d", "Embedding", "MaxPool2d", "AvgPool2d", "Dropout", "ReLU", "GELU", "Flatten",
+    "functional", "init", "Module", "Sequential", "Parameter", "assign_", "add_", "Linear",
+    "Conv1d", "Conv2d", "Embedding", "MaxPool2d", "AvgPool2d", "Dropout", "ReLU", "GELU", "Flatten",
     "LayerNorm", "BatchNorm2d", "MultiheadAttention", "TransformerBlock",
 ]

@@ -33,6 +33,20 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
+def add_(dst: Tensor, src: Tensor, alpha: float = 1.0) -> None:
+    """dst += alpha * src in dst's own memory: an optimizer step in one pass.  src is
+    moved to dst's device and dtype first; it may be dst itself."""
+    if not isinstance(src, Tensor):
+        raise ShrewError(f"add_: the update must be a Tensor, got {type(src).__name__}")
+    if src.shape != dst.shape:
+        raise ShapeError(f"add_: cannot add a tensor of shape {fmt(src.shape)} into one of "
+                         f"shape {fmt(dst.shape)}")
+    if not dst.dtype.is_floating_point:
+        raise ShrewError(f"add_: the destination must be a float tensor, got {dst.dtype}")
+    src = src.detach().to(device=dst.device, dtype=dst.dtype)
+    dst._backend.add_(dst._data, src._data, float(alpha))
+
+
 def assign_(dst: Tensor, src: Tensor) -> None:
     """Write src's values into dst's own memory (on dst's device, in dst's dtype).
 

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ShrewError
 from ..functions import zeros_like
+from ..nn.parameter import add_
 from .optimizer import Optimizer
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
-    from .optimizer import Params
+    from .optimizer import Params, Step
 
 
 class Adam(Optimizer):
@@ -36,20 +37,20 @@ class Adam(Optimizer):
             raise ShrewError(f"{name}: eps must be >= 0, got {group['eps']!r}")
 
     def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
-               state: dict[str, Any]) -> Tensor:
+               state: dict[str, Any]) -> Step:
         lr, wd, (beta1, beta2) = group["lr"], group["weight_decay"], group["betas"]
         if not state:
             state.update(step=0, exp_avg=zeros_like(p), exp_avg_sq=zeros_like(p))
         state["step"] += 1
         t = state["step"]
         if wd and self.decoupled:
-            p = p * (1.0 - lr * wd)
+            add_(p, p, -lr * wd)  # p *= 1 - lr * wd, in place
         elif wd:
             grad = grad + p * wd
         m = state["exp_avg"] = state["exp_avg"] * beta1 + grad * (1.0 - beta1)
         v = state["exp_avg_sq"] = state["exp_avg_sq"] * beta2 + grad.square() * (1.0 - beta2)
         denom = v.sqrt() / math.sqrt(1.0 - beta2 ** t) + group["eps"]
-        return p - (m / denom) * (lr / (1.0 - beta1 ** t))
+        return m / denom, -lr / (1.0 - beta1 ** t)
 
 
 class AdamW(Adam):

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import ShrewError
 from ..grad_mode import no_grad
-from ..nn.parameter import assign_
+from ..nn.parameter import add_, assign_
 from ..shape import fmt
 from ..tensor import Tensor
 
@@ -16,11 +16,17 @@ if TYPE_CHECKING:
 Params: TypeAlias = Tensor | Iterable[Tensor] | Iterable[dict[str, Any]]
 """What optimizers take: tensors, or parameter groups (dicts with "params" and options)."""
 
+Step: TypeAlias = tuple[Tensor, float] | Tensor
+"""What `Optimizer.update` returns: (direction, scale) for p += scale * direction, or p's
+new value."""
+
 
 class Optimizer:
     """Holds `param_groups` (dicts with "params" and per-group options, as PyTorch's) and
     per-parameter `state`; subclasses define `update(p, grad, group, state)`, which returns
-    the parameter's new value.  Updates are tensor operations on the parameter's device."""
+    the parameter's step as (direction, scale): p += scale * direction, in one in-place
+    pass (`add_`), or the parameter's new value as a tensor.  Updates are tensor operations
+    on the parameter's device."""
 
     def __init__(self, params: Params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -76,10 +82,15 @@ class Optimizer:
                 for p in group["params"]:
                     g = p.grad if grads is None else grads.get(p)
                     if g is not None:
-                        assign_(p, self.update(p, g, group, self.state.setdefault(p.id, {})))
+                        step = self.update(p, g, group, self.state.setdefault(p.id, {}))
+                        if isinstance(step, tuple):
+                            add_(p, step[0], step[1])
+                        else:
+                            assign_(p, step)
 
     def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
-               state: dict[str, Any]) -> Tensor:
-        """The new value of parameter p given its gradient, its group's options and its
-        state dict (which the method may update).  Subclasses define it."""
+               state: dict[str, Any]) -> Step:
+        """Parameter p's step, (direction, scale), or its new value, given its gradient, its
+        group's options and its state dict (which the method may update).  Subclasses
+        define it."""
         raise NotImplementedError

@@ -8,7 +8,7 @@ from .optimizer import Optimizer
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
-    from .optimizer import Params
+    from .optimizer import Params, Step
 
 
 class SGD(Optimizer):
@@ -25,11 +25,11 @@ class SGD(Optimizer):
             raise ShrewError(f"SGD: momentum must be >= 0, got {group['momentum']!r}")
 
     def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
-               state: dict[str, Any]) -> Tensor:
+               state: dict[str, Any]) -> Step:
         if group["weight_decay"]:
             grad = grad + p * group["weight_decay"]
         if group["momentum"]:
             buf = state.get("momentum_buffer")
             grad = grad if buf is None else buf * group["momentum"] + grad
             state["momentum_buffer"] = grad
-        return p - grad * group["lr"]
+        return grad, -group["lr"]

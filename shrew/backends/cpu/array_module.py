@@ -395,6 +395,9 @@ class ArrayModuleBackend:
     def copy_(self, dst, src):
         dst[...] = src
 
+    def add_(self, dst, src, alpha):
+        dst += src if alpha == 1 else src * alpha
+
     # -- DLPack (optional capability, see base.DLPack) ------------------------------------
     def to_dlpack(self, x, *, stream=None, max_version=None, dl_device=None, copy=None):
         return x.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,

@@ -423,3 +423,7 @@ class OpenCLBackend(PhiloxRNG):
     # -- in-place ------------------------------------------------------------------------------
     def copy_(self, dst, src):
         self._copy_into(dst, src)
+
+    def add_(self, dst, src, alpha):
+        # Into a fresh buffer first, so that src may be dst itself.
+        self._copy_into(dst, self.binary("add", dst, self.affine(src, alpha, 0)))

@@ -86,6 +86,13 @@ def _copy_into(dst, src):
     return out
 
 
+def _add_into(dst, src, alpha=-0.75, itself=False):
+    """Backend.add_ (optimizer steps) on a fresh copy of dst; itself: src is that copy."""
+    out = dst.contiguous()
+    get_backend(out.device).add_(out._data, out._data if itself else src._data, alpha)
+    return out
+
+
 def _checkpointed(x, w):
     return shrew.checkpoint(lambda a: (a @ w).tanh(), x)
 
@@ -165,6 +172,8 @@ CASES: tuple = (
     Case("from_numpy", lambda x: shrew.tensor(np.asfortranarray(x.numpy()), device=x.device),
          (S(F(3, 5, 2)),), (), ("from_numpy",), dtypes=ALL, grad=False),
     Case("copy_", _copy_into, (S(F(4, 6), F(4, 6)),), (), ("copy_",), dtypes=ALL, grad=False),
+    Case("add_", _add_into, (S(F(4, 6), F(4, 6)), S(F(3, 300), F(3, 300), alpha=1.0),
+                             S(F(5, 7), F(5, 7), itself=True)), (), ("add_",), grad=False),
     Case("rand", lambda x: shrew.rand(*x.shape, dtype=x.dtype, device=x.device),
          (S(F(64, 300)),), (), ("manual_seed", "rand"), grad=False, check=_uniform),
     Case("randn", lambda x: shrew.randn(*x.shape, dtype=x.dtype, device=x.device),
