@@ -36,6 +36,11 @@ import workloads  # noqa: E402
 RTOL = 1e-3
 # Some machines pin OpenBLAS to a core type or cache size; the workers run with its own
 # choice.  Only their environment changes, not this process's nor the caller's.
+# A pause before each timed turn: the threads of the worker that ran last spin on after
+# its work (OpenBLAS for up to ~0.1 s after a GEMM, OpenMP likewise) and would otherwise
+# take a core from the next worker, charging one framework for the other's idle threads.
+SETTLE_S = 0.3
+
 WORKER_ENV = {k: v for k, v in os.environ.items()
               if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
 # Timed columns: (lane key, heading); ratios: (heading, numerator lane, denominator lane).
@@ -231,6 +236,7 @@ def bench(workload, lanes: list, scale: float, report: Report) -> dict:
     for r in range(max((lane.rounds for lane in lanes), default=0)):
         for lane in lanes[::-1] if r % 2 else lanes:  # alternate the order round by round
             if r < lane.rounds:
+                time.sleep(SETTLE_S)
                 lane.samples.append(lane.worker.ask(f"time {lane.repeat}")["seconds"])
     samples = {}
     for lane in lanes:
