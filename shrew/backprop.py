@@ -16,7 +16,7 @@ from .errors import DeviceError, ShrewError
 from .functions import col2im, im2col, ones_like, scatter_add, where, zeros_like
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .shape import broadcast_dims, fmt, numel
-from .tensor import Tensor
+from .tensor import Tensor, _wrap
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -301,7 +301,15 @@ def _cast_like(g: Tensor, x: Tensor) -> Tensor:
 def _conv_grads(x: Tensor, w: Tensor, g: Tensor, kernel: tuple[int, ...],
                 stride: tuple[int, ...], padding: tuple[int, ...], need_x: bool,
                 need_w: bool) -> tuple[tuple[Tensor, Tensor | None], tuple[Tensor, Tensor | None]]:
-    """Conv as im2col + GEMM, differentiated: dW = g . cols^T, dX = col2im(W^T . g)."""
+    """The backend's conv2d_backward where it has one (base.FastConv) and no graph is being
+    built; else conv as im2col + GEMM, differentiated with recorded operations (so that
+    create_graph=True works): dW = g . cols^T, dX = col2im(W^T . g)."""
+    be = x._backend
+    fast = getattr(be, "conv2d_backward", None)
+    if fast is not None and not is_grad_enabled():
+        gx_data, gw_data = fast(x._data, w._data, g._data, stride, padding, need_x, need_w)
+        return ((x, None if gx_data is None else _wrap(gx_data, be)),
+                (w, None if gw_data is None else _wrap(gw_data, be)))
     n, o = g.shape[:2]
     g_mat = g.reshape(n, o, numel(g.shape[2:]))       # [N, O, L]
     w_mat = w.reshape(o, numel(w.shape[1:]))          # [O, C*kh*kw]

@@ -295,29 +295,39 @@ def _check_conv(op: str, x: Tensor, weight: Tensor, x_layout: str, w_layout: str
 
 
 def conv2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: IntOrPair = 0) -> Tensor:
-    """2-d cross-correlation (no bias): im2col and one batched GEMM."""
+    """2-d cross-correlation (no bias): the backend's conv2d where it has one (base.FastConv),
+    else im2col and one batched GEMM."""
     _check_conv("conv2d", x, weight, "[N, C, H, W]", "[out, in, kh, kw]")
     kernel, stride, padding, (ho, wo) = _conv_geometry("conv2d", x.shape, weight.shape[2:],
                                                        stride, padding)
     be = x._backend
-    cols = be.im2col(x._data, kernel, stride, padding)
-    w2 = be.reshape(weight._data, (weight.shape[0], numel(weight.shape[1:])))
-    out = be.reshape(be.matmul(w2, cols), (x.shape[0], weight.shape[0], ho, wo))
+    fast = getattr(be, "conv2d", None)
+    if fast is not None:
+        out = fast(x._data, weight._data, stride, padding)
+    else:
+        cols = be.im2col(x._data, kernel, stride, padding)
+        w2 = be.reshape(weight._data, (weight.shape[0], numel(weight.shape[1:])))
+        out = be.reshape(be.matmul(w2, cols), (x.shape[0], weight.shape[0], ho, wo))
     return _record(out, be, O.Conv2d(x, weight, stride, padding), x, weight)
 
 
 def conv1d(x: Tensor, weight: Tensor, stride: int = 1, padding: int = 0) -> Tensor:
-    """1-d cross-correlation (no bias), lowered to the 2-d im2col with a height of 1."""
+    """1-d cross-correlation (no bias): a 2-d one with a height of 1."""
     _check_conv("conv1d", x, weight, "[N, C, L]", "[out, in, k]")
     stride = _single(stride, "stride", 1)
     padding = _single(padding, "padding", 0)
     lo = conv_output_size("conv1d", x.shape[2], weight.shape[2], stride, padding)
     be = x._backend
     n, c, length = x.shape
+    o, k = weight.shape[0], weight.shape[2]
     x4 = be.reshape(x._data, (n, c, 1, length))
-    cols = be.im2col(x4, (1, weight.shape[2]), (1, stride), (0, padding))
-    w2 = be.reshape(weight._data, (weight.shape[0], numel(weight.shape[1:])))
-    out = be.reshape(be.matmul(w2, cols), (n, weight.shape[0], lo))
+    fast = getattr(be, "conv2d", None)
+    if fast is not None:
+        out = fast(x4, be.reshape(weight._data, (o, c, 1, k)), (1, stride), (0, padding))
+    else:
+        cols = be.im2col(x4, (1, k), (1, stride), (0, padding))
+        out = be.matmul(be.reshape(weight._data, (o, c * k)), cols)
+    out = be.reshape(out, (n, o, lo))
     return _record(out, be, O.Conv1d(x, weight, stride, padding), x, weight)
 
 

@@ -11,7 +11,7 @@ from importlib import metadata
 import pytest
 
 import shrew
-from shrew.backends.base import PRIMITIVES
+from shrew.backends.base import FAST_CONV, PRIMITIVES
 from shrew.backends.cpu import CPUBackend
 from shrew.op import VARIANTS
 from shrew.testing.conformance.cases import CASES
@@ -44,7 +44,7 @@ def _recorded(name):
     return primitive
 
 
-for _name in PRIMITIVES:
+for _name in PRIMITIVES + FAST_CONV:
     setattr(Recording, _name, _recorded(_name))
 
 
@@ -78,6 +78,20 @@ def test_entries_record_their_variants_and_call_their_primitives(case, isolated_
     assert set(case.primitives) <= backend.calls, \
         f"never called: {set(case.primitives) - backend.calls}"
     assert set(case.variants) <= variants, f"never recorded: {set(case.variants) - variants}"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.name in ("conv2d", "conv1d")], ids=str)
+def test_conv_entries_reach_the_optional_fast_conv(case, isolated_registry):
+    """On a backend with base.FastConv (the cpu backend has it) the conv entries check
+    its conv2d and conv2d_backward too, not only the lowering."""
+    backend = Recording()
+    shrew.register_backend("recording", lambda index=0: backend)
+    for sample in case.samples:
+        hosts = make_inputs(case, sample, "float32", DEFAULT_LAYOUT)
+        out = forward(case, sample, hosts, DEFAULT_LAYOUT, "recording", "float32",
+                      requires_grad=True)
+        out.sum().backward()
+    assert set(FAST_CONV) <= backend.calls
 
 
 def test_known_failures_become_xfail():
