@@ -211,3 +211,22 @@ def test_large_where_selects_exactly_what_numpy_does(dtype, shapes, seed):
     got, want = CPUBackend().where(cond, a, b), np.where(cond, a, b)
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got.view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("zero", [0.0, -0.0], ids=["+0", "-0"])
+@pytest.mark.parametrize("shapes", [((256, 1024), (256, 1024)), ((256, 1), (1, 1024)),
+                                    ((1024,), (256, 1024)), ((256, 1024), (1024,))], ids=str)
+def test_large_where_against_a_zero_scalar(dtype, zero, shapes):
+    # where(cond, a, 0) and where(cond, 0, b) (relu's and dropout's backward) take a
+    # one-AND select against +0; -0.0 must keep its sign bit, so it takes the general one.
+    rng = np.random.default_rng(0)
+    cond = rng.standard_normal(shapes[0]) > 0
+    x = (rng.standard_normal(shapes[1]) * 3).astype(dtype)
+    if x.dtype.kind == "f":
+        x.reshape(-1)[:4] = [np.nan, np.inf, -0.0, -np.inf]
+    z = np.array(zero, dtype=dtype)
+    for a, b in ((x, z), (z, x)):
+        got, want = CPUBackend().where(cond, a, b), np.where(cond, a, b)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))

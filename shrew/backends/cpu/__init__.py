@@ -25,6 +25,12 @@ class CPUBackend(ArrayModuleBackend):
         bits = np.dtype(f"i{size}")
         a_bits, b_bits = a.view(bits), b.view(bits)
         mask = cond.astype(bits)
+        if b.ndim == 0 and not b_bits:  # a or +0 (relu's backward, dropout): a & mask
+            np.negative(mask, out=mask)
+            return np.bitwise_and(a_bits, mask).view(a.dtype)
+        if a.ndim == 0 and not a_bits:  # +0 or b: b & ~mask
+            mask -= 1
+            return np.bitwise_and(b_bits, mask).view(a.dtype)
         np.negative(mask, out=mask)
         out = np.bitwise_xor(a_bits, b_bits, dtype=bits)
         out = np.broadcast_to(out, np.broadcast_shapes(out.shape, mask.shape)) & mask

@@ -366,16 +366,18 @@ class ArrayModuleBackend:
 
     def scatter_add(self, shape, dim, index, src):
         xp = self.xp
-        # Every (index, position) as one flat offset into `out` (built by broadcasting one
-        # small arange per dim), then a single bincount: deterministic, vectorised, and
+        # Every (index, position) as one flat offset into `out` (the offsets of the other
+        # dims summed first, by broadcasting one small arange per dim, then added to the
+        # index in one pass), then a single bincount: deterministic, vectorised, and
         # accumulated in float64 before the final cast.
         strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
-        flat = index * strides[dim]
+        base = 0
         for d, size in enumerate(index.shape):
             if d != dim:
                 along = [1] * index.ndim
                 along[d] = size
-                flat = flat + xp.arange(size).reshape(along) * strides[d]
+                base = base + xp.arange(size).reshape(along) * strides[d]
+        flat = (index if strides[dim] == 1 else index * strides[dim]) + base
         src = src[tuple(slice(0, s) for s in index.shape)]
         size = math.prod(shape)
         if src.dtype.kind == "f" and src.dtype.itemsize >= 4 and 0 < flat.size < 2**31:
