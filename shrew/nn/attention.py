@@ -49,7 +49,9 @@ class MultiheadAttention(Module):
         w = self.in_proj.weight.narrow(0, which * d, d)
         b = None if self.in_proj.bias is None else self.in_proj.bias.narrow(0, which * d, d)
         batch, length = x.shape[:2]
-        return F.linear(x, w, b).reshape(batch, length, self.num_heads, -1).transpose(1, 2)
+        heads = F.linear(x, w, b).reshape(batch, length, self.num_heads, -1).transpose(1, 2)
+        # One copy to [B, H, T, D/H]: each head's matrix contiguous for the batched GEMMs.
+        return heads.contiguous()
 
     def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None,
                 causal: bool = False) -> Tensor:
