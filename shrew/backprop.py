@@ -301,15 +301,18 @@ def _cast_like(g: Tensor, x: Tensor) -> Tensor:
 def _conv_grads(x: Tensor, w: Tensor, g: Tensor, kernel: tuple[int, ...],
                 stride: tuple[int, ...], padding: tuple[int, ...], need_x: bool,
                 need_w: bool) -> tuple[tuple[Tensor, Tensor | None], tuple[Tensor, Tensor | None]]:
-    """The backend's conv2d_backward where it has one (base.FastConv) and no graph is being
-    built; else conv as im2col + GEMM, differentiated with recorded operations (so that
-    create_graph=True works): dW = g . cols^T, dX = col2im(W^T . g)."""
+    """The backend's conv2d_backward where it has one and takes this geometry
+    (base.FastConv) and no graph is being built; else conv as im2col + GEMM, differentiated
+    with recorded operations (so that create_graph=True works): dW = g . cols^T,
+    dX = col2im(W^T . g)."""
     be = x._backend
     fast = getattr(be, "conv2d_backward", None)
     if fast is not None and not is_grad_enabled():
-        gx_data, gw_data = fast(x._data, w._data, g._data, stride, padding, need_x, need_w)
-        return ((x, None if gx_data is None else _wrap(gx_data, be)),
-                (w, None if gw_data is None else _wrap(gw_data, be)))
+        grads = fast(x._data, w._data, g._data, stride, padding, need_x, need_w)
+        if grads is not NotImplemented:
+            gx_data, gw_data = grads
+            return ((x, None if gx_data is None else _wrap(gx_data, be)),
+                    (w, None if gw_data is None else _wrap(gw_data, be)))
     n, o = g.shape[:2]
     g_mat = g.reshape(n, o, numel(g.shape[2:]))       # [N, O, L]
     w_mat = w.reshape(o, numel(w.shape[1:]))          # [O, C*kh*kw]

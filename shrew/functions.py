@@ -12,7 +12,7 @@ from .device import get_backend
 from .dtype import (DType, as_dtype, bool_, check_float, float32, from_numpy_dtype, int64,
                     result_type)
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
-from .shape import broadcast_shapes, conv_output_size, fmt, normalize_dim, numel, pair
+from .shape import broadcast_shapes, conv_output_size, fmt, normalize_dim, pair
 from .tensor import (Tensor, _check_device_dtype, _check_index_range, _checked_index, _constant,
                      _record, _same_device, _wrap)
 
@@ -301,14 +301,21 @@ def conv2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: IntOrPair 
     kernel, stride, padding, (ho, wo) = _conv_geometry("conv2d", x.shape, weight.shape[2:],
                                                        stride, padding)
     be = x._backend
-    fast = getattr(be, "conv2d", None)
-    if fast is not None:
-        out = fast(x._data, weight._data, stride, padding)
-    else:
-        cols = be.im2col(x._data, kernel, stride, padding)
-        w2 = be.reshape(weight._data, (weight.shape[0], numel(weight.shape[1:])))
-        out = be.reshape(be.matmul(w2, cols), (x.shape[0], weight.shape[0], ho, wo))
+    out = _conv2d_data(be, x._data, weight._data, stride, padding, (ho, wo))
     return _record(out, be, O.Conv2d(x, weight, stride, padding), x, weight)
+
+
+def _conv2d_data(be: Backend, x: Storage, w: Storage, stride: tuple[int, ...],
+                 padding: tuple[int, ...], out_hw: tuple[int, ...]) -> Storage:
+    """The forward of a validated 2-d convolution on storage: the backend's conv2d where it
+    has one and takes this geometry (base.FastConv), else im2col and one batched GEMM."""
+    fast = getattr(be, "conv2d", None)
+    out = NotImplemented if fast is None else fast(x, w, stride, padding)
+    if out is NotImplemented:
+        (n, _, _, _), (o, c, kh, kw) = x.shape, w.shape
+        cols = be.im2col(x, (kh, kw), stride, padding)
+        out = be.reshape(be.matmul(be.reshape(w, (o, c * kh * kw)), cols), (n, o, *out_hw))
+    return out
 
 
 def conv1d(x: Tensor, weight: Tensor, stride: int = 1, padding: int = 0) -> Tensor:
@@ -321,13 +328,8 @@ def conv1d(x: Tensor, weight: Tensor, stride: int = 1, padding: int = 0) -> Tens
     n, c, length = x.shape
     o, k = weight.shape[0], weight.shape[2]
     x4 = be.reshape(x._data, (n, c, 1, length))
-    fast = getattr(be, "conv2d", None)
-    if fast is not None:
-        out = fast(x4, be.reshape(weight._data, (o, c, 1, k)), (1, stride), (0, padding))
-    else:
-        cols = be.im2col(x4, (1, k), (1, stride), (0, padding))
-        out = be.matmul(be.reshape(weight._data, (o, c * k)), cols)
-    out = be.reshape(out, (n, o, lo))
+    w4 = be.reshape(weight._data, (o, c, 1, k))
+    out = be.reshape(_conv2d_data(be, x4, w4, (1, stride), (0, padding), (1, lo)), (n, o, lo))
     return _record(out, be, O.Conv1d(x, weight, stride, padding), x, weight)
 
 

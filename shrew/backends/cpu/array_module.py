@@ -286,34 +286,19 @@ class ArrayModuleBackend:
 
     # -- convolution in one call each way (optional, see base.FastConv) -------------------
     # The batch is folded into the GEMMs (folded_conv) when their depth, C*kw, is at least
-    # this; below it the layout's transposes cost more than they save, and these run the
-    # core's own lowering: im2col, one batched GEMM, col2im.
+    # this; below it the layout's transposes cost more than they save, and these decline
+    # (NotImplemented), so that the core runs its lowering: im2col, a batched GEMM, col2im.
     conv_fold_min_depth = 32
 
     def conv2d(self, x, w, stride, padding):
-        if w.shape[1] * w.shape[3] >= self.conv_fold_min_depth:
-            return folded_conv.conv2d(self.xp, x, w, stride, padding)
-        n, (o, c, kh, kw) = x.shape[0], w.shape
-        cols = self.im2col(x, (kh, kw), stride, padding)
-        out = self.matmul(w.reshape(o, c * kh * kw), cols)
-        ho, wo = folded_conv.output_size(x.shape, w.shape, stride, padding)
-        return out.reshape(n, o, ho, wo)
+        if w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
+            return NotImplemented
+        return folded_conv.conv2d(self.xp, x, w, stride, padding)
 
     def conv2d_backward(self, x, w, g, stride, padding, need_x, need_w):
-        if w.shape[1] * w.shape[3] >= self.conv_fold_min_depth:
-            return folded_conv.conv2d_backward(self.xp, x, w, g, stride, padding, need_x,
-                                               need_w)
-        n, (o, c, kh, kw) = x.shape[0], w.shape
-        g_mat = g.reshape(n, o, g.shape[2] * g.shape[3])
-        gx = gw = None
-        if need_w:
-            cols = self.im2col(x, (kh, kw), stride, padding)
-            gw = self.xp.sum(self.matmul(cols, g_mat.transpose(0, 2, 1)), axis=0)
-            gw = self.xp.ascontiguousarray(gw.T).reshape(w.shape)
-        if need_x:
-            cols = self.matmul(w.reshape(o, c * kh * kw).T, g_mat)
-            gx = self.col2im(cols, x.shape, (kh, kw), stride, padding)
-        return gx, gw
+        if w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
+            return NotImplemented
+        return folded_conv.conv2d_backward(self.xp, x, w, g, stride, padding, need_x, need_w)
 
     def max_pool2d(self, x, kernel, stride, padding):
         xp = self.xp

@@ -22,6 +22,8 @@ Every sum runs over i (and j) in a fixed order: the results repeat bit for bit. 
 """
 from __future__ import annotations
 
+from ..kernels import window_output
+
 
 def _to_chwn(xp, x, padding):
     """[N, C, H, W] -> [C, Hp, Wp, N], zero padded: one strided copy."""
@@ -60,16 +62,10 @@ def _strips(xp, xt, kernel, stride, out_hw):
     return s.reshape(c * kw, phases * rows * run), [slice(a, a + ho * run) for a in starts]
 
 
-def output_size(x_shape, w_shape, stride, padding):
-    """(Ho, Wo) of x [N, C, H, W] correlated with w [O, C, kh, kw]."""
-    return tuple((x_shape[2 + d] + 2 * padding[d] - w_shape[2 + d]) // stride[d] + 1
-                 for d in range(2))
-
-
 def conv2d(xp, x, w, stride, padding):
     """x [N, C, H, W] correlated with w [O, C, kh, kw] -> [N, O, Ho, Wo]."""
     o, c, kh, kw = w.shape
-    ho, wo = output_size(x.shape, w.shape, stride, padding)
+    ho, wo = window_output(x.shape[2], x.shape[3], (kh, kw), stride, padding)
     s, windows = _strips(xp, _to_chwn(xp, x, padding), (kh, kw), stride, (ho, wo))
     rows = xp.ascontiguousarray(w.transpose(2, 0, 1, 3)).reshape(kh, o, c * kw)
     out = xp.matmul(rows[0], s[:, windows[0]])

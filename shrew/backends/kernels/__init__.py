@@ -55,12 +55,17 @@ def compute_dtype(dtype: np.dtype) -> np.dtype:
     return _COMPUTE.get(np.dtype(dtype), np.dtype(dtype))
 
 
+def window_output(h: int, w: int, kernel: tuple, stride: tuple, padding: tuple) -> tuple:
+    """(Ho, Wo): how many windows of `kernel` fit an h x w image, padded and strided."""
+    return tuple((size + 2 * p - k) // s + 1
+                 for size, k, s, p in zip((h, w), kernel, stride, padding))
+
+
 def window_geometry(c: int, h: int, w: int, kernel: tuple, stride: tuple,
                     padding: tuple) -> tuple:
     """conv.cl's Geometry of an [N, C, H, W] image: c, h, w, kh, kw, sh, sw, ph, pw, ho, wo."""
     (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-    ho, wo = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
-    return (c, h, w, kh, kw, sh, sw, ph, pw, ho, wo)
+    return (c, h, w, kh, kw, sh, sw, ph, pw, *window_output(h, w, kernel, stride, padding))
 
 
 def max_pool_fill(dtype: np.dtype) -> float | int:
