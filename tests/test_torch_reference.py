@@ -130,6 +130,16 @@ def test_pools(kernel, stride, padding):
             lambda a: F.avg_pool2d(a, kernel, stride, padding, count_include_pad=True), x)
 
 
+@pytest.mark.parametrize("kernel, stride, padding", [(3, 2, 1), ((2, 3), 1, (1, 1))])
+def test_max_pool_over_minus_infinity_names_an_element_inside(kernel, stride, padding):
+    """A window of -inf values that overlaps the padding: torch gives its gradient to the
+    window's first element inside the input, never to the padding."""
+    x = np.full((2, 2, 5, 4), -np.inf)
+    x[0, 0, 2, 2] = 1.5
+    compare(lambda a: shrew.max_pool2d(a, kernel, stride, padding),
+            lambda a: F.max_pool2d(a, kernel, stride, padding), x)
+
+
 def test_gather_scatter():
     x = rng.standard_normal((3, 4))
     idx = np.array([[0, 3, 3], [1, 1, 0], [2, 0, 1]])

@@ -77,7 +77,7 @@ class Backend(Protocol):
     def matmul(self, a: Storage, b: Storage) -> Storage: ...       # [..., m, k] @ [..., k, n], batch dims broadcast, ndim >= 2
     def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # [N,C,H,W] -> [N, C*kh*kw, Ho*Wo], zero padding
     def col2im(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # adjoint of im2col: sums columns back into an array of shape [N,C,H,W]
-    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> tuple: ...  # (values, int64 argmax as flat h*W+w index into each input plane); padding is -inf
+    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> tuple: ...  # (values, int64 argmax as flat h*W+w index into each input plane); padding is -inf but never named: a window whose values all equal the fill names its first element inside the plane
     def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # window mean, padded zeros counted (divisor kh*kw)
 
     # -- indexing ----------------------------------------------------------------------

@@ -304,7 +304,8 @@ class ArrayModuleBackend:
         xp = self.xp
         n, c, h, w = x.shape
         (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-        win = self._windows(x, kernel, stride, padding, max_pool_fill(x.dtype))
+        fill = max_pool_fill(x.dtype)
+        win = self._windows(x, kernel, stride, padding, fill)
         ho, wo = win.shape[2:4]
         kk = kh * kw
         offsets = win.transpose(4, 5, 0, 1, 2, 3)  # [kh, kw, N, C, Ho, Wo]
@@ -336,6 +337,13 @@ class ArrayModuleBackend:
                   + (xp.arange(wo, dtype=np.int64) * sw - pw).reshape(1, wo))
         index = xp.take(table, arg)
         index += origin
+        if ph or pw:
+            # A window whose maximum is the fill value (all -inf, say) may have matched it
+            # on padding.  Its first element inside the plane attains the maximum too, and
+            # is the one to name: the gradient must land inside the input, as in torch.
+            top = xp.maximum(xp.arange(ho, dtype=np.int64) * sh - ph, 0)
+            left = xp.maximum(xp.arange(wo, dtype=np.int64) * sw - pw, 0)
+            index = xp.where(values == fill, top.reshape(ho, 1) * w + left, index)
         return values, index
 
     def avg_pool2d(self, x, kernel, stride, padding):

@@ -73,8 +73,9 @@ KERNEL void col2im(const i64 runs, const GLOBAL i64* meta, const GLOBAL T* cols,
 }
 
 /* Window max and its flat h*W+w index.  Padding reads `fill` (-inf, or the integer
-   minimum); the first maximum in row-major window order wins, a NaN beating all, exactly
-   as numpy.argmax over the padded window.  The first NaN is tracked apart from the max, two
+   minimum); the first maximum in row-major window order wins, a NaN beating all, as
+   numpy.argmax over the padded window, except that padding is never named: a window whose
+   values all equal `fill` names its first element inside the plane.  The first NaN is tracked apart from the max, two
    simple selects per tap rather than one compound test (which vectorizes worse). */
 KERNEL void max_pool2d(const i64 total, const GLOBAL i64* meta, const CT fill,
                        const GLOBAL T* x, GLOBAL T* values, GLOBAL i64* indices)
@@ -88,7 +89,7 @@ KERNEL void max_pool2d(const i64 total, const GLOBAL i64* meta, const CT fill,
     const i64 h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
     const GLOBAL T* plane = x + xs[4] + n * xs[0] + c * xs[1];
     CT best = fill, nan = fill;
-    i64 at = h0 * g.w + w0, nan_at = -1;
+    i64 at = (h0 < 0 ? 0 : h0) * g.w + (w0 < 0 ? 0 : w0), nan_at = -1;
     for (i64 h = h0; h < h0 + g.kh; ++h)
         for (i64 w = w0; w < w0 + g.kw; ++w) {
             const CT v = h >= 0 && h < g.h && w >= 0 && w < g.w ? LOAD(plane, h * xs[2] + w * xs[3]) : fill;

@@ -83,6 +83,8 @@ def _values(arg, dtype: np.dtype, rng) -> np.ndarray:
         return np.asarray(rng.integers(0, arg.high, arg.shape))
     if dtype.kind == "b":
         return np.asarray(rng.random(arg.shape) < 0.5)
+    if arg.domain == "lowest":  # every element the dtype's lowest value: -inf for floats
+        return np.full(arg.shape, -np.inf if dtype.kind == "f" else np.iinfo(dtype).min, dtype)
     if dtype.kind == "i":
         low, high = {"positive": (1, 6), "ties": (-2, 3)}.get(arg.domain, (-5, 6))
         v = rng.integers(low, high, arg.shape)

@@ -13,7 +13,7 @@ ALL = NUMERIC + ("bool",)
 
 # Domains whose values sit on kinks or jumps on purpose (ties, exact halves): finite
 # differences are meaningless there, so no gradcheck runs on samples that use them.
-KINKS = frozenset(("ties", "halves"))
+KINKS = frozenset(("ties", "halves", "lowest"))
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Arg:
 
     shape: tuple
     kind: str = "data"
-    domain: str = "normal"  # normal | wide | positive | nonzero | halves | ties
+    domain: str = "normal"  # normal | wide | positive | nonzero | halves | ties | lowest
     high: int = 0
     value: Any = None
 
