@@ -244,7 +244,12 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
                                            (0, padding), x.requires_grad, w.requires_grad)
             return ((x, gx.reshape(*x.shape) if gx is not None else None),
                     (w, gw.reshape(*w.shape) if gw is not None else None))
-        case O.MaxPool2d(x, _, _, _, index):
+        case O.MaxPool2d(x, kernel, stride, _, index):
+            fast = getattr(x._backend, "max_pool2d_backward", None)
+            if fast is not None and not is_grad_enabled():   # base.FastPool
+                data = fast(g._data, index._data, x.shape, kernel, stride)
+                if data is not NotImplemented:
+                    return ((x, _wrap(data, x._backend)),)
             n, c, h, w = x.shape
             # Explicit sizes, not -1, which is ambiguous for an empty batch.
             flat_g = g.reshape(n, c, g.shape[2] * g.shape[3])

@@ -11,7 +11,7 @@ from importlib import metadata
 import pytest
 
 import shrew
-from shrew.backends.base import FAST_CONV, PRIMITIVES
+from shrew.backends.base import FAST_CONV, FAST_POOL, PRIMITIVES
 from shrew.backends.cpu import CPUBackend
 from shrew.op import VARIANTS
 from shrew.testing.conformance.cases import CASES
@@ -44,7 +44,7 @@ def _recorded(name):
     return primitive
 
 
-for _name in PRIMITIVES + FAST_CONV:
+for _name in PRIMITIVES + FAST_CONV + FAST_POOL:
     setattr(Recording, _name, _recorded(_name))
 
 
@@ -80,10 +80,13 @@ def test_entries_record_their_variants_and_call_their_primitives(case, isolated_
     assert set(case.variants) <= variants, f"never recorded: {set(case.variants) - variants}"
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.name in ("conv2d", "conv1d")], ids=str)
-def test_conv_entries_reach_the_optional_fast_conv(case, isolated_registry):
-    """On a backend with base.FastConv (the cpu backend has it) the conv entries check
-    its conv2d and conv2d_backward too, not only the lowering."""
+FAST_PATHS = {"conv2d": FAST_CONV, "conv1d": FAST_CONV, "max_pool2d": FAST_POOL}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.name in FAST_PATHS], ids=str)
+def test_entries_reach_the_optional_fast_paths(case, isolated_registry):
+    """On a backend with base.FastConv and base.FastPool (the cpu backend has both) the
+    conv and max_pool2d entries check those methods too, not only the core's fallback."""
     backend = Recording()
     shrew.register_backend("recording", lambda index=0: backend)
     for sample in case.samples:
@@ -91,7 +94,7 @@ def test_conv_entries_reach_the_optional_fast_conv(case, isolated_registry):
         out = forward(case, sample, hosts, DEFAULT_LAYOUT, "recording", "float32",
                       requires_grad=True)
         out.sum().backward()
-    assert set(FAST_CONV) <= backend.calls
+    assert set(FAST_PATHS[case.name]) <= backend.calls
 
 
 def test_known_failures_become_xfail():

@@ -127,6 +127,21 @@ class FastConv(Protocol):
 
 FAST_CONV = ("conv2d", "conv2d_backward")
 
+
+class FastPool(Protocol):
+    """Optional: max_pool2d's gradient in one call, for backends that can beat the core's
+    scatter_add, which must allow for windows that overlap.  max_pool2d's gradient rule
+    calls it in a plain backward where a backend has it; under create_graph=True the rule
+    stays a recorded scatter_add.  It may return NotImplemented for a geometry it does not
+    speed up, and the core then runs scatter_add.  The conformance suite checks it through
+    max_pool2d's gradients."""
+
+    def max_pool2d_backward(self, g: Storage, index: Storage, shape: tuple, kernel: tuple,
+                            stride: tuple) -> Storage: ...  # zeros(shape) [N,C,H,W], then each g [N,C,Ho,Wo] added at its max_pool2d index in its plane; or NotImplemented
+
+
+FAST_POOL = ("max_pool2d_backward",)
+
 PRIMITIVES = tuple(
     name for name in Backend.__dict__
     if not name.startswith("_") and callable(getattr(Backend, name, None))

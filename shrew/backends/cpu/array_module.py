@@ -346,6 +346,20 @@ class ArrayModuleBackend:
             index = xp.where(values == fill, top.reshape(ho, 1) * w + left, index)
         return values, index
 
+    def max_pool2d_backward(self, g, index, shape, kernel, stride):  # base.FastPool
+        # Windows that do not overlap send each input element at most one gradient, so a
+        # plain store does what scatter_add does, without its check that no target repeats.
+        if kernel[0] > stride[0] or kernel[1] > stride[1]:
+            return NotImplemented
+        xp = self.xp
+        n, c, h, w = shape
+        planes, plane = n * c, h * w
+        base = xp.arange(0, planes * plane, plane).reshape(planes, 1)
+        flat = index.reshape(planes, index.shape[2] * index.shape[3]) + base  # not -1: N may be 0
+        out = xp.zeros(planes * plane, dtype=g.dtype)
+        out[flat.ravel()] = g.ravel() + g.dtype.type(0)   # -0.0 -> 0.0, as scatter_add's sum
+        return out.reshape(shape)
+
     def avg_pool2d(self, x, kernel, stride, padding):
         win = self._windows(x, kernel, stride, padding, 0)
         return win.mean(axis=(-2, -1), dtype=x.dtype)

@@ -4,7 +4,8 @@ and the shared kernels of ../kernels compiled for CUDA.
 What runs where, and what checks it without a GPU:
 - Every primitive inherited from ArrayModuleBackend (layout, elementwise, comparisons,
   reductions, cast, cat, pad, copy_, and matmul, which CuPy hands to cuBLAS), and the
-  optional conv2d and conv2d_backward (cpu/folded_conv.py: copies and cuBLAS GEMMs), is the
+  optional conv2d, conv2d_backward (cpu/folded_conv.py: copies and cuBLAS GEMMs) and
+  max_pool2d_backward (a store where windows do not overlap), is the
   code the CPU tests run with numpy; here the same lines call CuPy.
 - im2col, col2im, max_pool2d, avg_pool2d, gather, scatter_add (no atomics: one thread per
   output line) and the Philox RNG launch conv.cl, index.cl and random.cl, the sources the
@@ -24,7 +25,7 @@ import functools
 
 import numpy as np
 
-from ..base import FAST_CONV, PRIMITIVES
+from ..base import FAST_CONV, FAST_POOL, PRIMITIVES
 from ..cpu.array_module import ArrayModuleBackend
 from ..kernels import compute_dtype, max_pool_fill, window_geometry
 from ..kernels.philox import PhiloxRNG
@@ -159,5 +160,5 @@ def _on_device(primitive):
 
 # Each primitive allocates and launches on this backend's GPU, whichever device is current
 # in the calling thread (CuPy works on the current one).
-for _name in PRIMITIVES + FAST_CONV:
+for _name in PRIMITIVES + FAST_CONV + FAST_POOL:
     setattr(CUDABackend, _name, _on_device(getattr(CUDABackend, _name)))
