@@ -13,7 +13,7 @@ from . import op as O
 from .checkpoint import checkpoint_grads
 from .diagnostics import anomaly_enabled, check_gradients
 from .errors import DeviceError, ShrewError
-from .functions import col2im, im2col, ones_like, scatter_add, where, zeros_like
+from .functions import col2im, im2col, ones_like, scatter_add_unchecked, where, zeros_like
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .shape import broadcast_dims, fmt, numel
 from .tensor import Tensor, _wrap
@@ -225,7 +225,7 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
                 start += x.shape[dim]
             return out
         case O.Gather(x, dim, index):
-            return ((x, scatter_add(x.shape, dim, index, g)),)
+            return ((x, scatter_add_unchecked(x.shape, dim, index, g)),)
         case O.ScatterAdd(src, dim, index):
             return ((src, g.gather(dim, index)),)
         case O.Im2Col(x, kernel, stride, padding):
@@ -254,7 +254,8 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             # Explicit sizes, not -1, which is ambiguous for an empty batch.
             flat_g = g.reshape(n, c, g.shape[2] * g.shape[3])
             flat_idx = index.reshape(n, c, g.shape[2] * g.shape[3])
-            return ((x, scatter_add((n, c, h * w), 2, flat_idx, flat_g).reshape(n, c, h, w)),)
+            grad = scatter_add_unchecked((n, c, h * w), 2, flat_idx, flat_g)
+            return ((x, grad.reshape(n, c, h, w)),)
         case O.AvgPool2d(x, kernel, stride, padding):
             n, c = x.shape[:2]
             k = kernel[0] * kernel[1]

@@ -233,8 +233,15 @@ def scatter_add(shape: Sequence[int], dim: int, index: Tensor, src: Tensor) -> T
         raise ShapeError(f"scatter_add: index {fmt(index.shape)} is larger than output "
                          f"{fmt(shape)} outside dim {d}")
     _check_index_range("scatter_add", index, shape[d], d)
-    data = src._backend.scatter_add(shape, d, index._data, src._data)
-    return _record(data, src._backend, O.ScatterAdd(src, d, index), src)
+    return scatter_add_unchecked(shape, d, index, src)
+
+
+def scatter_add_unchecked(shape: tuple[int, ...], dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """scatter_add of arguments already known good: for gradient rules whose int64 index
+    was checked when it was made (gather's) or comes from a kernel (max_pool2d's).  The
+    range check costs two reductions and a device-to-host sync."""
+    data = src._backend.scatter_add(shape, dim, index._data, src._data)
+    return _record(data, src._backend, O.ScatterAdd(src, dim, index), src)
 
 
 # -- convolution and pooling ------------------------------------------------------------------
