@@ -5,8 +5,8 @@ What runs where, and what checks it without a GPU:
 - Every primitive inherited from ArrayModuleBackend (layout, elementwise, comparisons,
   reductions, cast, cat, pad, copy_, and matmul, which CuPy hands to cuBLAS), and the
   optional conv2d, conv2d_backward (cpu/folded_conv.py: copies and cuBLAS GEMMs) and
-  max_pool2d_backward (a store where windows do not overlap), is the
-  code the CPU tests run with numpy; here the same lines call CuPy.
+  max_pool2d_backward (a store where windows do not overlap), is the code the CPU tests
+  run with numpy; here the same lines call CuPy.
 - im2col, col2im, max_pool2d, avg_pool2d, gather, scatter_add (no atomics: one thread per
   output line) and the Philox RNG launch conv.cl, index.cl and random.cl, the sources the
   OpenCL backend runs.  tests/test_cuda_nvrtc.py compiles them for CUDA with NVRTC, and

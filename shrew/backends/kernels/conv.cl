@@ -75,8 +75,9 @@ KERNEL void col2im(const i64 runs, const GLOBAL i64* meta, const GLOBAL T* cols,
 /* Window max and its flat h*W+w index.  Padding reads `fill` (-inf, or the integer
    minimum); the first maximum in row-major window order wins, a NaN beating all, as
    numpy.argmax over the padded window, except that padding is never named: a window whose
-   values all equal `fill` names its first element inside the plane.  The first NaN is tracked apart from the max, two
-   simple selects per tap rather than one compound test (which vectorizes worse). */
+   values all equal `fill` names its first element inside the plane.  The first NaN is
+   tracked apart from the max, two simple selects per tap rather than one compound test
+   (which vectorizes worse). */
 KERNEL void max_pool2d(const i64 total, const GLOBAL i64* meta, const CT fill,
                        const GLOBAL T* x, GLOBAL T* values, GLOBAL i64* indices)
 {
