@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import TypeAlias
 
 from . import op as O
+from .backends.base import fast_path
 from .checkpoint import checkpoint_grads
 from .diagnostics import anomaly_enabled, check_gradients
 from .errors import DeviceError, ShrewError
@@ -245,9 +246,9 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, gx.reshape(*x.shape) if gx is not None else None),
                     (w, gw.reshape(*w.shape) if gw is not None else None))
         case O.MaxPool2d(x, kernel, stride, _, index):
-            fast = getattr(x._backend, "max_pool2d_backward", None)
-            if fast is not None and not is_grad_enabled():   # base.FastPool
-                data = fast(g._data, index._data, x.shape, kernel, stride)
+            if not is_grad_enabled():   # a plain backward: the backend's FastPool, if any
+                data = fast_path(x._backend, "max_pool2d_backward", g._data, index._data,
+                                 x.shape, kernel, stride)
                 if data is not NotImplemented:
                     return ((x, _wrap(data, x._backend)),)
             n, c, h, w = x.shape
@@ -312,9 +313,9 @@ def _conv_grads(x: Tensor, w: Tensor, g: Tensor, kernel: tuple[int, ...],
     with recorded operations (so that create_graph=True works): dW = g . cols^T,
     dX = col2im(W^T . g)."""
     be = x._backend
-    fast = getattr(be, "conv2d_backward", None)
-    if fast is not None and not is_grad_enabled():
-        grads = fast(x._data, w._data, g._data, stride, padding, need_x, need_w)
+    if not is_grad_enabled():
+        grads = fast_path(be, "conv2d_backward", x._data, w._data, g._data, stride, padding,
+                          need_x, need_w)
         if grads is not NotImplemented:
             gx_data, gw_data = grads
             return ((x, None if gx_data is None else _wrap(gx_data, be)),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import op as O
+from .backends.base import fast_path
 from .device import get_backend
 from .dtype import (DType, as_dtype, bool_, check_float, float32, from_numpy_dtype, int64,
                     result_type)
@@ -316,8 +317,7 @@ def _conv2d_data(be: Backend, x: Storage, w: Storage, stride: tuple[int, ...],
                  padding: tuple[int, ...], out_hw: tuple[int, ...]) -> Storage:
     """The forward of a validated 2-d convolution on storage: the backend's conv2d where it
     has one and takes this geometry (base.FastConv), else im2col and one batched GEMM."""
-    fast = getattr(be, "conv2d", None)
-    out = NotImplemented if fast is None else fast(x, w, stride, padding)
+    out = fast_path(be, "conv2d", x, w, stride, padding)
     if out is NotImplemented:
         (n, _, _, _), (o, c, kh, kw) = x.shape, w.shape
         cols = be.im2col(x, (kh, kw), stride, padding)

@@ -142,6 +142,13 @@ class FastPool(Protocol):
 
 FAST_POOL = ("max_pool2d_backward",)
 
+
+def fast_path(backend: Any, name: str, *args: Any) -> Any:
+    """backend.<name>(*args) for an optional fast path (FastConv, FastPool), or
+    NotImplemented where the backend has no such method or declines the call."""
+    method = getattr(backend, name, None)
+    return NotImplemented if method is None else method(*args)
+
 PRIMITIVES = tuple(
     name for name in Backend.__dict__
     if not name.startswith("_") and callable(getattr(Backend, name, None))

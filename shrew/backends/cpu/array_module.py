@@ -347,18 +347,15 @@ class ArrayModuleBackend:
         return values, index
 
     def max_pool2d_backward(self, g, index, shape, kernel, stride):  # base.FastPool
-        # Windows that do not overlap send each input element at most one gradient, so a
-        # plain store does what scatter_add does, without its check that no target repeats.
+        # Windows that do not overlap send each input element at most one gradient, so
+        # scatter_add's store serves without its check that no target repeats.
         if kernel[0] > stride[0] or kernel[1] > stride[1]:
             return NotImplemented
-        xp = self.xp
         n, c, h, w = shape
-        planes, plane = n * c, h * w
-        base = xp.arange(0, planes * plane, plane).reshape(planes, 1)
-        flat = index.reshape(planes, index.shape[2] * index.shape[3]) + base  # not -1: N may be 0
-        out = xp.zeros(planes * plane, dtype=g.dtype)
-        out[flat.ravel()] = g.ravel() + g.dtype.type(0)   # -0.0 -> 0.0, as scatter_add's sum
-        return out.reshape(shape)
+        windows = index.shape[2] * index.shape[3]   # not -1: N may be 0
+        flat = self._flat_offsets((n, c, h * w), 2, index.reshape(n, c, windows))
+        out = self.xp.zeros(n * c * h * w, dtype=g.dtype)
+        return self._store_distinct(out, flat, g).reshape(shape)
 
     def avg_pool2d(self, x, kernel, stride, padding):
         win = self._windows(x, kernel, stride, padding, 0)
@@ -371,20 +368,31 @@ class ArrayModuleBackend:
         sl = tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(index.shape))
         return xp.take_along_axis(x[sl], index, axis=dim)
 
-    def scatter_add(self, shape, dim, index, src):
-        xp = self.xp
-        # Every (index, position) as one flat offset into `out` (the offsets of the other
-        # dims summed first, by broadcasting one small arange per dim, then added to the
-        # index in one pass), then a single bincount: deterministic, vectorised, and
-        # accumulated in float64 before the final cast.
+    def _flat_offsets(self, shape, dim, index):
+        """Every (index, position) as one flat offset into an array of `shape`: the offsets
+        of the other dims summed first, by broadcasting one small arange per dim, then
+        added to the index in one pass."""
         strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
         base = 0
         for d, size in enumerate(index.shape):
             if d != dim:
                 along = [1] * index.ndim
                 along[d] = size
-                base = base + xp.arange(size).reshape(along) * strides[d]
-        flat = (index if strides[dim] == 1 else index * strides[dim]) + base
+                base = base + self.xp.arange(size).reshape(along) * strides[d]
+        return (index if strides[dim] == 1 else index * strides[dim]) + base
+
+    @staticmethod
+    def _store_distinct(out, flat, src):
+        """scatter_add into the flat, zeroed `out` where the offsets `flat` never repeat:
+        each sum is a single term, so a plain store is exact."""
+        out[flat.ravel()] = src.ravel() + src.dtype.type(0)   # -0.0 -> 0.0, as a sum gives
+        return out
+
+    def scatter_add(self, shape, dim, index, src):
+        xp = self.xp
+        # Flat offsets, then a single bincount: deterministic, vectorised, and accumulated
+        # in float64 before the final cast.
+        flat = self._flat_offsets(shape, dim, index)
         src = src[tuple(slice(0, s) for s in index.shape)]
         size = math.prod(shape)
         if src.dtype.kind == "f" and src.dtype.itemsize >= 4 and 0 < flat.size < 2**31:
@@ -399,8 +407,7 @@ class ArrayModuleBackend:
             stamp[flat] = ordinal
             if xp.array_equal(stamp[flat], ordinal):
                 out.fill(0)
-                out[flat] = src.ravel() + src.dtype.type(0)   # -0.0 -> 0.0, as a sum gives
-                return out.reshape(shape)
+                return self._store_distinct(out, flat, src).reshape(shape)
         if src.dtype.kind == "f":
             out = xp.bincount(flat.ravel(), weights=src.ravel().astype(np.float64), minlength=size)
         else:
