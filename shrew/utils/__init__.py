@@ -1,0 +1,1 @@
+"""Utilities in PyTorch's `torch.utils` layout (`shrew.utils.data`)."""

@@ -1,0 +1,1 @@
+"""Datasets, samplers and the DataLoader, as in `torch.utils.data`."""
