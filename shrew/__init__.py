@@ -1,7 +1,7 @@
 """shrew: a small tensor framework with reverse-mode autodiff on CPU, OpenCL and CUDA."""
 from .backprop import GradStore
 from .checkpoint import checkpoint, checkpoint_sequential, in_recomputation
-from .device import devices, register_backend
+from .backends.registry import devices, register_backend
 from .dtype import DType, bool_ as bool, float16, float32, float64, int32, int64  # noqa: A004
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
 from .functions import (arange, avg_pool2d, cat, col2im, conv1d, conv2d, eye, from_dlpack,

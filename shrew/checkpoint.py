@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import op as O
-from .device import live_backends
+from .backends.registry import live_backends
 from .errors import ShrewError
 from .grad_mode import enable_grad, is_grad_enabled
 

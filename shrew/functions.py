@@ -9,7 +9,7 @@ import numpy as np
 
 from . import op as O
 from .backends.base import fast_path
-from .device import get_backend
+from .backends.registry import get_backend
 from .dtype import (DType, as_dtype, bool_, check_float, float32, from_numpy_dtype, int64,
                     result_type)
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
@@ -168,7 +168,7 @@ def from_dlpack(x: Any) -> Tensor:
 
 def manual_seed(seed: int) -> None:
     """Make rand, randn and dropout reproducible on every backend."""
-    from .device import manual_seed as seed_all
+    from .backends.registry import manual_seed as seed_all
     seed_all(seed)
 
 

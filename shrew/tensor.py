@@ -11,7 +11,7 @@ import numpy as np
 
 from . import diagnostics as _diagnostics
 from . import op as O
-from .device import get_backend
+from .backends.registry import get_backend
 from .dtype import (BY_NUMPY as _BY_NUMPY, FLOAT, DType, as_dtype, bool_, check_float, float32,
                     from_numpy_dtype, int64, result_type, scalar_dtype)
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError

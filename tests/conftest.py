@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import shrew
-from shrew import device as device_mod
+from shrew.backends import registry as device_mod
 from shrew.backends.cpu import CPUBackend
 from shrew.backends.cpu.array_module import ArrayModuleBackend
 

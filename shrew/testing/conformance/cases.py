@@ -16,7 +16,7 @@ import shrew
 import shrew.nn.functional as Fn
 from shrew import op as O
 from shrew.backends.base import BINARY_FNS, COMPARE_FNS, UNARY_FNS
-from shrew.device import get_backend
+from shrew.backends.registry import get_backend
 
 from . import strategies as gen
 from .spec import ALL, FLOAT, NUMERIC, Case, F, Fixed, I, M, S, Sample
