@@ -131,7 +131,7 @@ def test_programs_cover_every_family_and_dtype_and_random_only_floats():
     built = programs(CUDABackend.dtypes)
     floats = {d for d in CUDABackend.dtypes if d.kind == "f"}
     assert {d for f, d in built if f == "random"} == floats == {F16, F32, F64}
-    for family in ("conv", "index"):
+    for family in ("conv", "pool", "index"):
         assert {d for f, d in built if f == family} == set(CUDABackend.dtypes)
     assert {f for f, _ in built} == set(KERNELS)
 
