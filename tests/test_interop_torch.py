@@ -8,7 +8,7 @@ import pytest
 
 import shrew
 from shrew import nn
-from shrew.functions import from_dlpack
+from shrew.ops.creation import from_dlpack
 from support import device_or_fail
 
 torch = pytest.importorskip("torch")

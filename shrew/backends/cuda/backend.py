@@ -91,6 +91,9 @@ class CUDABackend(PhiloxRNG, SharedLaunches, ArrayModuleBackend):
     def _arg(self, x):
         return x  # a CuPy array passes as a pointer to its first element
 
+    def allocation(self, x):  # base.Allocation: a view's MemoryPointer shares its Memory
+        return x.data.mem
+
     def _launch_1d(self, family, dtype, name, n, *args):
         self._launch(family, dtype, name, n, *args)
 

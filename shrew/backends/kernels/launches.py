@@ -84,8 +84,8 @@ class SharedLaunches:
         if out.size:
             meta = self._meta(index.shape + self._layout(index) + self._layout(x))
             self._launch_1d("index", x.dtype, "gather", out.size, _i64(out.size),
-                            _i32(index.ndim), _i32(dim), meta, self._arg(x), self._arg(index),
-                            self._arg(out))
+                            _i32(index.ndim), _i32(dim), _i64(x.shape[dim]), meta,
+                            self._arg(x), self._arg(index), self._arg(out))
         return out
 
     def scatter_add(self, shape, dim, index, src):
@@ -95,6 +95,6 @@ class SharedLaunches:
             meta = self._meta(index.shape + self._layout(index) + self._layout(src)
                               + self._layout(out))
             self._launch_1d("index", src.dtype, "scatter_add", lines, _i64(lines),
-                            _i32(index.ndim), _i32(dim), meta, self._arg(index),
-                            self._arg(src), self._arg(out))
+                            _i32(index.ndim), _i32(dim), _i64(shape[dim]), meta,
+                            self._arg(index), self._arg(src), self._arg(out))
         return out

@@ -88,6 +88,9 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
     def _arg(self, x: CLStorage) -> cl.Buffer:
         return x.buffer
 
+    def allocation(self, x: CLStorage) -> cl.Buffer:  # base.Allocation
+        return x.buffer
+
     def _layout_meta(self, shape: tuple, layouts: list) -> cl.Buffer:
         values = shape
         for strides, offset in layouts:
