@@ -1,14 +1,19 @@
 """shrew: a small tensor framework with reverse-mode autodiff on CPU, OpenCL and CUDA."""
 from .backprop import GradStore
 from .checkpoint import checkpoint, checkpoint_sequential, in_recomputation
-from .device import devices, register_backend
+from .backends.registry import devices, register_backend
 from .dtype import DType, bool_ as bool, float16, float32, float64, int32, int64  # noqa: A004
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
-from .functions import (arange, avg_pool2d, cat, col2im, conv1d, conv2d, eye, from_dlpack,
-                        from_numpy, full,
-                        im2col, manual_seed, max_pool2d, ones, ones_like, rand, randn,
-                        scatter_add, stack, standardize, tensor, where, zeros, zeros_like)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .ops.conv import col2im, conv1d, conv2d, im2col
+from .ops.creation import (arange, eye, from_dlpack, from_numpy, full, ones, ones_like, tensor,
+                           zeros, zeros_like)
+from .ops.elementwise import where
+from .ops.index import scatter_add
+from .ops.norm import standardize
+from .ops.pool import avg_pool2d, max_pool2d
+from .ops.random import manual_seed, rand, randn
+from .ops.shape import cat, stack
 from .tensor import Tensor
 from . import nn, optim  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402

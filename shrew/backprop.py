@@ -14,10 +14,14 @@ from .backends.base import fast_path
 from .checkpoint import checkpoint_grads
 from .diagnostics import anomaly_enabled, check_gradients
 from .errors import DeviceError, ShrewError
-from .functions import col2im, im2col, ones_like, scatter_add_unchecked, where, zeros_like
+from .factory import release, wrap
+from .ops.conv import col2im, im2col
+from .ops.creation import ones_like, zeros_like
+from .ops.elementwise import unary, where
+from .ops.index import scatter_add_unchecked
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .shape import broadcast_dims, fmt, numel
-from .tensor import Tensor, _wrap
+from .tensor import Tensor
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -151,7 +155,7 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                 prev = grads.get(x.id)
                 grads[x.id] = g if prev is None else prev + g
             if not retain_graph:
-                node._op = O.Released(type(op).__name__)
+                release(node, O.Released(type(op).__name__))
     return store
 
 
@@ -162,7 +166,8 @@ def _expand(grad: Tensor, keep_shape: tuple[int, ...], shape: tuple[int, ...]) -
 
 def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
     """(input, gradient) pairs for one node: the gradient rule of each Op variant."""
-    match op:  # the most frequent variants first: cases are tried in order
+    match op:  # by op family, as shrew/ops; within a family the most frequent first
+        # -- elementwise (ops/elementwise.py)
         case O.Binary("add", a, b):
             return ((a, sum_to_shape(g, a.shape) if a.requires_grad else None),
                     (b, sum_to_shape(g, b.shape) if b.requires_grad else None))
@@ -179,32 +184,6 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, _unary_grad(fn, x, y, g)),)
         case O.Affine(x, mul, _):
             return ((x, g if mul == 1 else g * float(mul)),)  # x + c passes g through
-        case O.Contiguous(x) | O.Reshape(x) | O.ToDtype(x) | O.ToDevice(x):
-            return ((x, _cast_like(g, x)),)
-        case O.Reduce(fn, x, dims, _):
-            keep = tuple(1 if i in dims else s for i, s in enumerate(x.shape))
-            if fn == "sum":
-                return ((x, _expand(g, keep, x.shape)),)
-            if fn == "mean":
-                count = max(numel(x.shape[d] for d in dims), 1)  # empty x: empty gradient
-                return ((x, _expand(g, keep, x.shape) * (1.0 / count)),)
-            # max / min: ties share the gradient equally.
-            hit = x == y.reshape(*keep)
-            share = hit.to_dtype(x.dtype).sum(dims, keepdim=True)
-            return ((x, where(hit, g.reshape(*keep) / share, 0.0)),)
-        case O.Matmul(a, b):
-            return ((a, sum_to_shape(g @ b.transpose(-1, -2), a.shape)
-                     if a.requires_grad else None),
-                    (b, _matmul_rhs_grad(a, b, g) if b.requires_grad else None))
-        case O.Transpose(x, d0, d1):
-            return ((x, g.transpose(d0, d1)),)
-        case O.Narrow(x, dim, start, length):
-            pads = [0, 0] * (x.ndim - dim - 1) + [start, x.shape[dim] - start - length]
-            return ((x, g.pad(pads)),)
-        case O.Pad(x, pads):
-            for d, (lo, _) in enumerate(pads):
-                g = g.narrow(d, lo, x.shape[d])
-            return ((x, g),)
         case O.Powf(x, 0.0):
             return ((x, zeros_like(x)),)  # not 0 * x**-1, which is nan at x = 0
         case O.Powf(x, e):
@@ -219,16 +198,47 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
         case O.WhereCond(cond, a, b):
             return ((a, sum_to_shape(where(cond, g, 0.0), a.shape) if a.requires_grad else None),
                     (b, sum_to_shape(where(cond, 0.0, g), b.shape) if b.requires_grad else None))
+        # -- shape (ops/shape.py) and cast (ops/cast.py): the gradient passes through
+        case O.Contiguous(x) | O.Reshape(x) | O.ToDtype(x) | O.ToDevice(x):
+            return ((x, _cast_like(g, x)),)
+        case O.Transpose(x, d0, d1):
+            return ((x, g.transpose(d0, d1)),)
+        case O.Narrow(x, dim, start, length):
+            pads = [0, 0] * (x.ndim - dim - 1) + [start, x.shape[dim] - start - length]
+            return ((x, g.pad(pads)),)
+        case O.Pad(x, pads):
+            for d, (lo, _) in enumerate(pads):
+                g = g.narrow(d, lo, x.shape[d])
+            return ((x, g),)
         case O.Cat(xs, dim):
             out, start = [], 0
             for x in xs:
                 out.append((x, g.narrow(dim, start, x.shape[dim])))
                 start += x.shape[dim]
             return out
+        # -- reduce (ops/reduce.py)
+        case O.Reduce(fn, x, dims, _):
+            keep = tuple(1 if i in dims else s for i, s in enumerate(x.shape))
+            if fn == "sum":
+                return ((x, _expand(g, keep, x.shape)),)
+            if fn == "mean":
+                count = max(numel(x.shape[d] for d in dims), 1)  # empty x: empty gradient
+                return ((x, _expand(g, keep, x.shape) * (1.0 / count)),)
+            # max / min: ties share the gradient equally.
+            hit = x == y.reshape(*keep)
+            share = hit.to_dtype(x.dtype).sum(dims, keepdim=True)
+            return ((x, where(hit, g.reshape(*keep) / share, 0.0)),)
+        # -- linalg (ops/linalg.py)
+        case O.Matmul(a, b):
+            return ((a, sum_to_shape(g @ b.transpose(-1, -2), a.shape)
+                     if a.requires_grad else None),
+                    (b, _matmul_rhs_grad(a, b, g) if b.requires_grad else None))
+        # -- index (ops/index.py)
         case O.Gather(x, dim, index):
             return ((x, scatter_add_unchecked(x.shape, dim, index, g)),)
         case O.ScatterAdd(src, dim, index):
             return ((src, g.gather(dim, index)),)
+        # -- conv (ops/conv.py)
         case O.Im2Col(x, kernel, stride, padding):
             return ((x, col2im(g, x.shape, kernel, stride, padding)),)
         case O.Col2Im(cols, _, kernel, stride, padding):
@@ -245,12 +255,13 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
                                            (0, padding), x.requires_grad, w.requires_grad)
             return ((x, gx.reshape(*x.shape) if gx is not None else None),
                     (w, gw.reshape(*w.shape) if gw is not None else None))
+        # -- pool (ops/pool.py)
         case O.MaxPool2d(x, kernel, stride, _, index):
             if not is_grad_enabled():   # a plain backward: the backend's FastPool, if any
                 data = fast_path(x._backend, "max_pool2d_backward", g._data, index._data,
                                  x.shape, kernel, stride)
                 if data is not NotImplemented:
-                    return ((x, _wrap(data, x._backend)),)
+                    return ((x, wrap(data, x._backend)),)
             n, c, h, w = x.shape
             # Explicit sizes, not -1, which is ambiguous for an empty batch.
             flat_g = g.reshape(n, c, g.shape[2] * g.shape[3])
@@ -264,6 +275,7 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             spread = (g * (1.0 / k)).reshape(n, c, 1, length).expand(n, c, k, length)
             cols = spread.reshape(n, c * k, length)
             return ((x, col2im(cols, x.shape, kernel, stride, padding)),)
+        # -- norm (ops/norm.py)
         case O.Softmax(x, dim, False):
             return ((x, y * (g - (g * y).sum(dim, keepdim=True))),)
         case O.Softmax(x, dim, True):
@@ -275,8 +287,9 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             mean_g = g.mean(dims, keepdim=True)
             mean_gy = (g * y).mean(dims, keepdim=True)
             return ((x, (g - mean_g - y * mean_gy) * rstd),)
+        # -- checkpoint (checkpoint.py)
         case O.Checkpoint():
-            return checkpoint_grads(y, op, g)
+            return checkpoint_grads(y, op, g, run_backward)
     raise ShrewError(f"backward: no gradient rule for {type(op).__name__}")
 
 
@@ -318,8 +331,8 @@ def _conv_grads(x: Tensor, w: Tensor, g: Tensor, kernel: tuple[int, ...],
                           need_x, need_w)
         if grads is not NotImplemented:
             gx_data, gw_data = grads
-            return ((x, None if gx_data is None else _wrap(gx_data, be)),
-                    (w, None if gw_data is None else _wrap(gw_data, be)))
+            return ((x, None if gx_data is None else wrap(gx_data, be)),
+                    (w, None if gw_data is None else wrap(gw_data, be)))
     n, o = g.shape[:2]
     g_mat = g.reshape(n, o, numel(g.shape[2:]))       # [N, O, L]
     w_mat = w.reshape(o, numel(w.shape[1:]))          # [O, C*kh*kw]
@@ -356,7 +369,7 @@ def _unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
         case "tanh":
             return g * (1.0 - y * y)
         case "gelu" | "gelu_tanh":
-            return g * x._unary(fn + "_derivative")
+            return g * unary(fn + "_derivative", x)
         case "gelu_derivative":  # d/dx (Phi + x phi) = phi (2 - x^2)
             pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI
             return g * pdf * (2.0 - x * x)

@@ -7,13 +7,17 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import op as O
-from .device import live_backends
+from .backends.registry import live_backends
 from .errors import ShrewError
+from .factory import AnyTensor, wrap
 from .grad_mode import enable_grad, is_grad_enabled
 
 if TYPE_CHECKING:
+    from .backprop import GradStore
     from .nn.module import Module
     from .tensor import Tensor
+
+    RunBackward = Callable[..., GradStore]
 
 _T = TypeVar("_T")
 _state = threading.local()
@@ -26,10 +30,9 @@ def in_recomputation() -> bool:
 
 
 def _outputs(result: object) -> tuple[Tensor, ...]:
-    from .tensor import Tensor
-    if isinstance(result, Tensor):
+    if isinstance(result, AnyTensor):
         return (result,)
-    if isinstance(result, (tuple, list)) and all(isinstance(r, Tensor) for r in result):
+    if isinstance(result, (tuple, list)) and all(isinstance(r, AnyTensor) for r in result):
         return tuple(result)
     raise ShrewError(f"checkpoint: the function must return a tensor or a tuple of tensors, "
                      f"got {type(result).__name__}")
@@ -38,8 +41,7 @@ def _outputs(result: object) -> tuple[Tensor, ...]:
 def _captured(outputs: Sequence[Tensor], args: Sequence[object]) -> tuple[Tensor, ...]:
     """Tensors needing grad that the recorded run read from outside: its tensor arguments
     and any parameter (leaf) it used.  The walk stops at both."""
-    from .tensor import Tensor
-    boundary = {a.id for a in args if isinstance(a, Tensor)}
+    boundary = {a.id for a in args if isinstance(a, AnyTensor)}
     seen: set[int] = set()
     found: dict[int, Tensor] = {}
     stack = [o for o in outputs if o.requires_grad]
@@ -57,7 +59,6 @@ def _captured(outputs: Sequence[Tensor], args: Sequence[object]) -> tuple[Tensor
 
 def checkpoint(fn: Callable[..., _T], *args: Any) -> _T:
     """Run fn(*args) keeping only its inputs; its graph is rebuilt during backward."""
-    from .tensor import Tensor, _wrap
     if not callable(fn):
         raise ShrewError(f"checkpoint: fn must be callable, got {type(fn).__name__}")
     if not is_grad_enabled():
@@ -72,22 +73,22 @@ def checkpoint(fn: Callable[..., _T], *args: Any) -> _T:
     wrapped = []
     for i, out in enumerate(outputs):
         if out.requires_grad:
-            out = _wrap(out._data, out._backend, O.Checkpoint(fn, args, captured, rng_states, i))
+            out = wrap(out._data, out._backend, O.Checkpoint(fn, args, captured, rng_states, i))
         wrapped.append(out)
-    return cast(_T, wrapped[0] if isinstance(result, Tensor) else type(result)(wrapped))
+    return cast(_T, wrapped[0] if isinstance(result, AnyTensor) else type(result)(wrapped))
 
 
-def checkpoint_grads(y: Tensor, op: O.Checkpoint, g: Tensor) -> list[tuple[Tensor, Tensor | None]]:
-    """Backward of a Checkpoint node: replay the RNG, re-run fn, backpropagate through it."""
-    from .backprop import run_backward
-    from .tensor import Tensor
+def checkpoint_grads(y: Tensor, op: O.Checkpoint, g: Tensor, run_backward: RunBackward,
+                     ) -> list[tuple[Tensor, Tensor | None]]:
+    """Backward of a Checkpoint node: replay the RNG, re-run fn, backpropagate through it
+    with `run_backward` (backprop's, passed in so that this module need not import it)."""
     if is_grad_enabled():
         raise ShrewError("checkpoint: backward(create_graph=True) through a checkpoint is not "
                          "supported; run the function without checkpoint for higher-order "
                          "gradients")
     saved = [(be, be.get_rng_state()) for be, _ in op.rng_states]
     # Tensor arguments become fresh leaves so their gradients land in the local store.
-    args = tuple(a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
+    args = tuple(a.detach().requires_grad_(a.requires_grad) if isinstance(a, AnyTensor) else a
                  for a in op.args)
     _state.depth = getattr(_state, "depth", 0) + 1
     try:

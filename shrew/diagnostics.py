@@ -7,8 +7,8 @@
     print(shrew.graph_summary(loss))   # a table of the graph: ops, shapes, bytes held
     text = shrew.to_dot(loss)          # the same graph in Graphviz DOT
 
-tensor.py imports this module (its ``_wrap`` calls ``record_site``), so the Tensor class is
-imported lazily here.
+While a detect_anomaly() block is open, factory.wrap calls ``record_site`` for every
+recorded op.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 from . import op as O
 from .errors import ShrewError
+from .factory import AnyTensor, set_site_recorder
 from .grad_mode import no_grad
 from .shape import fmt, numel
 
@@ -40,7 +41,7 @@ _sites: dict[int, tuple[str, int, str]] = {}
 
 active = 0
 """How many detect_anomaly() blocks are open in any thread: while it is 0, creating a tensor
-costs one test of this number and nothing else."""
+costs one test (factory's site recorder) and nothing else."""
 
 
 def anomaly_enabled() -> bool:
@@ -62,6 +63,7 @@ class detect_anomaly:
         _local.on = True
         with _lock:
             active += 1
+            set_site_recorder(record_site)
         return self
 
     def __exit__(self, *exc: object) -> Literal[False]:
@@ -69,6 +71,8 @@ class detect_anomaly:
         _local.on = self._prev
         with _lock:
             active -= 1
+            if not active:
+                set_site_recorder(None)
         return False
 
 
@@ -120,22 +124,20 @@ def op_name(op: O.Op) -> str:
 def _saved(op: O.Op | None) -> list[Tensor]:
     """Every tensor `op` keeps alive: its inputs and what its rule needs (indices, masks);
     none for a leaf (None) or a released op."""
-    from .tensor import Tensor
     if op is None:
         return []
     out: dict[int, Tensor] = {}
     for field in dataclasses.fields(op):
         value = getattr(op, field.name)
         for v in value if isinstance(value, tuple) else (value,):
-            if isinstance(v, Tensor):
+            if isinstance(v, AnyTensor):
                 out[v.id] = v
     return list(out.values())
 
 
 def _graph(root: Tensor) -> list[Tensor]:
     """Every tensor that `root`'s graph holds, newest first (an iterative walk)."""
-    from .tensor import Tensor
-    if not isinstance(root, Tensor):
+    if not isinstance(root, AnyTensor):
         raise ShrewError(f"graph: expected a Tensor, got {type(root).__name__}")
     seen = {root.id: root}
     stack = [root]

@@ -9,7 +9,7 @@ import safetensors.numpy
 from safetensors import SafetensorError
 
 from .errors import DTypeError, ShrewError
-from .functions import from_numpy
+from .ops.creation import from_numpy
 from .tensor import Tensor
 
 

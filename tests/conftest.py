@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import shrew
-from shrew import device as device_mod
+from shrew.backends import registry as device_mod
 from shrew.backends.cpu import CPUBackend
-from shrew.backends.cpu.array_module import ArrayModuleBackend
+from shrew.backends.array_module import ArrayModuleBackend
 
 # Derandomized so that CI is reproducible; SHREW_HYPOTHESIS_PROFILE=thorough explores more.
 _quiet = [HealthCheck.too_slow, HealthCheck.data_too_large]

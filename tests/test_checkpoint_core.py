@@ -10,7 +10,7 @@ import pytest
 
 import shrew
 from shrew import op as O
-from shrew.device import get_backend
+from shrew.backends.registry import get_backend
 
 
 def _params(seed=0):

@@ -34,7 +34,7 @@ from shrew.backends.cuda.launch import (BLOCK, DEVICE_DEFINES, KERNELS, Launcher
                                         compile_options, grid_1d, programs)
 from shrew.backends.kernels import dtype_defines, source
 from shrew.backends.opencl import factory as opencl_factory
-from shrew.device import get_backend
+from shrew.backends.registry import get_backend
 
 ROOT = Path(__file__).resolve().parents[1]
 F16, F32, F64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
@@ -131,7 +131,7 @@ def test_programs_cover_every_family_and_dtype_and_random_only_floats():
     built = programs(CUDABackend.dtypes)
     floats = {d for d in CUDABackend.dtypes if d.kind == "f"}
     assert {d for f, d in built if f == "random"} == floats == {F16, F32, F64}
-    for family in ("conv", "index"):
+    for family in ("conv", "pool", "index"):
         assert {d for f, d in built if f == family} == set(CUDABackend.dtypes)
     assert {f for f, _ in built} == set(KERNELS)
 

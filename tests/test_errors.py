@@ -10,7 +10,7 @@ import pytest
 
 import shrew
 from shrew import DeviceError, DTypeError, ShapeError, ShrewError
-from shrew.device import get_backend
+from shrew.backends.registry import get_backend
 
 ones, zeros, T = shrew.ones, shrew.zeros, shrew.tensor
 

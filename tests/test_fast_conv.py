@@ -1,5 +1,5 @@
 """The convolution fast path (base.FastConv): the cpu backend's conv2d and conv2d_backward,
-which fold the batch into their GEMMs (backends/cpu/folded_conv.py), against the core's
+which fold the batch into their GEMMs (backends/folded_conv.py), against the core's
 lowering (im2col, matmul, col2im) that a backend without them gets."""
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import shrew
 from shrew.backends.base import FAST_CONV, FastConv
-from shrew.backends.cpu import CPUBackend, folded_conv
+from shrew.backends import folded_conv
+from shrew.backends.cpu import CPUBackend
 from shrew.testing.conformance.cases import CASES
 
 

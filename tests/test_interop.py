@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import shrew
-from shrew.functions import from_dlpack
+from shrew.ops.creation import from_dlpack
 from support import device_or_fail
 
 DTYPES = [np.float16, np.float32, np.float64, np.int32, np.int64, np.bool_]

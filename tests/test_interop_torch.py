@@ -8,7 +8,7 @@ import pytest
 
 import shrew
 from shrew import nn
-from shrew.functions import from_dlpack
+from shrew.ops.creation import from_dlpack
 from support import device_or_fail
 
 torch = pytest.importorskip("torch")
@@ -84,7 +84,7 @@ def test_a_file_written_by_torch_loads_on_every_device(tmp_path, name):
                "steps": torch.tensor(7), "mask": torch.tensor([True, False]),
                "half": torch.ones(2, 2, dtype=torch.float16),
                "i": torch.arange(3, dtype=torch.int32)}
-    supported = {d.name for d in shrew.device.get_backend(device).dtypes}
+    supported = {d.name for d in shrew.backends.registry.get_backend(device).dtypes}
     tensors = {k: v for k, v in tensors.items() if str(v.dtype).removeprefix("torch.") in supported}
     safetensors_torch.save_file(tensors, str(path))
     loaded = shrew.load(path, device=device)

@@ -10,7 +10,7 @@ import pytest
 import shrew
 import third_party_backend
 from shrew.backends.base import PRIMITIVES, Backend
-from shrew.device import get_backend
+from shrew.backends.registry import get_backend
 
 
 @pytest.fixture

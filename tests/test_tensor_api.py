@@ -6,7 +6,7 @@ import pytest
 
 import shrew
 from shrew import op as O
-from shrew.device import get_backend
+from shrew.backends.registry import get_backend
 
 
 # -- construction and dtype inference -------------------------------------------------------

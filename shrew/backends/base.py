@@ -99,7 +99,7 @@ class Backend(Protocol):
 class DLPack(Protocol):
     """Optional: zero-copy exchange with other libraries through DLPack.  A backend that
     has these methods serves Tensor.__dlpack__ / __dlpack_device__ and shrew.from_dlpack
-    for its DLPack device type (DLPACK_DEVICES in shrew.functions); without them those
+    for its DLPack device type (DLPACK_DEVICES in shrew.ops.creation); without them those
     raise a DeviceError.  They are not primitives: the conformance suite does not ask
     for them."""
 
@@ -141,6 +141,16 @@ class FastPool(Protocol):
 
 
 FAST_POOL = ("max_pool2d_backward",)
+
+
+class Allocation(Protocol):
+    """Optional, for a backend whose storage is not a numpy array: which allocation a
+    storage views.  With it, gather and scatter_add check an index that was uploaded from
+    host data, or is a view of one, against the range seen on the host, with no device
+    read; without it such an index is checked on the device and read back with the next
+    result (docs/backend-guide.md, "Index range checks")."""
+
+    def allocation(self, x: Storage) -> Any: ...  # the object owning x's memory: the same object for every view of it, alive while x is
 
 
 def fast_path(backend: Any, name: str, *args: Any) -> Any:

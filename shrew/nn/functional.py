@@ -9,14 +9,21 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .. import functions as _fn
 from ..checkpoint import in_recomputation
 from ..dtype import check_float, int32, int64
 from ..errors import DTypeError, ShapeError, ShrewError
 from ..grad_mode import no_grad
+from ..ops.conv import conv1d as _conv1d
+from ..ops.conv import conv2d as _conv2d
+from ..ops.creation import arange
+from ..ops.elementwise import where
+from ..ops.index import check_range, gather
+from ..ops.norm import standardize
+from ..ops.pool import avg_pool2d as _avg_pool2d
+from ..ops.pool import max_pool2d as _max_pool2d
+from ..ops.random import rand
 from ..shape import fmt
 from ..tensor import Tensor
-from .parameter import assign_
 
 if TYPE_CHECKING:
     from ..typing import IntOrPair
@@ -58,7 +65,7 @@ def conv1d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: int = 1,
            padding: int = 0) -> Tensor:
     """1-d convolution of [N, C_in, L] with w [C_out, C_in, k], plus an optional bias."""
     _check_bias("conv1d", b, _tensor("conv1d", "weight", w).shape[0])
-    y = _fn.conv1d(x, w, stride, padding)
+    y = _conv1d(x, w, stride, padding)
     return y if b is None else y + b.reshape(1, -1, 1)
 
 
@@ -67,20 +74,20 @@ def conv2d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntOrPair = 1,
     """2-d convolution of [N, C_in, H, W] with w [C_out, C_in, kh, kw], plus an optional
     bias."""
     _check_bias("conv2d", b, _tensor("conv2d", "weight", w).shape[0])
-    y = _fn.conv2d(x, w, stride, padding)
+    y = _conv2d(x, w, stride, padding)
     return y if b is None else y + b.reshape(1, -1, 1, 1)
 
 
 def max_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,
                padding: IntOrPair = 0) -> Tensor:
     """The maximum over each window (stride defaults to the kernel size)."""
-    return _fn.max_pool2d(x, kernel_size, stride, padding)
+    return _max_pool2d(x, kernel_size, stride, padding)
 
 
 def avg_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,
                padding: IntOrPair = 0) -> Tensor:
     """Average over each window, padded zeros counted (PyTorch's default)."""
-    return _fn.avg_pool2d(x, kernel_size, stride, padding)
+    return _avg_pool2d(x, kernel_size, stride, padding)
 
 
 def embedding(idx: Tensor, weight: Tensor) -> Tensor:
@@ -94,8 +101,9 @@ def embedding(idx: Tensor, weight: Tensor) -> Tensor:
         raise DTypeError(f"embedding: indices must be an integer tensor, got {idx.dtype}")
     n, dim = idx.numel(), weight.shape[1]
     rows = idx.reshape(n, 1).expand(n, dim)
-    try:
-        out = weight.gather(0, rows)
+    try:  # the range on idx itself, whose host range is known when it was uploaded
+        check_range("gather", idx, weight.shape[0], 0)
+        out = gather(weight, 0, rows, range_checked=True)
     except ShapeError as exc:
         raise ShapeError(f"embedding: an index is outside [0, {weight.shape[0]}) for weight "
                          f"{fmt(weight.shape)} ({exc})") from None
@@ -111,8 +119,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return x
     if p == 1.0:
         return x * 0.0
-    keep = _fn.rand(*x.shape, dtype=x.dtype, device=x.device) >= p
-    return _fn.where(keep, x * (1.0 / (1.0 - p)), 0.0)
+    keep = rand(*x.shape, dtype=x.dtype, device=x.device) >= p
+    return where(keep, x * (1.0 / (1.0 - p)), 0.0)
 
 
 # -- activations ---------------------------------------------------------------------------
@@ -164,9 +172,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, *,
         # An additive mask (0, or -inf above the diagonal) rather than a where on the
         # scores: its backward passes the gradient straight through.
         tq, tk = scores.shape[-2:]
-        rows = _fn.arange(tq, device=query.device).reshape(tq, 1)
-        visible = rows >= _fn.arange(tk, device=query.device).reshape(1, tk)
-        scores = scores + _fn.where(visible, 0.0, float("-inf")).to_dtype(scores.dtype)
+        rows = arange(tq, device=query.device).reshape(tq, 1)
+        visible = rows >= arange(tk, device=query.device).reshape(1, tk)
+        scores = scores + where(visible, 0.0, float("-inf")).to_dtype(scores.dtype)
     weights = softmax(scores, -1)
     return dropout(weights, dropout_p) @ value
 
@@ -181,7 +189,7 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
         raise ShapeError(f"layer_norm: input {fmt(x.shape)} does not end in normalized_shape "
                          f"{fmt(shape)}")
     check_float(x.dtype, "layer_norm")
-    y = _fn.standardize(x, len(shape), eps)
+    y = standardize(x, len(shape), eps)
     if weight is not None:
         y = y * weight
     return y if bias is None else y + bias
@@ -219,9 +227,9 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
         if running_mean is not None and running_var is not None and not in_recomputation():
             with no_grad():
                 m = momentum
-                assign_(running_mean, running_mean * (1 - m) + mean.reshape(c) * m)
+                running_mean.copy_(running_mean * (1 - m) + mean.reshape(c) * m)
                 unbiased = var.reshape(c) * (count / (count - 1))
-                assign_(running_var, running_var * (1 - m) + unbiased * m)
+                running_var.copy_(running_var * (1 - m) + unbiased * m)
     else:
         if running_mean is None or running_var is None:
             raise ShrewError("batch_norm: evaluation (training=False) needs running_mean "
@@ -271,8 +279,9 @@ def _check_class_target(op: str, scores: Tensor, target: Tensor) -> int:
 
 def _pick_negated(op: str, logp: Tensor, target: Tensor, dim: int) -> Tensor:
     """-logp at each target class."""
-    try:
-        picked = logp.gather(dim, target.unsqueeze(dim))
+    try:  # the range on target itself, whose host range is known when it was uploaded
+        check_range("gather", target, logp.shape[dim], dim)
+        picked = gather(logp, dim, target.unsqueeze(dim), range_checked=True)
     except ShapeError as exc:
         raise ShapeError(f"{op}: target holds a class index outside [0, {logp.shape[dim]}) "
                          f"({exc})") from None
@@ -305,7 +314,7 @@ def _clamped_log(p: Tensor) -> Tensor:
     """log(p) clamped below at -100, as PyTorch's binary_cross_entropy.  p == 0 goes
     through log(1) so that neither the value nor the gradient is inf or NaN."""
     positive = p > 0
-    return _fn.where(positive, _fn.where(positive, p, 1.0).log().clamp(min=-100.0), -100.0)
+    return where(positive, where(positive, p, 1.0).log().clamp(min=-100.0), -100.0)
 
 
 def binary_cross_entropy(p: Tensor, y: Tensor, reduction: str = "mean") -> Tensor:

@@ -7,7 +7,8 @@ import math
 from typing import TypeVar
 
 from ..errors import ShapeError
-from ..functions import full, rand, randn
+from ..ops.creation import full
+from ..ops.random import rand, randn
 from ..grad_mode import no_grad
 from ..shape import fmt
 from ..tensor import Tensor

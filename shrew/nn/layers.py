@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ShrewError
-from ..functions import zeros
+from ..ops.creation import zeros
 from . import functional as F
 from . import init
 from .module import Module

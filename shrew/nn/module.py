@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..dtype import DType
 from ..errors import ShrewError
+from ..factory import replace_storage
 from ..grad_mode import no_grad
 from ..shape import fmt
 from ..tensor import Tensor
@@ -182,7 +183,7 @@ def _move(t: Tensor, device: str | DType | None, dtype: DTypeLike | None) -> Non
     moved = t.detach().to(device=device, dtype=dtype)
     if moved._data is t._data:
         return
-    t._data, t._backend, t.dtype = moved._data, moved._backend, moved.dtype
+    replace_storage(t, moved)
     if t.grad is not None:
         t.grad = t.grad.to(device=device, dtype=dtype)
 

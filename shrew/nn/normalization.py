@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import ShapeError
-from ..functions import ones, zeros
+from ..ops.creation import ones, zeros
 from ..shape import fmt
 from ..tensor import Tensor
 from . import functional as F

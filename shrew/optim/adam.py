@@ -6,8 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ShrewError
-from ..functions import zeros_like
-from ..nn.parameter import add_
+from ..ops.creation import zeros_like
 from .optimizer import Optimizer
 
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ class Adam(Optimizer):
         state["step"] += 1
         t = state["step"]
         if wd and self.decoupled:
-            add_(p, p, -lr * wd)  # p *= 1 - lr * wd, in place
+            p.add_(p, alpha=-lr * wd)  # p *= 1 - lr * wd, in place
         elif wd:
             grad = grad + p * wd
         m = state["exp_avg"] = state["exp_avg"] * beta1 + grad * (1.0 - beta1)

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import ShrewError
 from ..grad_mode import no_grad
-from ..nn.parameter import add_, assign_
 from ..shape import fmt
 from ..tensor import Tensor
 
@@ -84,9 +83,9 @@ class Optimizer:
                     if g is not None:
                         step = self.update(p, g, group, self.state.setdefault(p.id, {}))
                         if isinstance(step, tuple):
-                            add_(p, step[0], step[1])
+                            p.add_(step[0], alpha=step[1])
                         else:
-                            assign_(p, step)
+                            p.copy_(step)
 
     def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
                state: dict[str, Any]) -> Step:

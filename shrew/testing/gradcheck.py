@@ -2,19 +2,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..errors import ShrewError
 from ..grad_mode import no_grad
-
-if TYPE_CHECKING:
-    from ..tensor import Tensor
+from ..tensor import Tensor
 
 
 def _as_outputs(result: Tensor | Iterable[Tensor]) -> tuple[Tensor, ...]:
-    from ..tensor import Tensor
     return (result,) if isinstance(result, Tensor) else tuple(result)
 
 
@@ -30,7 +27,6 @@ def gradcheck(fn: Callable[..., Tensor | Sequence[Tensor]], inputs: Iterable[Any
     Jacobian is compared entry by entry; with `directions=k` only k random directional
     derivatives are (the fast mode: two forward runs per direction).
     """
-    from ..tensor import Tensor
     inputs = tuple(inputs)
     checked = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     if not checked:
@@ -91,7 +87,6 @@ def gradcheck(fn: Callable[..., Tensor | Sequence[Tensor]], inputs: Iterable[Any
 
 def _replace(inputs: Sequence[Any], checked: Sequence[Tensor],
              values: Sequence[np.ndarray]) -> tuple[Any, ...]:
-    from ..tensor import Tensor
     swap = {t.id: v for t, v in zip(checked, values)}
     return tuple(Tensor(swap[t.id], dtype=t.dtype, device=t.device)
                  if isinstance(t, Tensor) and t.id in swap else t for t in inputs)

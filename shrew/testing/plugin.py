@@ -64,7 +64,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not outcomes:
         return
     from shrew.backends.base import PRIMITIVES
-    from shrew.device import get_backend
+    from shrew.backends.registry import get_backend
     backend = get_backend(config.getoption("shrew_device"))
     write = terminalreporter.write_line
     terminalreporter.write_sep("=", "shrew conformance report")

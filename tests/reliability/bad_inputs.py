@@ -15,7 +15,7 @@ import numpy as np
 
 import shrew
 from shrew import DeviceError, DTypeError, ShapeError, ShrewError
-from shrew.backends.cpu.array_module import ArrayModuleBackend
+from shrew.backends.array_module import ArrayModuleBackend
 
 
 def cases(d: str, other: str) -> list:

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..host_memory import keep_freed_memory
-from .array_module import ArrayModuleBackend
+from ..array_module import ArrayModuleBackend
 
 # Below this many elements numpy's own where is as fast.
 _SELECT_MIN_SIZE = 1 << 14

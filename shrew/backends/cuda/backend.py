@@ -4,12 +4,13 @@ and the shared kernels of ../kernels compiled for CUDA.
 What runs where, and what checks it without a GPU:
 - Every primitive inherited from ArrayModuleBackend (layout, elementwise, comparisons,
   reductions, cast, cat, pad, copy_, and matmul, which CuPy hands to cuBLAS), and the
-  optional conv2d, conv2d_backward (cpu/folded_conv.py: copies and cuBLAS GEMMs) and
+  optional conv2d, conv2d_backward (folded_conv.py: copies and cuBLAS GEMMs) and
   max_pool2d_backward (a store where windows do not overlap), is the code the CPU tests
   run with numpy; here the same lines call CuPy.
 - im2col, col2im, max_pool2d, avg_pool2d, gather, scatter_add (no atomics: one thread per
-  output line) and the Philox RNG launch conv.cl, index.cl and random.cl, the sources the
-  OpenCL backend runs.  tests/test_cuda_nvrtc.py compiles them for CUDA with NVRTC, and
+  output line) and the Philox RNG launch conv.cl, pool.cl, index.cl and random.cl
+  (kernels/launches.py sets their arguments up), the sources the OpenCL backend runs.
+  tests/test_cuda_nvrtc.py compiles them for CUDA with NVRTC, and
   tests/test_cuda_backend.py runs this very class, numpy arrays standing in for CuPy's and
   each launch executed through OpenCL, through the conformance suite.
 - Only a GPU runs: CuPy's side of every ``self.xp`` call (allocation from CuPy's memory
@@ -26,20 +27,16 @@ import functools
 import numpy as np
 
 from ..base import FAST_CONV, FAST_POOL, PRIMITIVES
-from ..cpu.array_module import ArrayModuleBackend
-from ..kernels import compute_dtype, max_pool_fill, window_geometry
+from ..array_module import ArrayModuleBackend
+from ..kernels.launches import SharedLaunches
 from ..kernels.philox import PhiloxRNG
 
-_i64, _i32 = np.int64, np.int32
 _META_CACHE_SIZE = 4096
 
 
-def _layout(x) -> tuple:
-    """x's strides in elements, then offset 0: a kernel gets a pointer to x's first element."""
-    return tuple(s // x.itemsize for s in x.strides) + (0,)
 
 
-class CUDABackend(PhiloxRNG, ArrayModuleBackend):
+class CUDABackend(PhiloxRNG, SharedLaunches, ArrayModuleBackend):
     """The primitive kernel set on one CUDA device, through CuPy.
 
     `xp` is cupy, `erf` cupyx.scipy.special.erf and `launch` a launch.Launcher; the tests
@@ -73,10 +70,10 @@ class CUDABackend(PhiloxRNG, ArrayModuleBackend):
             self._metas[values] = meta
         return meta
 
-    def _window_meta(self, c, h, w, kernel, stride, padding, operand):
-        """conv.cl's Geometry followed by the strided operand's layout."""
-        geometry = window_geometry(c, h, w, kernel, stride, padding)
-        return self._meta(geometry + _layout(operand)), geometry[-2], geometry[-1]
+    def _layout(self, x) -> tuple:
+        """x's strides in elements, then offset 0: a kernel gets a pointer to x's first
+        element."""
+        return tuple(s // x.itemsize for s in x.strides) + (0,)
 
     # -- host transfer -------------------------------------------------------------------
     def from_numpy(self, a):
@@ -87,65 +84,18 @@ class CUDABackend(PhiloxRNG, ArrayModuleBackend):
     def to_numpy(self, x):
         return self.xp.asnumpy(x)  # C order
 
-    # -- convolution and pooling ---------------------------------------------------------
-    def im2col(self, x, kernel, stride, padding):
-        n, c, h, w = x.shape
-        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
-        out = self.xp.empty((n, c * kernel[0] * kernel[1], ho * wo), x.dtype)
-        if out.size:
-            rows = n * out.shape[1]  # conv.cl: one row of cols per thread
-            self._launch("conv", x.dtype, "im2col", rows, _i64(rows), meta, x, out)
-        return out
-
-    def col2im(self, cols, shape, kernel, stride, padding):
-        n, c, h, w = shape
-        meta, _, _ = self._window_meta(c, h, w, kernel, stride, padding, cols)
-        out = self.xp.empty(tuple(shape), cols.dtype)
-        if out.size:
-            runs = out.size // w  # conv.cl: one image row per thread
-            self._launch("conv", cols.dtype, "col2im", runs, _i64(runs), meta, cols, out)
-        return out
-
-    def max_pool2d(self, x, kernel, stride, padding):
-        n, c, h, w = x.shape
-        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
-        values = self.xp.empty((n, c, ho, wo), x.dtype)
-        indices = self.xp.empty((n, c, ho, wo), np.int64)
-        if values.size:
-            fill = compute_dtype(x.dtype).type(x.dtype.type(max_pool_fill(x.dtype)))
-            self._launch("conv", x.dtype, "max_pool2d", values.size, _i64(values.size), meta,
-                         fill, x, values, indices)
-        return values, indices
-
-    def avg_pool2d(self, x, kernel, stride, padding):
-        n, c, h, w = x.shape
-        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
-        out = self.xp.empty((n, c, ho, wo), x.dtype)
-        if out.size:
-            self._launch("conv", x.dtype, "avg_pool2d", out.size, _i64(out.size), meta, x, out)
-        return out
-
-    # -- indexing ------------------------------------------------------------------------
-    def gather(self, x, dim, index):
-        out = self.xp.empty(index.shape, x.dtype)
-        if out.size:
-            meta = self._meta(index.shape + _layout(index) + _layout(x))
-            self._launch("index", x.dtype, "gather", out.size, _i64(out.size),
-                         _i32(index.ndim), _i32(dim), meta, x, index, out)
-        return out
-
-    def scatter_add(self, shape, dim, index, src):
-        out = self.xp.zeros(tuple(shape), src.dtype)
-        if index.size:
-            lines = index.size // index.shape[dim]  # one thread per line along dim
-            meta = self._meta(index.shape + _layout(index) + _layout(src) + _layout(out))
-            self._launch("index", src.dtype, "scatter_add", lines, _i64(lines),
-                         _i32(index.ndim), _i32(dim), meta, index, src, out)
-        return out
-
     # -- random numbers: PhiloxRNG keeps the state; random.cl makes the numbers ----------
     def _empty(self, shape, dtype):
         return self.xp.empty(shape, dtype)
+
+    def _arg(self, x):
+        return x  # a CuPy array passes as a pointer to its first element
+
+    def allocation(self, x):  # base.Allocation: a view's MemoryPointer shares its Memory
+        return x.data.mem
+
+    def _launch_1d(self, family, dtype, name, n, *args):
+        self._launch(family, dtype, name, n, *args)
 
     def _launch_random(self, name, dtype, blocks, args, out):
         self._launch("random", dtype, name, blocks, *args, out)

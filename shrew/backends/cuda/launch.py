@@ -15,7 +15,8 @@ BLOCK = 256  # threads per block; these 1-D kernels use no shared memory
 
 # The kernels the CUDA backend launches, by family (one .cl file each).
 KERNELS = {
-    "conv": ("im2col", "col2im", "max_pool2d", "avg_pool2d"),
+    "conv": ("im2col", "col2im"),
+    "pool": ("max_pool2d", "avg_pool2d"),
     "index": ("gather", "scatter_add"),
     "random": ("rand_uniform", "rand_normal"),
 }

@@ -1,9 +1,10 @@
 """Kernel sources shared by the OpenCL and CUDA backends.
 
-Each family (``elementwise``, ``cast``, ``reduce``, ``matmul``, ``conv``, ``index``,
-``random``) is one ``.cl`` file written against a few macros; ``source`` prefixes it
-with the dialect's prelude and ``common.h``, and ``dtype_defines`` gives the -D values
-that specialise it to one element type.
+Each family (``elementwise``, ``cast``, ``reduce``, ``matmul``, ``conv``, ``pool``,
+``norm``, ``index``, ``random``) is one ``.cl`` file written against a few macros;
+``source`` prefixes it with the dialect's prelude and ``common.h``, and ``dtype_defines``
+gives the -D values that specialise it to one element type.  ``launches`` sets up the
+arguments of the conv, pool and index launches for both backends.
 """
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def window_output(h: int, w: int, kernel: tuple, stride: tuple, padding: tuple) 
 
 def window_geometry(c: int, h: int, w: int, kernel: tuple, stride: tuple,
                     padding: tuple) -> tuple:
-    """conv.cl's Geometry of an [N, C, H, W] image: c, h, w, kh, kw, sh, sw, ph, pw, ho, wo."""
+    """The window Geometry (common.h) of an [N, C, H, W] image:
+    c, h, w, kh, kw, sh, sw, ph, pw, ho, wo."""
     (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
     return (c, h, w, kh, kw, sh, sw, ph, pw, *window_output(h, w, kernel, stride, padding))
 

@@ -96,3 +96,14 @@ DEVICE float tanh_f32(const float x)
 #define EXP(v) exp(v)
 #define TANH(v) tanh(v)
 #endif
+
+/* The window geometry of conv.cl and pool.cl over an [N, C, H, W] image
+   (kernels.window_geometry builds it on the host). */
+typedef struct { i64 c, h, w, kh, kw, sh, sw, ph, pw, ho, wo; } Geometry;
+#define GEOMETRY_LEN 11
+
+DEVICE Geometry geometry(const GLOBAL i64* g)
+{
+    Geometry r = { g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10] };
+    return r;
+}

@@ -1,9 +1,14 @@
 /* gather and scatter_add along `dim`.  meta = index shape[ndim], then the layouts of
-   index, x (gather) or src (scatter_add), and out; index entries are int64 in range. */
+   index, x (gather) or src (scatter_add), and out; `bound` is the size of x (gather) or
+   out (scatter_add) along dim.  The core checks that index entries lie in [0, bound),
+   for an index computed on the device only when a result is next read back
+   (ops/index.py), so an entry outside it reads as 0 and writes nothing: memory outside
+   the arrays is never touched. */
 
 /* out[p] = x[p with p[dim] replaced by index[p]], p over index's shape. */
-KERNEL void gather(const i64 n, const int ndim, const int dim, const GLOBAL i64* meta,
-                   const GLOBAL T* x, const GLOBAL i64* index, GLOBAL T* out)
+KERNEL void gather(const i64 n, const int ndim, const int dim, const i64 bound,
+                   const GLOBAL i64* meta, const GLOBAL T* x, const GLOBAL i64* index,
+                   GLOBAL T* out)
 {
     const i64 i = GID0;
     if (i >= n) return;
@@ -16,14 +21,16 @@ KERNEL void gather(const i64 n, const int ndim, const int dim, const GLOBAL i64*
         io += c * il[d];
         if (d != dim) xo += c * xl[d];
     }
-    out[i] = x[xo + index[io] * xl[dim]];
+    const i64 k = index[io];
+    out[i] = k >= 0 && k < bound ? x[xo + k * xl[dim]] : TO_T((CT)0);
 }
 
 /* out (zeroed, C-contiguous) += src at index along dim.  One work-item per line of index
    along dim (the other coordinates fixed): only it writes that line of out, and it adds
    in index order, so there are no atomics and the sums are the same bits every run. */
-KERNEL void scatter_add(const i64 lines, const int ndim, const int dim, const GLOBAL i64* meta,
-                        const GLOBAL i64* index, const GLOBAL T* src, GLOBAL T* out)
+KERNEL void scatter_add(const i64 lines, const int ndim, const int dim, const i64 bound,
+                        const GLOBAL i64* meta, const GLOBAL i64* index, const GLOBAL T* src,
+                        GLOBAL T* out)
 {
     i64 rest = GID0;
     if (rest >= lines) return;
@@ -40,7 +47,9 @@ KERNEL void scatter_add(const i64 lines, const int ndim, const int dim, const GL
         oo += c * ol[d];
     }
     for (i64 r = 0; r < meta[dim]; ++r) {
-        const i64 o = oo + index[io + r * il[dim]] * ol[dim];
+        const i64 k = index[io + r * il[dim]];
+        if (k < 0 || k >= bound) continue;
+        const i64 o = oo + k * ol[dim];
         out[o] = TO_T(LOAD(out, o) + LOAD(src, so + r * sl[dim]));
     }
 }

@@ -15,7 +15,8 @@ import pyopencl as cl
 import pyopencl.tools
 
 from ..host_memory import keep_freed_memory
-from ..kernels import compute_dtype, max_pool_fill, window_geometry
+from ..kernels import compute_dtype
+from ..kernels.launches import SharedLaunches
 from ..kernels.philox import PhiloxRNG
 from .programs import Programs
 from .storage import CLStorage, broadcast_layout, collapse, contiguous_strides, view_strides
@@ -26,7 +27,7 @@ _META_CACHE_SIZE = 4096
 _MM_RM, _MM_RN, _MM_LX, _MM_LY, _MM_PACK_W = 4, 16, 4, 4, 16
 
 
-class OpenCLBackend(PhiloxRNG):
+class OpenCLBackend(PhiloxRNG, SharedLaunches):
     """The primitive kernel set on one OpenCL device."""
 
     def __init__(self, cl_device: cl.Device, index: int):
@@ -79,6 +80,16 @@ class OpenCLBackend(PhiloxRNG):
                             hostbuf=host)
             self._metas[values] = buf
         return buf
+
+    def _layout(self, x: CLStorage) -> tuple:
+        """x's strides and offset in elements (kernels.launches reads them from meta)."""
+        return tuple(x.strides) + (x.offset,)
+
+    def _arg(self, x: CLStorage) -> cl.Buffer:
+        return x.buffer
+
+    def allocation(self, x: CLStorage) -> cl.Buffer:  # base.Allocation
+        return x.buffer
 
     def _layout_meta(self, shape: tuple, layouts: list) -> cl.Buffer:
         values = shape
@@ -289,13 +300,13 @@ class OpenCLBackend(PhiloxRNG):
     def arg_reduce(self, fn, x, dim, keepdim):
         return self._reduce(fn, x, (dim,), keepdim, np.dtype(np.int64), 0)
 
-    # -- fused normalisations (normalize.cl: one work-item per row) ------------------------
+    # -- fused normalisations (norm.cl: one work-item per row) ------------------------
     def softmax(self, x, dim, log):
         x = x if x.is_contiguous and x.offset == 0 else self.contiguous(x)
         out = self._empty(x.shape, x.dtype)
         n, inner = x.shape[dim], math.prod(x.shape[dim + 1:])
         rows = x.size // n
-        self._launch_items("normalize", x.dtype, "softmax", rows, _i64(rows), _i64(n),
+        self._launch_items("norm", x.dtype, "softmax", rows, _i64(rows), _i64(n),
                            _i64(inner), _i32(log), x.buffer, out.buffer)
         return out
 
@@ -305,7 +316,7 @@ class OpenCLBackend(PhiloxRNG):
         keep = tuple(1 if d in dims else s for d, s in enumerate(x.shape))
         rstd = self._empty(keep, x.dtype)
         rows = rstd.size
-        self._launch_items("normalize", x.dtype, "standardize", rows, _i64(rows),
+        self._launch_items("norm", x.dtype, "standardize", rows, _i64(rows),
                            _i64(x.size // rows), self._scalar(eps, x.dtype), x.buffer,
                            out.buffer, rstd.buffer)
         return out, rstd
@@ -347,73 +358,6 @@ class OpenCLBackend(PhiloxRNG):
                      _i64(m), _i64(n), _i64(k), _i64(a.strides[-2]), _i64(a.strides[-1]),
                      _i64(b.strides[-2]), _i64(b.strides[-1]), _i32(len(bdims)),
                      self._layout_meta(bdims, layouts), a.buffer, b.buffer, out.buffer)
-        return out
-
-    def _window_meta(self, c, h, w, kernel, stride, padding, operand):
-        """conv.cl's Geometry followed by the strided operand's strides and offset."""
-        geometry = window_geometry(c, h, w, kernel, stride, padding)
-        meta = self._meta(geometry + tuple(operand.strides) + (operand.offset,))
-        return meta, geometry[-2], geometry[-1]
-
-    def im2col(self, x, kernel, stride, padding):
-        n, c, h, w = x.shape
-        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
-        out = self._empty((n, c * kernel[0] * kernel[1], ho * wo), x.dtype)
-        if out.size:
-            rows = n * out.shape[1]  # conv.cl: one row of cols per work-item
-            self._launch_1d("conv", x.dtype, "im2col", rows, _i64(rows), meta, x.buffer,
-                            out.buffer)
-        return out
-
-    def col2im(self, cols, shape, kernel, stride, padding):
-        n, c, h, w = shape
-        meta, _, _ = self._window_meta(c, h, w, kernel, stride, padding, cols)
-        out = self._empty(tuple(shape), cols.dtype)
-        if out.size:
-            runs = out.size // w  # conv.cl: one image row per work-item
-            self._launch_1d("conv", cols.dtype, "col2im", runs, _i64(runs), meta, cols.buffer,
-                            out.buffer)
-        return out
-
-    def max_pool2d(self, x, kernel, stride, padding):
-        n, c, h, w = x.shape
-        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
-        values = self._empty((n, c, ho, wo), x.dtype)
-        indices = self._empty((n, c, ho, wo), np.dtype(np.int64))
-        if values.size:
-            self._launch_1d("conv", x.dtype, "max_pool2d", values.size, _i64(values.size), meta,
-                            self._scalar(max_pool_fill(x.dtype), x.dtype), x.buffer,
-                            values.buffer, indices.buffer)
-        return values, indices
-
-    def avg_pool2d(self, x, kernel, stride, padding):
-        n, c, h, w = x.shape
-        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
-        out = self._empty((n, c, ho, wo), x.dtype)
-        if out.size:
-            self._launch_1d("conv", x.dtype, "avg_pool2d", out.size, _i64(out.size), meta,
-                            x.buffer, out.buffer)
-        return out
-
-    # -- indexing ------------------------------------------------------------------------------
-    def gather(self, x, dim, index):
-        out = self._empty(index.shape, x.dtype)
-        if out.size:
-            meta = self._layout_meta(index.shape, [(index.strides, index.offset),
-                                                   (x.strides, x.offset)])
-            self._launch_1d("index", x.dtype, "gather", out.size, _i64(out.size),
-                            _i32(index.ndim), _i32(dim), meta, x.buffer, index.buffer, out.buffer)
-        return out
-
-    def scatter_add(self, shape, dim, index, src):
-        out = self.full(tuple(shape), 0, src.dtype)
-        if index.size:
-            lines = index.size // index.shape[dim]
-            meta = self._layout_meta(index.shape, [(index.strides, index.offset),
-                                                   (src.strides, src.offset), (out.strides, 0)])
-            self._launch_1d("index", src.dtype, "scatter_add", lines, _i64(lines),
-                            _i32(index.ndim), _i32(dim), meta, index.buffer, src.buffer,
-                            out.buffer)
         return out
 
     # -- random numbers: PhiloxRNG keeps the state; random.cl makes the numbers ----------

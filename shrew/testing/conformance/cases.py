@@ -8,6 +8,7 @@ checks that together they cover every variant and primitive, and that the claims
 from __future__ import annotations
 
 import math
+import functools
 import operator
 
 import numpy as np
@@ -16,7 +17,8 @@ import shrew
 import shrew.nn.functional as Fn
 from shrew import op as O
 from shrew.backends.base import BINARY_FNS, COMPARE_FNS, UNARY_FNS
-from shrew.device import get_backend
+from shrew.backends.registry import get_backend
+from shrew.ops.elementwise import unary
 
 from . import strategies as gen
 from .spec import ALL, FLOAT, NUMERIC, Case, F, Fixed, I, M, S, Sample
@@ -80,17 +82,15 @@ def _rng_replay(x):
 
 
 def _copy_into(dst, src):
-    """Backend.copy_ (used by optimizers; no Tensor method) into a fresh copy of dst."""
-    out = dst.contiguous()
-    get_backend(out.device).copy_(out._data, src._data)
-    return out
+    """Tensor.copy_ (Backend.copy_) into a fresh copy of dst."""
+    return dst.contiguous().copy_(src)
 
 
 def _add_into(dst, src, alpha=-0.75, itself=False):
-    """Backend.add_ (optimizer steps) on a fresh copy of dst; itself: src is that copy."""
+    """Tensor.add_ (Backend.add_: optimizer steps) on a fresh copy of dst; itself: src is
+    that copy."""
     out = dst.contiguous()
-    get_backend(out.device).add_(out._data, out._data if itself else src._data, alpha)
-    return out
+    return out.add_(out if itself else src, alpha=alpha)
 
 
 def _checkpointed(x, w):
@@ -108,7 +108,7 @@ def _unary(fn: str) -> Case:
     if fn == "gelu_tanh":
         call = lambda x: x.gelu(approximate="tanh")  # noqa: E731
     elif fn.endswith("_derivative"):  # serve gradient rules; no Tensor method
-        call = operator.methodcaller("_unary", fn)
+        call = functools.partial(unary, fn)
     else:
         call = operator.methodcaller(fn)
     domain = _UNARY_DOMAIN.get(fn, "normal")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import shrew
-from shrew.device import get_backend, parse
+from shrew.backends.registry import get_backend, parse
 
 from ..gradcheck import gradcheck
 from .spec import KINKS

@@ -2,7 +2,7 @@
 import pytest
 
 import shrew
-from shrew.device import get_backend
+from shrew.backends.registry import get_backend
 
 from .cases import CASES
 from .harness import check_raises, over

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ..kernels import max_pool_fill
+from .kernels import max_pool_fill
 from . import folded_conv
 
 # NaN and inf are data in shrew, as in PyTorch: numpy's floating-point warnings from these

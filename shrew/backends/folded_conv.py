@@ -22,7 +22,7 @@ Every sum runs over i (and j) in a fixed order: the results repeat bit for bit. 
 """
 from __future__ import annotations
 
-from ..kernels import window_output
+from .kernels import window_output
 
 
 def _to_chwn(xp, x, padding):

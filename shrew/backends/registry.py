@@ -7,10 +7,10 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import TYPE_CHECKING, cast
 
-from .errors import DeviceError
+from ..errors import DeviceError
 
 if TYPE_CHECKING:
-    from .backends.base import Backend
+    from .base import Backend
 
 BackendFactory = Callable[[int], "Backend"]
 """``factory(index)`` returns the backend of device ``name:index``.  It may carry a

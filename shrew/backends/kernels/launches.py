@@ -1,0 +1,100 @@
+"""The primitives that OpenCL and CUDA both run from the shared kernel files (conv.cl,
+pool.cl, index.cl): output allocation and launch arguments, written once.
+
+A backend mixes `SharedLaunches` in and supplies four hooks:
+- ``_empty(shape, dtype)`` and ``full(shape, value, dtype)``: new C-contiguous storage;
+- ``_layout(x)``: x's strides in elements, then the offset of its first element, as the
+  kernels read them from meta;
+- ``_meta(values)``: a device int64 array holding `values` (the backends cache it by value);
+- ``_arg(x)``: what a kernel parameter gets for storage x (a buffer or a device array);
+- ``_launch_1d(family, dtype, name, n, *args)``: kernel `name` of `family` on n work-items.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import compute_dtype, max_pool_fill, window_geometry
+
+_i64, _i32 = np.int64, np.int32
+
+
+class SharedLaunches:
+    """im2col, col2im, max_pool2d, avg_pool2d, gather and scatter_add on the shared kernels."""
+
+    _empty: Any
+    full: Any
+    _layout: Any
+    _meta: Any
+    _arg: Any
+    _launch_1d: Any
+
+    def _window_meta(self, c, h, w, kernel, stride, padding, operand):
+        """The window Geometry (common.h) followed by the strided operand's layout."""
+        geometry = window_geometry(c, h, w, kernel, stride, padding)
+        return self._meta(geometry + self._layout(operand)), geometry[-2], geometry[-1]
+
+    # -- convolution lowering (conv.cl) ----------------------------------------------------
+    def im2col(self, x, kernel, stride, padding):
+        n, c, h, w = x.shape
+        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
+        out = self._empty((n, c * kernel[0] * kernel[1], ho * wo), x.dtype)
+        if out.size:
+            rows = n * out.shape[1]  # conv.cl: one row of cols per work-item
+            self._launch_1d("conv", x.dtype, "im2col", rows, _i64(rows), meta, self._arg(x),
+                            self._arg(out))
+        return out
+
+    def col2im(self, cols, shape, kernel, stride, padding):
+        n, c, h, w = shape
+        meta, _, _ = self._window_meta(c, h, w, kernel, stride, padding, cols)
+        out = self._empty(tuple(shape), cols.dtype)
+        if out.size:
+            runs = out.size // w  # conv.cl: one image row per work-item
+            self._launch_1d("conv", cols.dtype, "col2im", runs, _i64(runs), meta,
+                            self._arg(cols), self._arg(out))
+        return out
+
+    # -- pooling (pool.cl) -----------------------------------------------------------------
+    def max_pool2d(self, x, kernel, stride, padding):
+        n, c, h, w = x.shape
+        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
+        values = self._empty((n, c, ho, wo), x.dtype)
+        indices = self._empty((n, c, ho, wo), np.dtype(np.int64))
+        if values.size:
+            # The fill rounded to x's dtype first (as numpy would), passed as the kernel's CT.
+            fill = compute_dtype(x.dtype).type(x.dtype.type(max_pool_fill(x.dtype)))
+            self._launch_1d("pool", x.dtype, "max_pool2d", values.size, _i64(values.size),
+                            meta, fill, self._arg(x), self._arg(values), self._arg(indices))
+        return values, indices
+
+    def avg_pool2d(self, x, kernel, stride, padding):
+        n, c, h, w = x.shape
+        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
+        out = self._empty((n, c, ho, wo), x.dtype)
+        if out.size:
+            self._launch_1d("pool", x.dtype, "avg_pool2d", out.size, _i64(out.size), meta,
+                            self._arg(x), self._arg(out))
+        return out
+
+    # -- indexing (index.cl) ---------------------------------------------------------------
+    def gather(self, x, dim, index):
+        out = self._empty(index.shape, x.dtype)
+        if out.size:
+            meta = self._meta(index.shape + self._layout(index) + self._layout(x))
+            self._launch_1d("index", x.dtype, "gather", out.size, _i64(out.size),
+                            _i32(index.ndim), _i32(dim), _i64(x.shape[dim]), meta,
+                            self._arg(x), self._arg(index), self._arg(out))
+        return out
+
+    def scatter_add(self, shape, dim, index, src):
+        out = self.full(tuple(shape), 0, src.dtype)
+        if index.size:
+            lines = index.size // index.shape[dim]  # index.cl: one work-item per line along dim
+            meta = self._meta(index.shape + self._layout(index) + self._layout(src)
+                              + self._layout(out))
+            self._launch_1d("index", src.dtype, "scatter_add", lines, _i64(lines),
+                            _i32(index.ndim), _i32(dim), _i64(shape[dim]), meta,
+                            self._arg(index), self._arg(src), self._arg(out))
+        return out

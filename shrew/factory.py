@@ -1,0 +1,154 @@
+"""The only code that builds a Tensor or writes its private fields.
+
+Every op (shrew/ops), gradient rule, module and loader makes tensors through `wrap` and
+`record`, and changes a tensor's storage only through the functions below, so a tensor's
+fields are laid out and initialised in this one place.  ``TensorFields`` holds the slots;
+``shrew.tensor.Tensor`` adds the methods.  This module imports no op, so the ops can use
+it without importing tensor.py, which imports them.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .dtype import BY_NUMPY as _BY_NUMPY
+from .grad_mode import is_grad_enabled
+
+if TYPE_CHECKING:
+    from . import op as O
+    from .backends.base import Backend, Storage
+    from .dtype import DType
+    from .tensor import Tensor
+
+_ids = itertools.count(1)
+_tensor_class: Any = None  # shrew.tensor.Tensor, set when it is defined
+# diagnostics.record_site while a detect_anomaly() block is open, else None: so that
+# recording costs one test, and this module need not import diagnostics.
+_site_recorder: Callable[[Tensor], None] | None = None
+
+
+def set_site_recorder(recorder: Callable[[Tensor], None] | None) -> None:
+    global _site_recorder
+    _site_recorder = recorder
+
+
+class TensorFields:
+    """The storage of a Tensor: its slots, and nothing else."""
+
+    __slots__ = ("_data", "_backend", "shape", "dtype", "_op", "requires_grad", "id",
+                 "grad", "_retains_grad", "__weakref__")
+    _data: Storage
+    _backend: Backend
+    shape: tuple[int, ...]
+    dtype: DType
+    _op: O.Op | None
+    requires_grad: bool
+    id: int
+    grad: Tensor | None
+    _retains_grad: bool
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        global _tensor_class
+        if _tensor_class is None:  # Tensor itself; later subclasses (Parameter) are not it
+            _tensor_class = cls
+
+
+if TYPE_CHECKING:
+    AnyTensor = Tensor
+else:
+    AnyTensor = TensorFields
+"""For ``isinstance(x, AnyTensor)`` in the ops: true for every Tensor (Tensor is the only
+direct subclass of TensorFields), without importing tensor.py; mypy reads it as Tensor."""
+
+FIELDS = TensorFields.__slots__[:-1]
+"""The field names, without __weakref__."""
+
+
+def init_leaf(t: TensorFields, data: Storage, backend: Backend, dtype: DType,
+              requires_grad: bool) -> None:
+    """Fill the fields of a new leaf `t` (Tensor.__init__, Parameter.__init__)."""
+    t._data = data
+    t._backend = backend
+    t.shape = data.shape
+    t.dtype = dtype
+    t._op = None
+    t.requires_grad = bool(requires_grad)
+    t.id = next(_ids)
+    t.grad = None
+    t._retains_grad = False
+
+
+def blank() -> Tensor:
+    """A Tensor with no fields yet, for init_leaf (shrew.tensor)."""
+    return object.__new__(_tensor_class)
+
+
+def wrap(data: Storage, backend: Backend, op: O.Op | None = None) -> Tensor:
+    """A new tensor around backend storage; records `op` when it is given."""
+    t = object.__new__(_tensor_class)
+    t._data = data
+    t._backend = backend
+    t.shape = data.shape
+    t.dtype = _BY_NUMPY[data.dtype]
+    t._op = op
+    t.requires_grad = op is not None
+    t.id = next(_ids)
+    t.grad = None
+    t._retains_grad = False
+    if op is not None and _site_recorder is not None:
+        _site_recorder(t)
+    return t
+
+
+def record(data: Storage, backend: Backend, op: O.Op, *inputs: Tensor) -> Tensor:
+    """Wrap `data`, keeping `op` only if some input needs grad and recording is on."""
+    for x in inputs:
+        if x.requires_grad:
+            if is_grad_enabled():
+                return wrap(data, backend, op)
+            break
+    return wrap(data, backend)
+
+
+def leaf(data: Storage, backend: Backend, requires_grad: bool) -> Tensor:
+    """A new leaf around backend storage (the creation functions)."""
+    t = wrap(data, backend)
+    t.requires_grad = bool(requires_grad)
+    return t
+
+
+def copy_leaf(t: Tensor, memo: dict[int, Any]) -> Tensor:
+    """A leaf like `t` (same class and flags) with its own storage and a fresh id:
+    Tensor.__deepcopy__."""
+    out = object.__new__(type(t))
+    for name in FIELDS:
+        setattr(out, name, getattr(t, name))
+    out._data = t._backend.contiguous(t._data)
+    out._op = None
+    out.id = next(_ids)
+    out.grad = None if t.grad is None else t.grad.__deepcopy__(memo)
+    memo[id(t)] = out
+    return out
+
+
+def adopt(t: TensorFields, source: Tensor, requires_grad: bool) -> None:
+    """Make `t` a leaf holding `source`'s storage, and its id (Parameter.__init__, whose
+    `source` is its private copy)."""
+    init_leaf(t, source._data, source._backend, source.dtype, requires_grad)
+    t.id = source.id
+
+
+def replace_storage(t: Tensor, source: Tensor) -> None:
+    """Point `t` at `source`'s storage, device and dtype, keeping its id (Module.to)."""
+    t._data, t._backend, t.dtype = source._data, source._backend, source.dtype
+
+
+def retain_grad(t: Tensor) -> None:
+    t._retains_grad = True
+
+
+def release(t: Tensor, op: O.Op) -> None:
+    """Replace t's op after backward freed its graph (O.Released)."""
+    t._op = op

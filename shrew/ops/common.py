@@ -1,0 +1,47 @@
+"""Checks and small constructors that every op family shares."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..dtype import DType, result_type
+from ..errors import DeviceError, DTypeError
+from ..factory import wrap
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
+    from ..tensor import Tensor
+
+
+def same_device(op: str, *tensors: Tensor) -> None:
+    first = tensors[0]._backend
+    for t in tensors[1:]:
+        if t._backend is not first:
+            devs = " and ".join(dict.fromkeys(x.device for x in tensors))
+            raise DeviceError(f"{op}: tensors are on different devices ({devs}); "
+                              f"move them with .to(device) first")
+
+
+def check_device_dtype(backend: Backend, dtype: DType, op: str) -> None:
+    if dtype.np not in backend.dtypes:
+        supported = ", ".join(sorted(str(d) for d in backend.dtypes))
+        raise DTypeError(f"{op}: device {backend.device} does not support {dtype} "
+                         f"(it supports {supported})")
+
+
+def number(value: Any) -> Any:
+    """A numpy scalar as the Python number backends expect (numpy scalars would widen)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def constant(shape: Iterable[int], value: Any, dtype: DType, backend: Backend) -> Tensor:
+    """A tensor of `shape` filled with `value` on `backend`, recording nothing."""
+    return wrap(backend.full(tuple(shape), value, dtype.np), backend)
+
+
+def scalar_like(value: Any, like: Tensor) -> Tensor:
+    """A Python number as a 0-d tensor on `like`'s device, in the promoted dtype."""
+    dtype = result_type((like.dtype, like.ndim), value)
+    return constant((), value, dtype, like._backend)

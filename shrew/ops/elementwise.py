@@ -1,0 +1,211 @@
+"""Elementwise ops: unary functions, arithmetic with broadcasting and scalars, powers,
+clamp, comparisons and where (elementwise.cl on OpenCL and CUDA)."""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import TYPE_CHECKING, Any
+
+from .. import op as O
+from ..dtype import FLOAT, bool_, float32, result_type, scalar_dtype
+from ..errors import DTypeError, ShapeError, ShrewError
+from ..factory import AnyTensor, record, wrap
+from ..grad_mode import is_grad_enabled
+from ..shape import broadcast_shapes, fmt
+from .common import constant, number, same_device, scalar_like
+from .index import forget_host_range
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from ..typing import Scalar
+
+# Unary functions that only make sense on floats: an integer input is promoted to float32.
+_FLOAT_UNARY = frozenset(("exp", "log", "sqrt", "sigmoid", "tanh", "gelu", "gelu_tanh",
+                          "silu", "sin", "cos", "erf", "gelu_derivative",
+                          "gelu_tanh_derivative"))
+
+
+def unary(fn: str, x: Tensor) -> Tensor:
+    if x.dtype.category != FLOAT:
+        if fn in _FLOAT_UNARY:
+            x = x.to_dtype(float32)
+        elif x.dtype is bool_ and fn != "abs":
+            raise DTypeError(f"{fn}: not supported for bool tensors")
+    data = x._backend.unary(fn, x._data)
+    if x.requires_grad and is_grad_enabled():
+        return wrap(data, x._backend, O.Unary(fn, x))
+    return wrap(data, x._backend)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    if approximate not in ("none", "tanh"):
+        raise ShrewError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return unary("gelu" if approximate == "none" else "gelu_tanh", x)
+
+
+def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor:
+    """x fn other (other fn x when reflected), broadcasting and promoting as torch does."""
+    if type(other) is float and x.dtype.category == FLOAT and fn != "div":
+        return _float_scalar_affine(fn, x, other, reflected)  # the hot case: x * 1.5
+    if not isinstance(other, AnyTensor):
+        if not isinstance(other, numbers.Number):
+            return NotImplemented
+        fast = _scalar_affine(fn, x, other, reflected)
+        if fast is not None:
+            return fast
+        other = scalar_like(other, x)
+    a, b = (other, x) if reflected else (x, other)
+    if a._backend is not b._backend:
+        same_device(fn, a, b)
+    if a.shape != b.shape:
+        broadcast_shapes(fn, a.shape, b.shape)  # raises for shapes that do not broadcast
+    if a.dtype is not b.dtype or a.dtype.category != FLOAT:
+        dtype = result_type((a.dtype, a.ndim), (b.dtype, b.ndim))
+        if fn == "div" and not dtype.is_floating_point:
+            dtype = float32
+        if dtype is bool_ and fn != "mul" and fn != "add":
+            raise DTypeError(f"{fn}: not supported for bool tensors")
+        a, b = a.to_dtype(dtype), b.to_dtype(dtype)
+    data = a._backend.binary(fn, a._data, b._data)
+    if (a.requires_grad or b.requires_grad) and is_grad_enabled():
+        return wrap(data, a._backend, O.Binary(fn, a, b))
+    return wrap(data, a._backend)
+
+
+def _affine_params(fn: str, value: Any, reflected: bool) -> tuple[Any, Any]:
+    """(mul, add) such that x * mul + add is x + s, x - s, s - x or x * s."""
+    if fn == "mul":
+        return value, 0
+    if fn == "add":
+        return 1, value
+    return (-1, value) if reflected else (1, -value)
+
+
+def _float_scalar_affine(fn: str, x: Tensor, value: float, reflected: bool) -> Tensor:
+    """The hot path of x + s, x - s, s - x, x * s for a float tensor and a Python float:
+    one Affine, with no checks (the caller made them)."""
+    mul, add = _affine_params(fn, value, reflected)
+    data = x._backend.affine(x._data, mul, add)
+    if x.requires_grad and is_grad_enabled():
+        return wrap(data, x._backend, O.Affine(x, mul, add))
+    return wrap(data, x._backend)
+
+
+def _scalar_affine(fn: str, x: Tensor, value: Any, reflected: bool) -> Tensor | None:
+    """x + s, x - s, s - x, x * s on a tensor whose dtype holds s: one Affine."""
+    kind = scalar_dtype(value)
+    if fn not in ("add", "sub", "mul") or kind is bool_ or x.dtype is bool_:
+        return None
+    if kind.is_floating_point and not x.dtype.is_floating_point:
+        return _scalar_affine(fn, x.to_dtype(float32), value, reflected)
+    if isinstance(value, complex):
+        return None
+    return affine(x, *_affine_params(fn, value, reflected))
+
+
+def pow(x: Tensor, exponent: Scalar) -> Tensor:  # noqa: A001  (torch's name)
+    if isinstance(exponent, AnyTensor):
+        raise DTypeError("pow: the exponent must be a Python number (tensor ** tensor is "
+                         "not supported; use (b * a.log()).exp())")
+    return powf(x, exponent)
+
+
+def rpow(x: Tensor, base: Scalar) -> Tensor:
+    """base ** x for a positive number base: exp(x * log(base))."""
+    if not isinstance(base, numbers.Real) or base <= 0:
+        raise ShrewError(f"pow: number ** tensor needs a positive base, got {base!r}")
+    return (x * math.log(base)).exp()
+
+
+def powf(x: Tensor, exponent: Scalar) -> Tensor:
+    if not isinstance(exponent, numbers.Real) or isinstance(exponent, bool):
+        raise ShrewError(f"powf: exponent must be a real number, got {exponent!r}")
+    x = x if x.dtype.is_floating_point else x.to_dtype(float32)
+    exponent = float(exponent)
+    return record(x._backend.powf(x._data, exponent), x._backend, O.Powf(x, exponent), x)
+
+
+def affine(x: Tensor, mul: Scalar, add: Scalar) -> Tensor:
+    """x * mul + add, in one kernel."""
+    if x.dtype is bool_:
+        raise DTypeError("affine: not supported for bool tensors")
+    if not x.dtype.is_floating_point and (scalar_dtype(mul).is_floating_point or
+                                          scalar_dtype(add).is_floating_point):
+        return affine(x.to_dtype(float32), mul, add)
+    mul, add = number(mul), number(add)
+    return record(x._backend.affine(x._data, mul, add), x._backend, O.Affine(x, mul, add), x)
+
+
+def clamp(x: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:  # noqa: A002
+    if min is None and max is None:
+        raise ShrewError("clamp: give at least one of min and max")
+    for name, v in (("min", min), ("max", max)):
+        if v is not None and not isinstance(v, numbers.Real):
+            raise ShrewError(f"clamp: {name} must be a number, got {v!r}")
+    if x.dtype is bool_:
+        raise DTypeError("clamp: not supported for bool tensors")
+    if not x.dtype.is_floating_point and any(v is not None and scalar_dtype(v).is_floating_point
+                                             for v in (min, max)):
+        x = x.to_dtype(float32)
+    min, max = number(min), number(max)
+    return record(x._backend.clamp(x._data, min, max), x._backend, O.Clamp(x, min, max), x)
+
+
+def compare(fn: str, x: Tensor, other: object) -> Tensor:
+    """Elementwise comparison: a bool tensor, never differentiable."""
+    if not isinstance(other, AnyTensor):
+        if not isinstance(other, numbers.Number):
+            return NotImplemented
+        other = scalar_like(other, x)
+    same_device(fn, x, other)
+    broadcast_shapes(fn, x.shape, other.shape)
+    dtype = result_type((x.dtype, x.ndim), (other.dtype, other.ndim))
+    a, b = x.to_dtype(dtype), other.to_dtype(dtype)
+    return wrap(a._backend.compare(fn, a._data, b._data), a._backend)
+
+
+def where(cond: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
+    """Elementwise cond ? a : b, broadcasting all three; a and b may be numbers."""
+    if not isinstance(cond, AnyTensor) or cond.dtype is not bool_:
+        got = cond.dtype if isinstance(cond, AnyTensor) else type(cond).__name__
+        raise DTypeError(f"where: condition must be a bool tensor, got {got}")
+    like = a if isinstance(a, AnyTensor) else b if isinstance(b, AnyTensor) else None
+    operands = [(x.dtype, x.ndim) if isinstance(x, AnyTensor) else x for x in (a, b)]
+    dtype = result_type(*operands) if like is not None else result_type(a, b)
+    backend = cond._backend
+    a, b = (x.to_dtype(dtype) if isinstance(x, AnyTensor) else
+            constant((), x, dtype, backend) for x in (a, b))
+    same_device("where", cond, a, b)
+    broadcast_shapes("where", cond.shape, a.shape, b.shape)
+    data = backend.where(cond._data, a._data, b._data)
+    return record(data, backend, O.WhereCond(cond, a, b), a, b)
+
+
+# -- in place: no graph is recorded (optimizer steps, load_state_dict, init) ----------------
+def copy_(dst: Tensor, src: Tensor, op: str = "copy_") -> Tensor:
+    """Write src's values into dst's own memory (on dst's device, in dst's dtype), so
+    anything holding dst sees the new values."""
+    if not isinstance(src, AnyTensor):
+        raise ShrewError(f"{op}: the new value must be a Tensor, got {type(src).__name__}")
+    if src.shape != dst.shape:
+        raise ShapeError(f"{op}: cannot write a tensor of shape {fmt(src.shape)} into one "
+                         f"of shape {fmt(dst.shape)}")
+    src = src.detach().to(device=dst.device, dtype=dst.dtype)
+    dst._backend.copy_(dst._data, src._data)
+    forget_host_range(dst)
+    return dst
+
+
+def add_(dst: Tensor, src: Tensor, alpha: Scalar = 1.0) -> Tensor:
+    """dst += alpha * src in dst's own memory: an optimizer step in one pass.  src is
+    moved to dst's device and dtype first; it may be dst itself."""
+    if not isinstance(src, AnyTensor):
+        raise ShrewError(f"add_: the update must be a Tensor, got {type(src).__name__}")
+    if src.shape != dst.shape:
+        raise ShapeError(f"add_: cannot add a tensor of shape {fmt(src.shape)} into one of "
+                         f"shape {fmt(dst.shape)}")
+    if not dst.dtype.is_floating_point:
+        raise ShrewError(f"add_: the destination must be a float tensor, got {dst.dtype}")
+    src = src.detach().to(device=dst.device, dtype=dst.dtype)
+    dst._backend.add_(dst._data, src._data, float(alpha))
+    return dst

@@ -1,0 +1,47 @@
+"""Matrix products (matmul.cl on OpenCL, cuBLAS on CUDA)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import op as O
+from ..dtype import check_float
+from ..errors import DTypeError, ShapeError, ShrewError
+from ..factory import AnyTensor, record
+from ..shape import broadcast_shapes, fmt
+from .common import same_device
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+
+def matmul(x: Tensor, other: Tensor) -> Tensor:
+    if not isinstance(other, AnyTensor):
+        raise ShrewError(f"matmul: both operands must be tensors, got {type(other).__name__}")
+    same_device("matmul", x, other)
+    a, b = x, other
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError(f"matmul: both operands need at least one dim, got "
+                         f"{fmt(a.shape)} @ {fmt(b.shape)}")
+    if a.dtype is not b.dtype:
+        raise DTypeError(f"matmul: operands must share a dtype, got {a.dtype} @ {b.dtype}")
+    check_float(a.dtype, "matmul")
+    if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+        raise ShapeError(f"matmul: inner dimensions differ: {fmt(a.shape)} @ {fmt(b.shape)} "
+                         f"({a.shape[-1]} != {b.shape[-2 if b.ndim > 1 else 0]})")
+    squeeze = []
+    if a.ndim == 1:
+        a = a.reshape(1, a.shape[0])
+        squeeze.append(-2)
+    if b.ndim == 1:
+        b = b.reshape(b.shape[0], 1)
+        squeeze.append(-1)
+    try:
+        batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+    except ShapeError:
+        raise ShapeError(f"matmul: batch dims of {fmt(x.shape)} @ {fmt(other.shape)} "
+                         f"do not broadcast") from None
+    out = record(a._backend.matmul(a._data, b._data), a._backend, O.Matmul(a, b), a, b)
+    if squeeze:
+        keep = batch + tuple(s for i, s in zip((-2, -1), out.shape[-2:]) if i not in squeeze)
+        out = out.reshape(*keep)
+    return out
