@@ -86,8 +86,9 @@ class Emitter:
         if kind == "unary":
             if out.ctype != "float" or p["fn"] not in K.UNARY_FLOAT:
                 raise ShrewError(f"export: unary {p['fn']!r} on {out.dtype} has no C emitter")
-            if "sigmoid" in K.UNARY_FLOAT[p["fn"]]:
-                self.helpers["sigmoid"] = K.HELPERS["sigmoid"]
+            for helper, source in K.HELPERS.items():
+                if "shrew_" + helper + "(" in K.UNARY_FLOAT[p["fn"]]:
+                    self.helpers[helper] = source
             return K.UNARY_FLOAT[p["fn"]], "unary_" + p["fn"]
         if kind == "binary":
             if out.ctype == "unsigned char":
@@ -133,6 +134,11 @@ class Emitter:
         literal = c_float(value) if out.ctype == "float" else f"({out.ctype}){int(value)}"
         return (f"{{ const {out.ctype} v = {literal}; shrew_fill({self._ptr(out)}, &v, "
                 f"sizeof v, {c_int(out.numel())}); }}")
+
+    def _arange(self, node: Node) -> str:
+        out = node.outputs[0]
+        return (f"{{ long k; for (k = 0; k < {c_int(out.numel())}; ++k) "
+                f"{self._ptr(out)}[k] = ({out.ctype})k; }}")
 
     def _rand(self, node: Node) -> str:
         out = node.outputs[0]
@@ -259,6 +265,15 @@ class Emitter:
         return (f"shrew_scatter_add({len(out.shape)}, {node.params['dim']}, "
                 f"{self._longs(out.shape)}, {self._longs(index.shape)}, "
                 f"{self._longs(src.shape)}, {self._ptr(index)}, {self._ptr(src)}, "
+                f"{self._ptr(out)});")
+
+    def _pad(self, node: Node) -> str:
+        x, out = node.inputs[0], node.outputs[0]
+        self._need_float(node)
+        self.kernel("shrew_pad", K.FIXED["pad"])
+        before = tuple(lo for lo, _ in node.params["pads"])
+        return (f"shrew_pad({len(x.shape)}, {self._longs(x.shape)}, {self._longs(before)}, "
+                f"{self._longs(out.shape)}, {c_float(node.params['value'])}, {self._ptr(x)}, "
                 f"{self._ptr(out)});")
 
     def _need_float(self, node: Node) -> None:

@@ -25,9 +25,9 @@ VIEWS = ("reshape", "transpose", "narrow", "expand")
 ELEMENTWISE = ("contiguous", "cast", "unary", "binary", "compare", "where", "affine", "powf",
                "clamp", "copy_", "add_")
 CONTIGUOUS_INPUTS = ("softmax", "standardize", "matmul", "im2col", "col2im", "max_pool2d",
-                     "avg_pool2d", "gather", "scatter_add")
+                     "avg_pool2d", "gather", "scatter_add", "pad")
 """Kernels that read their inputs as C-contiguous arrays (others take any strides)."""
-MAKERS = ("full", "rand")
+MAKERS = ("full", "rand", "arange")
 SUPPORTED = VIEWS + ELEMENTWISE + CONTIGUOUS_INPUTS + MAKERS + ("reduce", "from_numpy")
 
 

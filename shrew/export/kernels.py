@@ -53,6 +53,7 @@ UNARY_FLOAT = {
     "gelu": "a0 * 0.5f * (1.0f + erff(a0 * 0.70710678118654752f))",
     "gelu_derivative": "0.5f * (1.0f + erff(a0 * 0.70710678118654752f)) + "
                        "a0 * (expf(a0 * a0 * -0.5f) * 0.39894228040143268f)",
+    "gelu_tanh": "shrew_gelu_tanh(a0, 0)", "gelu_tanh_derivative": "shrew_gelu_tanh(a0, 1)",
     "silu": "a0 * shrew_sigmoid(a0)", "sin": "sinf(a0)", "cos": "cosf(a0)",
     "floor": "floorf(a0)", "ceil": "ceilf(a0)", "round": "nearbyintf(a0)", "erf": "erff(a0)",
     "sign": "a0 > 0.0f ? 1.0f : (a0 < 0.0f ? -1.0f : a0)",
@@ -63,6 +64,16 @@ BINARY = {"add": "a0 + a1", "sub": "a0 - a1", "mul": "a0 * a1", "div": "a0 / a1"
 COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 HELPERS = {
+    "gelu_tanh": """\
+static float shrew_gelu_tanh(float x, int derivative)
+{
+    /* t = tanh(c (x + a x^3)); 0.5 x (1 + t), or its derivative
+       0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2), in the cpu backend's order */
+    const float t = tanhf((x * x * 0.035677408136300125f + 0.7978845608028654f) * x);
+    if (!derivative) return (1.0f + t) * x * 0.5f;
+    return ((1.0f + t) + (x * x * 0.10703222440890037f + 0.7978845608028654f) * (1.0f - t * t) * x) * 0.5f;
+}
+""",
     "sigmoid": """\
 static float shrew_sigmoid(float x)
 {
@@ -332,6 +343,23 @@ static void shrew_scatter_add(int nd, int dim, const long *shape, const long *is
         }
         out[off] += src[soff];
         for (d = nd - 1; d >= 0; --d) { if (++idx[d] < ishape[d]) break; idx[d] = 0; }
+    }
+}
+""",
+    "pad": """\
+static void shrew_pad(int nd, const long *xshape, const long *before, const long *oshape,
+                      float value, const float *x, float *out)
+{
+    /* out filled with value, then x copied in at offset `before` in each dim */
+    long idx[SHREW_MAX_DIMS] = {0}, total = 1, size = 1, t;
+    int d;
+    for (d = 0; d < nd; ++d) { total *= xshape[d]; size *= oshape[d]; }
+    for (t = 0; t < size; ++t) out[t] = value;
+    for (t = 0; t < total; ++t) {
+        long off = 0;
+        for (d = 0; d < nd; ++d) off = off * oshape[d] + idx[d] + before[d];
+        out[off] = x[t];
+        for (d = nd - 1; d >= 0; --d) { if (++idx[d] < xshape[d]) break; idx[d] = 0; }
     }
 }
 """,

@@ -96,7 +96,12 @@ def c_float(x: Any) -> str:
     """A float parameter as a C expression (float32 precision, as numpy applies it)."""
     if isinstance(x, FloatOfBatch):
         return f"(float){x.c()}"
-    return f"(float){float(x)!r}"
+    value = float(x)
+    if value != value:
+        return "(float)NAN"
+    if value in (float("inf"), float("-inf")):
+        return "INFINITY" if value > 0 else "-INFINITY"
+    return f"(float){value!r}"
 
 
 def generalize(objs: list[Any], sizes: list[int]) -> Any:
