@@ -133,8 +133,8 @@ def generalize(objs: list[Any], sizes: list[int]) -> Any:
 
 def _fit_linear(values: list[float], sizes: list[int]) -> Sym:
     """a * n + c with integer a >= 0 and c through every (size, value), else Mismatch."""
-    if len(values) < 3:
-        raise Mismatch("too few recordings to fit a size")
+    if len(values) < 3 or len(set(sizes)) < len(sizes):
+        raise Mismatch(f"sizes {values} at batch {sizes}")
     slope = (values[0] - values[1]) / (sizes[0] - sizes[1])
     a = round(slope)
     c = round(values[0] - a * sizes[0])
