@@ -16,6 +16,7 @@ import numpy as np
 
 from ..backprop import run_backward
 from ..device import get_backend
+from ..dtype import float32
 from ..errors import DeviceError, DTypeError, ShapeError, ShrewError
 from ..functions import from_numpy, ones_like
 from ..optim import SGD, Adam, AdamW
@@ -44,7 +45,7 @@ def trace_training(model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor],
         if t.device != "cpu":
             raise DeviceError(f"export: {name} is on {t.device}; the C step runs on cpu "
                               f"tensors only (move the model with .to('cpu'))")
-        if t.dtype is not _float32():
+        if t.dtype is not float32:
             raise DTypeError(f"export: {name} is {t.dtype}; the C step supports float32 only")
     spec, trainable_ids = _optimizer_spec(optimizer, named)
     backend = get_backend("cpu")
@@ -98,11 +99,6 @@ def trace_training(model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor],
     return program
 
 
-def _float32() -> Any:
-    from ..dtype import float32
-    return float32
-
-
 def _check_inputs(example_inputs: Any) -> tuple[Tensor, Tensor]:
     if not isinstance(example_inputs, (tuple, list)) or len(example_inputs) != 2 or \
             not all(isinstance(t, Tensor) for t in example_inputs):
@@ -112,7 +108,7 @@ def _check_inputs(example_inputs: Any) -> tuple[Tensor, Tensor]:
         if t.device != "cpu":
             raise DeviceError(f"export: {name} is on {t.device}; the C step runs on cpu "
                               f"tensors only")
-    if x.dtype is not _float32() or y.dtype.name != "int64":
+    if x.dtype is not float32 or y.dtype.name != "int64":
         raise DTypeError(f"export: x must be float32 and y int64, got {x.dtype} and {y.dtype}")
     if x.ndim < 1 or y.ndim != 1 or x.shape[0] != y.shape[0] or x.shape[0] < 1:
         raise ShapeError(f"export: x must be [B, ...] and y [B], got x {x.shape} and y "
@@ -135,8 +131,7 @@ def _optimizer_spec(optimizer: Any, named: list) -> tuple[OptimizerSpec, set[int
     if stray:
         raise ShrewError("export: the optimizer holds tensors that are not the model's "
                          "parameters")
-    groups = [group_of.get(id(p), {"lr": 0.0, "weight_decay": 0.0, "momentum": 0.0,
-                                   "betas": (0.9, 0.999), "eps": 1e-8}) for _, p in named]
+    groups = [group_of.get(id(p)) for _, p in named]  # None: not optimized
     return OptimizerSpec(kind, groups), set(group_of)
 
 
@@ -173,8 +168,8 @@ def _generalize(recs: list[tuple], sizes: list[int]) -> tuple[list, list]:
     for other in recordings[1:]:
         if len(other.calls) != len(first.calls) or len(other.arrays) != len(first.arrays):
             raise Mismatch(f"{len(first.calls)} vs {len(other.calls)} primitive calls")
-        if [r[1:] for r in recs[1:]] and any(r[1:] != recs[0][1:] for r in recs[1:]):
-            raise Mismatch("the loss or gradients come from different values")
+    if any(r[1:] != recs[0][1:] for r in recs[1:]):
+        raise Mismatch("the loss or gradients come from different values")
     calls = []
     for i, call in enumerate(first.calls):
         peers = [r.calls[i] for r in recordings]
@@ -216,7 +211,7 @@ def _optimizer_state(graph: Graph, spec: OptimizerSpec, trainable: list
     moments."""
     state = {}
     for (name, p, grad), hyper in zip(trainable, spec.groups):
-        if grad is None:
+        if grad is None or hyper is None:
             continue
         count = 2 if spec.kind != "sgd" else (1 if hyper["momentum"] else 0)
         values = []

@@ -69,9 +69,10 @@ static float shrew_gelu_tanh(float x, int derivative)
 {
     /* t = tanh(c (x + a x^3)); 0.5 x (1 + t), or its derivative
        0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2), in the cpu backend's order */
-    const float t = tanhf((x * x * 0.035677408136300125f + 0.7978845608028654f) * x);
+    const float u = (x * x * 0.035677408136300125f + 0.7978845608028654f) * x, t = tanhf(u);
     if (!derivative) return (1.0f + t) * x * 0.5f;
-    return ((1.0f + t) + (x * x * 0.10703222440890037f + 0.7978845608028654f) * (1.0f - t * t) * x) * 0.5f;
+    const float slope = x * x * 0.10703222440890037f + 0.7978845608028654f;
+    return ((1.0f + t) + slope * (1.0f - t * t) * x) * 0.5f;
 }
 """,
     "sigmoid": """\
@@ -187,7 +188,10 @@ static void shrew_softmax(long outer, long len, long inner, int log_out, const f
             float *yr = y + o * len * inner + i;
             float top = xr[0];
             double sum = 0.0;
-            for (j = 1; j < len; ++j) if (xr[j * inner] > top || xr[j * inner] != xr[j * inner]) top = xr[j * inner];
+            for (j = 1; j < len; ++j) {
+                const float v = xr[j * inner];
+                if (v > top || v != v) top = v;  /* NaN propagates, as numpy's max */
+            }
             for (j = 0; j < len; ++j) sum += expf(xr[j * inner] - top);
             for (j = 0; j < len; ++j) {
                 const float z = xr[j * inner] - top;

@@ -21,7 +21,7 @@ class OptimizerSpec:
     per parameter."""
 
     kind: str
-    groups: list[dict[str, Any]]  # per parameter: lr, momentum / betas, eps, weight_decay
+    groups: list[dict[str, Any] | None]  # per parameter: its group (lr, betas, ...) or None
 
 
 @dataclass
@@ -174,7 +174,7 @@ class Program:
         lines = []
         kind = self.optimizer.kind
         for (name, p, grad), hyper in zip(self.trainable, self.optimizer.groups):
-            if grad is None:
+            if grad is None or hyper is None:
                 continue
             numel = c_int(p.numel())
             st = self.opt_state.get(name, [])
@@ -201,7 +201,8 @@ class Program:
                 lines.append(f"        float *m = {self._ptr(st[0])}, *v = {self._ptr(st[1])};")
                 lines.append("        const double t = (double)(shrew_step_count + 1);")
                 lines.append(f"        const float bc2 = (float)sqrt(1.0 - pow({b2!r}, t));")
-                lines.append(f"        const float step = (float)({-lr!r} / (1.0 - pow({b1!r}, t)));")
+                lines.append(f"        const float step = "
+                             f"(float)({-lr!r} / (1.0 - pow({b1!r}, t)));")
                 lines.append(f"        for (i = 0; i < {numel}; ++i) {{")
                 lines.append("            float gi = g[i];")
                 if wd and kind == "adamw":

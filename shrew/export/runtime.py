@@ -66,7 +66,9 @@ static int shrew_find_tensor(const char *header, const shrew_tensor_info *t, lon
     close = strchr(at, '}');
     if (!close) return -1;
     field = strstr(at, "\\"dtype\\"");
-    if (!field || field > close || !strstr(field, "\\"F32\\"") || strstr(field, "\\"F32\\"") > close) return -1;
+    if (!field || field > close) return -1;
+    field = strstr(field, "\\"F32\\"");
+    if (!field || field > close) return -1;
     field = strstr(at, "\\"shape\\"");
     if (!field || field > close || !(field = strchr(field, '['))) return -1;
     for (++field; *field != ']' && nd < SHREW_MAX_DIMS; ) {
@@ -80,7 +82,7 @@ static int shrew_find_tensor(const char *header, const shrew_tensor_info *t, lon
     for (d = 0; d < nd; ++d) if (shape[d] != t->shape[d]) return -1;
     field = strstr(at, "\\"data_offsets\\"");
     if (!field || field > close || !(field = strchr(field, '['))) return -1;
-    if (sscanf(field, "[%ld , %ld]", begin, end) != 2 && sscanf(field, "[%ld,%ld]", begin, end) != 2) return -1;
+    if (sscanf(field, "[%ld ,%ld", begin, end) != 2) return -1;
     return *end - *begin == t->numel * 4 ? 0 : -1;
 }
 
@@ -166,7 +168,10 @@ int main(int argc, char **argv)
     epochs = strtol(argv[2], NULL, 10);
     if (shrew_load_params(init) != 0) { fprintf(stderr, "cannot load %s\\n", init); return 1; }
     f = fopen(argv[1], "rb");
-    if (!f || fread(head, 8, 2, f) != 2) { fprintf(stderr, "cannot read %s\\n", argv[1]); return 1; }
+    if (!f || fread(head, 8, 2, f) != 2) {
+        fprintf(stderr, "cannot read %s\\n", argv[1]);
+        return 1;
+    }
     count = (long)head[0];
     features = (long)head[1];
     if (features != SHREW_FEATURES || count < 0 || count > (1L << 40) / (features * 4 + 8)) {
@@ -175,7 +180,8 @@ int main(int argc, char **argv)
     }
     x = (float *)malloc(sizeof(float) * (size_t)(count * features + 1));
     y = (int64_t *)malloc(sizeof(int64_t) * (size_t)(count + 1));
-    if (!x || !y || fread(x, sizeof(float), (size_t)(count * features), f) != (size_t)(count * features)
+    if (!x || !y
+        || fread(x, sizeof(float), (size_t)(count * features), f) != (size_t)(count * features)
         || fread(y, sizeof(int64_t), (size_t)count, f) != (size_t)count) {
         fprintf(stderr, "%s is truncated\\n", argv[1]);
         return 1;

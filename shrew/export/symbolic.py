@@ -2,8 +2,9 @@
 recordings of the same step at several batch sizes."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +61,7 @@ class Sym:
         return "(" + " + ".join(parts) + ")"
 
 
-Size = Union[int, Sym]
+Size = int | Sym
 
 
 def _terms(x: Size) -> dict[int, int]:
@@ -126,12 +127,12 @@ def generalize(objs: list[Any], sizes: list[int]) -> Any:
         values = [int(o) for o in objs]
         return values[0] if len(set(values)) == 1 else _fit_linear(values, sizes)
     if isinstance(first, float):
-        values = [float(o) for o in objs]
-        return values[0] if len(set(values)) == 1 else _fit_float(values, sizes)
+        floats = [float(o) for o in objs]
+        return floats[0] if len(set(floats)) == 1 else _fit_float(floats, sizes)
     raise Mismatch(f"an argument of type {type(first).__name__}")
 
 
-def _fit_linear(values: list[float], sizes: list[int]) -> Sym:
+def _fit_linear(values: Sequence[float], sizes: list[int]) -> Sym:
     """a * n + c with integer a >= 0 and c through every (size, value), else Mismatch."""
     if len(values) < 3 or len(set(sizes)) < len(sizes):
         raise Mismatch(f"sizes {values} at batch {sizes}")
@@ -145,7 +146,7 @@ def _fit_linear(values: list[float], sizes: list[int]) -> Sym:
     return fitted
 
 
-def _fit_float(values: list[float], sizes: list[int]) -> FloatOfBatch:
+def _fit_float(values: Sequence[float], sizes: list[int]) -> FloatOfBatch:
     for form, count in (("recip", [1.0 / v for v in values]),
                         ("unbiased", [v / (v - 1.0) for v in values])):
         try:

@@ -100,12 +100,14 @@ def recording(backend: Any, leaves: dict[str, Any]) -> Iterator[Recording]:
                 depth[0] -= 1
             if name in IGNORED:
                 return out
-            named = {}
+            named: dict[str, Any] = {}
             for key, value in bound.items():
                 if key in STORAGE_ARGS:
                     named[key] = rec.ref(value)
                 elif key == "xs":
                     named[key] = tuple(rec.ref(v) for v in value)
+                elif isinstance(value, np.ndarray):  # from_numpy's host array: a snapshot
+                    named[key] = np.array(value, copy=True)
                 else:
                     named[key] = value
             index = len(rec.calls)
