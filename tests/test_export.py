@@ -54,8 +54,8 @@ CASES = {
 def compile_step(program, tmp_path, extra=()):
     src = program.write_c(tmp_path / "train.c")
     lib = tmp_path / "train.so"
-    subprocess.run([CC, *FLAGS, *extra, "-shared", "-fPIC", "-DSHREW_NO_MAIN", src, "-o",
-                    str(lib), "-lm"], check=True, capture_output=True)
+    subprocess.run([CC, *FLAGS, "-shared", "-fPIC", "-DSHREW_NO_MAIN", src, "-o", str(lib),
+                    *extra, "-lm"], check=True, capture_output=True)
     c = ctypes.CDLL(str(lib))
     c.shrew_train_step.restype = ctypes.c_float
     c.shrew_debug_grad.restype = ctypes.c_long
@@ -89,12 +89,12 @@ def test_c_step_matches_eager(case, tmp_path):
         c_loss = c_step(lib, x, y, batch)
         loss = F.cross_entropy(model(shrew.tensor(x[:batch])), shrew.tensor(y[:batch]))
         opt.zero_grad()
-        loss.backward()
+        store = loss.backward()
         if step == 0:
             for i, (name, p) in enumerate(model.named_parameters()):
                 grad = np.empty(p.numel(), dtype=np.float32)
                 assert lib.shrew_debug_grad(i, grad.ctypes.data_as(ctypes.c_void_p)) == p.numel()
-                np.testing.assert_allclose(grad.reshape(p.shape), p.grad.numpy(), rtol=1e-5,
+                np.testing.assert_allclose(grad.reshape(p.shape), store[p].numpy(), rtol=1e-5,
                                            atol=1e-6, err_msg=name)
         opt.step()
         assert c_loss == pytest.approx(loss.item(), rel=1e-5)
@@ -103,6 +103,24 @@ def test_c_step_matches_eager(case, tmp_path):
     for name, t in model.state_dict().items():
         np.testing.assert_allclose(got[name].numpy(), t.numpy(), rtol=1e-5, atol=1e-6,
                                    err_msg=name)
+
+
+@needs_cc
+def test_cblas_build_matches_eager(tmp_path):
+    """-DSHREW_USE_CBLAS swaps the blocked matmul for cblas_sgemm (OpenBLAS here)."""
+    model, opt, x, y = setup("mlp")
+    program = trace_training(model, F.cross_entropy, (shrew.tensor(x), shrew.tensor(y)), opt)
+    try:
+        lib = compile_step(program, tmp_path, ["-DSHREW_USE_CBLAS", "-lopenblas"])
+    except subprocess.CalledProcessError as exc:
+        pytest.skip(f"no cblas to link (libopenblas-dev): {exc.stderr.decode()[:200]}")
+    for _ in range(2):
+        c_loss = c_step(lib, x, y, 6)
+        loss = F.cross_entropy(model(shrew.tensor(x)), shrew.tensor(y))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        assert c_loss == pytest.approx(loss.item(), rel=1e-5)
 
 
 @needs_cc

@@ -142,21 +142,38 @@ static void shrew_gemm(long m, long k, long n, const float *a, const float *b, f
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f,
                 a, (int)k, b, (int)n, 0.0f, c, (int)n);
 #else
-    /* cache-blocked i-p-j loops: a block of b's rows stays in cache while a block of
-       a's rows streams past it; the innermost loop runs along contiguous rows */
-    enum { BI = 64, BP = 256, BJ = 512 };
-    long i0, p0, j0, i, p, j;
+    /* cache-blocked: a BP x BJ block of b stays in cache while every row of a passes
+       over it, four rows at a time so that each element of b loaded serves four
+       products; each c element still sums its products in order of p */
+    enum { BP = 128, BJ = 256 };
+    long i, p0, j0, p, j;
     memset(c, 0, sizeof(float) * (size_t)(m * n));
-    for (p0 = 0; p0 < k; p0 += BP)
-        for (j0 = 0; j0 < n; j0 += BJ)
-            for (i0 = 0; i0 < m; i0 += BI)
-                for (i = i0; i < m && i < i0 + BI; ++i)
-                    for (p = p0; p < k && p < p0 + BP; ++p) {
-                        const float aip = a[i * k + p];
-                        const float *brow = b + p * n;
-                        float *crow = c + i * n;
-                        for (j = j0; j < n && j < j0 + BJ; ++j) crow[j] += aip * brow[j];
+    for (p0 = 0; p0 < k; p0 += BP) {
+        const long pe = p0 + BP < k ? p0 + BP : k;
+        for (j0 = 0; j0 < n; j0 += BJ) {
+            const long je = j0 + BJ < n ? j0 + BJ : n;
+            for (i = 0; i + 4 <= m; i += 4) {
+                float *restrict c0 = c + i * n, *restrict c1 = c0 + n;
+                float *restrict c2 = c1 + n, *restrict c3 = c2 + n;
+                for (p = p0; p < pe; ++p) {
+                    const float a0 = a[i * k + p], a1 = a[(i + 1) * k + p];
+                    const float a2 = a[(i + 2) * k + p], a3 = a[(i + 3) * k + p];
+                    const float *restrict brow = b + p * n;
+                    for (j = j0; j < je; ++j) {
+                        const float bj = brow[j];
+                        c0[j] += a0 * bj; c1[j] += a1 * bj; c2[j] += a2 * bj; c3[j] += a3 * bj;
                     }
+                }
+            }
+            for (; i < m; ++i)
+                for (p = p0; p < pe; ++p) {
+                    const float aip = a[i * k + p];
+                    const float *restrict brow = b + p * n;
+                    float *restrict crow = c + i * n;
+                    for (j = j0; j < je; ++j) crow[j] += aip * brow[j];
+                }
+        }
+    }
 #endif
 }
 
