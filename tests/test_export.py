@@ -231,3 +231,14 @@ def test_bad_inputs_are_refused():
         with pytest.raises(shrew.DeviceError, match="opencl"):
             trace_training(model, F.cross_entropy,
                            (shrew.tensor(x, device="opencl"), shrew.tensor(y)), opt)
+
+
+def test_a_step_that_replays_the_generator_is_refused():
+    """checkpoint restores the generator to replay dropout in backward: not exportable."""
+    model, opt, x, y = setup("mlp")
+
+    def loss_fn(out, target):
+        return F.cross_entropy(shrew.checkpoint(lambda t: F.dropout(t, 0.5), out), target)
+
+    with pytest.raises(shrew.ShrewError, match="resets the generator"):
+        trace_training(model, loss_fn, (shrew.tensor(x), shrew.tensor(y)), opt)

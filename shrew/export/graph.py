@@ -109,14 +109,13 @@ def build(rec: Recording, calls: list[Call], shapes: list[tuple[Size, ...]],
     `shapes[v]` the generalised shape of value v, `leaves` the values of the named leaf
     storages.  Returns the graph and the value of every recorded value index."""
     g = Graph()
-    seen_buffers = {id(v.buffer): v.buffer for v in leaves.values()}
+    g.buffers.extend({id(v.buffer): v.buffer for v in leaves.values()}.values())
     values: dict[int, Value] = {}
     for index, (kind, payload) in enumerate(rec.origin):
         if kind == "leaf":
             values[index] = leaves[payload]
         elif kind == "const":
             values[index] = _const(g, payload)
-    g.buffers.extend(seen_buffers.values())
 
     def arg(ref: Ref) -> Value:
         return values[ref.value]

@@ -24,8 +24,13 @@ from ..errors import ShrewError
 FAST_PATHS = ("conv2d", "conv2d_backward", "max_pool2d_backward")
 """Optional backend methods (base.FastConv, base.FastPool) hidden while recording."""
 
-IGNORED = ("to_numpy", "manual_seed", "get_rng_state", "set_rng_state")
+IGNORED = ("to_numpy", "get_rng_state")
 """Primitives that neither make nor change storage inside a step (host reads are checks)."""
+
+RNG_RESETS = ("manual_seed", "set_rng_state")
+"""Primitives that move the generator (checkpoint replaying dropout): the C step draws
+from one stream in order, so a step that both resets the generator and draws from it
+cannot be exported."""
 
 STORAGE_ARGS = frozenset(("x", "a", "b", "cond", "cols", "index", "src", "dst", "g", "w"))
 """The primitives' parameter names that hold storage (xs holds a sequence of them)."""
@@ -59,6 +64,7 @@ class Recording:
     origin: list[tuple[str, Any]] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     by_id: dict[int, int] = field(default_factory=dict)
+    rng_resets: int = 0
 
     def add(self, array: Any, origin: tuple[str, Any]) -> int:
         self.arrays.append(array)  # kept alive so that id() stays unique
@@ -100,6 +106,9 @@ def recording(backend: Any, leaves: dict[str, Any]) -> Iterator[Recording]:
                 depth[0] -= 1
             if name in IGNORED:
                 return out
+            if name in RNG_RESETS:
+                rec.rng_resets += 1
+                return out
             named: dict[str, Any] = {}
             for key, value in bound.items():
                 if key in STORAGE_ARGS:
@@ -131,6 +140,10 @@ def recording(backend: Any, leaves: dict[str, Any]) -> Iterator[Recording]:
         setattr(backend, name, None)  # fast_path() then takes the plain primitives
     try:
         yield rec
+        if rec.rng_resets and any(call.name == "rand" for call in rec.calls):
+            raise ShrewError("export: the step draws random numbers and also resets the "
+                             "generator (manual_seed, or checkpoint replaying dropout); the "
+                             "C step draws from one stream in order")
     finally:
         for name in (*base.PRIMITIVES, *FAST_PATHS):
             if name in vars(backend):
