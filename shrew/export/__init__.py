@@ -94,6 +94,7 @@ def trace_training(model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor],
                       [(n, leaves["buffer:" + n]) for n, _ in buffers],
                       trainable, opt_state, spec, leaves["input:x"], leaves["input:y"], loss,
                       batch, batch if reason else 1, reason, state, backend.get_rng_state())
+    program.emit_step()
     if measure_eager:
         program.eager_peak_bytes = eager_peak_bytes(model, loss_fn, (x, y), optimizer)
     return program

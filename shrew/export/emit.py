@@ -226,7 +226,7 @@ class Emitter:
     def _out_hw(self, shape: tuple[Size, ...], node: Node) -> tuple[int, int]:
         p = node.params
         h, w = at(shape[2], self.batch), at(shape[3], self.batch)
-        if isinstance(shape[2], int) is False or isinstance(shape[3], int) is False:
+        if not isinstance(shape[2], int) or not isinstance(shape[3], int):
             raise ShrewError("export: image height and width must not follow the batch")
         (kh, kw), (sh, sw), (ph, pw) = p["kernel"], p["stride"], p["padding"]
         return (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import safetensors.numpy
 
 from ..errors import ShrewError
 from . import runtime
@@ -61,7 +62,6 @@ class Program:
         stem = os.path.splitext(path)[0]
         source = self.c_source(os.path.basename(stem) + "_init.safetensors",
                                os.path.basename(stem) + "_trained.safetensors")
-        import safetensors.numpy
         safetensors.numpy.save_file(
             {name: np.ascontiguousarray(a, dtype=np.float32)
              for name, a in self.initial_state.items()}, stem + "_init.safetensors")
@@ -75,9 +75,14 @@ class Program:
         extra = "" if v.offset == 0 else f" + {c_int(v.offset)}"
         return f"((({v.ctype} *)(shrew_arena + {off})){extra})"
 
-    def c_source(self, init_path: str, trained_path: str) -> str:
+    def emit_step(self) -> tuple[Emitter, list[str]]:
+        """The kernels and one C call per node; raises ShrewError for a node that has no C
+        emitter (trace_training runs it, so that nothing unsupported gets further)."""
         em = Emitter(self._ptr, self.batch_size)
-        body = [em.call(node) for node in self.graph.nodes]
+        return em, [em.call(node) for node in self.graph.nodes]
+
+    def c_source(self, init_path: str, trained_path: str) -> str:
+        em, body = self.emit_step()
         uses_rand = "shrew_rand" in em.kernels
         parts = [f"/* A training step exported by shrew.export: {len(self.graph.nodes)} "
                  f"kernel calls, batch {self.min_batch}..{self.batch_size}, arena "
