@@ -242,3 +242,14 @@ def test_a_step_that_replays_the_generator_is_refused():
 
     with pytest.raises(shrew.ShrewError, match="resets the generator"):
         trace_training(model, loss_fn, (shrew.tensor(x), shrew.tensor(y)), opt)
+
+
+@needs_cc
+def test_a_step_traced_below_four_rows_runs_at_that_batch_only(tmp_path):
+    model, opt, x, y = setup("mlp", batch=3)
+    program = trace_training(model, F.cross_entropy, (shrew.tensor(x), shrew.tensor(y)), opt)
+    assert program.min_batch == 3 and "below 4" in program.fixed_batch_reason
+    lib = compile_step(program, tmp_path)
+    assert math.isnan(c_step(lib, x, y, 2))
+    loss = F.cross_entropy(model(shrew.tensor(x)), shrew.tensor(y))
+    assert c_step(lib, x, y, 3) == pytest.approx(loss.item(), rel=1e-5)
