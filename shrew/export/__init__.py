@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
+# Public names only (and backprop's engine entry point), so that the core can move
+# around this package; get_backend is the one registry function it needs.
+from .. import (DeviceError, DTypeError, ShapeError, ShrewError, Tensor, float32, from_numpy,
+               ones_like)
 from ..backprop import run_backward
 from ..device import get_backend
-from ..dtype import float32
-from ..errors import DeviceError, DTypeError, ShapeError, ShrewError
-from ..functions import from_numpy, ones_like
 from ..optim import SGD, Adam, AdamW
-from ..tensor import Tensor
 from .graph import Buffer, Graph, Value, build, contiguous_strides
 from .plan import make_plan
 from .program import OptimizerSpec, Program
