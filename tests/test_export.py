@@ -85,6 +85,8 @@ def test_c_step_matches_eager(case, tmp_path):
     model, opt, x, y = setup(case)
     program = trace_training(model, F.cross_entropy, (shrew.tensor(x), shrew.tensor(y)), opt)
     assert program.fixed_batch_reason is None and program.min_batch == 1
+    kinds = [node.kind for node in program.graph.nodes]
+    assert kinds.count("log_softmax_backward") == 1  # cross-entropy's gradient, fused
     lib = compile_step(program, tmp_path)
     for step, batch in enumerate((6, 6, 4)):  # the batch may shrink below the traced one
         c_loss = c_step(lib, x, y, batch)

@@ -21,6 +21,7 @@ from .. import (DeviceError, DTypeError, ShapeError, ShrewError, Tensor, float32
 from ..backprop import run_backward
 from ..device import get_backend
 from ..optim import SGD, Adam, AdamW
+from .fuse import fuse_log_softmax_backward
 from .graph import Buffer, Graph, Value, build, contiguous_strides
 from .plan import make_plan
 from .program import OptimizerSpec, Program
@@ -87,6 +88,7 @@ def trace_training(model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor],
     loss = values[loss_index]
     _prune(graph, [loss] + [g for _, _, g in trainable if g is not None])
     live = [loss] + [g for _, _, g in trainable if g is not None]
+    fuse_log_softmax_backward(graph, live)
     plan = make_plan(graph, live, batch)
     state = {name: t.numpy() for name, t in named + buffers}
     program = Program(graph, plan,

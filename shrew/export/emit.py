@@ -188,6 +188,15 @@ class Emitter:
         return (f"shrew_softmax({c_int(outer)}, {c_int(x.shape[dim])}, {c_int(inner)}, "
                 f"{int(bool(node.params['log']))}, {self._ptr(x)}, {self._ptr(out)});")
 
+    def _log_softmax_backward(self, node: Node) -> str:
+        y, g = node.inputs
+        out = node.outputs[0]
+        dim = node.params["dim"]
+        self.kernel("shrew_log_softmax_backward", K.FIXED["log_softmax_backward"])
+        outer, inner = _prod(y.shape[:dim]), _prod(y.shape[dim + 1:])
+        return (f"shrew_log_softmax_backward({c_int(outer)}, {c_int(y.shape[dim])}, "
+                f"{c_int(inner)}, {self._ptr(y)}, {self._ptr(g)}, {self._ptr(out)});")
+
     def _standardize(self, node: Node) -> str:
         x = node.inputs[0]
         y, rstd = node.outputs

@@ -217,6 +217,24 @@ static void shrew_softmax(long outer, long len, long inner, int log_out, const f
         }
 }
 """,
+    "log_softmax_backward": """\
+static void shrew_log_softmax_backward(long outer, long len, long inner, const float *y,
+                                       const float *g, float *out)
+{
+    /* g - exp(y) * sum(g) along the dim: log_softmax's gradient in one pass per row */
+    long o, i, j;
+    for (o = 0; o < outer; ++o)
+        for (i = 0; i < inner; ++i) {
+            const long base = o * len * inner + i;
+            double sum = 0.0;
+            float total;
+            for (j = 0; j < len; ++j) sum += g[base + j * inner];
+            total = (float)sum;
+            for (j = 0; j < len; ++j)
+                out[base + j * inner] = g[base + j * inner] - expf(y[base + j * inner]) * total;
+        }
+}
+""",
     "standardize": """\
 static void shrew_standardize(long rows, long cols, float eps, const float *x, float *y,
                               float *rstd)
