@@ -329,7 +329,7 @@ def isend(tensor: Tensor, dst: int, group: None = None, tag: int = 0) -> Work:
     def steps() -> Steps:
         yield Pending([g.p2p_meta.Isend(meta, dest=dst, tag=tag),
                        g.p2p_data.Isend(_as_bytes(host), dest=dst, tag=tag)], [dst, dst],
-                      f"it to receive a tensor with tag {tag}")
+                      f"to receive a tensor with tag {tag}")
     return Work("send", g, steps(), ordered=False)
 
 
@@ -351,7 +351,7 @@ def _start_recv(tensor: Tensor, src: int | None, tag: int) -> tuple[Work, list[i
 
     def steps() -> Steps:
         first = Pending([g.p2p_meta.Irecv(buf, source=source, tag=tag)], [src],
-                        f"it to send a tensor with tag {tag}")
+                        f"to send a tensor with tag {tag}")
         yield first
         sender = sender_box[0] = first.statuses[0].Get_source()
         theirs = bytes(buf[:first.statuses[0].Get_count()])
@@ -360,7 +360,7 @@ def _start_recv(tensor: Tensor, src: int | None, tag: int) -> tuple[Work, list[i
                              f"receiving tensor on rank {g.rank} is of "
                              f"{_encode_meta(t).decode()}")
         yield Pending([g.p2p_data.Irecv(_as_bytes(host), source=sender, tag=tag)], [sender],
-                      f"the data of its tensor with tag {tag}")
+                      f"to send the data of its tensor with tag {tag}")
         _write(t, host)
     return Work("recv", g, steps(), ordered=False), sender_box
 

@@ -52,6 +52,7 @@ Steps = Generator[Pending, None, None]
 """An operation: yields what it waits for, returns when it is complete."""
 
 _ordered: deque[Work] = deque()   # collective Works in the order they were started
+_unordered: list[Work] = []       # point-to-point Works
 
 
 class Work:
@@ -67,15 +68,12 @@ class Work:
         self._pending: Pending | None = None
         self._done = False
         self._ordered = ordered
-        if ordered:
-            _ordered.append(self)
-            progress()
-        else:
-            self._advance()
+        (_ordered if ordered else _unordered).append(self)
+        progress()
 
     def is_completed(self) -> bool:
-        """Whether the operation has finished (this also moves it on)."""
-        progress() if self._ordered else self._advance()
+        """Whether the operation has finished (this also moves every operation on)."""
+        progress()
         return self._done
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -88,7 +86,7 @@ class Work:
             blocker = _ordered[0] if self._ordered and _ordered else self
             pending = blocker._pending
             # Rank 0 sees who is missing; the others give it time to say so first.
-            patience = limit if self._group.rank == 0 else limit * 1.1 + 1.0
+            patience = limit if self._group.rank == 0 else limit * 1.5 + 2.0
             if time.monotonic() - start > patience:
                 raise DistBackendError(_timeout_message(blocker, pending, limit))
             time.sleep(nap)
@@ -106,22 +104,27 @@ class Work:
                 self._pending, self._done = None, True
             except BaseException:
                 self._pending, self._done = None, True
-                if self._ordered and _ordered and _ordered[0] is self:
-                    _ordered.popleft()
+                queue = _ordered if self._ordered else _unordered
+                queue.remove(self)
                 raise
         return True
 
 
 def progress() -> None:
-    """Move the started collectives on, oldest first, without blocking."""
+    """Move every started operation on without blocking: the collectives oldest first,
+    the point-to-point ones each on its own (a send to this very rank completes only when
+    its receive moves on too)."""
     while _ordered and _ordered[0]._advance():
         _ordered.popleft()
+    for work in list(_unordered):
+        if work._advance():
+            _unordered.remove(work)
 
 
 def drain() -> None:
-    """Wait for every started collective (before the group goes away)."""
-    while _ordered:
-        _ordered[0].wait()
+    """Wait for every started operation (before the group goes away)."""
+    while _ordered or _unordered:
+        (_ordered or _unordered)[0].wait()
 
 
 def _timeout_message(work: Work, pending: Pending | None, limit: float) -> str:
@@ -133,8 +136,8 @@ def _timeout_message(work: Work, pending: Pending | None, limit: float) -> str:
     missing = pending.missing()
     if missing:
         who = ", ".join(str(r) for r in missing)
-        return (head + f"rank{'s' if len(missing) > 1 else ''} {who} "
-                f"({pending.waiting_for}: it exited, crashed or is stuck elsewhere)")
+        return (head + f"rank{'s' if len(missing) > 1 else ''} {who} ({pending.waiting_for}; "
+                f"a rank that never arrives has exited, crashed or is stuck elsewhere)")
     return head + f"the other ranks ({pending.waiting_for})"
 
 
@@ -158,19 +161,19 @@ def agree(group: ProcessGroup, name: str, meta: dict[str, Any]) -> Steps:
         bufs = [bytearray(_META_BYTES) for _ in range(group.size - 1)]
         peers = list(range(1, group.size))
         pending = Pending([group.ctrl.Irecv(b, source=r, tag=_META) for b, r in zip(bufs, peers)],
-                          peers, f"they have not called {name} (collective #{seq})")
+                          peers, f"not yet in {name}, collective #{seq}")
         yield pending
         theirs = [bytes(b[:s.Get_count()]) for b, s in zip(bufs, pending.statuses)]
         verdict = _compare(name, seq, payload, mine, theirs)
         answer = json.dumps(verdict).encode()
         yield Pending([group.ctrl.Isend(answer, dest=r, tag=_VERDICT) for r in peers],
-                      peers, f"their verdict on {name} (collective #{seq})")
+                      peers, f"to take rank 0's verdict on {name}, collective #{seq}")
     else:
         buf = bytearray(_META_BYTES)
         pending = Pending([group.ctrl.Isend(payload, dest=0, tag=_META),
                            group.ctrl.Irecv(buf, source=0, tag=_VERDICT)], [0, 0],
-                          f"rank 0 to check {name} (collective #{seq}); rank 0 names any "
-                          f"rank that is missing")
+                          f"to check {name}, collective #{seq}; rank 0 names any rank "
+                          f"that is missing")
         yield pending
         verdict = json.loads(bytes(buf[:pending.statuses[1].Get_count()]))
     if verdict:
@@ -199,9 +202,11 @@ def _compare(name: str, seq: int, payload: bytes, mine: dict[str, Any],
                     f"{where}: rank {rank} called {other['op']} (its collective "
                     f"#{other['seq']}) while rank 0 called {name}; every rank must call the "
                     f"same collectives in the same order"}
-        diffs = [f"{k} {other.get(k)!r} on rank {rank} but {mine.get(k)!r} on rank 0"
+        diffs = [f"{k} {other.get(k)} on rank {rank} but {mine.get(k)} on rank 0"
                  for k in sorted(set(mine) | set(other)) if other.get(k) != mine.get(k)]
-        kind = ("dtype" if any("dtype" in k for k in mine if other.get(k) != mine.get(k))
-                else "shape")
+        differ = [k for k in set(mine) | set(other) if other.get(k) != mine.get(k)]
+        kind = ("dtype" if "dtype" in differ else
+                "shape" if differ != ["reduce"] and "src" not in differ and "dst" not in differ
+                else "call")
         return {"kind": kind, "message": f"{where}: the ranks disagree: " + "; ".join(diffs)}
     return {}
