@@ -6,6 +6,7 @@ with create_graph=True they are recorded and can be differentiated again.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeAlias
 
@@ -209,7 +210,9 @@ def register_post_accumulate_grad_hook(leaf: Tensor, hook: PostAccumulateHook) -
         raise ShrewError(f"register_post_accumulate_grad_hook: hook must be callable, got "
                          f"{type(hook).__name__}")
     _leaf_hooks.setdefault(leaf.id, []).append(hook)
-    return HookHandle(leaf.id, hook)
+    handle = HookHandle(leaf.id, hook)
+    weakref.finalize(leaf, handle.remove)  # a dead tensor's hooks go with it
+    return handle
 
 
 def _hooked_leaves_by_last_consumer(order: list[Tensor]) -> dict[int, list[Tensor]]:

@@ -42,7 +42,7 @@ def _run(n: int | None, job: str, timeout: float, **env: str) -> subprocess.Comp
                           cwd=ROOT)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _main_job(n: int | None) -> subprocess.CompletedProcess:
     # OpenCL collectives once (two ranks): each rank compiles its kernels, which is slow.
     opencl = "1" if n == 2 and "opencl" in " ".join(shrew.devices()) else "0"
