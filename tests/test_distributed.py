@@ -81,3 +81,18 @@ def test_a_rank_that_exits_silently_is_named_after_the_timeout():
     assert result.returncode != 0
     assert ("all_reduce: rank 0 of 3 timed out after 3 s waiting for rank 2 (not yet in "
             "all_reduce, collective #0") in result.stderr
+
+
+def test_train_ddp_example_on_two_ranks():
+    """examples/train_ddp.py under mpiexec: it learns, and only rank 0 reports."""
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1",
+               "OPENBLAS_NUM_THREADS": "1"}
+    result = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "train_ddp.py", "--epochs",
+                             "2"], capture_output=True, text=True, timeout=300, env=environ,
+                            cwd=ROOT / "examples")
+    assert result.returncode == 0, result.stderr
+    reports = [line for line in result.stdout.splitlines() if line.startswith("test accuracy")]
+    assert len(reports) == 1 and "2 processes" in reports[0]
+    assert float(reports[0].split()[2].rstrip("%")) > 80
+    assert "train (2 processes)" in result.stderr        # the progress bar, once
+    assert result.stderr.count("train (2 processes):   0%") == 1
