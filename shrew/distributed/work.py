@@ -80,17 +80,19 @@ class Work:
         """Block until complete.  After `timeout` seconds (default: the group's), raise a
         DistBackendError naming the ranks that did not arrive."""
         limit = self._group.timeout if timeout is None else float(timeout)
+        # Rank 0 sees who is missing; the others give it time to say so first.
+        patience = limit if self._group.rank == 0 else limit * 1.5 + 2.0
         start = time.monotonic()
-        nap = 0.0
         while not self.is_completed():
-            blocker = _ordered[0] if self._ordered and _ordered else self
-            pending = blocker._pending
-            # Rank 0 sees who is missing; the others give it time to say so first.
-            patience = limit if self._group.rank == 0 else limit * 1.5 + 2.0
-            if time.monotonic() - start > patience:
-                raise DistBackendError(_timeout_message(blocker, pending, limit))
-            time.sleep(nap)
-            nap = min(nap * 2 + 2e-5, 1e-3)
+            waited = time.monotonic() - start
+            if waited > patience:
+                blocker = _ordered[0] if self._ordered and _ordered else self
+                raise DistBackendError(_timeout_message(blocker, blocker._pending, limit))
+            # MPI moves a large message on only while it is being called, so poll without
+            # a pause (as MPI's own blocking calls do) while the data flows; a rank that
+            # has waited a second is waiting for another rank, and naps instead.
+            if waited > 1.0:
+                time.sleep(1e-3)
         return True
 
     def _advance(self) -> bool:
