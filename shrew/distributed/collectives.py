@@ -82,12 +82,12 @@ def _check_rank(op: str, group: ProcessGroup, rank: object, what: str) -> int:
     return rank
 
 
-def _check_op(op_name: str, op: object, dtype_is_float: bool, dtype: object) -> ReduceOp:
+def _check_op(name: str, op: object, t: Tensor) -> ReduceOp:
     if not isinstance(op, ReduceOp):
-        raise ShrewError(f"{op_name}: op must be a ReduceOp (SUM, AVG, PRODUCT, MIN, MAX), "
+        raise ShrewError(f"{name}: op must be a ReduceOp (SUM, AVG, PRODUCT, MIN, MAX), "
                          f"got {op!r}")
-    if op is ReduceOp.AVG and not dtype_is_float:
-        raise DTypeError(f"{op_name}: ReduceOp.AVG needs a floating-point tensor, got {dtype}")
+    if op is ReduceOp.AVG and not t.dtype.is_floating_point:
+        raise DTypeError(f"{name}: ReduceOp.AVG needs a floating-point tensor, got {t.dtype}")
     return op
 
 
@@ -151,7 +151,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: None = None,
     """Combine `tensor` across ranks with `op`; every rank gets the result in place."""
     g = default_group("all_reduce")
     t = _check_tensor("all_reduce", tensor)
-    op = _check_op("all_reduce", op, t.dtype.is_floating_point, t.dtype)
+    op = _check_op("all_reduce", op, t)
     flat = _host(t).reshape(-1)
 
     def steps() -> Steps:
@@ -220,7 +220,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp
     out = _check_tensor("reduce_scatter_tensor", output, "output")
     t = _check_tensor("reduce_scatter_tensor", input, "input")
     _check_sizes("reduce_scatter_tensor", t, out, g.size, "input", "output")
-    op = _check_op("reduce_scatter_tensor", op, t.dtype.is_floating_point, t.dtype)
+    op = _check_op("reduce_scatter_tensor", op, t)
     host = _host(t).reshape(g.size, -1)
     rows = np.empty_like(host)
 
