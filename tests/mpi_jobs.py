@@ -215,10 +215,11 @@ def batch(kind: str, size: int, dtype: shrew.DType, step: int) -> tuple[np.ndarr
     return rng.standard_normal(shape).astype(dtype.np), rng.integers(0, 4, size)
 
 
-def build(kind: str, dtype: shrew.DType, opt_name: str,
-          seed: int) -> tuple[nn.Module, shrew.optim.Optimizer]:
+def build(kind: str, dtype: shrew.DType, opt_name: str, seed: int,
+          device: str = "cpu") -> tuple[nn.Module, shrew.optim.Optimizer]:
     shrew.manual_seed(seed)
     model = mlp(dtype) if kind == "mlp" else ConvNet(kind == "conv_ckpt").to(dtype)
+    model.to(device)
     opt = (shrew.optim.SGD(model.parameters(), lr=0.1, momentum=0.9) if opt_name == "sgd"
            else shrew.optim.AdamW(model.parameters(), lr=1e-2))
     return model, opt
@@ -227,12 +228,13 @@ def build(kind: str, dtype: shrew.DType, opt_name: str,
 def train(kind: str, dtype: shrew.DType, opt_name: str, steps: int, batch_size: int,
           accumulate: int, parallel: bool, use_store: bool = False, start: int = 0,
           model_opt: tuple[nn.Module, shrew.optim.Optimizer] | None = None,
-          ) -> tuple[nn.Module, shrew.optim.Optimizer]:
+          device: str = "cpu") -> tuple[nn.Module, shrew.optim.Optimizer]:
     """`steps` optimizer steps, each over `accumulate` micro-batches of the global batch;
     in parallel each rank takes its contiguous share of every micro-batch.  A new model is
     seeded differently on each rank: DDP must replace its parameters with rank 0's."""
     rank, n = dist.get_rank(), dist.get_world_size()
-    model, opt = model_opt or build(kind, dtype, opt_name, 1234 + (rank if parallel else 0))
+    model, opt = model_opt or build(kind, dtype, opt_name, 1234 + (rank if parallel else 0),
+                                    device)
     net = DDP(model, bucket_cap_mb=0.002) if parallel else model  # several buckets
     if parallel and model_opt is None:
         reference, _ = build(kind, dtype, opt_name, 1234)
@@ -249,7 +251,8 @@ def train(kind: str, dtype: shrew.DType, opt_name: str, steps: int, batch_size: 
                 x, y = x[rank * share:(rank + 1) * share], y[rank * share:(rank + 1) * share]
             last = k == accumulate - 1
             with net.no_sync() if parallel and not last else contextlib.nullcontext():
-                store = F.cross_entropy(net(shrew.tensor(x)), shrew.tensor(y)).backward()
+                store = F.cross_entropy(net(shrew.tensor(x, device=device)),
+                                        shrew.tensor(y, device=device)).backward()
         if use_store:   # the GradStore holds the averaged gradients too; step from it
             for p in model.parameters():
                 assert p.grad is not None and np.array_equal(store[p].numpy(), p.grad.numpy())
@@ -284,6 +287,17 @@ def check_ddp() -> None:
                                     use_store=accumulate == 1)
                     close(many, one, rtol, f"{kind} {dtype} {opt_name} x{accumulate}")
     say("OK ddp equals one process")
+
+
+def check_ddp_opencl() -> None:
+    """Parameters and gradients on an OpenCL device, staged through the host."""
+    n = dist.get_world_size()
+    one, _ = train("mlp", shrew.float32, "adamw", 3, 4 * n, 1, parallel=False)
+    many, _ = train("mlp", shrew.float32, "adamw", 3, 4 * n, 1, parallel=True,
+                    use_store=True, device="opencl")
+    assert all(p.device.startswith("opencl") for p in many.parameters())
+    close(many, one, 1e-5, "mlp on opencl")
+    say("OK ddp opencl")
 
 
 def params_digest() -> str:
@@ -358,6 +372,7 @@ def main() -> None:
         if "opencl" in [d.split(":")[0] for d in shrew.devices()] and \
                 os.environ.get("SHREW_TEST_OPENCL") == "1":
             check_collectives("opencl")
+            check_ddp_opencl()
         check_async_and_p2p()
         if dist.get_world_size() > 1:   # one process cannot disagree with itself
             check_mismatches()

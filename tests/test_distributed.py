@@ -57,7 +57,7 @@ def test_collectives_ddp_and_resume(n):
                  "OK save and resume", "DIGEST ") + (("OK mismatches",) if n else ()):
         assert line in result.stdout, result.stdout + result.stderr
     if n == 2 and "opencl" in " ".join(shrew.devices()):
-        assert "OK collectives opencl" in result.stdout
+        assert "OK collectives opencl" in result.stdout and "OK ddp opencl" in result.stdout
 
 
 def test_ddp_reruns_are_bitwise_identical():
