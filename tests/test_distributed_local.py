@@ -2,6 +2,8 @@
 PyTorch's, and the errors raised before any communication."""
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch.utils.data
 
@@ -72,4 +74,14 @@ def test_init_process_group_argument_errors():
         dist.init_process_group(backend="nccl")
     with pytest.raises(shrew.ShrewError, match="timeout must be a positive"):
         dist.init_process_group(timeout=-1)
+    with pytest.raises(shrew.ShrewError, match="init_method 'tcp://h:1' is not supported"):
+        dist.init_process_group("mpi", "tcp://h:1")
     assert not dist.is_initialized()
+
+
+def test_ddp_options_shrew_does_not_have_are_refused():
+    for kwargs, text in [({"device_ids": [0]}, "device_ids=[0]"),
+                         ({"output_device": 0}, "output_device=0"),
+                         ({"find_unused_parameters": True}, "find_unused_parameters=True")]:
+        with pytest.raises(shrew.ShrewError, match=re.escape(text + " is not supported")):
+            DistributedDataParallel(nn.Linear(2, 2), **kwargs)

@@ -68,7 +68,7 @@ def is_initialized() -> bool:
     return _group is not None
 
 
-def init_process_group(backend: str | None = "mpi",
+def init_process_group(backend: str | None = "mpi", init_method: str | None = None,
                        timeout: datetime.timedelta | float | None = None,
                        world_size: int = -1, rank: int = -1) -> None:
     """Join the job that `mpiexec` started: rank and world size come from MPI.
@@ -76,12 +76,16 @@ def init_process_group(backend: str | None = "mpi",
     `timeout` (a timedelta or seconds; default 30 minutes) bounds how long any collective
     waits for the other ranks.  From here on an uncaught exception on any rank prints its
     traceback and a line naming the rank, then aborts the whole job (MPI_Abort), so no rank
-    is left waiting in a collective.  `world_size` and `rank`, if given, must match MPI's.
-    Run without mpiexec, the program is a job of one process."""
+    is left waiting in a collective.  `world_size` and `rank`, if given, must match MPI's,
+    and `init_method` may only be None or "env://": MPI knows the job, so there is nothing
+    to rendezvous through.  Run without mpiexec, the program is a job of one process."""
     global _group, _previous_excepthook
     if backend not in (None, "mpi"):
         raise ShrewError(f"init_process_group: backend {backend!r} is not available; shrew "
                          f"runs on MPI (backend='mpi')")
+    if init_method not in (None, "env://"):
+        raise ShrewError(f"init_process_group: init_method {init_method!r} is not supported; "
+                         f"mpiexec starts the processes and MPI tells each its rank")
     if _group is not None:
         raise ShrewError("init_process_group: the default process group is already "
                          "initialized (call destroy_process_group first)")

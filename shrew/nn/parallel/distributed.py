@@ -53,9 +53,22 @@ class DistributedDataParallel(Module):
     averaged gradients.  Every parameter that requires grad must receive a gradient in
     every synchronised backward (find_unused_parameters is not supported)."""
 
-    def __init__(self, module: Module, broadcast_buffers: bool = True,
-                 bucket_cap_mb: float = 25) -> None:
+    def __init__(self, module: Module, device_ids: list[int] | None = None,
+                 output_device: int | None = None, *, broadcast_buffers: bool = True,
+                 process_group: None = None, bucket_cap_mb: float = 25,
+                 find_unused_parameters: bool = False) -> None:
         super().__init__()
+        # PyTorch's placement and group options: the module stays where it is and the
+        # default group is the only one, so only their defaults make sense here.
+        for name, value, default in (("device_ids", device_ids, None),
+                                     ("output_device", output_device, None),
+                                     ("process_group", process_group, None),
+                                     ("find_unused_parameters", find_unused_parameters, False)):
+            if value != default:
+                raise ShrewError(f"DistributedDataParallel: {name}={value!r} is not supported "
+                                 f"(leave it at {default!r}: the module runs on the device "
+                                 f"its parameters are on, in the default process group, and "
+                                 f"every parameter must receive a gradient)")
         if not isinstance(module, Module):
             raise ShrewError(f"DistributedDataParallel: module must be a Module, got "
                              f"{type(module).__name__}")
