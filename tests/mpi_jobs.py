@@ -286,7 +286,30 @@ def check_ddp() -> None:
                     many, _ = train(kind, dtype, opt_name, 5, b, accumulate, parallel=True,
                                     use_store=accumulate == 1)
                     close(many, one, rtol, f"{kind} {dtype} {opt_name} x{accumulate}")
+    check_unused_parameter_is_named()
     say("OK ddp equals one process")
+
+
+def check_unused_parameter_is_named() -> None:
+    class TwoHeads(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body, self.used, self.unused = nn.Linear(3, 3), nn.Linear(3, 1), nn.Linear(3, 1)
+
+        def forward(self, x: shrew.Tensor) -> shrew.Tensor:
+            return self.used(self.body(x))
+    net = DDP(TwoHeads(), bucket_cap_mb=1e-5)
+    net(shrew.ones(2, 3)).sum().backward()
+    try:
+        net(shrew.ones(2, 3))
+    except shrew.ShrewError as exc:
+        assert "gave no gradient to unused.weight, unused.bias" in str(exc), str(exc)
+    else:
+        raise AssertionError("DDP did not name the parameter that got no gradient")
+    net.remove_hooks()
+    t = shrew.ones(2)
+    dist.all_reduce(t)                      # the buckets that did start have finished
+    same(t, np.full(2, dist.get_world_size(), np.float32), "all_reduce after DDP's error")
 
 
 def check_ddp_opencl() -> None:

@@ -102,7 +102,7 @@ class DistributedDataParallel(Module):
             if buffers:
                 _run(self._group, "DistributedDataParallel.forward", _broadcast_from_rank0(
                     self._group, "DistributedDataParallel.forward", buffers, {}))
-        self._syncing = self.require_backward_grad_sync and self._group.size > 1
+        self._syncing = self.require_backward_grad_sync
         return self.module(*args, **kwargs)
 
     @contextmanager
