@@ -84,7 +84,7 @@ class DistributedDataParallel(Module):
         self._names = {p.id: n for n, p in named}
         _run(self._group, "DistributedDataParallel", _broadcast_from_rank0(
             self._group, "DistributedDataParallel",
-            [t for _, t in module._named_state()],
+            [*module.parameters(), *module.buffers()],
             {"parameters": [[n, list(p.shape), str(p.dtype)] for n, p in named]}))
         self._buckets = _make_buckets([p for _, p in named], bucket_cap_mb * 2**20)
         self._bucket_of = {p.id: b for b in self._buckets for p in b.params}
