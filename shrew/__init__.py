@@ -18,6 +18,7 @@ from .tensor import Tensor
 from . import nn, optim  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
+from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
 
 __version__ = "0.1.0"
 
@@ -28,6 +29,6 @@ __all__ = [
     "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "manual_seed", "no_grad", "enable_grad",
     "is_grad_enabled", "set_grad_enabled", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
-    "DeviceError", "DTypeError", "nn", "optim", "save", "load",
+    "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize",
 ]
