@@ -1,8 +1,54 @@
-"""The CPU backend: numpy.  The reference every other backend is tested against."""
+"""The CPU backend: numpy.  The reference every other backend is tested against.
+
+float32 convolutions and average pooling run on oneDNN where it is installed
+(``shrew[cpu-fast]``) and switched on (see onednn.py); everything else, and float64 always,
+runs on numpy.  The switch:
+
+- the environment variable ``SHREW_CPU_ONEDNN=0`` (read at import) turns oneDNN off;
+- ``set_onednn(False)`` / ``set_onednn(True)`` change it for the whole process, and
+  ``use_onednn(flag)`` is a context manager that sets it for a block;
+- ``onednn_active()`` says whether oneDNN serves calls now (installed, loaded, switched on).
+
+``set_num_threads(n)`` sets the OpenMP threads oneDNN runs on (OMP_NUM_THREADS is read
+when libgomp loads; threadpoolctl's limits apply too).  OpenBLAS, numpy's GEMMs, keeps its
+own setting (OPENBLAS_NUM_THREADS, threadpoolctl).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..host_memory import keep_freed_memory
+from . import onednn
 from .array_module import ArrayModuleBackend
+from .onednn import get_num_threads, set_num_threads
+
+__all__ = ["CPUBackend", "factory", "set_onednn", "use_onednn", "onednn_active",
+           "set_num_threads", "get_num_threads"]
+
+
+def set_onednn(enabled: bool) -> bool:
+    """Let float32 convolutions and average pooling run on oneDNN (True) or keep them on
+    numpy (False), for the whole process; returns the previous setting."""
+    return onednn.set_enabled(enabled)
+
+
+@contextmanager
+def use_onednn(enabled: bool = True) -> Iterator[None]:
+    """``with use_onednn(False): ...`` runs the block with the oneDNN path switched off
+    (or on), then restores the previous setting."""
+    old = onednn.set_enabled(enabled)
+    try:
+        yield
+    finally:
+        onednn.set_enabled(old)
+
+
+def onednn_active() -> bool:
+    """Whether oneDNN serves calls now: installed, loadable and switched on."""
+    return onednn.available()
 
 # Below this many elements numpy's own where is as fast.
 _SELECT_MIN_SIZE = 1 << 14
@@ -36,6 +82,22 @@ class CPUBackend(ArrayModuleBackend):
         out = np.broadcast_to(out, np.broadcast_shapes(out.shape, mask.shape)) & mask
         out ^= b_bits
         return out.view(a.dtype)
+
+    # -- oneDNN where it serves the call (float32), else the array module's numpy code ----
+    def conv2d(self, x, w, stride, padding):  # base.FastConv
+        out = onednn.conv2d(x, w, stride, padding)
+        return super().conv2d(x, w, stride, padding) if out is NotImplemented else out
+
+    def conv2d_backward(self, x, w, g, stride, padding, need_x, need_w):  # base.FastConv
+        gx = onednn.conv2d_backward_data(g, w, x.shape, stride, padding) if need_x else None
+        gw = onednn.conv2d_backward_weights(x, g, w.shape, stride, padding) if need_w else None
+        if gx is NotImplemented or gw is NotImplemented:
+            return super().conv2d_backward(x, w, g, stride, padding, need_x, need_w)
+        return gx, gw
+
+    def avg_pool2d(self, x, kernel, stride, padding):
+        out = onednn.pool2d(x, onednn.POOL_AVG_INCLUDE, kernel, stride, padding)
+        return super().avg_pool2d(x, kernel, stride, padding) if out is NotImplemented else out[0]
 
 
 def factory(index: int = 0) -> CPUBackend:

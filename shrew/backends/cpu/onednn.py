@@ -1,0 +1,575 @@
+"""oneDNN (libdnnl, the ``onednn-cpu-gomp`` wheel) through its C API, by ctypes.
+
+The cpu backend's optional fast paths for convolution and pooling call the functions at
+the bottom of this module.  Each returns ``NotImplemented`` where oneDNN cannot serve the
+call (library not installed or switched off, a dtype other than float32, an empty
+dimension, a geometry no implementation takes), and the caller then runs its numpy code.
+
+How a call runs:
+
+- A primitive descriptor, its primitive and one memory object per argument are created
+  once per (kind, shapes, parameters, dtype) and kept in a bounded LRU cache
+  (``CACHE_SIZE`` entries; evicted entries free their oneDNN objects).
+- numpy buffers are handed over zero-copy (``dnnl_memory_set_data_handle``) as plain
+  row-major memory (nchw data, oihw or goihw weights).  A convolution is created with
+  format ``any``: oneDNN picks its blocked layouts (nChw8c, ...) and its direct
+  ``jit:avx2``/``avx512`` kernels, and the primitive keeps buffers in those layouts with
+  a reorder from and to the numpy buffers, run in the same call.  Plain layouts would
+  skip the reorders but get oneDNN's im2col + GEMM kernel instead, measured 2-5x slower
+  on the cnn_step shapes (benchmarks/README.md).  Pooling keeps the plain layouts (its
+  nchw kernel).  oneDNN's scratchpad is its own (library mode).
+- oneDNN runs on the OpenMP (libgomp) threads of its gomp build; their number is
+  ``set_num_threads``'s, else OMP_NUM_THREADS, else the core count (see
+  docs/architecture.md, "The oneDNN path").
+
+The library is looked up next to the Python environment (where the wheel puts it), then
+on the loader's path; SHREW_ONEDNN_LIBRARY names it explicitly.  oneDNN's primitives are
+deterministic for a fixed thread count: the same inputs give the same bits.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import sys
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+CACHE_SIZE = 128
+"""Most primitives kept at once; a training loop uses a few per convolution layer."""
+
+# Values from dnnl_types.h / dnnl_common_types.h (oneDNN 3.x).
+_SUCCESS, _UNIMPLEMENTED = 0, 3
+_F32 = 3
+_CPU = 1
+_STREAM_IN_ORDER = 1
+_FORMAT_ANY = 1
+_PLAIN_TAGS = {4: 5, 5: 6}          # ndims -> dnnl_abcd, dnnl_abcde
+_FORWARD_TRAINING, _FORWARD_INFERENCE = 64, 96
+_CONVOLUTION_DIRECT = 0x1
+POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE = 0x1ff, 0x2ff, 0x3ff
+_QUERY_WORKSPACE_MD, _QUERY_EXEC_ARG_MD = 135, 255
+_ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_WORKSPACE = 1, 17, 33, 64
+_ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS = 129, 145, 161
+_ARG_FROM, _ARG_TO = 1, 17
+_INPUTS = frozenset((_ARG_SRC, _ARG_WEIGHTS, _ARG_DIFF_DST))
+_MAX_NDIMS = 12
+
+_Dims = ctypes.c_int64 * _MAX_NDIMS
+_P = ctypes.c_void_p
+_ALLOCATE = _P(2**64 - 1)           # DNNL_MEMORY_ALLOCATE: the library owns the buffer
+
+
+class _ExecArg(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_int), ("memory", _P)]
+
+
+class OneDNNError(RuntimeError):
+    """oneDNN failed where it should not (not for unsupported geometries: those decline)."""
+
+
+def _library_path() -> str | None:
+    explicit = os.environ.get("SHREW_ONEDNN_LIBRARY")
+    if explicit:
+        return explicit
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+        candidate = Path(prefix) / "lib" / "libdnnl.so.3"
+        if candidate.exists():
+            return str(candidate)
+    return ctypes.util.find_library("dnnl")
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    """argtypes and restype of the functions used here (from dnnl.h, dnnl_common.h)."""
+    status = ctypes.c_int
+    table = {
+        "dnnl_engine_create": (status, [ctypes.POINTER(_P), ctypes.c_int, ctypes.c_size_t]),
+        "dnnl_stream_create": (status, [ctypes.POINTER(_P), _P, ctypes.c_uint]),
+        "dnnl_stream_wait": (status, [_P]),
+        "dnnl_memory_desc_create_with_tag": (
+            status, [ctypes.POINTER(_P), ctypes.c_int, _Dims, ctypes.c_int, ctypes.c_int]),
+        "dnnl_memory_desc_destroy": (status, [_P]),
+        "dnnl_memory_desc_get_size": (ctypes.c_size_t, [_P]),
+        "dnnl_memory_desc_equal": (ctypes.c_int, [_P, _P]),
+        "dnnl_reorder_primitive_desc_create": (status, [ctypes.POINTER(_P), _P, _P, _P, _P, _P]),
+        "dnnl_memory_create": (status, [ctypes.POINTER(_P), _P, _P, _P]),
+        "dnnl_memory_set_data_handle": (status, [_P, _P]),
+        "dnnl_memory_destroy": (status, [_P]),
+        "dnnl_convolution_forward_primitive_desc_create": (
+            status, [ctypes.POINTER(_P), _P, ctypes.c_int, ctypes.c_int, _P, _P, _P, _P,
+                     _Dims, _Dims, _Dims, _Dims, _P]),
+        "dnnl_convolution_backward_data_primitive_desc_create": (
+            status, [ctypes.POINTER(_P), _P, ctypes.c_int, _P, _P, _P,
+                     _Dims, _Dims, _Dims, _Dims, _P, _P]),
+        "dnnl_convolution_backward_weights_primitive_desc_create": (
+            status, [ctypes.POINTER(_P), _P, ctypes.c_int, _P, _P, _P, _P,
+                     _Dims, _Dims, _Dims, _Dims, _P, _P]),
+        "dnnl_pooling_forward_primitive_desc_create": (
+            status, [ctypes.POINTER(_P), _P, ctypes.c_int, ctypes.c_int, _P, _P,
+                     _Dims, _Dims, _Dims, _Dims, _Dims, _P]),
+        "dnnl_pooling_backward_primitive_desc_create": (
+            status, [ctypes.POINTER(_P), _P, ctypes.c_int, _P, _P,
+                     _Dims, _Dims, _Dims, _Dims, _Dims, _P, _P]),
+        "dnnl_primitive_desc_query_md": (_P, [_P, ctypes.c_int, ctypes.c_int]),
+        "dnnl_primitive_desc_query": (status, [_P, ctypes.c_int, ctypes.c_int, _P]),
+        "dnnl_primitive_desc_destroy": (status, [_P]),
+        "dnnl_primitive_create": (status, [ctypes.POINTER(_P), _P]),
+        "dnnl_primitive_execute": (status, [_P, _P, ctypes.c_int, ctypes.POINTER(_ExecArg)]),
+        "dnnl_primitive_destroy": (status, [_P]),
+    }
+    for name, (restype, argtypes) in table.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = restype, argtypes
+
+
+class _Runtime:
+    """The loaded library, its CPU engine and stream, and libgomp's thread control."""
+
+    def __init__(self, lib: ctypes.CDLL):
+        _declare(lib)
+        self.lib = lib
+        self.engine, self.stream = _P(), _P()
+        _check(lib.dnnl_engine_create(ctypes.byref(self.engine), _CPU, 0), "engine_create")
+        _check(lib.dnnl_stream_create(ctypes.byref(self.stream), self.engine,
+                                      _STREAM_IN_ORDER), "stream_create")
+        # libdnnl's gomp build links libgomp.so.1: this finds the copy already loaded.
+        self.omp = ctypes.CDLL("libgomp.so.1")
+        self.omp.omp_set_num_threads.argtypes = [ctypes.c_int]
+        self.omp.omp_get_max_threads.restype = ctypes.c_int
+
+
+def _check(status: int, what: str) -> None:
+    if status != _SUCCESS:
+        raise OneDNNError(f"oneDNN {what} failed with status {status}")
+
+
+_runtime: _Runtime | None = None
+_load_error: str | None = None
+_loaded = False
+_lock = threading.RLock()
+
+
+def _load() -> _Runtime | None:
+    global _runtime, _load_error, _loaded
+    if not _loaded:
+        with _lock:
+            if not _loaded:
+                path = _library_path()
+                try:
+                    if path is None:
+                        raise OSError("libdnnl.so.3 not found (pip install shrew[cpu-fast])")
+                    _runtime = _Runtime(ctypes.CDLL(path))
+                except (OSError, AttributeError, OneDNNError) as exc:
+                    _load_error = str(exc)
+                _loaded = True
+    return _runtime
+
+
+def load_error() -> str | None:
+    """Why oneDNN could not be loaded, or None (loaded, or not tried yet)."""
+    _load()
+    return _load_error
+
+
+# -- the switch ----------------------------------------------------------------------------
+_enabled = os.environ.get("SHREW_CPU_ONEDNN", "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def available() -> bool:
+    """Whether oneDNN serves the cpu backend now: loaded and switched on."""
+    return _enabled and _load() is not None
+
+
+def set_enabled(flag: bool) -> bool:
+    """Switch the oneDNN path on or off for the whole process; returns the old setting."""
+    global _enabled
+    old, _enabled = _enabled, bool(flag)
+    return old
+
+
+def is_enabled() -> bool:
+    """The switch's setting (SHREW_CPU_ONEDNN, then set_enabled), whether or not oneDNN loads."""
+    return _enabled
+
+
+# -- threads -------------------------------------------------------------------------------
+def set_num_threads(n: int) -> None:
+    """The number of OpenMP threads oneDNN's primitives run on (the calling thread's
+    OpenMP setting, which is what libgomp applies to the parallel regions it starts)."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"set_num_threads: expected an int >= 1, got {n!r}")
+    runtime = _load()
+    if runtime is not None:
+        runtime.omp.omp_set_num_threads(n)
+
+
+def get_num_threads() -> int | None:
+    """oneDNN's OpenMP thread count, or None where oneDNN is not loaded."""
+    runtime = _load()
+    return None if runtime is None else runtime.omp.omp_get_max_threads()
+
+
+# -- primitives and their cache --------------------------------------------------------------
+class _Primitive:
+    """One primitive, ready to run on numpy buffers in plain layouts.
+
+    ``descs`` maps each argument (DNNL_ARG_*) to its shape.  Where the primitive chose a
+    layout of its own for an argument (the descriptor was made with format ``any``), a
+    buffer in that layout is kept here with a reorder from (inputs) or to (outputs) the
+    plain numpy buffer; where it kept the plain layout, the numpy buffer is used as is.
+    ``workspace`` is the byte size of the workspace (max pooling), 0 if none."""
+
+    def __init__(self, runtime: _Runtime, pd: _P, descs: dict, hint: _P | None = None):
+        self.lib, self.runtime = runtime.lib, runtime
+        self.pd, self.hint = pd, hint
+        self.busy = threading.Lock()  # its buffers and memory objects serve one call at a time
+        self.owned: list = []       # (destroy function name, handle), freed by close()
+        self.user: list = []        # (arg, memory object that takes the numpy buffer)
+        try:
+            primitive = self._own("dnnl_primitive_destroy", _P())
+            _check(self.lib.dnnl_primitive_create(ctypes.byref(primitive), pd),
+                   "primitive_create")
+            ws_md = self.lib.dnnl_primitive_desc_query_md(pd, _QUERY_WORKSPACE_MD, 0)
+            self.workspace = self.lib.dnnl_memory_desc_get_size(ws_md) if ws_md else 0
+            before, after, main_args = [], [], []
+            for arg, shape in descs.items():
+                main_args.append((arg, self._bind(arg, shape, before, after)))
+            if self.workspace:
+                main_args.append((_ARG_WORKSPACE, self._memory(ws_md, None, user=_ARG_WORKSPACE)))
+            self.steps = [*before, (primitive, _exec_args(main_args)), *after]
+        except BaseException:
+            self._free()
+            raise
+
+    def _own(self, destroy: str, handle: _P) -> _P:
+        self.owned.append((destroy, handle))
+        return handle
+
+    def _memory(self, md: _P, handle, user: int | None = None) -> _P:
+        memory = self._own("dnnl_memory_destroy", _P())
+        _check(self.lib.dnnl_memory_create(ctypes.byref(memory), md, self.runtime.engine,
+                                           handle), "memory_create")
+        if user is not None:
+            self.user.append((user, memory))
+        return memory
+
+    def _bind(self, arg: int, shape: tuple, before: list, after: list) -> _P:
+        """The memory object the primitive reads or writes for `arg`: the numpy buffer's
+        own, or a buffer in the primitive's layout with its reorder queued."""
+        lib = self.lib
+        plain = self._own("dnnl_memory_desc_destroy", _md(lib, shape, any_layout=False))
+        user = self._memory(plain, None, user=arg)
+        chosen = lib.dnnl_primitive_desc_query_md(self.pd, _QUERY_EXEC_ARG_MD, arg)
+        if lib.dnnl_memory_desc_equal(chosen, plain):
+            return user
+        inner = self._memory(chosen, _ALLOCATE)
+        if arg in _INPUTS:
+            src_md, dst_md, src, dst, queue = plain, chosen, user, inner, before
+        else:
+            src_md, dst_md, src, dst, queue = chosen, plain, inner, user, after
+        engine = self.runtime.engine
+        reorder_pd = self._own("dnnl_primitive_desc_destroy", _P())
+        _check(lib.dnnl_reorder_primitive_desc_create(ctypes.byref(reorder_pd), src_md, engine,
+                                                      dst_md, engine, None),
+               "reorder_primitive_desc_create")
+        reorder = self._own("dnnl_primitive_destroy", _P())
+        _check(lib.dnnl_primitive_create(ctypes.byref(reorder), reorder_pd), "primitive_create")
+        queue.append((reorder, _exec_args([(_ARG_FROM, src), (_ARG_TO, dst)])))
+        return inner
+
+    def run(self, buffers: dict) -> None:
+        """Execute on the numpy arrays of `buffers` (DNNL_ARG_* -> C-contiguous array)."""
+        lib, stream = self.lib, self.runtime.stream
+        with self.busy:
+            for arg, memory in self.user:
+                _check(lib.dnnl_memory_set_data_handle(memory, buffers[arg].ctypes.data),
+                       "memory_set_data_handle")
+            for primitive, args in self.steps:
+                _check(lib.dnnl_primitive_execute(primitive, stream, len(args), args),
+                       "primitive_execute")
+            _check(lib.dnnl_stream_wait(stream), "stream_wait")
+
+    def close(self) -> None:
+        with self.busy:      # not while another thread runs it
+            self._free()
+
+    def _free(self) -> None:
+        for destroy, handle in reversed(self.owned):
+            if handle:
+                getattr(self.lib, destroy)(handle)
+        for pd in (self.pd, self.hint):
+            if pd:
+                self.lib.dnnl_primitive_desc_destroy(pd)
+        self.owned, self.user, self.pd, self.hint = [], [], None, None
+
+
+def _exec_args(pairs: list):
+    args = (_ExecArg * len(pairs))()
+    for i, (arg, memory) in enumerate(pairs):
+        args[i].arg, args[i].memory = arg, memory
+    return args
+
+
+def _md(lib: ctypes.CDLL, shape: tuple, any_layout: bool) -> _P:
+    md = _P()
+    tag = _FORMAT_ANY if any_layout else _PLAIN_TAGS[len(shape)]
+    _check(lib.dnnl_memory_desc_create_with_tag(ctypes.byref(md), len(shape), _Dims(*shape),
+                                                _F32, tag), "memory_desc_create_with_tag")
+    return md
+
+
+_cache: OrderedDict = OrderedDict()   # key -> _Primitive, or None: no implementation
+
+
+def cache_info() -> dict:
+    """{"entries": primitives cached now (declined geometries included), "capacity": ...}."""
+    return {"entries": len(_cache), "capacity": CACHE_SIZE}
+
+
+def clear_cache() -> None:
+    """Free every cached primitive."""
+    with _lock:
+        while _cache:
+            _, entry = _cache.popitem()
+            if entry is not None:
+                entry.close()
+
+
+def _cached(key: tuple, make) -> _Primitive | None:
+    """The primitive for `key`, made by make(runtime) on a miss; None if oneDNN has no
+    implementation for it (remembered too)."""
+    with _lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+        entry = make(_runtime)
+        _cache[key] = entry
+        while len(_cache) > CACHE_SIZE:
+            _, old = _cache.popitem(last=False)
+            if old is not None:
+                old.close()
+        return entry
+
+
+def _create_pd(fn, *args) -> _P | None:
+    """A primitive descriptor from fn(&pd, *args), or None where oneDNN has no
+    implementation for these arguments."""
+    pd = _P()
+    status = fn(ctypes.byref(pd), *args)
+    if status in (_UNIMPLEMENTED, 2):   # unimplemented, or a geometry it rejects
+        return None
+    _check(status, fn.__name__)
+    return pd
+
+
+def _with_mds(lib, shapes, any_layout, body):
+    """body(*memory descriptors of shapes), the descriptors freed afterwards."""
+    mds = [_md(lib, s, any_layout) for s in shapes]
+    try:
+        return body(*mds)
+    finally:
+        for md in mds:
+            lib.dnnl_memory_desc_destroy(md)
+
+
+def _usable(*arrays: np.ndarray) -> bool:
+    return (available() and all(a.dtype == np.float32 for a in arrays)
+            and all(a.size for a in arrays))
+
+
+# -- convolution ---------------------------------------------------------------------------
+def _conv_params(x_hw, w_hw, out_hw, stride, padding, dilation):
+    """oneDNN's strides, dilates (dilation - 1), padding_l and padding_r (the right or
+    bottom padding that makes the output size come out as out_hw: PyTorch's floor)."""
+    right = [(o - 1) * s + (k - 1) * d + 1 - i - p
+             for i, k, o, s, p, d in zip(x_hw, w_hw, out_hw, stride, padding, dilation)]
+    return (_Dims(*stride), _Dims(*(d - 1 for d in dilation)), _Dims(*padding), _Dims(*right))
+
+
+def _weights_shape(w_shape: tuple, groups: int) -> tuple:
+    o, c, kh, kw = w_shape
+    return w_shape if groups == 1 else (groups, o // groups, c, kh, kw)
+
+
+def conv_output_hw(x_hw, w_hw, stride, padding, dilation) -> tuple:
+    return tuple((i + 2 * p - d * (k - 1) - 1) // s + 1
+                 for i, k, s, p, d in zip(x_hw, w_hw, stride, padding, dilation))
+
+
+def _conv_key(kind, x_shape, w_shape, stride, padding, dilation, groups):
+    return (kind, tuple(x_shape), tuple(w_shape), tuple(stride), tuple(padding),
+            tuple(dilation), groups)
+
+
+def _conv_forward_pd(runtime, x_shape, w_shape, y_shape, params, groups):
+    lib = runtime.lib
+    return _with_mds(lib, (x_shape, _weights_shape(w_shape, groups), y_shape), True,
+                     lambda x_md, w_md, y_md: _create_pd(
+                         lib.dnnl_convolution_forward_primitive_desc_create, runtime.engine,
+                         _FORWARD_TRAINING, _CONVOLUTION_DIRECT, x_md, w_md, None, y_md,
+                         *params, None))
+
+
+def _make_conv(kind, x_shape, w_shape, stride, padding, dilation, groups):
+    """make(runtime) for the cache: the forward, backward-data or backward-weights primitive."""
+    y_shape = (x_shape[0], w_shape[0],
+               *conv_output_hw(x_shape[2:], w_shape[2:], stride, padding, dilation))
+    params = _conv_params(x_shape[2:], w_shape[2:], y_shape[2:], stride, padding, dilation)
+    gw_shape = _weights_shape(w_shape, groups)
+
+    def make(runtime):
+        lib = runtime.lib
+        fwd = _conv_forward_pd(runtime, x_shape, w_shape, y_shape, params, groups)
+        if fwd is None:
+            return None
+        if kind == "forward":
+            return _Primitive(runtime, fwd, {_ARG_SRC: x_shape, _ARG_WEIGHTS: gw_shape,
+                                             _ARG_DST: y_shape})
+        if kind == "backward_data":
+            pd = _with_mds(lib, (x_shape, gw_shape, y_shape), True,
+                           lambda dx_md, w_md, dy_md: _create_pd(
+                               lib.dnnl_convolution_backward_data_primitive_desc_create,
+                               runtime.engine, _CONVOLUTION_DIRECT, dx_md, w_md, dy_md,
+                               *params, fwd, None))
+            descs = {_ARG_DIFF_DST: y_shape, _ARG_WEIGHTS: gw_shape, _ARG_DIFF_SRC: x_shape}
+        else:
+            pd = _with_mds(lib, (x_shape, gw_shape, y_shape), True,
+                           lambda x_md, dw_md, dy_md: _create_pd(
+                               lib.dnnl_convolution_backward_weights_primitive_desc_create,
+                               runtime.engine, _CONVOLUTION_DIRECT, x_md, dw_md, None, dy_md,
+                               *params, fwd, None))
+            descs = {_ARG_SRC: x_shape, _ARG_DIFF_DST: y_shape, _ARG_DIFF_WEIGHTS: gw_shape}
+        if pd is None:
+            lib.dnnl_primitive_desc_destroy(fwd)
+            return None
+        return _Primitive(runtime, pd, descs, hint=fwd)
+    return make
+
+
+def conv2d(x, w, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    """x [N, C, H, W] cross-correlated with w [O, C/groups, kh, kw], zero padding ->
+    [N, O, Ho, Wo] (float32), or NotImplemented."""
+    if not _usable(x, w):
+        return NotImplemented
+    key = _conv_key("forward", x.shape, w.shape, stride, padding, dilation, groups)
+    prim = _cached(key, _make_conv("forward", x.shape, w.shape, stride, padding, dilation,
+                                   groups))
+    if prim is None:
+        return NotImplemented
+    out_hw = conv_output_hw(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    y = np.empty((x.shape[0], w.shape[0], *out_hw), dtype=np.float32)
+    prim.run({_ARG_SRC: np.ascontiguousarray(x), _ARG_WEIGHTS: np.ascontiguousarray(w),
+              _ARG_DST: y})
+    return y
+
+
+def conv2d_backward_data(g, w, x_shape, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+                         groups=1):
+    """d(loss)/dx of conv2d, [N, C, H, W] = x_shape, given g = d(loss)/d(output); or
+    NotImplemented."""
+    if not _usable(g, w) or 0 in x_shape:
+        return NotImplemented
+    key = _conv_key("backward_data", x_shape, w.shape, stride, padding, dilation, groups)
+    prim = _cached(key, _make_conv("backward_data", tuple(x_shape), w.shape, stride, padding,
+                                   dilation, groups))
+    if prim is None:
+        return NotImplemented
+    dx = np.empty(x_shape, dtype=np.float32)
+    prim.run({_ARG_DIFF_DST: np.ascontiguousarray(g), _ARG_WEIGHTS: np.ascontiguousarray(w),
+              _ARG_DIFF_SRC: dx})
+    return dx
+
+
+def conv2d_backward_weights(x, g, w_shape, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+                            groups=1):
+    """d(loss)/dw of conv2d, of shape w_shape [O, C/groups, kh, kw], given g; or
+    NotImplemented."""
+    if not _usable(x, g) or 0 in w_shape:
+        return NotImplemented
+    key = _conv_key("backward_weights", x.shape, w_shape, stride, padding, dilation, groups)
+    prim = _cached(key, _make_conv("backward_weights", x.shape, tuple(w_shape), stride,
+                                   padding, dilation, groups))
+    if prim is None:
+        return NotImplemented
+    dw = np.empty(w_shape, dtype=np.float32)
+    prim.run({_ARG_SRC: np.ascontiguousarray(x), _ARG_DIFF_DST: np.ascontiguousarray(g),
+              _ARG_DIFF_WEIGHTS: dw})
+    return dw
+
+
+# -- pooling -------------------------------------------------------------------------------
+def _pool_params(x_hw, out_hw, kernel, stride, padding):
+    right = [(o - 1) * s + k - i - p
+             for i, k, o, s, p in zip(x_hw, kernel, out_hw, stride, padding)]
+    return (_Dims(*stride), _Dims(*kernel), _Dims(0, 0), _Dims(*padding), _Dims(*right))
+
+
+def _make_pool(backward, alg, x_shape, y_shape, kernel, stride, padding):
+    params = _pool_params(x_shape[2:], y_shape[2:], kernel, stride, padding)
+
+    def make(runtime):
+        lib = runtime.lib
+        fwd = _with_mds(lib, (x_shape, y_shape), False, lambda x_md, y_md: _create_pd(
+            lib.dnnl_pooling_forward_primitive_desc_create, runtime.engine,
+            _FORWARD_TRAINING, alg, x_md, y_md, *params, None))
+        if fwd is None:
+            return None
+        if not backward:
+            return _Primitive(runtime, fwd, {_ARG_SRC: x_shape, _ARG_DST: y_shape})
+        pd = _with_mds(lib, (x_shape, y_shape), False, lambda dx_md, dy_md: _create_pd(
+            lib.dnnl_pooling_backward_primitive_desc_create, runtime.engine, alg, dx_md,
+            dy_md, *params, fwd, None))
+        if pd is None:
+            lib.dnnl_primitive_desc_destroy(fwd)
+            return None
+        return _Primitive(runtime, pd, {_ARG_DIFF_DST: y_shape, _ARG_DIFF_SRC: x_shape},
+                          hint=fwd)
+    return make
+
+
+def pool_output_hw(x_hw, kernel, stride, padding) -> tuple:
+    return tuple((i + 2 * p - k) // s + 1 for i, k, s, p in zip(x_hw, kernel, stride, padding))
+
+
+def pool2d(x, alg, kernel, stride, padding):
+    """(y, workspace) of pooling x [N, C, H, W] with alg (POOL_MAX: padding never wins;
+    POOL_AVG_INCLUDE / POOL_AVG_EXCLUDE: whether padded zeros count in the divisor), or
+    NotImplemented.  The workspace, an opaque uint8 array (None for average pooling), is
+    what pool2d_backward needs to route a max pooling's gradient."""
+    if not _usable(x):
+        return NotImplemented
+    y_shape = (*x.shape[:2], *pool_output_hw(x.shape[2:], kernel, stride, padding))
+    key = ("pool", alg, x.shape, tuple(kernel), tuple(stride), tuple(padding))
+    prim = _cached(key, _make_pool(False, alg, x.shape, y_shape, kernel, stride, padding))
+    if prim is None:
+        return NotImplemented
+    y = np.empty(y_shape, dtype=np.float32)
+    buffers = {_ARG_SRC: np.ascontiguousarray(x), _ARG_DST: y}
+    workspace = None
+    if prim.workspace:
+        workspace = buffers[_ARG_WORKSPACE] = np.empty(prim.workspace, dtype=np.uint8)
+    prim.run(buffers)
+    return y, workspace
+
+
+def pool2d_backward(g, x_shape, alg, kernel, stride, padding, workspace=None):
+    """d(loss)/dx [N, C, H, W] = x_shape of pool2d, given g = d(loss)/d(output) and, for
+    POOL_MAX, pool2d's workspace; or NotImplemented."""
+    if not _usable(g) or 0 in x_shape:
+        return NotImplemented
+    x_shape = tuple(x_shape)
+    key = ("pool_backward", alg, x_shape, tuple(kernel), tuple(stride), tuple(padding))
+    prim = _cached(key, _make_pool(True, alg, x_shape, g.shape, kernel, stride, padding))
+    if prim is None:
+        return NotImplemented
+    dx = np.empty(x_shape, dtype=np.float32)
+    buffers = {_ARG_DIFF_DST: np.ascontiguousarray(g), _ARG_DIFF_SRC: dx}
+    if prim.workspace:
+        if workspace is None or workspace.nbytes != prim.workspace:
+            raise OneDNNError("pool2d_backward: max pooling needs pool2d's workspace")
+        buffers[_ARG_WORKSPACE] = workspace
+    prim.run(buffers)
+    return dx
