@@ -38,6 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ...errors import ShrewError
+
 CACHE_SIZE = 128
 """Most primitives kept at once; a training loop uses a few per convolution layer."""
 
@@ -200,7 +202,7 @@ def set_num_threads(n: int) -> None:
     """The number of OpenMP threads oneDNN's primitives run on (the calling thread's
     OpenMP setting, which is what libgomp applies to the parallel regions it starts)."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"set_num_threads: expected an int >= 1, got {n!r}")
+        raise ShrewError(f"set_num_threads: expected an int >= 1, got {n!r}")
     runtime = _load()
     if runtime is not None:
         runtime.omp.omp_set_num_threads(n)
