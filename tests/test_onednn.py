@@ -181,6 +181,27 @@ def test_the_cpu_backend_runs_float32_on_onednn_and_agrees_with_numpy(monkeypatc
 
 
 @needs_onednn
+def test_shallow_inputs_take_the_weight_gradient_from_the_lowering(monkeypatch):
+    """oneDNN's weight gradient is slow on few input channels (cnn_step's first layer):
+    there the whole backward is the core's; the forward stays on oneDNN."""
+    calls = []
+    for name in ("conv2d", "conv2d_backward_data", "conv2d_backward_weights"):
+        real = getattr(onednn, name)
+        monkeypatch.setattr(onednn, name,
+                            lambda *a, real=real, name=name: calls.append(name) or real(*a))
+    rng = np.random.default_rng(3)
+    x_np = rng.standard_normal((4, 1, 10, 10)).astype(np.float32)
+    w_np = rng.standard_normal((6, 1, 5, 5)).astype(np.float32)
+    x, w = shrew.tensor(x_np, requires_grad=True), shrew.tensor(w_np, requires_grad=True)
+    shrew.conv2d(x, w, 1, 2).sum().backward()
+    assert calls == ["conv2d"]
+    tx, tw = torch.tensor(x_np, requires_grad=True), torch.tensor(w_np, requires_grad=True)
+    F.conv2d(tx, tw, None, 1, 2).sum().backward()
+    _close(x.grad.numpy(), tx.grad.numpy(), 6 * 25)
+    _close(w.grad.numpy(), tw.grad.numpy(), 4 * 100)
+
+
+@needs_onednn
 def test_float64_and_float16_stay_on_numpy():
     """float64 is the bitwise reference: the switch changes none of its bits; float16
     declines (no oneDNN float16 kernels on AVX2 machines) and runs numpy's code too."""
@@ -267,3 +288,15 @@ def test_omp_num_threads_sets_the_default():
                           "print(cpu.get_num_threads())"], env=env, check=True,
                          capture_output=True, text=True).stdout.strip()
     assert out == ("1" if onednn.load_error() is None else "None")
+
+
+@pytest.mark.parametrize("policy", [None, "ACTIVE"])
+def test_idle_openmp_threads_sleep_unless_the_user_says(policy):
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if policy:
+        env["OMP_WAIT_POLICY"] = policy
+    out = subprocess.run([sys.executable, "-c", "import os; from shrew.backends import cpu; "
+                          "cpu.onednn_active(); print(os.environ.get('OMP_WAIT_POLICY'))"],
+                         env=env, check=True, capture_output=True, text=True).stdout.strip()
+    loads = onednn.load_error() is None
+    assert out == (policy or ("PASSIVE" if loads else "None"))

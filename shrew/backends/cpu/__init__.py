@@ -89,6 +89,10 @@ class CPUBackend(ArrayModuleBackend):
         return super().conv2d(x, w, stride, padding) if out is NotImplemented else out
 
     def conv2d_backward(self, x, w, g, stride, padding, need_x, need_w):  # base.FastConv
+        if need_w and w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
+            # oneDNN's weight gradient of a shallow input is slow: on cnn_step's first
+            # layer (one channel) 2-4x the core's im2col lowering, which runs instead.
+            return super().conv2d_backward(x, w, g, stride, padding, need_x, need_w)
         gx = onednn.conv2d_backward_data(g, w, x.shape, stride, padding) if need_x else None
         gw = onednn.conv2d_backward_weights(x, g, w.shape, stride, padding) if need_w else None
         if gx is NotImplemented or gw is NotImplemented:

@@ -19,8 +19,9 @@ How a call runs:
   on the cnn_step shapes (benchmarks/README.md).  Pooling keeps the plain layouts (its
   nchw kernel).  oneDNN's scratchpad is its own (library mode).
 - oneDNN runs on the OpenMP (libgomp) threads of its gomp build; their number is
-  ``set_num_threads``'s, else OMP_NUM_THREADS, else the core count (see
-  docs/architecture.md, "The oneDNN path").
+  ``set_num_threads``'s, else OMP_NUM_THREADS, else the core count, and they sleep when
+  idle (OMP_WAIT_POLICY=PASSIVE unless set) so as not to hold the cores OpenBLAS's
+  threads need next (see docs/architecture.md, "The oneDNN path").
 
 The library is looked up next to the Python environment (where the wheel puts it), then
 on the loader's path; SHREW_ONEDNN_LIBRARY names it explicitly.  oneDNN's primitives are
@@ -163,6 +164,12 @@ def _load() -> _Runtime | None:
                 try:
                     if path is None:
                         raise OSError("libdnnl.so.3 not found (pip install shrew[cpu-fast])")
+                    # Idle OpenMP threads sleep instead of spinning, so that they leave
+                    # the cores to OpenBLAS's threads between two convolutions (measured:
+                    # a conv and a GEMM alternating cost 1.2-1.35x their sum spinning,
+                    # 1.0-1.05x passive; benchmarks/README.md).  libgomp reads it once,
+                    # when it loads; a value the user set is kept.
+                    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                     _runtime = _Runtime(ctypes.CDLL(path))
                 except (OSError, AttributeError, OneDNNError) as exc:
                     _load_error = str(exc)
