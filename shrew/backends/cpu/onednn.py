@@ -128,10 +128,27 @@ def _declare(lib: ctypes.CDLL) -> None:
         fn.restype, fn.argtypes = restype, argtypes
 
 
+class _Version(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_int), ("minor", ctypes.c_int), ("patch", ctypes.c_int),
+                ("hash", ctypes.c_char_p), ("cpu_runtime", ctypes.c_uint),
+                ("gpu_runtime", ctypes.c_uint)]
+
+
+_RUNTIME_OMP = 2
+
+
 class _Runtime:
     """The loaded library, its CPU engine and stream, and libgomp's thread control."""
 
     def __init__(self, lib: ctypes.CDLL):
+        # The declarations below are oneDNN 3's C API, and the thread control is
+        # libgomp's: another major version or threading runtime is not used at all.
+        lib.dnnl_version.restype = ctypes.POINTER(_Version)
+        found = lib.dnnl_version().contents
+        self.version = f"{found.major}.{found.minor}.{found.patch}"
+        if found.major != 3 or found.cpu_runtime != _RUNTIME_OMP:
+            raise OSError(f"oneDNN {self.version} with CPU runtime {found.cpu_runtime}: "
+                          f"shrew uses oneDNN 3 built with OpenMP (onednn-cpu-gomp)")
         _declare(lib)
         self.lib = lib
         self.engine, self.stream = _P(), _P()
@@ -184,7 +201,8 @@ def load_error() -> str | None:
 
 
 # -- the switch ----------------------------------------------------------------------------
-_enabled = os.environ.get("SHREW_CPU_ONEDNN", "1").strip().lower() not in ("0", "false", "off", "no")
+_OFF = ("0", "false", "off", "no")
+_enabled = os.environ.get("SHREW_CPU_ONEDNN", "1").strip().lower() not in _OFF
 
 
 def available() -> bool:
@@ -233,7 +251,8 @@ class _Primitive:
 
     def __init__(self, runtime: _Runtime, pd: _P, descs: dict, hint: _P | None = None):
         self.lib, self.runtime = runtime.lib, runtime
-        self.pd, self.hint = pd, hint
+        self.pd: _P | None = pd
+        self.hint = hint
         self.busy = threading.Lock()  # its buffers and memory objects serve one call at a time
         self.owned: list = []       # (destroy function name, handle), freed by close()
         self.user: list = []        # (arg, memory object that takes the numpy buffer)
@@ -243,7 +262,9 @@ class _Primitive:
                    "primitive_create")
             ws_md = self.lib.dnnl_primitive_desc_query_md(pd, _QUERY_WORKSPACE_MD, 0)
             self.workspace = self.lib.dnnl_memory_desc_get_size(ws_md) if ws_md else 0
-            before, after, main_args = [], [], []
+            before: list = []
+            after: list = []
+            main_args: list = []
             for arg, shape in descs.items():
                 main_args.append((arg, self._bind(arg, shape, before, after)))
             if self.workspace:
