@@ -148,13 +148,14 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=2,
                         help="threads for torch, oneDNN (OpenMP) and OpenBLAS (default 2)")
     args = parser.parse_args(argv)
-    import torch
-    from threadpoolctl import threadpool_limits
-
+    # oneDNN first: libgomp then loads under shrew's OMP_WAIT_POLICY default, as it does
+    # in a shrew program; torch, imported after, shares that libgomp.
     from shrew.backends.cpu import onednn, set_num_threads
     if not onednn.available():
         print(f"oneDNN is not available: {onednn.load_error() or 'switched off'}")
         return 1
+    import torch
+    from threadpoolctl import threadpool_limits
     torch.set_num_threads(args.threads)
     set_num_threads(args.threads)
     with threadpool_limits(args.threads, user_api="blas"):

@@ -300,3 +300,74 @@ def test_idle_openmp_threads_sleep_unless_the_user_says(policy):
                          env=env, check=True, capture_output=True, text=True).stdout.strip()
     loads = onednn.load_error() is None
     assert out == (policy or ("PASSIVE" if loads else "None"))
+
+
+LARGE = onednn.MIN_ELEMENTWISE_SIZE   # elementwise calls below it stay on numpy
+
+
+@needs_onednn
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape, dim", [((4, 2, 64, 64), 3), ((LARGE // 100 + 1, 100, 1), 1),
+                                        ((4, 2, 64, 64), 1)])
+def test_softmax_matches_torch_and_numpy(monkeypatch, log, shape, dim):
+    """softmax along the innermost dim runs on oneDNN; log_softmax, and softmax along an
+    outer dim, on numpy."""
+    calls = []
+    real = onednn.softmax
+    monkeypatch.setattr(onednn, "softmax", lambda *a: calls.append(a[1:]) or real(*a))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32) * 4
+    np.moveaxis(x, dim, -1)[0, ..., 5:] = -np.inf     # a causal mask's -inf
+    be = cpu.CPUBackend()
+    got = be.softmax(x, dim, log)
+    want = (F.log_softmax if log else F.softmax)(torch.tensor(x), dim).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    with cpu.use_onednn(False):
+        np.testing.assert_allclose(got, be.softmax(x, dim, log), rtol=1e-5, atol=1e-6)
+    innermost = all(n == 1 for n in shape[dim + 1:])
+    assert calls[:1] == ([] if log else [(dim,)])
+    assert (real(x, dim) is NotImplemented) != innermost   # outer dims: numpy's code
+
+
+@needs_onednn
+def test_softmax_carries_a_nan_to_its_whole_row_as_torch_does():
+    x = np.zeros((LARGE // 64, 64), np.float32)
+    x[3, 10] = np.nan
+    x[5] = -np.inf   # all masked: NaN too
+    got = cpu.CPUBackend().softmax(x, 1, False)
+    want = F.softmax(torch.tensor(x), 1).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got[[3, 5]]).all() and not np.isnan(np.delete(got, [3, 5], 0)).any()
+
+
+@needs_onednn
+@pytest.mark.parametrize("fn, approximate", [("gelu", "none"), ("gelu_tanh", "tanh")])
+def test_gelu_matches_torch(fn, approximate):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(LARGE + 7) * 3).astype(np.float32)
+    x[:9] = [np.inf, -np.inf, np.nan, 1e10, -1e10, 20, -20, -5, 0]
+    got = cpu.CPUBackend().unary(fn, x)
+    want = F.gelu(torch.tensor(x), approximate=approximate).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    small = x[:100]   # below MIN_ELEMENTWISE_SIZE: numpy's code, the same bits as off
+    on = cpu.CPUBackend().unary(fn, small)
+    with cpu.use_onednn(False):
+        assert np.array_equal(on, cpu.CPUBackend().unary(fn, small), equal_nan=True)
+
+
+@needs_onednn
+@pytest.mark.parametrize("shape, ndims", [((8, 64, 96), 1), ((4, 32, 16, 24), 2)])
+def test_standardize_matches_layer_norm(shape, ndims):
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    x[0, 0] = np.nan
+    be = cpu.CPUBackend()
+    y, rstd = be.standardize(x, tuple(range(x.ndim - ndims, x.ndim)), 1e-5)
+    want = F.layer_norm(torch.tensor(x), shape[-ndims:], eps=1e-5).numpy()
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+    with cpu.use_onednn(False):
+        y_np, rstd_np = be.standardize(x, tuple(range(x.ndim - ndims, x.ndim)), 1e-5)
+    assert rstd.shape == rstd_np.shape and rstd.dtype == rstd_np.dtype == np.float32
+    np.testing.assert_allclose(rstd, rstd_np, rtol=1e-5)
+    np.testing.assert_allclose(y, y_np, rtol=1e-4, atol=1e-5)

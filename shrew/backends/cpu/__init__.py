@@ -15,6 +15,7 @@ own setting (OPENBLAS_NUM_THREADS, threadpoolctl).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -49,6 +50,9 @@ def use_onednn(enabled: bool = True) -> Iterator[None]:
 def onednn_active() -> bool:
     """Whether oneDNN serves calls now: installed, loadable and switched on."""
     return onednn.available()
+
+# The unary functions oneDNN computes for the cpu backend (float32, large arrays).
+_ONEDNN_ELTWISE = {"gelu": onednn.GELU_ERF, "gelu_tanh": onednn.GELU_TANH}
 
 # Below this many elements numpy's own where is as fast.
 _SELECT_MIN_SIZE = 1 << 14
@@ -98,6 +102,30 @@ class CPUBackend(ArrayModuleBackend):
         if gx is NotImplemented or gw is NotImplemented:
             return super().conv2d_backward(x, w, g, stride, padding, need_x, need_w)
         return gx, gw
+
+    def unary(self, fn, x):
+        if fn in _ONEDNN_ELTWISE:
+            out = onednn.eltwise(x, _ONEDNN_ELTWISE[fn])
+            if out is not NotImplemented:
+                return out
+        return super().unary(fn, x)
+
+    def softmax(self, x, dim, log):
+        out = NotImplemented if log else onednn.softmax(x, dim)
+        # oneDNN leaves a row's other elements finite beside a NaN, where PyTorch makes
+        # the whole row NaN: such rows (rare) go to numpy's code.
+        if out is NotImplemented or np.isnan(out).any():
+            return super().softmax(x, dim, log)
+        return out
+
+    def standardize(self, x, dims, eps):
+        cols = math.prod(x.shape[x.ndim - len(dims):])
+        got = onednn.layer_norm(x.reshape(-1, cols), eps) if cols else NotImplemented
+        if got is NotImplemented:
+            return super().standardize(x, dims, eps)
+        y, _, var = got
+        stat_shape = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
+        return y.reshape(x.shape), (1 / np.sqrt(var + np.float32(eps))).reshape(stat_shape)
 
     def avg_pool2d(self, x, kernel, stride, padding):
         out = onednn.pool2d(x, onednn.POOL_AVG_INCLUDE, kernel, stride, padding)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import math
 import os
 import sys
 import threading
@@ -50,13 +51,17 @@ _F32 = 3
 _CPU = 1
 _STREAM_IN_ORDER = 1
 _FORMAT_ANY = 1
-_PLAIN_TAGS = {4: 5, 5: 6}          # ndims -> dnnl_abcd, dnnl_abcde
+_PLAIN_TAG_OFFSET = 1               # dnnl_a = 2, dnnl_ab = 3, ...: ndims + 1
 _FORWARD_TRAINING, _FORWARD_INFERENCE = 64, 96
 _CONVOLUTION_DIRECT = 0x1
 POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE = 0x1ff, 0x2ff, 0x3ff
+GELU_TANH, GELU_ERF = 0x2b, 0x31     # dnnl_eltwise_gelu_tanh, dnnl_eltwise_gelu_erf
+_SOFTMAX = 0x30000                  # dnnl_softmax_accurate
+_NORMALIZATION_FLAGS_NONE = 0
 _QUERY_WORKSPACE_MD, _QUERY_EXEC_ARG_MD = 135, 255
 _ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_WORKSPACE = 1, 17, 33, 64
 _ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS = 129, 145, 161
+_ARG_MEAN, _ARG_VARIANCE = 49, 50
 _ARG_FROM, _ARG_TO = 1, 17
 _INPUTS = frozenset((_ARG_SRC, _ARG_WEIGHTS, _ARG_DIFF_DST))
 _MAX_NDIMS = 12
@@ -116,6 +121,15 @@ def _declare(lib: ctypes.CDLL) -> None:
         "dnnl_pooling_backward_primitive_desc_create": (
             status, [ctypes.POINTER(_P), _P, ctypes.c_int, _P, _P,
                      _Dims, _Dims, _Dims, _Dims, _Dims, _P, _P]),
+        "dnnl_eltwise_forward_primitive_desc_create": (
+            status, [ctypes.POINTER(_P), _P, ctypes.c_int, ctypes.c_int, _P, _P,
+                     ctypes.c_float, ctypes.c_float, _P]),
+        "dnnl_softmax_forward_primitive_desc_create": (
+            status, [ctypes.POINTER(_P), _P, ctypes.c_int, ctypes.c_int, _P, _P, ctypes.c_int,
+                     _P]),
+        "dnnl_layer_normalization_forward_primitive_desc_create": (
+            status, [ctypes.POINTER(_P), _P, ctypes.c_int, _P, _P, _P, ctypes.c_float,
+                     ctypes.c_uint, _P]),
         "dnnl_primitive_desc_query_md": (_P, [_P, ctypes.c_int, ctypes.c_int]),
         "dnnl_primitive_desc_query": (status, [_P, ctypes.c_int, ctypes.c_int, _P]),
         "dnnl_primitive_desc_destroy": (status, [_P]),
@@ -345,7 +359,7 @@ def _exec_args(pairs: list):
 
 def _md(lib: ctypes.CDLL, shape: tuple, any_layout: bool) -> _P:
     md = _P()
-    tag = _FORMAT_ANY if any_layout else _PLAIN_TAGS[len(shape)]
+    tag = _FORMAT_ANY if any_layout else len(shape) + _PLAIN_TAG_OFFSET
     _check(lib.dnnl_memory_desc_create_with_tag(ctypes.byref(md), len(shape), _Dims(*shape),
                                                 _F32, tag), "memory_desc_create_with_tag")
     return md
@@ -391,7 +405,7 @@ def _create_pd(fn, *args) -> _P | None:
     status = fn(ctypes.byref(pd), *args)
     if status in (_UNIMPLEMENTED, 2):   # unimplemented, or a geometry it rejects
         return None
-    _check(status, fn.__name__)
+    _check(status, getattr(fn, "__name__", "primitive_desc_create"))
     return pd
 
 
@@ -603,3 +617,84 @@ def pool2d_backward(g, x_shape, alg, kernel, stride, padding, workspace=None):
         buffers[_ARG_WORKSPACE] = workspace
     prim.run(buffers)
     return dx
+
+
+# -- elementwise and normalisations ----------------------------------------------------------
+MIN_ELEMENTWISE_SIZE = 1 << 15
+"""Below this many elements numpy's passes cost less than a call into oneDNN."""
+
+
+def _forward_only(shapes, create):
+    """make(runtime) for a forward primitive over plain memory of `shapes` (source,
+    destination, then any statistics), whose descriptor create(&pd, runtime, *memory
+    descriptors) makes."""
+    def make(runtime):
+        pd = _with_mds(runtime.lib, shapes, False,
+                       lambda *mds: _create_pd(create, runtime, *mds))
+        if pd is None:
+            return None
+        args = (_ARG_SRC, _ARG_DST, _ARG_MEAN, _ARG_VARIANCE)
+        return _Primitive(runtime, pd, dict(zip(args, shapes)))
+    return make
+
+
+def _large_float32(x) -> bool:
+    return _usable(x) and x.size >= MIN_ELEMENTWISE_SIZE
+
+
+def eltwise(x, alg):
+    """alg (GELU_TANH, GELU_ERF) applied to every element of a float32 x, or NotImplemented."""
+    if not _large_float32(x):
+        return NotImplemented
+    shape = (x.size,)
+    prim = _cached(("eltwise", alg, shape), _forward_only(
+        (shape, shape), lambda pd, rt, src, dst: rt.lib.dnnl_eltwise_forward_primitive_desc_create(
+            pd, rt.engine, _FORWARD_INFERENCE, alg, src, dst, 0.0, 0.0, None)))
+    if prim is None:
+        return NotImplemented
+    y = np.empty(x.shape, dtype=np.float32)
+    prim.run({_ARG_SRC: np.ascontiguousarray(x), _ARG_DST: y})
+    return y
+
+
+def softmax(x, axis):
+    """softmax of a float32 x along axis, where every later dim has size 1; else
+    NotImplemented.  oneDNN does not carry a NaN to the rest of its row as PyTorch does:
+    callers check.  (Its log-softmax is not used: its logarithm is about ten ulps off,
+    1e-6 absolute where the log-probabilities are near 0.)"""
+    # Along the innermost dim only: oneDNN's kernel for an outer one is its slow
+    # reference code (measured 30x numpy's time on [8, 4, 128, 128] along dim 1).
+    if not _large_float32(x) or math.prod(x.shape[axis + 1:]) != 1:
+        return NotImplemented
+    shape = (x.size // x.shape[axis], x.shape[axis])
+    prim = _cached(("softmax", shape), _forward_only(
+        (shape, shape), lambda pd, rt, src, dst: rt.lib.dnnl_softmax_forward_primitive_desc_create(
+            pd, rt.engine, _FORWARD_INFERENCE, _SOFTMAX, src, dst, 1, None)))  # along rows
+    if prim is None:
+        return NotImplemented
+    y = np.empty(x.shape, dtype=np.float32)
+    prim.run({_ARG_SRC: np.ascontiguousarray(x), _ARG_DST: y})
+    return y
+
+
+def layer_norm(x, eps):
+    """(y, mean, variance) of a float32 x [rows, cols] standardised along its rows (biased
+    variance, no scale or shift): y = (x - mean) / sqrt(variance + eps); or NotImplemented."""
+    if not _large_float32(x):
+        return NotImplemented
+    rows = (x.shape[0],)
+
+    def create(pd, rt, src, dst, stat, _):
+        # forward_training: the statistics are outputs (inference would expect them given)
+        return rt.lib.dnnl_layer_normalization_forward_primitive_desc_create(
+            pd, rt.engine, _FORWARD_TRAINING, src, dst, stat, eps, _NORMALIZATION_FLAGS_NONE,
+            None)
+    prim = _cached(("layer_norm", x.shape, float(eps)),
+                   _forward_only((x.shape, x.shape, rows, rows), create))
+    if prim is None:
+        return NotImplemented
+    y = np.empty(x.shape, dtype=np.float32)
+    mean, var = np.empty(rows, dtype=np.float32), np.empty(rows, dtype=np.float32)
+    prim.run({_ARG_SRC: np.ascontiguousarray(x), _ARG_DST: y, _ARG_MEAN: mean,
+              _ARG_VARIANCE: var})
+    return y, mean, var
