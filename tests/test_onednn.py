@@ -371,3 +371,31 @@ def test_standardize_matches_layer_norm(shape, ndims):
     assert rstd.shape == rstd_np.shape and rstd.dtype == rstd_np.dtype == np.float32
     np.testing.assert_allclose(rstd, rstd_np, rtol=1e-5)
     np.testing.assert_allclose(y, y_np, rtol=1e-4, atol=1e-5)
+
+
+@needs_onednn
+def test_threads_share_the_cache_while_it_evicts(monkeypatch):
+    """A cache of one entry and four threads on three geometries: every call evicts
+    another's primitive, which must wait for the thread using it, and every result holds."""
+    import threading
+    monkeypatch.setattr(onednn, "CACHE_SIZE", 1)
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    inputs = [rng.standard_normal((2, 3, s, s)).astype(np.float32) for s in (9, 11, 13)]
+    wants = [F.conv2d(torch.tensor(x), torch.tensor(w), padding=1).numpy() for x in inputs]
+    failures = []
+
+    def work(seed):
+        for i in range(30):
+            k = (seed + i) % 3
+            got = onednn.conv2d(inputs[k], w, (1, 1), (1, 1))
+            if not np.allclose(got, wants[k], rtol=1e-4, atol=1e-4):
+                failures.append((seed, i))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
+    onednn.clear_cache()

@@ -1,8 +1,8 @@
 """The CPU backend: numpy.  The reference every other backend is tested against.
 
-float32 convolutions and average pooling run on oneDNN where it is installed
-(``shrew[cpu-fast]``) and switched on (see onednn.py); everything else, and float64 always,
-runs on numpy.  The switch:
+float32 convolutions and average pooling, and on large arrays softmax, standardize (layer
+norm) and GELU, run on oneDNN where it is installed (``shrew[cpu-fast]``) and switched on
+(see onednn.py); everything else, and float64 always, runs on numpy.  The switch:
 
 - the environment variable ``SHREW_CPU_ONEDNN=0`` (read at import) turns oneDNN off;
 - ``set_onednn(False)`` / ``set_onednn(True)`` change it for the whole process, and

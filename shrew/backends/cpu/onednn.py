@@ -1,9 +1,10 @@
 """oneDNN (libdnnl, the ``onednn-cpu-gomp`` wheel) through its C API, by ctypes.
 
-The cpu backend's optional fast paths for convolution and pooling call the functions at
-the bottom of this module.  Each returns ``NotImplemented`` where oneDNN cannot serve the
-call (library not installed or switched off, a dtype other than float32, an empty
-dimension, a geometry no implementation takes), and the caller then runs its numpy code.
+The cpu backend calls the functions at the bottom of this module for its convolutions,
+average pooling, and large softmax, layer norm and GELU.  Each returns ``NotImplemented``
+where oneDNN cannot serve the call (library not installed or switched off, a dtype other
+than float32, an empty dimension, a geometry no implementation takes), and the caller
+then runs its numpy code.
 
 How a call runs:
 
@@ -36,6 +37,8 @@ import os
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -209,7 +212,7 @@ def _load() -> _Runtime | None:
 
 
 def load_error() -> str | None:
-    """Why oneDNN could not be loaded, or None (loaded, or not tried yet)."""
+    """Why oneDNN could not be loaded (it is tried on the first call), or None."""
     _load()
     return _load_error
 
@@ -231,15 +234,10 @@ def set_enabled(flag: bool) -> bool:
     return old
 
 
-def is_enabled() -> bool:
-    """The switch's setting (SHREW_CPU_ONEDNN, then set_enabled), whether or not oneDNN loads."""
-    return _enabled
-
-
 # -- threads -------------------------------------------------------------------------------
 def set_num_threads(n: int) -> None:
-    """The number of OpenMP threads oneDNN's primitives run on (the calling thread's
-    OpenMP setting, which is what libgomp applies to the parallel regions it starts)."""
+    """Set the number of OpenMP threads oneDNN's primitives run on.  It is an OpenMP
+    setting of the calling thread: call it from the thread that runs the model."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ShrewError(f"set_num_threads: expected an int >= 1, got {n!r}")
     runtime = _load()
@@ -267,7 +265,7 @@ class _Primitive:
         self.lib, self.runtime = runtime.lib, runtime
         self.pd: _P | None = pd
         self.hint = hint
-        self.busy = threading.Lock()  # its buffers and memory objects serve one call at a time
+        self.busy = threading.Lock()  # held by the one call using its buffers (_using)
         self.owned: list = []       # (destroy function name, handle), freed by close()
         self.user: list = []        # (arg, memory object that takes the numpy buffer)
         try:
@@ -325,16 +323,16 @@ class _Primitive:
         return inner
 
     def run(self, buffers: dict) -> None:
-        """Execute on the numpy arrays of `buffers` (DNNL_ARG_* -> C-contiguous array)."""
+        """Execute on the numpy arrays of `buffers` (DNNL_ARG_* -> C-contiguous array);
+        the caller holds ``busy`` (see _using)."""
         lib, stream = self.lib, self.runtime.stream
-        with self.busy:
-            for arg, memory in self.user:
-                _check(lib.dnnl_memory_set_data_handle(memory, buffers[arg].ctypes.data),
-                       "memory_set_data_handle")
-            for primitive, args in self.steps:
-                _check(lib.dnnl_primitive_execute(primitive, stream, len(args), args),
-                       "primitive_execute")
-            _check(lib.dnnl_stream_wait(stream), "stream_wait")
+        for arg, memory in self.user:
+            _check(lib.dnnl_memory_set_data_handle(memory, buffers[arg].ctypes.data),
+                   "memory_set_data_handle")
+        for primitive, args in self.steps:
+            _check(lib.dnnl_primitive_execute(primitive, stream, len(args), args),
+                   "primitive_execute")
+        _check(lib.dnnl_stream_wait(stream), "stream_wait")
 
     def close(self) -> None:
         with self.busy:      # not while another thread runs it
@@ -382,20 +380,38 @@ def clear_cache() -> None:
                 entry.close()
 
 
-def _cached(key: tuple, make) -> _Primitive | None:
-    """The primitive for `key`, made by make(runtime) on a miss; None if oneDNN has no
+@contextmanager
+def _using(key: tuple, make) -> Iterator[_Primitive | None]:
+    """The primitive for `key`, made by make(runtime) on a miss, held for this thread
+    until the block ends (so that no eviction frees it meanwhile); None if oneDNN has no
     implementation for it (remembered too)."""
     with _lock:
         if key in _cache:
             _cache.move_to_end(key)
-            return _cache[key]
-        entry = make(_runtime)
-        _cache[key] = entry
-        while len(_cache) > CACHE_SIZE:
-            _, old = _cache.popitem(last=False)
-            if old is not None:
-                old.close()
-        return entry
+            entry = _cache[key]
+        else:
+            entry = _cache[key] = make(_runtime)
+            while len(_cache) > max(CACHE_SIZE, 1):   # never the entry just made
+                _, old = _cache.popitem(last=False)
+                if old is not None:
+                    old.close()   # waits for a thread still using it
+        if entry is not None:
+            entry.busy.acquire()
+    try:
+        yield entry
+    finally:
+        if entry is not None:
+            entry.busy.release()
+
+
+def _execute(key: tuple, make, buffers: dict) -> bool:
+    """Run the primitive for `key` (see _using) on `buffers`; False where oneDNN has no
+    implementation for it."""
+    with _using(key, make) as prim:
+        if prim is None:
+            return False
+        prim.run(buffers)
+        return True
 
 
 def _create_pd(fn, *args) -> _P | None:
@@ -499,15 +515,12 @@ def conv2d(x, w, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
     if not _usable(x, w):
         return NotImplemented
     key = _conv_key("forward", x.shape, w.shape, stride, padding, dilation, groups)
-    prim = _cached(key, _make_conv("forward", x.shape, w.shape, stride, padding, dilation,
-                                   groups))
-    if prim is None:
-        return NotImplemented
+    make = _make_conv("forward", x.shape, w.shape, stride, padding, dilation, groups)
     out_hw = conv_output_hw(x.shape[2:], w.shape[2:], stride, padding, dilation)
     y = np.empty((x.shape[0], w.shape[0], *out_hw), dtype=np.float32)
-    prim.run({_ARG_SRC: np.ascontiguousarray(x), _ARG_WEIGHTS: np.ascontiguousarray(w),
-              _ARG_DST: y})
-    return y
+    ran = _execute(key, make, {_ARG_SRC: np.ascontiguousarray(x),
+                               _ARG_WEIGHTS: np.ascontiguousarray(w), _ARG_DST: y})
+    return y if ran else NotImplemented
 
 
 def conv2d_backward_data(g, w, x_shape, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
@@ -517,14 +530,12 @@ def conv2d_backward_data(g, w, x_shape, stride=(1, 1), padding=(0, 0), dilation=
     if not _usable(g, w) or 0 in x_shape:
         return NotImplemented
     key = _conv_key("backward_data", x_shape, w.shape, stride, padding, dilation, groups)
-    prim = _cached(key, _make_conv("backward_data", tuple(x_shape), w.shape, stride, padding,
-                                   dilation, groups))
-    if prim is None:
-        return NotImplemented
+    make = _make_conv("backward_data", tuple(x_shape), w.shape, stride, padding, dilation,
+                      groups)
     dx = np.empty(x_shape, dtype=np.float32)
-    prim.run({_ARG_DIFF_DST: np.ascontiguousarray(g), _ARG_WEIGHTS: np.ascontiguousarray(w),
-              _ARG_DIFF_SRC: dx})
-    return dx
+    ran = _execute(key, make, {_ARG_DIFF_DST: np.ascontiguousarray(g),
+                               _ARG_WEIGHTS: np.ascontiguousarray(w), _ARG_DIFF_SRC: dx})
+    return dx if ran else NotImplemented
 
 
 def conv2d_backward_weights(x, g, w_shape, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
@@ -534,14 +545,12 @@ def conv2d_backward_weights(x, g, w_shape, stride=(1, 1), padding=(0, 0), dilati
     if not _usable(x, g) or 0 in w_shape:
         return NotImplemented
     key = _conv_key("backward_weights", x.shape, w_shape, stride, padding, dilation, groups)
-    prim = _cached(key, _make_conv("backward_weights", x.shape, tuple(w_shape), stride,
-                                   padding, dilation, groups))
-    if prim is None:
-        return NotImplemented
+    make = _make_conv("backward_weights", x.shape, tuple(w_shape), stride, padding, dilation,
+                      groups)
     dw = np.empty(w_shape, dtype=np.float32)
-    prim.run({_ARG_SRC: np.ascontiguousarray(x), _ARG_DIFF_DST: np.ascontiguousarray(g),
-              _ARG_DIFF_WEIGHTS: dw})
-    return dw
+    ran = _execute(key, make, {_ARG_SRC: np.ascontiguousarray(x),
+                               _ARG_DIFF_DST: np.ascontiguousarray(g), _ARG_DIFF_WEIGHTS: dw})
+    return dw if ran else NotImplemented
 
 
 # -- pooling -------------------------------------------------------------------------------
@@ -587,15 +596,15 @@ def pool2d(x, alg, kernel, stride, padding):
         return NotImplemented
     y_shape = (*x.shape[:2], *pool_output_hw(x.shape[2:], kernel, stride, padding))
     key = ("pool", alg, x.shape, tuple(kernel), tuple(stride), tuple(padding))
-    prim = _cached(key, _make_pool(False, alg, x.shape, y_shape, kernel, stride, padding))
-    if prim is None:
-        return NotImplemented
-    y = np.empty(y_shape, dtype=np.float32)
-    buffers = {_ARG_SRC: np.ascontiguousarray(x), _ARG_DST: y}
-    workspace = None
-    if prim.workspace:
-        workspace = buffers[_ARG_WORKSPACE] = np.empty(prim.workspace, dtype=np.uint8)
-    prim.run(buffers)
+    with _using(key, _make_pool(False, alg, x.shape, y_shape, kernel, stride, padding)) as prim:
+        if prim is None:
+            return NotImplemented
+        y = np.empty(y_shape, dtype=np.float32)
+        buffers = {_ARG_SRC: np.ascontiguousarray(x), _ARG_DST: y}
+        workspace = None
+        if prim.workspace:
+            workspace = buffers[_ARG_WORKSPACE] = np.empty(prim.workspace, dtype=np.uint8)
+        prim.run(buffers)
     return y, workspace
 
 
@@ -606,16 +615,16 @@ def pool2d_backward(g, x_shape, alg, kernel, stride, padding, workspace=None):
         return NotImplemented
     x_shape = tuple(x_shape)
     key = ("pool_backward", alg, x_shape, tuple(kernel), tuple(stride), tuple(padding))
-    prim = _cached(key, _make_pool(True, alg, x_shape, g.shape, kernel, stride, padding))
-    if prim is None:
-        return NotImplemented
-    dx = np.empty(x_shape, dtype=np.float32)
-    buffers = {_ARG_DIFF_DST: np.ascontiguousarray(g), _ARG_DIFF_SRC: dx}
-    if prim.workspace:
-        if workspace is None or workspace.nbytes != prim.workspace:
-            raise OneDNNError("pool2d_backward: max pooling needs pool2d's workspace")
-        buffers[_ARG_WORKSPACE] = workspace
-    prim.run(buffers)
+    with _using(key, _make_pool(True, alg, x_shape, g.shape, kernel, stride, padding)) as prim:
+        if prim is None:
+            return NotImplemented
+        dx = np.empty(x_shape, dtype=np.float32)
+        buffers = {_ARG_DIFF_DST: np.ascontiguousarray(g), _ARG_DIFF_SRC: dx}
+        if prim.workspace:
+            if workspace is None or workspace.nbytes != prim.workspace:
+                raise OneDNNError("pool2d_backward: max pooling needs pool2d's workspace")
+            buffers[_ARG_WORKSPACE] = workspace
+        prim.run(buffers)
     return dx
 
 
@@ -647,14 +656,12 @@ def eltwise(x, alg):
     if not _large_float32(x):
         return NotImplemented
     shape = (x.size,)
-    prim = _cached(("eltwise", alg, shape), _forward_only(
+    make = _forward_only(
         (shape, shape), lambda pd, rt, src, dst: rt.lib.dnnl_eltwise_forward_primitive_desc_create(
-            pd, rt.engine, _FORWARD_INFERENCE, alg, src, dst, 0.0, 0.0, None)))
-    if prim is None:
-        return NotImplemented
+            pd, rt.engine, _FORWARD_INFERENCE, alg, src, dst, 0.0, 0.0, None))
     y = np.empty(x.shape, dtype=np.float32)
-    prim.run({_ARG_SRC: np.ascontiguousarray(x), _ARG_DST: y})
-    return y
+    ran = _execute(("eltwise", alg, shape), make, {_ARG_SRC: np.ascontiguousarray(x), _ARG_DST: y})
+    return y if ran else NotImplemented
 
 
 def softmax(x, axis):
@@ -667,14 +674,12 @@ def softmax(x, axis):
     if not _large_float32(x) or math.prod(x.shape[axis + 1:]) != 1:
         return NotImplemented
     shape = (x.size // x.shape[axis], x.shape[axis])
-    prim = _cached(("softmax", shape), _forward_only(
+    make = _forward_only(
         (shape, shape), lambda pd, rt, src, dst: rt.lib.dnnl_softmax_forward_primitive_desc_create(
-            pd, rt.engine, _FORWARD_INFERENCE, _SOFTMAX, src, dst, 1, None)))  # along rows
-    if prim is None:
-        return NotImplemented
+            pd, rt.engine, _FORWARD_INFERENCE, _SOFTMAX, src, dst, 1, None))  # along rows
     y = np.empty(x.shape, dtype=np.float32)
-    prim.run({_ARG_SRC: np.ascontiguousarray(x), _ARG_DST: y})
-    return y
+    ran = _execute(("softmax", shape), make, {_ARG_SRC: np.ascontiguousarray(x), _ARG_DST: y})
+    return y if ran else NotImplemented
 
 
 def layer_norm(x, eps):
@@ -689,12 +694,10 @@ def layer_norm(x, eps):
         return rt.lib.dnnl_layer_normalization_forward_primitive_desc_create(
             pd, rt.engine, _FORWARD_TRAINING, src, dst, stat, eps, _NORMALIZATION_FLAGS_NONE,
             None)
-    prim = _cached(("layer_norm", x.shape, float(eps)),
-                   _forward_only((x.shape, x.shape, rows, rows), create))
-    if prim is None:
-        return NotImplemented
     y = np.empty(x.shape, dtype=np.float32)
     mean, var = np.empty(rows, dtype=np.float32), np.empty(rows, dtype=np.float32)
-    prim.run({_ARG_SRC: np.ascontiguousarray(x), _ARG_DST: y, _ARG_MEAN: mean,
-              _ARG_VARIANCE: var})
-    return y, mean, var
+    ran = _execute(("layer_norm", x.shape, float(eps)),
+                   _forward_only((x.shape, x.shape, rows, rows), create),
+                   {_ARG_SRC: np.ascontiguousarray(x), _ARG_DST: y, _ARG_MEAN: mean,
+                    _ARG_VARIANCE: var})
+    return (y, mean, var) if ran else NotImplemented
