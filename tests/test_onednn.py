@@ -399,3 +399,12 @@ def test_threads_share_the_cache_while_it_evicts(monkeypatch):
         t.join()
     assert not failures
     onednn.clear_cache()
+
+
+@needs_onednn
+def test_threadpoolctl_limits_onednn_threads_too():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    old = cpu.get_num_threads()
+    with threadpoolctl.threadpool_limits(1, user_api="openmp"):
+        assert cpu.get_num_threads() == 1
+    assert cpu.get_num_threads() == old
