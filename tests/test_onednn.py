@@ -329,6 +329,7 @@ def test_softmax_matches_torch_and_numpy(monkeypatch, log, shape, dim):
     assert (real(x, dim) is NotImplemented) != innermost   # outer dims: numpy's code
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf inputs, on purpose
 @needs_onednn
 def test_softmax_carries_a_nan_to_its_whole_row_as_torch_does():
     x = np.zeros((LARGE // 64, 64), np.float32)
@@ -340,6 +341,7 @@ def test_softmax_carries_a_nan_to_its_whole_row_as_torch_does():
     assert np.isnan(got[[3, 5]]).all() and not np.isnan(np.delete(got, [3, 5], 0)).any()
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf inputs, on purpose
 @needs_onednn
 @pytest.mark.parametrize("fn, approximate", [("gelu", "none"), ("gelu_tanh", "tanh")])
 def test_gelu_matches_torch(fn, approximate):
