@@ -31,7 +31,7 @@ __all__ = ["CPUBackend", "factory", "set_onednn", "use_onednn", "onednn_active",
 
 
 def set_onednn(enabled: bool) -> bool:
-    """Let float32 convolutions and average pooling run on oneDNN (True) or keep them on
+    """Let the cpu backend use oneDNN where it serves a call (True) or keep everything on
     numpy (False), for the whole process; returns the previous setting."""
     return onednn.set_enabled(enabled)
 
@@ -50,6 +50,7 @@ def use_onednn(enabled: bool = True) -> Iterator[None]:
 def onednn_active() -> bool:
     """Whether oneDNN serves calls now: installed, loadable and switched on."""
     return onednn.available()
+
 
 # The unary functions oneDNN computes for the cpu backend (float32, large arrays).
 _ONEDNN_ELTWISE = {"gelu": onednn.GELU_ERF, "gelu_tanh": onednn.GELU_TANH}
@@ -113,7 +114,7 @@ class CPUBackend(ArrayModuleBackend):
     def softmax(self, x, dim, log):
         out = NotImplemented if log else onednn.softmax(x, dim)
         # oneDNN leaves a row's other elements finite beside a NaN, where PyTorch makes
-        # the whole row NaN: such rows (rare) go to numpy's code.
+        # the whole row NaN: a call with a NaN in its output (rare) is redone by numpy.
         if out is NotImplemented or np.isnan(out).any():
             return super().softmax(x, dim, log)
         return out
