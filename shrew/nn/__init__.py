@@ -1,14 +1,34 @@
 """Neural-network layers, their functional forms (shrew.nn.functional) and initialisers."""
 from . import functional, init
+from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish,
+                         Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU, ReLU6,
+                         Sigmoid, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink,
+                         Softsign, Tanh, Tanhshrink, Threshold)
 from .attention import MultiheadAttention, TransformerBlock
-from .layers import (GELU, AvgPool2d, Conv1d, Conv2d, Dropout, Embedding, Flatten, Linear,
-                     MaxPool2d, ReLU)
-from .module import Module, Sequential
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .layers import (AvgPool2d, Conv1d, Conv2d, Dropout, Embedding, Flatten, Identity, Linear,
+                     MaxPool2d, Unflatten)
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
+                   GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                   NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
+from .module import Module, RemovableHandle
 from .normalization import BatchNorm2d, LayerNorm
 from .parameter import Parameter, add_, assign_
 
 __all__ = [
-    "functional", "init", "Module", "Sequential", "Parameter", "assign_", "add_", "Linear",
-    "Conv1d", "Conv2d", "Embedding", "MaxPool2d", "AvgPool2d", "Dropout", "ReLU", "GELU", "Flatten",
-    "LayerNorm", "BatchNorm2d", "MultiheadAttention", "TransformerBlock",
+    "functional", "init", "Module", "RemovableHandle", "Sequential", "ModuleList", "ModuleDict",
+    "ParameterList", "ParameterDict", "Parameter", "assign_", "add_", "Linear", "Conv1d",
+    "Conv2d", "Embedding", "MaxPool2d", "AvgPool2d", "Dropout", "Flatten", "Unflatten",
+    "Identity", "LayerNorm", "BatchNorm2d", "MultiheadAttention", "TransformerBlock",
+    # activations
+    "CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+    "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "Sigmoid",
+    "SiLU", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh",
+    "Tanhshrink", "Threshold",
+    # losses
+    "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
+    "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
+    "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss",
+    "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
 ]

@@ -8,8 +8,10 @@ from ..errors import ShapeError, ShrewError
 from ..shape import fmt
 from . import functional as F
 from . import init
-from .layers import GELU, Dropout, Linear
-from .module import Module, Sequential
+from .activation import GELU
+from .layers import Dropout, Linear
+from .container import Sequential
+from .module import Module
 from .normalization import LayerNorm
 
 if TYPE_CHECKING:

@@ -1,12 +1,14 @@
-"""Layers with weights (Linear, Conv1d, Conv2d, Embedding) and the stateless ones."""
+"""Layers with weights (Linear, Conv1d, Conv2d, Embedding), pooling, dropout and the
+shape layers (Flatten, Unflatten, Identity)."""
 from __future__ import annotations
 
 import math
-
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ShrewError
 from ..functions import zeros
+from ..shape import normalize_dim
 from . import functional as F
 from . import init
 from .module import Module
@@ -47,7 +49,8 @@ class Linear(Module):
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return f"{self.in_features}, {self.out_features}, bias={self.bias is not None}"
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
 
 
 class _ConvNd(Module):
@@ -145,20 +148,6 @@ class Dropout(Module):
         return f"p={self.p}"
 
 
-class ReLU(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return x.relu()
-
-
-class GELU(Module):
-    def __init__(self, approximate: str = "none") -> None:
-        super().__init__()
-        self.approximate = approximate
-
-    def forward(self, x: Tensor) -> Tensor:
-        return x.gelu(self.approximate)
-
-
 class Flatten(Module):
     """Flatten dims start_dim..end_dim (by default all but the batch dim)."""
 
@@ -168,3 +157,31 @@ class Flatten(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return x.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split dim `dim` into `unflattened_size` (one entry may be -1)."""
+
+    def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, x: Tensor) -> Tensor:
+        d = normalize_dim(self.dim, x.ndim, "Unflatten")
+        return x.reshape(*x.shape[:d], *self.unflattened_size, *x.shape[d + 1:])
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class Identity(Module):
+    """Returns its input; accepts and ignores any constructor arguments, as PyTorch's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Any) -> Any:
+        return input

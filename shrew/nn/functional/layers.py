@@ -1,33 +1,23 @@
-"""Stateless building blocks: layers as functions, activations, normalisation and losses.
-
-Everything is written with Tensor operations, so it runs on any device and backward comes
-from the core's gradient rules.  Inputs are checked here, before any kernel runs, and
-errors name the function and the shapes or dtypes at fault."""
+"""Layers as functions: linear, convolution, pooling, embedding, dropout, normalisation."""
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .. import functions as _fn
-from ..checkpoint import in_recomputation
-from ..dtype import check_float, int32, int64
-from ..errors import DTypeError, ShapeError, ShrewError
-from ..grad_mode import no_grad
-from ..shape import fmt
-from ..tensor import Tensor
-from .parameter import assign_
+from ... import functions as _fn
+from ...checkpoint import in_recomputation
+from ...dtype import check_float, int32, int64
+from ...errors import DTypeError, ShapeError, ShrewError
+from ...grad_mode import no_grad
+from ...shape import fmt
+from ...tensor import Tensor
+from ..parameter import assign_
+from ._checks import tensor_arg as _tensor
 
 if TYPE_CHECKING:
-    from ..typing import IntOrPair
+    from ...typing import IntOrPair
 
-_REDUCTIONS = ("mean", "sum", "none")
-
-
-def _tensor(op: str, name: str, x: object) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise ShrewError(f"{op}: {name} must be a Tensor, got {type(x).__name__}")
-    return x
 
 
 # -- layers ------------------------------------------------------------------------------
@@ -115,62 +105,6 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     return _fn.where(keep, x * (1.0 / (1.0 - p)), 0.0)
 
 
-# -- activations ---------------------------------------------------------------------------
-def relu(x: Tensor) -> Tensor:
-    """max(x, 0)."""
-    return x.relu()
-
-
-def gelu(x: Tensor, approximate: str = "none") -> Tensor:
-    """The exact erf form, or the tanh approximation with approximate="tanh"."""
-    return x.gelu(approximate)
-
-
-def sigmoid(x: Tensor) -> Tensor:
-    """1 / (1 + exp(-x))."""
-    return x.sigmoid()
-
-
-def tanh(x: Tensor) -> Tensor:
-    """The hyperbolic tangent."""
-    return x.tanh()
-
-
-def softmax(x: Tensor, dim: int) -> Tensor:
-    """exp(x) normalised to sum to 1 along dim (computed stably, for any magnitude)."""
-    return _tensor("softmax", "input", x).softmax(dim)
-
-
-def log_softmax(x: Tensor, dim: int) -> Tensor:
-    """log(softmax(x, dim)), computed stably."""
-    return _tensor("log_softmax", "input", x).log_softmax(dim)
-
-
-# -- attention -------------------------------------------------------------------------------
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, *,
-                                 dropout_p: float = 0.0, is_causal: bool = False) -> Tensor:
-    """softmax(q k^T / sqrt(E)) v over [..., T, E] inputs.  is_causal lets query i see keys
-    j <= i only; dropout_p drops attention weights."""
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        if _tensor("scaled_dot_product_attention", name, t).ndim < 2:
-            raise ShapeError(f"scaled_dot_product_attention: {name} must be [..., T, E], "
-                             f"got {fmt(t.shape)}")
-    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ShapeError(f"scaled_dot_product_attention: query {fmt(query.shape)}, key "
-                         f"{fmt(key.shape)} and value {fmt(value.shape)} do not fit")
-    # Scaling q (T*E values) is cheaper than scaling the scores (T*T values).
-    scores = (query * (1.0 / math.sqrt(query.shape[-1]))) @ key.transpose(-1, -2)
-    if is_causal:
-        # An additive mask (0, or -inf above the diagonal) rather than a where on the
-        # scores: its backward passes the gradient straight through.
-        tq, tk = scores.shape[-2:]
-        rows = _fn.arange(tq, device=query.device).reshape(tq, 1)
-        visible = rows >= _fn.arange(tk, device=query.device).reshape(1, tk)
-        scores = scores + _fn.where(visible, 0.0, float("-inf")).to_dtype(scores.dtype)
-    weights = softmax(scores, -1)
-    return dropout(weights, dropout_p) @ value
-
-
 # -- normalisation ---------------------------------------------------------------------------
 def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
@@ -232,86 +166,3 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     if weight is not None:
         y = y * weight.reshape(*stat_shape)
     return y if bias is None else y + bias.reshape(*stat_shape)
-
-
-# -- losses ------------------------------------------------------------------------------------
-def _check_reduction(op: str, reduction: str) -> None:
-    if reduction not in _REDUCTIONS:
-        raise ShrewError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-
-
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    if reduction == "mean":
-        return loss.mean()
-    return loss.sum() if reduction == "sum" else loss
-
-
-def _check_same_shape(op: str, a: Tensor, b: Tensor,
-                      names: tuple[str, str] = ("input", "target")) -> None:
-    _tensor(op, names[0], a)
-    if _tensor(op, names[1], b).shape != a.shape:
-        raise ShapeError(f"{op}: {names[0]} {fmt(a.shape)} and {names[1]} {fmt(b.shape)} must "
-                         f"have the same shape")
-
-
-def _check_class_target(op: str, scores: Tensor, target: Tensor) -> int:
-    """Validate [N, C, d...] scores (or [C]) against int target [N, d...] (or []); returns
-    the class dim."""
-    if _tensor(op, "input", scores).ndim == 0:
-        raise ShapeError(f"{op}: input must be [N, C, ...] or [C], got a 0-d tensor")
-    check_float(scores.dtype, op)
-    if _tensor(op, "target", target).dtype not in (int32, int64):
-        raise DTypeError(f"{op}: target must hold int64 class indices, got {target.dtype}")
-    expected = scores.shape[:1] + scores.shape[2:] if scores.ndim > 1 else ()
-    if target.shape != expected:
-        raise ShapeError(f"{op}: target {fmt(target.shape)} does not fit input "
-                         f"{fmt(scores.shape)} (expected target shape {fmt(expected)})")
-    return 1 if scores.ndim > 1 else 0
-
-
-def _pick_negated(op: str, logp: Tensor, target: Tensor, dim: int) -> Tensor:
-    """-logp at each target class."""
-    try:
-        picked = logp.gather(dim, target.unsqueeze(dim))
-    except ShapeError as exc:
-        raise ShapeError(f"{op}: target holds a class index outside [0, {logp.shape[dim]}) "
-                         f"({exc})") from None
-    return -picked.squeeze(dim)
-
-
-def nll_loss(logp: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of log-probabilities [N, C, ...] at int64 classes [N, ...]."""
-    _check_reduction("nll_loss", reduction)
-    dim = _check_class_target("nll_loss", logp, target)
-    return _reduce(_pick_negated("nll_loss", logp, target, dim), reduction)
-
-
-def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """log_softmax over the class dim then nll_loss; stable for any logits."""
-    _check_reduction("cross_entropy", reduction)
-    dim = _check_class_target("cross_entropy", logits, target)
-    loss = _pick_negated("cross_entropy", log_softmax(logits, dim), target, dim)
-    return _reduce(loss, reduction)
-
-
-def mse_loss(a: Tensor, b: Tensor, reduction: str = "mean") -> Tensor:
-    """(a - b) ** 2 of two same-shaped tensors, reduced by "mean", "sum" or "none"."""
-    _check_reduction("mse_loss", reduction)
-    _check_same_shape("mse_loss", a, b)
-    return _reduce((a - b).square(), reduction)
-
-
-def _clamped_log(p: Tensor) -> Tensor:
-    """log(p) clamped below at -100, as PyTorch's binary_cross_entropy.  p == 0 goes
-    through log(1) so that neither the value nor the gradient is inf or NaN."""
-    positive = p > 0
-    return _fn.where(positive, _fn.where(positive, p, 1.0).log().clamp(min=-100.0), -100.0)
-
-
-def binary_cross_entropy(p: Tensor, y: Tensor, reduction: str = "mean") -> Tensor:
-    """-(y log p + (1 - y) log(1 - p)) for probabilities p and targets y in [0, 1]."""
-    _check_reduction("binary_cross_entropy", reduction)
-    _check_same_shape("binary_cross_entropy", p, y)
-    check_float(p.dtype, "binary_cross_entropy")
-    loss = -(y * _clamped_log(p) + (1.0 - y) * _clamped_log(1.0 - p))
-    return _reduce(loss, reduction)

@@ -1,0 +1,81 @@
+"""Scaled dot-product attention, composed of matmul, softmax and dropout."""
+from __future__ import annotations
+
+import math
+
+from ... import functions as _fn
+from ...dtype import bool_
+from ...errors import ShapeError, ShrewError
+from ...shape import broadcast_shapes, fmt
+from ...tensor import Tensor
+from ._checks import tensor_arg as _tensor
+from .layers import dropout
+
+
+def _repeat_heads(t: Tensor, times: int) -> Tensor:
+    """[..., H, T, E] -> [..., H * times, T, E], each head repeated `times` times in a row
+    (grouped-query attention shares one key/value head among `times` query heads)."""
+    if times == 1:
+        return t
+    *lead, heads, length, width = t.shape
+    return t.unsqueeze(-3).expand(*lead, heads, times, length, width) \
+        .reshape(*lead, heads * times, length, width)
+
+
+def attention_bias(attn_mask: Tensor, dtype: object, op: str) -> Tensor:
+    """An additive mask: a bool mask (True = may attend) becomes 0 / -inf; a float mask is
+    added as it is.  Adding (rather than a where on the scores) passes the gradient of the
+    scores straight through."""
+    if attn_mask.dtype is bool_:
+        return _fn.where(attn_mask, 0.0, float("-inf")).to_dtype(dtype)  # type: ignore[arg-type]
+    if not attn_mask.dtype.is_floating_point:
+        raise ShrewError(f"{op}: attn_mask must be bool or float, got {attn_mask.dtype}")
+    return attn_mask.to_dtype(dtype)  # type: ignore[arg-type]
+
+
+def causal_mask(tq: int, tk: int, device: str) -> Tensor:
+    """[tq, tk] bool, True where key j <= query i (the lower triangle, top-left aligned)."""
+    rows = _fn.arange(tq, device=device).reshape(tq, 1)
+    return rows >= _fn.arange(tk, device=device).reshape(1, tk)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(q k^T * scale + mask) v over [..., L, E] queries and [..., S, E] keys.
+
+    attn_mask broadcasts to [..., L, S]: bool (True = may attend) or float (added to the
+    scores).  is_causal lets query i see keys j <= i only.  scale defaults to 1/sqrt(E).
+    dropout_p drops attention weights.  enable_gqa lets key and value have fewer heads
+    (dim -3) than the query, a divisor of its head count."""
+    op = "scaled_dot_product_attention"
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if _tensor(op, name, t).ndim < 2:
+            raise ShapeError(f"{op}: {name} must be [..., T, E], got {fmt(t.shape)}")
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ShapeError(f"{op}: query {fmt(query.shape)}, key {fmt(key.shape)} and value "
+                         f"{fmt(value.shape)} do not fit")
+    if is_causal and attn_mask is not None:
+        raise ShrewError(f"{op}: give attn_mask or is_causal=True, not both")
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        if key.shape[-3] != value.shape[-3] or query.shape[-3] % key.shape[-3]:
+            raise ShapeError(f"{op}: with enable_gqa the query's heads ({fmt(query.shape)}) "
+                             f"must be a multiple of the key's and value's "
+                             f"({fmt(key.shape)}, {fmt(value.shape)})")
+        times = query.shape[-3] // key.shape[-3]
+        key, value = _repeat_heads(key, times), _repeat_heads(value, times)
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    # Scaling q (L*E values) is cheaper than scaling the scores (L*S values).
+    scores = (query * factor) @ key.transpose(-1, -2)
+    tq, tk = scores.shape[-2:]
+    if is_causal:
+        attn_mask = causal_mask(tq, tk, query.device)
+    if attn_mask is not None:
+        _tensor(op, "attn_mask", attn_mask)
+        if broadcast_shapes(op, attn_mask.shape, scores.shape) != scores.shape:
+            raise ShapeError(f"{op}: attn_mask {fmt(attn_mask.shape)} does not broadcast to "
+                             f"the scores {fmt(scores.shape)}")
+        scores = scores + attention_bias(attn_mask, scores.dtype, op)
+    weights = scores.softmax(-1)
+    return dropout(weights, dropout_p) @ value
