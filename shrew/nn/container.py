@@ -31,6 +31,10 @@ def _position(owner: str, index: int, length: int) -> int:
 class _Indexed(Module):
     """The items of a list-like container, stored under "0", "1", ... in order."""
 
+    def __init__(self, items: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        self.extend(items or ())
+
     def _items(self) -> list[Any]:
         return [vars(self)[str(i)] for i in range(len(self))]
 
@@ -93,8 +97,7 @@ class ModuleList(_Indexed):
     """A list of modules whose parameters belong to the owner; it has no forward."""
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
-        super().__init__()
-        self.extend(modules or ())
+        super().__init__(modules)
 
     def _checked(self, item: Any, index: int) -> Module:
         if not isinstance(item, Module):
@@ -236,8 +239,7 @@ class ParameterList(_Indexed):
     """A list of parameters that belong to the owner (tensors are wrapped in Parameters)."""
 
     def __init__(self, values: Iterable[Any] | None = None) -> None:
-        super().__init__()
-        self.extend(values or ())
+        super().__init__(values)
 
     def _checked(self, item: Any, index: int) -> Parameter:
         return _as_parameter("ParameterList", item)

@@ -135,17 +135,17 @@ class AvgPool2d(_Pool2d):
 class Dropout(Module):
     """Zeroes elements with probability p while training; the identity in eval()."""
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
-            raise ShrewError(f"Dropout: p must lie in [0, 1], got {p!r}")
-        self.p = p
+            raise ShrewError(f"{type(self).__name__}: p must lie in [0, 1], got {p!r}")
+        self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, self.p, self.training)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Flatten(Module):

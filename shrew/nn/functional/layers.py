@@ -1,7 +1,6 @@
 """Layers as functions: linear, convolution, pooling, embedding, dropout, normalisation."""
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
