@@ -45,7 +45,6 @@ def test_parameters_buffers_and_children_are_found_in_assignment_order():
     assert all(isinstance(p, nn.Parameter) and p.requires_grad for p in net.parameters())
     assert "(head): Sequential(" in repr(net)
     assert "Linear(in_features=8, out_features=3, bias=True)" in repr(net)
-    assert "Linear(in_features=8, out_features=3, bias=True)" in repr(net)
 
 
 def test_shared_modules_count_their_parameters_once():
