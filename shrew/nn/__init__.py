@@ -15,12 +15,16 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
 from .module import Module, RemovableHandle
 from .normalization import BatchNorm2d, LayerNorm
 from .parameter import Parameter, add_, assign_
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = [
     "functional", "init", "Module", "RemovableHandle", "Sequential", "ModuleList", "ModuleDict",
     "ParameterList", "ParameterDict", "Parameter", "assign_", "add_", "Linear", "Conv1d",
     "Conv2d", "Embedding", "MaxPool2d", "AvgPool2d", "Dropout", "Flatten", "Unflatten",
     "Identity", "LayerNorm", "BatchNorm2d", "MultiheadAttention", "TransformerBlock",
+    "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
+    "TransformerDecoderLayer",
     # activations
     "CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
     "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "Sigmoid",

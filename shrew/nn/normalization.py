@@ -16,19 +16,21 @@ class LayerNorm(Module):
     """Normalise over the trailing normalized_shape dims; weight 1 and bias 0 at first."""
 
     def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
-                 elementwise_affine: bool = True) -> None:
+                 elementwise_affine: bool = True, bias: bool = True) -> None:
         super().__init__()
         shape = ((normalized_shape,) if isinstance(normalized_shape, int)
                  else tuple(normalized_shape))
         self.normalized_shape, self.eps = shape, eps
+        self.elementwise_affine = elementwise_affine
         self.weight = Parameter(ones(*shape)) if elementwise_affine else None
-        self.bias = Parameter(zeros(*shape)) if elementwise_affine else None
+        self.bias = Parameter(zeros(*shape)) if elementwise_affine and bias else None
 
     def forward(self, x: Tensor) -> Tensor:
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}"
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
 
 
 class BatchNorm2d(Module):

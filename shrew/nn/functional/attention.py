@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from ... import functions as _fn
-from ...dtype import bool_
+from ...dtype import DType, bool_
 from ...errors import ShapeError, ShrewError
 from ...shape import broadcast_shapes, fmt
 from ...tensor import Tensor
@@ -22,15 +22,29 @@ def _repeat_heads(t: Tensor, times: int) -> Tensor:
         .reshape(*lead, heads * times, length, width)
 
 
-def attention_bias(attn_mask: Tensor, dtype: object, op: str) -> Tensor:
-    """An additive mask: a bool mask (True = may attend) becomes 0 / -inf; a float mask is
-    added as it is.  Adding (rather than a where on the scores) passes the gradient of the
-    scores straight through."""
-    if attn_mask.dtype is bool_:
-        return _fn.where(attn_mask, 0.0, float("-inf")).to_dtype(dtype)  # type: ignore[arg-type]
-    if not attn_mask.dtype.is_floating_point:
-        raise ShrewError(f"{op}: attn_mask must be bool or float, got {attn_mask.dtype}")
-    return attn_mask.to_dtype(dtype)  # type: ignore[arg-type]
+def attention_bias(mask: Tensor, dtype: DType, op: str, name: str = "attn_mask",
+                   true_attends: bool = True) -> Tensor:
+    """An additive mask: a bool mask becomes 0 where attending is allowed and -inf where
+    not (True allows it for scaled_dot_product_attention, forbids it for
+    MultiheadAttention: true_attends=False); a float mask is added as it is.  Adding
+    (rather than a where on the scores) passes the gradient of the scores straight through."""
+    if mask.dtype is bool_:
+        allowed, blocked = (0.0, float("-inf")) if true_attends else (float("-inf"), 0.0)
+        return _fn.where(mask, allowed, blocked).to_dtype(dtype)
+    if not mask.dtype.is_floating_point:
+        raise ShrewError(f"{op}: {name} must be bool or float, got {mask.dtype}")
+    return mask.to_dtype(dtype)
+
+
+def attend(query: Tensor, key: Tensor, value: Tensor, bias: Tensor | None, dropout_p: float,
+           scale: float) -> tuple[Tensor, Tensor]:
+    """(softmax(q k^T * scale + bias) v, the attention weights after dropout)."""
+    # Scaling q (L*E values) is cheaper than scaling the scores (L*S values).
+    scores = (query * scale) @ key.transpose(-1, -2)
+    if bias is not None:
+        scores = scores + bias
+    weights = dropout(scores.softmax(-1), dropout_p)
+    return weights @ value, weights
 
 
 def causal_mask(tq: int, tk: int, device: str) -> Tensor:
@@ -66,16 +80,15 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         times = query.shape[-3] // key.shape[-3]
         key, value = _repeat_heads(key, times), _repeat_heads(value, times)
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    # Scaling q (L*E values) is cheaper than scaling the scores (L*S values).
-    scores = (query * factor) @ key.transpose(-1, -2)
-    tq, tk = scores.shape[-2:]
+    scores_shape = broadcast_shapes(op, query.shape[:-2], key.shape[:-2]) + \
+        (query.shape[-2], key.shape[-2])
     if is_causal:
-        attn_mask = causal_mask(tq, tk, query.device)
+        attn_mask = causal_mask(scores_shape[-2], scores_shape[-1], query.device)
+    bias = None
     if attn_mask is not None:
         _tensor(op, "attn_mask", attn_mask)
-        if broadcast_shapes(op, attn_mask.shape, scores.shape) != scores.shape:
+        if broadcast_shapes(op, attn_mask.shape, scores_shape) != scores_shape:
             raise ShapeError(f"{op}: attn_mask {fmt(attn_mask.shape)} does not broadcast to "
-                             f"the scores {fmt(scores.shape)}")
-        scores = scores + attention_bias(attn_mask, scores.dtype, op)
-    weights = scores.softmax(-1)
-    return dropout(weights, dropout_p) @ value
+                             f"the scores {fmt(scores_shape)}")
+        bias = attention_bias(attn_mask, query.dtype, op)
+    return attend(query, key, value, bias, dropout_p, factor)[0]
