@@ -1,5 +1,5 @@
 """Neural-network layers, their functional forms (shrew.nn.functional) and initialisers."""
-from . import functional, init
+from . import functional, init, utils
 from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish,
                          Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU, ReLU6,
                          Sigmoid, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink,
@@ -15,11 +15,13 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
 from .module import Module, RemovableHandle
 from .normalization import BatchNorm2d, LayerNorm
 from .parameter import Parameter, add_, assign_
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = [
-    "functional", "init", "Module", "RemovableHandle", "Sequential", "ModuleList", "ModuleDict",
+    "functional", "init", "utils", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
+    "LSTMCell", "GRUCell", "Module", "RemovableHandle", "Sequential", "ModuleList", "ModuleDict",
     "ParameterList", "ParameterDict", "Parameter", "assign_", "add_", "Linear", "Conv1d",
     "Conv2d", "Embedding", "MaxPool2d", "AvgPool2d", "Dropout", "Flatten", "Unflatten",
     "Identity", "LayerNorm", "BatchNorm2d", "MultiheadAttention", "TransformerBlock",
