@@ -35,10 +35,11 @@ def test_parameters_buffers_and_children_are_found_in_assignment_order():
     net = Net()
     assert [n for n, _ in net.named_parameters()] == [
         "scale", "conv.weight", "conv.bias", "bn.weight", "bn.bias", "head.1.weight", "head.1.bias"]
-    assert [n for n, _ in net.named_buffers()] == ["bn.running_mean", "bn.running_var"]
+    assert [n for n, _ in net.named_buffers()] == ["bn.running_mean", "bn.running_var",
+                                                   "bn.num_batches_tracked"]
     assert list(net.state_dict()) == [
         "scale", "conv.weight", "conv.bias", "bn.weight", "bn.bias", "bn.running_mean",
-        "bn.running_var", "head.1.weight", "head.1.bias"]
+        "bn.running_var", "bn.num_batches_tracked", "head.1.weight", "head.1.bias"]
     assert [type(m).__name__ for m in net.children()] == ["Conv2d", "BatchNorm2d", "Sequential"]
     assert [n for n, _ in net.named_modules()] == ["", "conv", "bn", "head", "head.0", "head.1",
                                                   "head.2"]
@@ -149,8 +150,8 @@ def test_to_moves_parameters_and_buffers_in_place(device):
     params = list(net.parameters())
     assert net.to(device).to(shrew.float64) is net
     assert list(net.parameters()) == params
-    assert all(t.dtype is shrew.float64 and t.device.startswith(device)
-               for t in net.state_dict().values())
+    assert all(t.dtype is (shrew.float64 if t.dtype.is_floating_point else shrew.int64)
+               and t.device.startswith(device) for t in net.state_dict().values())
     x = shrew.randn(4, 1, 4, 4, dtype=shrew.float64, device=device)
     before = net.conv.weight.numpy().copy()
     net(x).sum().backward()

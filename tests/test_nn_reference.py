@@ -173,8 +173,7 @@ def test_scaled_dot_product_attention_matches_torch(device, causal):
 
 def copy_weights(ours: nn.Module, theirs) -> None:
     """Load a torch module's weights into ours (the names are the same)."""
-    state = {k: v.detach().numpy() for k, v in theirs.state_dict().items()
-             if not k.endswith("num_batches_tracked")}
+    state = {k: v.detach().numpy() for k, v in theirs.state_dict().items()}
     ours.load_state_dict(state)
 
 
@@ -247,8 +246,7 @@ def test_modules_match_torch(device, name):
         np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-9, atol=1e-10,
                                    err_msg=k)
     for k, v in theirs.named_buffers():
-        if not k.endswith("num_batches_tracked"):
-            np.testing.assert_allclose(ours_state[k].numpy(), v.numpy(), rtol=1e-12, err_msg=k)
+        np.testing.assert_allclose(ours_state[k].numpy(), v.numpy(), rtol=1e-12, err_msg=k)
     ours.eval(), theirs.eval()
     np.testing.assert_allclose(ours(x).numpy(), theirs(tx).detach().numpy(), rtol=1e-9, atol=1e-10)
 

@@ -6,14 +6,16 @@ from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Ha
                          Softsign, Tanh, Tanhshrink, Threshold)
 from .attention import MultiheadAttention, TransformerBlock
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .layers import (AvgPool2d, Conv1d, Conv2d, Dropout, Embedding, Flatten, Identity, Linear,
-                     MaxPool2d, Unflatten)
+from .layers import (AlphaDropout, AvgPool2d, Conv1d, Conv2d, Dropout, Dropout1d, Dropout2d,
+                     Dropout3d, Embedding, EmbeddingBag, FeatureAlphaDropout, Flatten, Identity,
+                     Linear, MaxPool2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample)
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
                    MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
                    NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 from .module import Module, RemovableHandle
-from .normalization import BatchNorm2d, LayerNorm
+from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
+                            LayerNorm, LocalResponseNorm, RMSNorm)
 from .parameter import Parameter, add_, assign_
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
@@ -25,6 +27,9 @@ __all__ = [
     "ParameterList", "ParameterDict", "Parameter", "assign_", "add_", "Linear", "Conv1d",
     "Conv2d", "Embedding", "MaxPool2d", "AvgPool2d", "Dropout", "Flatten", "Unflatten",
     "Identity", "LayerNorm", "BatchNorm2d", "MultiheadAttention", "TransformerBlock",
+    "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout", "EmbeddingBag",
+    "PixelShuffle", "PixelUnshuffle", "Upsample", "BatchNorm1d", "GroupNorm", "InstanceNorm1d",
+    "InstanceNorm2d", "LocalResponseNorm", "RMSNorm",
     "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
     "TransformerDecoderLayer",
     # activations

@@ -15,6 +15,7 @@ from ...shape import broadcast_shapes, fmt
 from ...tensor import Tensor
 from ._checks import tensor_arg as _tensor
 from .activation import _softplus, logsigmoid
+from .normalization import vector_norm
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -443,14 +444,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """The p-norm of x1 - x2 + eps along the last dim (broadcasting x1 and x2)."""
     _tensor("pairwise_distance", "x2", x2)
-    diff = (_tensor("pairwise_distance", "x1", x1) - x2 + eps).abs()
-    if p == 2:
-        return diff.square().sum(-1, keepdim=keepdim).sqrt()
-    if p == 1:
-        return diff.sum(-1, keepdim=keepdim)
-    if p == math.inf:
-        return diff.max(-1, keepdim=keepdim)
-    return (diff ** p).sum(-1, keepdim=keepdim) ** (1.0 / p)
+    return vector_norm(_tensor("pairwise_distance", "x1", x1) - x2 + eps, p, -1, keepdim)
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
