@@ -156,6 +156,12 @@ class Embedding(Module):
             text += f", padding_idx={self.padding_idx}"
         if self.max_norm is not None:
             text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            text += ", scale_grad_by_freq=True"
+        if self.sparse:
+            text += ", sparse=True"
         return text
 
 

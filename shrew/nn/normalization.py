@@ -34,7 +34,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class _BatchNorm(Module):
@@ -51,12 +51,13 @@ class _BatchNorm(Module):
     num_batches_tracked: Tensor | None
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True) -> None:
+                 affine: bool = True, track_running_stats: bool = True, *,
+                 bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = Parameter(ones(num_features)) if affine else None
-        self.bias = Parameter(zeros(num_features)) if affine else None
+        self.bias = Parameter(zeros(num_features)) if affine and bias else None
         tracked = track_running_stats
         self.register_buffer("running_mean", zeros(num_features) if tracked else None)
         self.register_buffer("running_var", ones(num_features) if tracked else None)
@@ -86,7 +87,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -107,7 +109,7 @@ class GroupNorm(Module):
     """group_norm over num_groups groups of channels; weight 1 and bias 0 per channel."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True) -> None:
+                 affine: bool = True, *, bias: bool = True) -> None:
         super().__init__()
         if num_groups < 1 or num_channels % num_groups:
             raise ShrewError(f"GroupNorm: num_channels {num_channels} must be divisible by "
@@ -115,13 +117,14 @@ class GroupNorm(Module):
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                      eps, affine)
         self.weight = Parameter(ones(num_channels)) if affine else None
-        self.bias = Parameter(zeros(num_channels)) if affine else None
+        self.bias = Parameter(zeros(num_channels)) if affine and bias else None
 
     def forward(self, x: Tensor) -> Tensor:
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class _InstanceNorm(Module):
@@ -134,12 +137,13 @@ class _InstanceNorm(Module):
     num_batches_tracked: Tensor | None
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-                 affine: bool = False, track_running_stats: bool = False) -> None:
+                 affine: bool = False, track_running_stats: bool = False, *,
+                 bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = Parameter(ones(num_features)) if affine else None
-        self.bias = Parameter(zeros(num_features)) if affine else None
+        self.bias = Parameter(zeros(num_features)) if affine and bias else None
         tracked = track_running_stats
         self.register_buffer("running_mean", zeros(num_features) if tracked else None)
         self.register_buffer("running_var", ones(num_features) if tracked else None)
@@ -156,9 +160,7 @@ class _InstanceNorm(Module):
         if y.shape[1] != self.num_features and self.affine:
             raise ShapeError(f"{name}: input {fmt(x.shape)} has {y.shape[1]} channels, "
                              f"expected {self.num_features}")
-        if self.training and self.num_batches_tracked is not None and not in_recomputation():
-            with no_grad():
-                assign_(self.num_batches_tracked, self.num_batches_tracked + 1)
+        # num_batches_tracked stays 0, as PyTorch's instance norms leave it.
         out = F.instance_norm(y, self.running_mean, self.running_var, self.weight, self.bias,
                               self.training or not self.track_running_stats, self.momentum,
                               self.eps)
@@ -166,7 +168,8 @@ class _InstanceNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):
