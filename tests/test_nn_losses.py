@@ -277,3 +277,50 @@ def test_multi_margin_module_and_shape_errors():
                                                r"\[2, 3\] and \[5\] do not broadcast"):
         F.binary_cross_entropy_with_logits(shrew.randn(2, 3), shrew.rand(2, 3),
                                            pos_weight=shrew.ones(5))
+
+
+# -- CTC ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("concatenated", [False, True])
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**16))
+def test_ctc_loss_matches_torch(reduction, concatenated, seed):
+    r = rng(seed)
+    steps, batch, classes = 6, 3, 4
+    in_len = r.integers(1, steps + 1, batch)
+    # Feasible alignments only (a target of S labels fits in 2 S steps): PyTorch's gradient
+    # of an infinite loss is NaN, shrew's zero (see test_ctc_loss_module_...).
+    tg_len = np.minimum(r.integers(0, 4, batch), in_len // 2)
+    targets = r.integers(1, classes, (batch, 3))
+    if concatenated:
+        targets = np.concatenate([targets[n, :tg_len[n]] for n in range(batch)])
+    (sx, tx) = pair(r.standard_normal((steps, batch, classes)))
+    # Compared through log_softmax: PyTorch's ctc backward assumes its input came from it.
+    agree(lambda a: F.ctc_loss(a.log_softmax(2), shrew.tensor(targets), shrew.tensor(in_len),
+                               shrew.tensor(tg_len), reduction=reduction),
+          lambda a: TF.ctc_loss(a.log_softmax(2), torch.tensor(targets), torch.tensor(in_len),
+                                torch.tensor(tg_len), reduction=reduction), [sx], [tx])
+
+
+def test_ctc_loss_module_impossible_alignments_and_errors():
+    r = rng(9)
+    (sx, tx) = pair(r.standard_normal((2, 2, 4)))
+    targets, lengths = np.array([[1, 2, 3], [1, 1, 0]]), (3, 2)
+    ours = nn.CTCLoss(blank=0, reduction="none", zero_infinity=False)
+    out = ours(sx.log_softmax(2), shrew.tensor(targets), (2, 2), lengths)
+    assert np.isinf(out.numpy()).all()  # 3 labels, and 1 1 (needs a blank between), in 2 steps
+    grads = out.sum().backward()
+    assert not grads[sx].numpy().any()  # finite: zero (PyTorch's is NaN)
+    agree(lambda a: nn.CTCLoss(zero_infinity=True, reduction="sum")(
+              a.log_softmax(2), shrew.tensor(targets), (2, 2), lengths),
+          lambda a: torch.nn.CTCLoss(zero_infinity=True, reduction="sum")(
+              a.log_softmax(2), torch.tensor(targets), (2, 2), lengths), [sx], [tx])
+    (u, tu) = pair(r.standard_normal((5, 4)))  # unbatched
+    agree(lambda a: F.ctc_loss(a.log_softmax(1), shrew.tensor([1, 2]), shrew.tensor(5),
+                               shrew.tensor(2)),
+          lambda a: TF.ctc_loss(a.log_softmax(1), torch.tensor([1, 2]), torch.tensor(5),
+                                torch.tensor(2)), [u], [tu])
+    with pytest.raises(shrew.ShrewError, match="other than the blank 0"):
+        F.ctc_loss(sx, shrew.tensor([[0, 1], [1, 1]]), (2, 2), (2, 1))
+    with pytest.raises(shrew.ShapeError, match="input_lengths must hold 2 lengths"):
+        F.ctc_loss(sx, shrew.tensor([[1, 1], [1, 1]]), (2,), (2, 1))

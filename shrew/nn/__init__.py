@@ -9,7 +9,7 @@ from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Seq
 from .layers import (AlphaDropout, AvgPool2d, Conv1d, Conv2d, Dropout, Dropout1d, Dropout2d,
                      Dropout3d, Embedding, EmbeddingBag, FeatureAlphaDropout, Flatten, Identity,
                      Linear, MaxPool2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample)
-from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, CTCLoss,
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
                    MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
                    NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
@@ -38,7 +38,7 @@ __all__ = [
     "SiLU", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh",
     "Tanhshrink", "Threshold",
     # losses
-    "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
+    "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "CTCLoss",
     "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
     "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss",
     "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",

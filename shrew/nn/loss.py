@@ -173,3 +173,11 @@ class TripletMarginLoss(_Loss):
                  reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction, margin=margin, p=p, eps=eps,
                          swap=swap)
+
+
+class CTCLoss(_Loss):
+    function = F.ctc_loss
+
+    def __init__(self, blank: int = 0, reduction: str = "mean",
+                 zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction, blank=blank, zero_infinity=zero_infinity)
