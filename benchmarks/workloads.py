@@ -114,8 +114,9 @@ def cnn_step(scale: float = 1.0) -> Problem:
 
 def transformer_step(scale: float = 1.0) -> Problem:
     """A causal language model: embed, blocks.N (pre-LN TransformerBlock: ln1,
-    attn.in_proj_weight / in_proj_bias, attn.out_proj, ln2, mlp.0, mlp.2 with a tanh-GELU between), ln_f, head; cross-entropy
-    of the logits at every position against random targets."""
+    attn.in_proj_weight / in_proj_bias, attn.out_proj, ln2, mlp.0, mlp.2 with a tanh-GELU
+    between), ln_f, head; cross-entropy of the logits at every position against random
+    targets."""
     rng = np.random.default_rng(0)
     heads, blocks, vocab = 4, 4, 256
     dim = _scaled(256, scale, heads, heads)
