@@ -70,6 +70,18 @@ _STEPS: dict[str, _Step] = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_st
                             "LSTM": _lstm_step, "GRU": _gru_step}
 
 
+def _split_steps(x: Tensor, sizes: list[int]) -> list[Tensor]:
+    """x's rows cut into consecutive pieces of `sizes` rows, by halving: a narrow's
+    backward pads its gradient to the full input, so cutting T pieces straight off x
+    would cost T full-size gradients; halving costs log T of them."""
+    if len(sizes) == 1:
+        return [x]
+    half = len(sizes) // 2
+    head = sum(sizes[:half])
+    return (_split_steps(x.narrow(0, 0, head), sizes[:half]) +
+            _split_steps(x.narrow(0, head, x.shape[0] - head), sizes[half:]))
+
+
 def _run(step: _Step, gx: Tensor, batch_sizes: list[int], state: State,
          weights: Sequence[Tensor | None], reverse: bool) -> tuple[Tensor, State]:
     """Run one direction of one layer over packed steps.  gx holds the input products of
@@ -78,15 +90,13 @@ def _run(step: _Step, gx: Tensor, batch_sizes: list[int], state: State,
     finished sequence keeps its last state; going backwards, one not yet started keeps
     its initial state).  Returns the outputs in gx's layout and the final state."""
     batch = state[0].shape[0]
-    offsets = [0]
-    for b in batch_sizes:
-        offsets.append(offsets[-1] + b)
+    inputs = _split_steps(gx, batch_sizes)
     outputs: list[Tensor] = [state[0]] * len(batch_sizes)
     order = range(len(batch_sizes) - 1, -1, -1) if reverse else range(len(batch_sizes))
     for t in order:
         b = batch_sizes[t]
         active = tuple(s if b == batch else s.narrow(0, 0, b) for s in state)
-        new = step(gx.narrow(0, offsets[t], b), active, weights)
+        new = step(inputs[t], active, weights)
         outputs[t] = new[0]
         state = tuple(n if b == batch else cat([n, s.narrow(0, b, batch - b)], 0)
                       for n, s in zip(new, state))
