@@ -209,3 +209,11 @@ def test_embedding_bag_matches_torch(mode):
     with pytest.raises(shrew.ShrewError, match="per_sample_weights needs mode='sum'"):
         F.embedding_bag(shrew.tensor(rows), ours.weight, mode="max",
                         per_sample_weights=shrew.ones(2, 4))
+
+
+def test_resampling_gradients_pass_gradcheck():
+    x = shrew.tensor(np.random.default_rng(6).standard_normal((1, 2, 3, 3)), requires_grad=True)
+    assert gradcheck(lambda t: F.interpolate(t, scale_factor=1.5, mode="bicubic"), [x])
+    assert gradcheck(lambda t: F.pad(t, (2, 1, 1, 2), mode="reflect"), [x])
+    y = shrew.tensor(np.random.default_rng(7).standard_normal((1, 4, 2, 2)), requires_grad=True)
+    assert gradcheck(lambda t: F.pixel_shuffle(t, 2), [y])

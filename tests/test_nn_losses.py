@@ -324,3 +324,24 @@ def test_ctc_loss_module_impossible_alignments_and_errors():
         F.ctc_loss(sx, shrew.tensor([[0, 1], [1, 1]]), (2, 2), (2, 1))
     with pytest.raises(shrew.ShapeError, match="input_lengths must hold 2 lengths"):
         F.ctc_loss(sx, shrew.tensor([[1, 1], [1, 1]]), (2,), (2, 1))
+
+
+def test_loss_gradients_pass_gradcheck():
+    from shrew.testing import gradcheck
+    r = rng(12)
+    x = shrew.tensor(r.standard_normal((3, 4, 2)), requires_grad=True)
+    y = shrew.tensor(np.array([[0, 3], [-100, 1], [2, 2]]))
+    w = shrew.tensor(r.uniform(0.5, 2, 4))
+    assert gradcheck(lambda a: F.cross_entropy(a, y, weight=w, label_smoothing=0.2), [x])
+    logits = shrew.tensor(r.standard_normal((3, 4)), requires_grad=True)
+    target = shrew.tensor(r.integers(0, 2, (3, 4)).astype(float))
+    pos_weight = shrew.tensor(r.uniform(0.5, 2, 4))
+    assert gradcheck(lambda a: F.binary_cross_entropy_with_logits(a, target,
+                                                                  pos_weight=pos_weight),
+                     [logits])
+    lp = shrew.tensor(r.standard_normal((5, 2, 3)), requires_grad=True)
+    assert gradcheck(lambda a: F.ctc_loss(a.log_softmax(2), shrew.tensor([[1, 2], [2, 0]]),
+                                          (5, 4), (2, 1)), [lp])
+    a, b = (shrew.tensor(r.standard_normal((3, 4)), requires_grad=True) for _ in range(2))
+    assert gradcheck(lambda u, v: F.triplet_margin_loss(u, v, v * 0.5 + 1.0, margin=3.0),
+                     [a, b])

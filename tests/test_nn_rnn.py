@@ -204,3 +204,12 @@ def test_bad_input_is_named():
         nn.LSTM(3, 4, proj_size=4)
     with pytest.raises(shrew.ShapeError, match=r"GRUCell: hidden state must be \[2, 4\]"):
         nn.GRUCell(3, 4)(shrew.randn(2, 3), shrew.randn(3, 4))
+
+
+def test_gradients_pass_gradcheck():
+    from shrew.testing import gradcheck
+    shrew.manual_seed(0)
+    for layer in (nn.LSTM(2, 3, bidirectional=True, proj_size=2), nn.GRU(2, 3, num_layers=2)):
+        layer.double()
+        x = shrew.tensor(np.random.default_rng(6).standard_normal((3, 2, 2)), requires_grad=True)
+        assert gradcheck(lambda t, layer=layer: layer(t)[0], [x])
