@@ -217,3 +217,11 @@ def test_resampling_gradients_pass_gradcheck():
     assert gradcheck(lambda t: F.pad(t, (2, 1, 1, 2), mode="reflect"), [x])
     y = shrew.tensor(np.random.default_rng(7).standard_normal((1, 4, 2, 2)), requires_grad=True)
     assert gradcheck(lambda t: F.pixel_shuffle(t, 2), [y])
+
+
+def test_batchnorm_loads_a_state_dict_without_num_batches_tracked():
+    bn = nn.BatchNorm2d(3)
+    old = {k: v for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
+    assert bn.load_state_dict(old) == ([], [])  # checkpoints saved before the buffer existed
+    with pytest.raises(shrew.ShrewError, match="missing keys: running_var"):
+        bn.load_state_dict({k: v for k, v in old.items() if k != "running_var"})

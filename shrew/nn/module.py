@@ -244,7 +244,12 @@ class Module:
         (when strict) and wrong shapes raise a ShrewError naming each of them, before
         anything is written.  Returns (missing, unexpected) key lists."""
         own = dict(self._named_state(persistent_only=True))
-        missing = [k for k in own if k not in state_dict]
+        # Buffers a module lists in `optional_state` may be absent (BatchNorm's
+        # num_batches_tracked, which older checkpoints lack): they keep their value.
+        optional = {f"{prefix}.{name}" if prefix else name
+                    for prefix, m in self.named_modules()
+                    for name in getattr(m, "optional_state", ())}
+        missing = [k for k in own if k not in state_dict and k not in optional]
         unexpected = [k for k in state_dict if k not in own]
         values = {k: v if isinstance(v, Tensor) else Tensor(v) for k, v in state_dict.items()
                   if k in own}

@@ -46,6 +46,7 @@ class _BatchNorm(Module):
 
     input_dims: tuple[int, ...] = ()
     layout = ""
+    optional_state = ("num_batches_tracked",)
     running_mean: Tensor | None
     running_var: Tensor | None
     num_batches_tracked: Tensor | None
