@@ -10,7 +10,8 @@ from .functions import (arange, avg_pool2d, cat, col2im, conv1d, conv2d, eye, fr
                         scatter_add, stack, standardize, tensor, where, zeros, zeros_like)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .tensor import Tensor
-from . import nn, optim  # noqa: E402  (they build on everything above)
+from .generator import Generator
+from . import nn, optim, utils  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 
@@ -24,5 +25,6 @@ __all__ = [
     "is_grad_enabled", "set_grad_enabled", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "DeviceError", "DTypeError", "nn", "optim", "save", "load",
-    "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize",
+    "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
+    "utils",
 ]
