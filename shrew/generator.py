@@ -63,6 +63,10 @@ class Generator:
         self._initial_seed, self._rng = int(saved["seed"]), rng
         return self
 
+    def numpy(self) -> np.random.Generator:
+        """The underlying numpy stream, for host-side draws (nn.init with generator=)."""
+        return self._rng
+
     # Draws used by shrew.utils.data (host-side index sampling).
     def randperm(self, n: int) -> list[int]:
         """A random permutation of range(n)."""

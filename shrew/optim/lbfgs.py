@@ -9,7 +9,7 @@ from ..errors import ShrewError
 from ..functions import cat, zeros
 from ..grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
-from ._inplace import add_in_place
+from .._inplace import add_in_place
 from .optimizer import Optimizer
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from ..errors import ShrewError
 from ..grad_mode import enable_grad, no_grad
 from ..shape import fmt
 from ..tensor import Tensor
-from ._inplace import add_in_place, copy_in_place
+from .._inplace import add_in_place, copy_in_place
 
 Params: TypeAlias = Tensor | Iterable[Tensor] | Iterable[dict[str, Any]]
 """What optimizers take: tensors, or parameter groups (dicts with "params" and options)."""

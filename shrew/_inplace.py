@@ -1,11 +1,11 @@
-"""The one place optimizers (and nn.init, nn.utils) write into an existing tensor's memory.
+"""The one place optimizers, nn.init and nn.utils write into an existing tensor's memory.
 
 Kept as two tiny functions so that the in-place primitives they delegate to can be
 switched in one place (they are to become the public Tensor methods `add_` / `copy_`)."""
 from __future__ import annotations
 
-from ..nn.parameter import add_, assign_
-from ..tensor import Tensor
+from .nn.parameter import add_, assign_
+from .tensor import Tensor
 
 
 def add_in_place(dst: Tensor, src: Tensor, alpha: float = 1.0) -> None:
