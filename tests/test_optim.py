@@ -276,8 +276,11 @@ def test_step_takes_a_closure_and_returns_its_loss():
     assert opt.step(closure=closure).item() == 0.0
 
 
-@pytest.mark.parametrize("history_size, max_iter, lr", [(100, 20, 1.0), (3, 7, 0.5)])
-def test_lbfgs_matches_torch_on_a_rosenbrock_valley(torch_float64, history_size, max_iter, lr):
+@pytest.mark.parametrize("history_size, max_iter, lr, line_search", [
+    (100, 20, 1.0, None), (3, 7, 0.5, None), (100, 20, 1.0, "strong_wolfe"),
+    (4, 10, 0.8, "strong_wolfe"), (100, 30, 1.0, "strong_wolfe")])
+def test_lbfgs_matches_torch_on_a_rosenbrock_valley(torch_float64, history_size, max_iter, lr,
+                                                    line_search):
     torch = torch_float64
     start = np.array([-1.2, 1.0, 0.3, -0.5])
     ours, theirs = nn.Parameter(shrew.tensor(start)), torch.tensor(start, requires_grad=True)
@@ -294,8 +297,9 @@ def test_lbfgs_matches_torch_on_a_rosenbrock_valley(torch_float64, history_size,
             return loss
         return closure
 
-    opt = optim.LBFGS([ours], lr=lr, history_size=history_size, max_iter=max_iter)
-    ref = torch.optim.LBFGS([theirs], lr=lr, history_size=history_size, max_iter=max_iter)
+    options = {"lr": lr, "history_size": history_size, "max_iter": max_iter,
+               "line_search_fn": line_search}
+    opt, ref = optim.LBFGS([ours], **options), torch.optim.LBFGS([theirs], **options)
     for _ in range(3):
         loss = opt.step(make_closure(opt, ours, shrew))
         tloss = ref.step(make_closure(ref, theirs, torch))
@@ -307,8 +311,8 @@ def test_lbfgs_matches_torch_on_a_rosenbrock_valley(torch_float64, history_size,
 
 def test_lbfgs_refuses_what_it_does_not_do():
     p = nn.Parameter(shrew.ones(2))
-    with pytest.raises(shrew.ShrewError, match="strong_wolfe"):
-        optim.LBFGS([p], line_search_fn="strong_wolfe")
+    with pytest.raises(shrew.ShrewError, match="line_search_fn must be None or 'strong_wolfe'"):
+        optim.LBFGS([p], line_search_fn="backtracking")
     with pytest.raises(shrew.ShrewError, match="needs a closure"):
         optim.LBFGS([p]).step()
     with pytest.raises(shrew.ShrewError, match="exactly one parameter group"):

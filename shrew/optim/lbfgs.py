@@ -9,7 +9,8 @@ from ..errors import ShrewError
 from ..functions import cat, zeros
 from ..grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
-from .._inplace import add_in_place
+from .._inplace import add_in_place, copy_in_place
+from .line_search import strong_wolfe
 from .optimizer import Optimizer
 
 if TYPE_CHECKING:
@@ -26,8 +27,8 @@ class LBFGS(Optimizer):
     (which zeroes the gradients, computes the loss, calls backward and returns the loss)
     up to max_eval times and returns its first result.
 
-    line_search_fn: None (a fixed step of lr) is supported; "strong_wolfe" is not (it
-    raises ShrewError)."""
+    line_search_fn: None takes a fixed step of lr; "strong_wolfe" searches along each
+    direction for a step meeting the strong Wolfe conditions (as PyTorch's)."""
 
     def __init__(self, params: Params, lr: float = 1.0, max_iter: int = 20,
                  max_eval: int | None = None, tolerance_grad: float = 1e-7,
@@ -35,9 +36,9 @@ class LBFGS(Optimizer):
                  line_search_fn: str | None = None) -> None:
         if max_eval is None:
             max_eval = max_iter * 5 // 4
-        if line_search_fn is not None:
-            raise ShrewError(f"LBFGS: line_search_fn={line_search_fn!r} is not supported "
-                             f"(shrew's LBFGS takes fixed steps: line_search_fn=None)")
+        if line_search_fn not in (None, "strong_wolfe"):
+            raise ShrewError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
+                             f"{line_search_fn!r}")
         super().__init__(params, {"lr": lr, "max_iter": max_iter, "max_eval": max_eval,
                                   "tolerance_grad": tolerance_grad,
                                   "tolerance_change": tolerance_change,
@@ -79,6 +80,21 @@ class LBFGS(Optimizer):
         with enable_grad():
             loss = closure()
         return loss, float(loss.item() if isinstance(loss, Tensor) else loss)
+
+    def _line_search(self, closure: Callable[[], Any], t: float, d: Tensor, loss: float,
+                     g: Tensor, max_ls: int) -> tuple[float, Tensor, float, int]:
+        """strong_wolfe from the current parameters along d; they are left unchanged."""
+        start = [p * 1.0 for p in self._params]  # copies: the parameters move in place
+
+        def evaluate(step: float) -> tuple[float, Tensor]:
+            self._move(step, d)
+            _, value = self._evaluate(closure)
+            grad = self._flat_grad()
+            for p, x in zip(self._params, start):
+                copy_in_place(p, x)
+            return value, grad
+
+        return strong_wolfe(evaluate, t, d, loss, g, _dot(g, d), max_ls=max_ls)
 
     def _iterate(self, closure: Callable[[], Any]) -> Any:
         group = self.param_groups[0]
@@ -136,14 +152,22 @@ class LBFGS(Optimizer):
             t = min(1.0, 1.0 / g.abs().sum().item()) * lr if state["n_iter"] == 1 else lr
             if _dot(g, d) > -tol_change:  # not a descent direction
                 break
-            self._move(t, d)
-            done = False
-            if n_iter != group["max_iter"]:
-                _, loss = self._evaluate(closure)
-                g = self._flat_grad()
+            if group["line_search_fn"] == "strong_wolfe":
+                loss, g, t, searched = self._line_search(closure, t, d, loss, g, group["max_eval"]
+                                                         - evals)
+                self._move(t, d)
                 done = g.abs().max().item() <= tol_grad
-                evals += 1
-                state["func_evals"] += 1
+                evals += searched
+                state["func_evals"] += searched
+            else:
+                self._move(t, d)
+                done = False
+                if n_iter != group["max_iter"]:
+                    _, loss = self._evaluate(closure)
+                    g = self._flat_grad()
+                    done = g.abs().max().item() <= tol_grad
+                    evals += 1
+                    state["func_evals"] += 1
             if (n_iter == group["max_iter"] or evals >= group["max_eval"] or done
                     or (d * t).abs().max().item() <= tol_change
                     or abs(loss - prev_loss) < tol_change):

@@ -250,12 +250,13 @@ class _MultiProcessIter:
                 if timeout and time.monotonic() - start > timeout:
                     self._fail(DataLoaderWorkerError(f"DataLoader timed out after {timeout} "
                                                      f"seconds"))
+        if key is not None and key[0] != self.pool.epoch:
+            return  # an answer to an abandoned earlier pass of persistent workers
         if isinstance(answer, Failure):
             self._finish(force=True)
             answer.reraise()
-        epoch, task = key
-        if epoch == self.pool.epoch:  # answers to an abandoned earlier pass are dropped
-            self.arrived[task] = (self.task_worker.pop(task), answer)
+        task = key[1]
+        self.arrived[task] = (self.task_worker.pop(task), answer)
 
     def _fail(self, error: Exception) -> None:
         self._finish(force=True)
