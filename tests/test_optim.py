@@ -305,8 +305,9 @@ def test_lbfgs_matches_torch_on_a_rosenbrock_valley(torch_float64, history_size,
         tloss = ref.step(make_closure(ref, theirs, torch))
         np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-9)
         np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-9, atol=1e-12)
-    assert opt.state[ours.id]["func_evals"] == ref.state[theirs]["func_evals"]
+    assert opt.state[ours]["func_evals"] == ref.state[theirs]["func_evals"]
     assert opt.state[ours.id]["n_iter"] == ref.state[theirs]["n_iter"]
+    assert ours in opt.state and opt.state.get(nn.Parameter(shrew.ones(1))) is None
 
 
 def test_lbfgs_refuses_what_it_does_not_do():

@@ -21,9 +21,30 @@ Step: TypeAlias = tuple[Tensor, float] | Tensor | None
 value, or None when the update already wrote p."""
 
 
+class ParamState(dict[int, dict[str, Any]]):
+    """Per-parameter state keyed by the parameter's id; indexing with the parameter
+    itself works too (`opt.state[p]`, as in PyTorch)."""
+
+    @staticmethod
+    def _key(key: Any) -> Any:
+        return key.id if isinstance(key, Tensor) else key
+
+    def __getitem__(self, key: Any) -> dict[str, Any]:
+        return super().__getitem__(self._key(key))
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(self._key(key))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return super().get(self._key(key), default)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        return super().setdefault(self._key(key), default)
+
+
 class Optimizer:
     """Holds `param_groups` (dicts with "params" and per-group options, as PyTorch's) and
-    per-parameter `state` (keyed by the parameter's id); subclasses define
+    per-parameter `state` (keyed by the parameter's id, or the parameter); subclasses define
     `update(p, grad, group, state)`, which returns the parameter's step as
     (direction, scale): p += scale * direction, in one in-place pass, or the parameter's
     new value as a tensor.  Updates are tensor operations on the parameter's device.
@@ -38,7 +59,7 @@ class Optimizer:
     def __init__(self, params: Params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self.param_groups: list[dict[str, Any]] = []
-        self.state: dict[int, dict[str, Any]] = {}  # parameter id -> that parameter's state
+        self.state = ParamState()  # parameter id -> that parameter's state
         _refuse_a_set(type(self).__name__, params)
         groups: list[Any] = [params] if isinstance(params, Tensor) else list(params)
         if not groups:
@@ -174,7 +195,7 @@ class Optimizer:
                                  f"{len(theirs['params'])}")
         by_index = {i: p for g_ours, g_theirs in zip(self.param_groups, saved)
                     for i, p in zip(g_theirs["params"], g_ours["params"])}
-        state: dict[int, dict[str, Any]] = {}
+        state = ParamState()
         for i, s in state_dict["state"].items():
             p = by_index.get(int(i))
             if p is None:
