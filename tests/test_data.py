@@ -7,6 +7,8 @@ import os
 import time
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 import pytest
 
 import shrew
@@ -361,3 +363,25 @@ def test_no_batching_converts_numpy_samples_to_tensors():
     sample = next(iter(loader))
     assert isinstance(sample["vec"], shrew.Tensor) and sample["vec"].tolist() == [0.0] * 3
     assert sample["pair"] == [0, [0.5, 0]] and sample["name"] == "s0"
+
+
+@given(n=st.integers(0, 40), batch_size=st.integers(1, 9), drop_last=st.booleans())
+def test_batching_matches_torch_for_any_length(n, batch_size, drop_last):
+    ours = DataLoader(list(range(n)), batch_size=batch_size, drop_last=drop_last)
+    theirs = tdata.DataLoader(list(range(n)), batch_size=batch_size, drop_last=drop_last)
+    assert len(ours) == len(theirs)
+    assert [b.tolist() for b in ours] == [b.tolist() for b in theirs]
+
+
+@pytest.mark.filterwarnings("ignore:.*(split|Length of split).*:UserWarning")
+@given(n=st.integers(0, 60), weights=st.lists(st.integers(1, 20), min_size=1, max_size=5))
+def test_random_split_fractions_give_torchs_lengths(n, weights):
+    fractions = [w / sum(weights) for w in weights]
+    fractions[-1] = 1 - sum(fractions[:-1])
+    try:
+        expected = [len(s) for s in tdata.random_split(range(n), fractions)]
+    except ValueError:
+        with pytest.raises(shrew.ShrewError):
+            random_split(range(n), fractions)
+        return
+    assert [len(s) for s in random_split(range(n), fractions)] == expected

@@ -252,8 +252,9 @@ def test_add_param_group_and_zero_grad_keep_to_torch(torch_float64):
         ref.step()
     _assert_same(ours, theirs)
     grad = ours[0].grad
+    nn.assign_(grad, shrew.full(grad.shape, float("nan"), dtype=grad.dtype))
     opt.zero_grad(set_to_none=False)
-    assert ours[0].grad is grad and not grad.numpy().any()
+    assert ours[0].grad is grad and not grad.numpy().any()  # zeros, even from NaN
     opt.zero_grad()
     assert all(p.grad is None for p in ours)
     with pytest.raises(shrew.ShrewError, match="more than one place"):

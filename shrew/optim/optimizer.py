@@ -8,6 +8,7 @@ from typing import Any, TypeAlias
 
 from ..backprop import GradStore
 from ..errors import ShrewError
+from ..functions import zeros_like
 from ..grad_mode import enable_grad, no_grad
 from ..shape import fmt
 from ..tensor import Tensor
@@ -120,7 +121,7 @@ class Optimizer:
                 if set_to_none or p.grad is None:
                     p.grad = None
                 else:
-                    copy_in_place(p.grad, p.grad * 0.0)
+                    copy_in_place(p.grad, zeros_like(p.grad))
 
     def step(self, grads: GradStore | Callable[[], Any] | None = None,
              closure: Callable[[], Any] | None = None) -> Any:
@@ -218,7 +219,7 @@ def _restore(key: str, value: Any, p: Tensor) -> Any:
     """One state entry as the optimizer keeps it: counters as numbers, buffers as tensors
     on p's device in p's dtype."""
     if isinstance(value, Tensor):
-        if key == "step" or value.ndim == 0 and key in ("mu_product", "n_iter", "func_evals"):
+        if key in ("step", "mu_product") and value.ndim == 0:  # torch's 0-d tensor scalars
             number = value.item()
             return int(number) if key == "step" and float(number).is_integer() else number
         return value.to(device=p.device, dtype=p.dtype)

@@ -60,8 +60,7 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
                 f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is "
                 f"non-finite ({value}), so it cannot be clipped; pass "
                 f"error_if_nonfinite=False to clip anyway")
-        coef = (total + 1e-6).powf(-1.0) * float(max_norm)
-        coef = coef.clamp(max=1.0)
+        coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
         for g in grads:
             copy_in_place(g, g * coef.to(device=g.device, dtype=g.dtype))
     return total

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -123,6 +124,9 @@ def random_split(dataset: Dataset[T_co], lengths: Sequence[int | float],
         counts = [int(math.floor(n * f)) for f in lengths]
         for i in range(n - sum(counts)):
             counts[i % len(counts)] += 1
+        for i, c in enumerate(counts):
+            if c == 0:
+                warnings.warn(f"random_split: split {i} is empty", stacklevel=2)
     else:
         counts = [int(c) for c in lengths]
         if any(c < 0 or c != length for c, length in zip(counts, lengths)):
