@@ -385,3 +385,15 @@ def test_random_split_fractions_give_torchs_lengths(n, weights):
             random_split(range(n), fractions)
         return
     assert [len(s) for s in random_split(range(n), fractions)] == expected
+
+
+@pytest.mark.timeout(240)
+def test_workers_started_with_spawn_give_the_same_batches():
+    """spawn (the default on macOS and Windows) pickles the dataset into a fresh
+    interpreter instead of forking this one."""
+    expected = _labels(DataLoader(Squares(9), batch_size=4, shuffle=True,
+                                  generator=shrew.Generator().manual_seed(5)))
+    loader = DataLoader(Squares(9), batch_size=4, shuffle=True, num_workers=1,
+                        multiprocessing_context="spawn",
+                        generator=shrew.Generator().manual_seed(5))
+    assert _labels(loader) == expected
