@@ -397,3 +397,13 @@ def test_workers_started_with_spawn_give_the_same_batches():
                         multiprocessing_context="spawn",
                         generator=shrew.Generator().manual_seed(5))
     assert _labels(loader) == expected
+
+
+@pytest.mark.timeout(120)
+def test_custom_collate_results_of_any_kind_cross_from_workers():
+    loader = DataLoader(Squares(5), batch_size=2, num_workers=2,
+                        collate_fn=lambda b: np.array([s["i"] for s in b]))
+    assert [a.tolist() for a in loader] == [[0, 1], [2, 3], [4]]
+    loader = DataLoader(Squares(3), batch_size=None, num_workers=1,
+                        collate_fn=lambda s: (s["name"], shrew.tensor(s["sq"])))
+    assert [(n, t.item()) for n, t in loader] == [("s0", 0.0), ("s1", 1.0), ("s2", 4.0)]

@@ -16,7 +16,7 @@ from ...generator import Generator, generator_from_global_seed
 from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
-from .worker import (EXHAUSTED, DataLoaderWorkerError, Failure, make_fetcher, unship,
+from .worker import (DataLoaderWorkerError, Exhausted, Failure, make_fetcher, unship,
                      worker_loop)
 
 _POLL_S = 0.1  # how often a waiting main process checks that its workers are alive
@@ -177,9 +177,10 @@ def _stop(workers: list[Any], index_queues: list[Any], results: Any) -> None:
         if w.is_alive():
             w.terminate()
             w.join(timeout=2.0)
-    for q in [*index_queues, results]:
+    for q in index_queues:
+        q.cancel_join_thread()  # a dead worker never reads its queue: do not wait for it
         q.close()
-        q.join_thread()
+    results.close()
 
 
 class _MultiProcessIter:
@@ -225,7 +226,7 @@ class _MultiProcessIter:
                 continue
             worker, answer = self.arrived.pop(self.handed)
             self.handed += 1
-            if answer == EXHAUSTED:
+            if isinstance(answer, Exhausted):
                 self.active[worker] = False
                 continue
             self._send()

@@ -156,7 +156,8 @@ def pack(key: Any, answer: Any, worker_id: int) -> bytes:
         return pickle.dumps((key, failure(worker_id, exc)))
 
 
-EXHAUSTED = "shrew.utils.data: exhausted"  # a worker's answer when its stream has ended
+class Exhausted:
+    """A worker's answer when its IterableDataset stream has ended."""
 
 
 def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, auto_collation: bool,
@@ -193,7 +194,7 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, auto_collatio
         try:
             answer: Any = ship(fetcher.fetch(index))
         except StopIteration:
-            answer = EXHAUSTED
+            answer = Exhausted()
         except Exception as exc:
             answer = failure(worker_id, exc)
         result_queue.put(pack(key, answer, worker_id))
