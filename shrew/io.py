@@ -34,23 +34,24 @@ def _is_state_dict(obj: Any) -> bool:
             and all(isinstance(k, str) and isinstance(v, Tensor) for k, v in obj.items()))
 
 
-def save(obj: Any, f: PathOrFile, pickle_module: Any = None, pickle_protocol: Any = None,
-         _use_new_zipfile_serialization: bool = True) -> None:
-    """Write `obj` to a path or a binary file object: a {name: Tensor} mapping (e.g.
-    module.state_dict()) as a plain .safetensors file, anything else as a checkpoint
-    (safetensors with the structure in its metadata).  The pickle arguments of
-    torch.save are accepted and ignored: nothing is pickled."""
-    if _is_state_dict(obj):
-        arrays = {name: t.numpy() for name, t in obj.items()}
+def save(state_dict: Any, path: PathOrFile, pickle_module: Any = None,
+         pickle_protocol: Any = None, _use_new_zipfile_serialization: bool = True) -> None:
+    """Write `state_dict` (torch.save's `obj`: a {name: Tensor} mapping such as
+    module.state_dict(), or any checkpoint) to `path` (torch.save's `f`: a path or a
+    binary file object).  A {name: Tensor} mapping becomes a plain .safetensors file,
+    anything else a checkpoint (safetensors with the structure in its metadata).  The
+    pickle arguments of torch.save are accepted and ignored: nothing is pickled."""
+    if _is_state_dict(state_dict):
+        arrays = {name: t.numpy() for name, t in state_dict.items()}
         metadata = None
     else:
-        arrays, description = io_tree.encode(obj)
+        arrays, description = io_tree.encode(state_dict)
         metadata = {io_tree.FORMAT_KEY: description, "format": f"shrew-{io_tree.FORMAT}"}
     data = safetensors.numpy.save(arrays, metadata=metadata)
-    if hasattr(f, "write"):
-        f.write(data)
+    if hasattr(path, "write"):
+        path.write(data)
     else:
-        with open(os.fspath(f), "wb") as out:
+        with open(os.fspath(path), "wb") as out:
             out.write(data)
 
 
@@ -62,20 +63,21 @@ def _device_of(device: Any, map_location: Any) -> str:
     return str(chosen)
 
 
-def load(f: PathOrFile, device: Any = "cpu", map_location: Any = None, *,
+def load(path: PathOrFile, device: Any = "cpu", map_location: Any = None, *,
          weights_only: bool | None = None, mmap: bool | None = None,
          **pickle_load_args: Any) -> Any:
     """Read what shrew.save wrote (a {name: Tensor} dict or a nested checkpoint), any
-    safetensors file, or a PyTorch .pt / .pth zip file of tensors and state dicts, with
-    the tensors on `device` (or `map_location`, PyTorch's name for it).  Nothing in a
-    file is ever run: a pickle in a PyTorch file may only rebuild tensors and plain
-    containers, and a bare pickle is refused.  Bad files raise ShrewError."""
+    safetensors file, or a PyTorch .pt / .pth zip file of tensors and state dicts, from
+    `path` (torch.load's `f`: a path or a binary file object), with the tensors on
+    `device` (or `map_location`, PyTorch's name for it).  Nothing in a file is ever run:
+    a pickle in a PyTorch file may only rebuild tensors and plain containers, and a bare
+    pickle is refused.  Bad files raise ShrewError."""
     device = _device_of(device, map_location)
-    where = repr(os.fspath(f)) if not hasattr(f, "read") else "the file object"
-    if hasattr(f, "read"):
-        data = f.read()
+    if hasattr(path, "read"):
+        where, data = "the file object", path.read()
     else:
-        with open(os.fspath(f), "rb") as src:
+        where = repr(os.fspath(path))
+        with open(os.fspath(path), "rb") as src:
             data = src.read()
     if looks_like_zip(data[:4]):
         return read_torch_zip(io.BytesIO(data), where, device)
