@@ -110,7 +110,7 @@ def test_each_working_device_declares_what_it_supports():
         assert backend.wg <= info.max_work_group_size and backend.wg & (backend.wg - 1) == 0
 
 
-def test_the_order_is_stable_gpus_first_then_by_platform_name():
+def test_the_order_is_stable_gpus_first_fallbacks_last_then_by_platform_name():
     class Kind:
         GPU, CPU, ACCELERATOR = 4, 2, 8
 
@@ -135,13 +135,15 @@ def test_the_order_is_stable_gpus_first_then_by_platform_name():
         def get_devices(self):
             return self.devices
 
-    pocl, intel, gpu = (Platform("Portable Computing Language", [Kind.CPU]),
-                        Platform("Intel(R) OpenCL", [Kind.CPU]),
-                        Platform("NVIDIA CUDA", [Kind.GPU, Kind.GPU]))
-    for order in ([pocl, intel, gpu], [gpu, intel, pocl]):
+    pocl, intel, gpu, other = (Platform("Portable Computing Language", [Kind.CPU]),
+                               Platform("Intel(R) OpenCL", [Kind.CPU]),
+                               Platform("NVIDIA CUDA", [Kind.GPU, Kind.GPU]),
+                               Platform("Another CPU Runtime", [Kind.CPU]))
+    assert "Intel(R) OpenCL" in icd.FALLBACK_PLATFORMS
+    for order in ([pocl, intel, gpu, other], [gpu, intel, other, pocl]):
         tags = [d.tag for d in discovery._platform_devices(Fake(order))]
-        assert tags == ["NVIDIA CUDA0", "NVIDIA CUDA1", "Intel(R) OpenCL0",
-                        "Portable Computing Language0"]
+        assert tags == ["NVIDIA CUDA0", "NVIDIA CUDA1", "Another CPU Runtime0",
+                        "Portable Computing Language0", "Intel(R) OpenCL0"]
 
 
 # -- the ICD loader set-up ------------------------------------------------------------------

@@ -133,9 +133,10 @@ def probe(cl, cl_device) -> str | None:
 
 
 def _platform_devices(cl) -> list:
-    """Every device of every platform, in the order of a stable key: GPUs and accelerators
-    before CPUs, then by platform name, then as the platform lists them (the ICD loader's
-    order of platforms depends on where it found them)."""
+    """Every device of every platform, in the order of a stable key (the ICD loader's order
+    of platforms depends on where it found them): GPUs and accelerators before CPUs, the
+    fallback runtimes (icd.FALLBACK_PLATFORMS) after the others, then by platform name,
+    then as the platform lists its devices."""
     try:
         with icd.vendors_environment():
             platforms = cl.get_platforms()
@@ -147,10 +148,11 @@ def _platform_devices(cl) -> list:
             devices = platform.get_devices()
         except cl.Error:  # a platform with no device
             continue
+        name = platform.name.strip()
         found.extend((not cl_device.type & (cl.device_type.GPU | cl.device_type.ACCELERATOR),
-                      platform.name.strip(), position, cl_device)
+                      name in icd.FALLBACK_PLATFORMS, name, position, cl_device)
                      for position, cl_device in enumerate(devices))
-    return [entry[-1] for entry in sorted(found, key=lambda entry: entry[:3])]
+    return [entry[-1] for entry in sorted(found, key=lambda entry: entry[:4])]
 
 
 _lock = threading.Lock()
