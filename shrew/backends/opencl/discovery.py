@@ -71,6 +71,13 @@ def _kind(cl, cl_device) -> str:
     return "CPU" if cl_device.type & cl.device_type.CPU else "accelerator"
 
 
+def _vector_width(cl, cl_device, ctype: str) -> int:
+    try:
+        return int(getattr(cl_device, f"preferred_vector_width_{ctype}"))
+    except cl.Error:  # "half" is a query of OpenCL 1.1 on
+        return 0
+
+
 def _read(cl, cl_device, device: str | None, error: str | None) -> DeviceInfo:
     extensions = cl_device.extensions.split()
     return DeviceInfo(
@@ -81,7 +88,7 @@ def _read(cl, cl_device, device: str | None, error: str | None) -> DeviceInfo:
         max_work_group_size=int(cl_device.max_work_group_size),
         max_work_item_sizes=tuple(int(n) for n in cl_device.max_work_item_sizes),
         local_mem_size=int(cl_device.local_mem_size),
-        preferred_vector_width={t: int(getattr(cl_device, f"preferred_vector_width_{t}"))
+        preferred_vector_width={t: _vector_width(cl, cl_device, t)
                                 for t in ("half", "float", "double", "int", "long")},
         error=error, cl_device=cl_device)
 
