@@ -119,6 +119,13 @@ def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_in
             safe = target
         except ShapeError:
             keep = target != ignore_index
+            # The gather's check has read the targets already (some lie outside [0, C));
+            # any of them that is not ignore_index is the caller's error, reported now.
+            kept = where(keep, target, 0)
+            if kept.min().item() < 0 or kept.max().item() >= classes:
+                raise ShapeError(f"{op}: target holds a class index outside [0, {classes}) "
+                                 f"that is not ignore_index={ignore_index}, for input "
+                                 f"{fmt(logp.shape)}") from None
     else:
         keep = target != ignore_index
     if keep is not None:
