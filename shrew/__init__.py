@@ -22,9 +22,13 @@ from .ops.rearrange import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes
                             triu, unbind, unflatten, vstack)
 from .ops.rearrange import permute_fn as permute, reshape_fn as reshape
 from .shape import Size
+from .ops.linalg import matmul
+from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmul, cross, dot,
+                           inner, kron, matrix_power, mm, mv, outer, tensordot)
+from .ops.products import dot as vdot, outer as ger
 from .tensor import Tensor
 from .generator import Generator
-from . import nn, optim, utils  # noqa: E402  (they build on everything above)
+from . import linalg, nn, optim, utils  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
@@ -48,4 +52,8 @@ __all__ = [
     "flipud", "hstack", "movedim", "moveaxis", "numel", "repeat_interleave", "roll",
     "row_stack", "split", "swapaxes", "swapdims", "t", "tensor_split", "tile", "trace",
     "tril", "triu", "unbind", "unflatten", "vstack", "permute", "reshape",
+    # products (ops/linalg.py, ops/products.py) and shrew.linalg
+    "matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cross",
+    "dot", "inner", "kron", "matrix_power", "mm", "mv", "outer", "tensordot", "vdot", "ger",
+    "linalg",
 ]

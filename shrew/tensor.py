@@ -24,6 +24,7 @@ from .ops.elementwise import binary as _binary
 from .ops.elementwise import compare as _compare
 from .ops.elementwise import unary as _unary
 from .shape import Size, fmt, normalize_dim, numel
+from .tensor_linalg import LinalgMethods
 from .tensor_shape import ShapeMethods
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from .typing import DTypeLike, Dims, Index, Scalar, ShapeLike, TensorData
 
 
-class Tensor(TensorFields, ShapeMethods):
+class Tensor(TensorFields, ShapeMethods, LinalgMethods):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()
@@ -174,7 +175,8 @@ class Tensor(TensorFields, ShapeMethods):
         that made it, e.g. <Binary.mul>) or requires_grad=True for a leaf."""
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(", threshold=200)
         count = numel(self.shape)
-        extras = [f"shape={tuple(self.shape)}"] if count > 200 or (count == 0 and self.ndim > 1) else []
+        summarised = count > 200 or (count == 0 and self.ndim > 1)
+        extras = [f"shape={tuple(self.shape)}"] if summarised else []
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
         if self.dtype not in (float32, int64, bool_):
