@@ -80,6 +80,15 @@ def test_tensordot_any_dims(data):
     np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
 
 
+def test_tensordot_broadcasts_size_one_dims():
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((1, 1, 3)), rng.standard_normal((2, 1, 2))
+    dims = ([0, 1], [2, 0])
+    got = shrew.tensordot(shrew.tensor(a), shrew.tensor(b), dims)
+    np.testing.assert_allclose(got.numpy(), torch.tensordot(torch.tensor(a), torch.tensor(b),
+                                                            dims).numpy(), atol=1e-12)
+
+
 @pytest.mark.parametrize("call, words", [
     (lambda a: shrew.mm(a, a), ["mm", "[2, 3]"]),
     (lambda a: shrew.bmm(a, a), ["bmm", "[2, 3]"]),
@@ -90,6 +99,7 @@ def test_tensordot_any_dims(data):
     (lambda a: shrew.matrix_power(a, 2), ["matrix_power", "[2, 3]"]),
     (lambda a: shrew.linalg.multi_dot([a]), ["multi_dot"]),
     (lambda a: shrew.tensordot(a, a, ([0], [1])), ["tensordot", "[2, 3]"]),
+    (lambda a: shrew.tensordot(a, a, ([0, 1], [1])), ["tensordot", "number"]),
 ])
 def test_errors_name_the_op(call, words):
     with pytest.raises(shrew.ShrewError) as info:

@@ -124,9 +124,16 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence[Any] = 2) -> Tensor:
         da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
         da = [normalize_dim(d, a.ndim, "tensordot") for d in da]
         db = [normalize_dim(d, b.ndim, "tensordot") for d in db]
-    if len(da) != len(db) or any(a.shape[i] != b.shape[j] for i, j in zip(da, db)):
+    if len(da) != len(db):
         raise ShapeError(f"tensordot: dims {da} of {fmt(a.shape)} and {db} of "
-                         f"{fmt(b.shape)} differ in size")
+                         f"{fmt(b.shape)} differ in number")
+    for i, j in zip(da, db):  # a size-1 dim broadcasts against its partner, as in torch
+        if a.shape[i] == b.shape[j]:
+            continue
+        if a.shape[i] != 1 and b.shape[j] != 1:
+            raise ShapeError(f"tensordot: dim {i} of {fmt(a.shape)} and dim {j} of "
+                             f"{fmt(b.shape)} differ in size")
+        a, b = (a, b.sum(j, keepdim=True)) if a.shape[i] == 1 else (a.sum(i, keepdim=True), b)
     free_a = [d for d in range(a.ndim) if d not in da]
     free_b = [d for d in range(b.ndim) if d not in db]
     k = 1
