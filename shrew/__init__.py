@@ -3,6 +3,10 @@ from .backprop import GradStore
 from .checkpoint import checkpoint, checkpoint_sequential, in_recomputation
 from .backends.registry import devices, register_backend
 from .dtype import DType, bool_ as bool, float16, float32, float64, int32, int64  # noqa: A004
+# PyTorch's dtype aliases (torch.float is float32, torch.int is int32, ...)
+from .dtype import (float16 as half, float32 as float, float64 as double,  # noqa: A004
+                    int32 as int, int64 as long)  # noqa: A004
+from .device_name import device
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.conv import col2im, conv1d, conv2d, im2col
@@ -15,6 +19,7 @@ from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import manual_seed, rand, randn
 from .ops.shape import cat, stack
 from .tensor import Tensor
+from . import cuda  # noqa: E402
 from .generator import Generator
 from . import nn, optim, utils  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
@@ -32,5 +37,5 @@ __all__ = [
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
-    "utils",
+    "utils", "device", "cuda", "float", "double", "half", "int", "long", "backends",
 ]
