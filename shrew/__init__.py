@@ -7,7 +7,7 @@ from .dtype import DType, bool_ as bool, float16, float32, float64, int32, int64
 from .dtype import (float16 as half, float32 as float, float64 as double,  # noqa: A004
                     int32 as int, int64 as long)  # noqa: A004
 from .device_name import device
-from .errors import DeviceError, DTypeError, ShapeError, ShrewError
+from .errors import DeviceError, DTypeError, ShapeError, ShrewError, ShrewIndexError, ShrewTypeError
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.conv import col2im, conv1d, conv2d, im2col
 from .ops.creation import (arange, eye, from_dlpack, from_numpy, full, ones, ones_like, tensor,
@@ -37,5 +37,6 @@ __all__ = [
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
-    "utils", "device", "cuda", "float", "double", "half", "int", "long", "backends",
+    "utils", "device", "cuda", "ShrewIndexError", "ShrewTypeError", "float", "double", "half",
+    "int", "long", "backends",
 ]

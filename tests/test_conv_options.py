@@ -181,3 +181,15 @@ def test_conv_option_errors():
         shrew.nn.Conv2d(4, 6, 3, padding_mode="mirror")
     with pytest.raises(shrew.ShrewError, match="padding_mode"):
         shrew.nn.ConvTranspose2d(4, 6, 3, padding_mode="reflect")
+
+
+def test_unbatched_inputs_match_torch():
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((4, 6, 5)), rng.standard_normal((4, 2, 3, 2))
+    kw = dict(stride=2, padding=1, groups=2)
+    _compare(lambda *t: F.conv2d(*t, **kw), lambda *t: TF.conv2d(*t, **kw), x, w)
+    _compare(lambda *t: F.conv_transpose2d(*t, **kw), lambda *t: TF.conv_transpose2d(*t, **kw),
+             x, w)
+    _compare(lambda *t: F.conv1d(*t, **kw), lambda *t: TF.conv1d(*t, **kw), x[:, 0], w[:, :, 0])
+    _compare(lambda *t: F.conv_transpose1d(*t, **kw),
+             lambda *t: TF.conv_transpose1d(*t, **kw), x[:, 0], w[:, :, 0])

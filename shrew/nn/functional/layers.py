@@ -60,6 +60,8 @@ def conv1d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntOrOne = 1,
     """1-d convolution of [N, C_in, L] with w [C_out, C_in/groups, k], plus an optional
     bias; padding is a size, 'valid' (none) or 'same' (the output keeps the length)."""
     _check_bias("conv1d", b, _tensor("conv1d", "weight", w).shape[0])
+    if _tensor("conv1d", "input", x).ndim == 2:  # unbatched [C, L]
+        return conv1d(x.unsqueeze(0), w, b, stride, padding, dilation, groups).squeeze(0)
     x, pads = _resolve_padding("conv1d", x, w, stride, padding, dilation, 1)
     y = _conv1d(x, w, stride, pads[0], dilation, groups)
     return y if b is None else y + b.reshape(1, -1, 1)
@@ -70,6 +72,8 @@ def conv2d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntOrPair = 1,
     """2-d convolution of [N, C_in, H, W] with w [C_out, C_in/groups, kh, kw], plus an
     optional bias; padding is an int, a pair, 'valid' or 'same'."""
     _check_bias("conv2d", b, _tensor("conv2d", "weight", w).shape[0])
+    if _tensor("conv2d", "input", x).ndim == 3:  # unbatched [C, H, W]
+        return conv2d(x.unsqueeze(0), w, b, stride, padding, dilation, groups).squeeze(0)
     x, pads = _resolve_padding("conv2d", x, w, stride, padding, dilation, 2)
     y = _conv2d(x, w, stride, pads, dilation, groups)
     return y if b is None else y + b.reshape(1, -1, 1, 1)
@@ -102,6 +106,9 @@ def conv_transpose1d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntO
     """The transposed 1-d convolution of [N, C_in, L] with w [C_in, C_out/groups, k],
     plus an optional bias."""
     _tensor("conv_transpose1d", "weight", w)
+    if _tensor("conv_transpose1d", "input", x).ndim == 2:  # unbatched [C, L]
+        return conv_transpose1d(x.unsqueeze(0), w, b, stride, padding, output_padding, groups,
+                                dilation).squeeze(0)
     y = _conv_transpose1d(x, w, stride, padding, output_padding, groups, dilation)
     _check_bias("conv_transpose1d", b, y.shape[1])
     return y if b is None else y + b.reshape(1, -1, 1)
@@ -113,6 +120,9 @@ def conv_transpose2d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntO
     """The transposed 2-d convolution of [N, C_in, H, W] with w [C_in, C_out/groups, kh, kw],
     plus an optional bias."""
     _tensor("conv_transpose2d", "weight", w)
+    if _tensor("conv_transpose2d", "input", x).ndim == 3:  # unbatched [C, H, W]
+        return conv_transpose2d(x.unsqueeze(0), w, b, stride, padding, output_padding, groups,
+                                dilation).squeeze(0)
     y = _conv_transpose2d(x, w, stride, padding, output_padding, groups, dilation)
     _check_bias("conv_transpose2d", b, y.shape[1])
     return y if b is None else y + b.reshape(1, -1, 1, 1)
