@@ -3,7 +3,11 @@ from .backprop import GradStore
 from .checkpoint import checkpoint, checkpoint_sequential, in_recomputation
 from .backends.registry import devices, register_backend
 from .dtype import DType, bool_ as bool, float16, float32, float64, int32, int64  # noqa: A004
-from .errors import DeviceError, DTypeError, ShapeError, ShrewError
+# PyTorch's dtype aliases (torch.float is float32, torch.int is int32, ...)
+from .dtype import (float16 as half, float32 as float, float64 as double,  # noqa: A004
+                    int32 as int, int64 as long)  # noqa: A004
+from .device_name import device
+from .errors import DeviceError, DTypeError, ShapeError, ShrewError, ShrewIndexError, ShrewTypeError
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.conv import col2im, conv1d, conv2d, im2col
 from .ops.creation import (arange, eye, from_dlpack, from_numpy, full, ones, ones_like, tensor,
@@ -27,6 +31,8 @@ from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmu
                            inner, kron, matrix_power, mm, mv, outer, tensordot)
 from .ops.products import dot as vdot, outer as ger
 from .tensor import Tensor
+from . import cuda  # noqa: E402
+from . import accelerator, onnx  # noqa: E402
 from .generator import Generator
 from . import linalg, nn, optim, utils  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
@@ -44,7 +50,8 @@ __all__ = [
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
-    "utils",
+    "utils", "device", "cuda", "accelerator", "onnx", "ShrewIndexError", "ShrewTypeError",
+    "float", "double", "half", "int", "long", "backends",
     # shape and views (ops/shape.py, ops/rearrange.py)
     "Size", "flatten", "narrow", "squeeze", "transpose", "unsqueeze", "atleast_1d",
     "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "broadcast_to",

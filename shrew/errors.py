@@ -15,3 +15,12 @@ class DeviceError(ShrewError):
 
 class DTypeError(ShrewError):
     """A dtype the operation or the device does not support."""
+
+
+class ShrewIndexError(ShrewError, IndexError):
+    """An index out of range: an IndexError too, which Python's iteration protocols and
+    PyTorch programs rely on."""
+
+
+class ShrewTypeError(ShrewError, TypeError):
+    """An argument of the wrong kind, where PyTorch (and Python) raise TypeError."""

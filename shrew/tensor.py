@@ -3,14 +3,15 @@ op family, which check the arguments and record the Op variant; shrew/factory.py
 out and fills the fields."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from . import diagnostics as _diagnostics
 from .dtype import DType, bool_, float32, int64
-from .errors import DeviceError, DTypeError, ShapeError, ShrewError
+from .device_name import device as _device
+from .errors import DeviceError, DTypeError, ShapeError, ShrewError, ShrewTypeError
 from .factory import TensorFields, copy_leaf, retain_grad, wrap
 from .ops import cast as _cast
 from .ops import creation as _creation
@@ -63,8 +64,9 @@ class Tensor(TensorFields, ShapeMethods, LinalgMethods):
 
     # -- attributes ----------------------------------------------------------------------
     @property
-    def device(self) -> str:
-        return self._backend.device
+    def device(self) -> _device:
+        """A shrew.device: a str ("cpu", "opencl:0") with PyTorch's .type and .index."""
+        return _device(self._backend.device)
 
     @property
     def ndim(self) -> int:
@@ -95,8 +97,16 @@ class Tensor(TensorFields, ShapeMethods, LinalgMethods):
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d tensor")
+            raise ShrewTypeError("len() of a 0-d tensor")
         return self.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        """The sub-tensors along dim 0 (differentiable views), as PyTorch."""
+        return (_shape.select(self, 0, i) for i in range(len(self)))
+
+    def __contains__(self, element: object) -> bool:
+        """Whether any element equals `element` (a number or a broadcastable tensor)."""
+        return bool((self == element).numpy().any())
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not self.is_leaf:
@@ -159,6 +169,14 @@ class Tensor(TensorFields, ShapeMethods, LinalgMethods):
         return float(self.item())
 
     def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        """An integer tensor of one element as a Python index (range(t), list[t])."""
+        if self.dtype.is_floating_point or self.dtype is bool_ or numel(self.shape) != 1:
+            raise ShrewTypeError(f"__index__: only integer tensors of a single element can be "
+                                 f"converted to an index, got {self.dtype} of shape "
+                                 f"{fmt(self.shape)}")
         return int(self.item())
 
     def __bool__(self) -> bool:
@@ -360,6 +378,9 @@ class Tensor(TensorFields, ShapeMethods, LinalgMethods):
 
     def narrow(self, dim: int, start: int | Tensor, length: int) -> Tensor:
         return _shape.narrow(self, dim, start, length)
+
+    def select(self, dim: int, index: int) -> Tensor:
+        return _shape.select(self, dim, index)
 
     def unsqueeze(self, dim: int) -> Tensor:
         return _shape.unsqueeze(self, dim)

@@ -6,7 +6,8 @@ from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Ha
                          Softsign, Tanh, Tanhshrink, Threshold)
 from .attention import MultiheadAttention, TransformerBlock
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .layers import (AlphaDropout, AvgPool2d, Conv1d, Conv2d, Dropout, Dropout1d, Dropout2d,
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .layers import (AlphaDropout, AvgPool2d, Dropout, Dropout1d, Dropout2d,
                      Dropout3d, Embedding, EmbeddingBag, FeatureAlphaDropout, Flatten, Identity,
                      Linear, MaxPool2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample)
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, CTCLoss,
@@ -26,7 +27,8 @@ __all__ = [
     "functional", "init", "utils", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
     "LSTMCell", "GRUCell", "Module", "RemovableHandle", "Sequential", "ModuleList", "ModuleDict",
     "ParameterList", "ParameterDict", "Parameter", "assign_", "add_", "Linear", "Conv1d",
-    "Conv2d", "Embedding", "MaxPool2d", "AvgPool2d", "Dropout", "Flatten", "Unflatten",
+    "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
+    "Embedding", "MaxPool2d", "AvgPool2d", "Dropout", "Flatten", "Unflatten",
     "Identity", "LayerNorm", "BatchNorm2d", "MultiheadAttention", "TransformerBlock",
     "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout", "EmbeddingBag",
     "PixelShuffle", "PixelUnshuffle", "Upsample", "BatchNorm1d", "GroupNorm", "InstanceNorm1d",

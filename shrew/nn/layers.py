@@ -1,5 +1,5 @@
-"""Layers with weights (Linear, Conv1d, Conv2d, Embedding, EmbeddingBag), pooling, the
-dropouts, resampling (PixelShuffle, Upsample) and the shape layers (Flatten, Unflatten,
+"""Layers with weights (Linear, Embedding, EmbeddingBag; the convolutions are in conv.py),
+pooling, the dropouts, resampling (PixelShuffle, Upsample) and the shape layers (Flatten, Unflatten,
 Identity)."""
 from __future__ import annotations
 
@@ -53,50 +53,6 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
-
-
-class _ConvNd(Module):
-    def __init__(self, in_channels: int, out_channels: int, kernel: tuple[int, ...],
-                 stride: Any, padding: Any, bias: bool) -> None:
-        super().__init__()
-        _positive(type(self).__name__, in_channels=in_channels, out_channels=out_channels)
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride, self.padding = kernel, stride, padding
-        self.weight = Parameter(zeros(out_channels, in_channels, *kernel))
-        self.bias = Parameter(zeros(out_channels)) if bias else None
-        _default_init(self.weight, self.bias)
-
-    def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}")
-
-
-class Conv1d(_ConvNd):
-    """[N, C_in, L] -> [N, C_out, L_out]."""
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
-                 padding: int = 0, bias: bool = True) -> None:
-        _positive("Conv1d", kernel_size=kernel_size)
-        super().__init__(in_channels, out_channels, (kernel_size,), stride, padding, bias)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding)
-
-
-class Conv2d(_ConvNd):
-    """[N, C_in, H, W] -> [N, C_out, H_out, W_out]; kernel_size, stride and padding are
-    ints or pairs."""
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: IntOrPair,
-                 stride: IntOrPair = 1, padding: IntOrPair = 0, bias: bool = True) -> None:
-        kernel = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
-        if len(kernel) != 2:
-            raise ShrewError(f"Conv2d: kernel_size must be an int or a pair, got {kernel_size!r}")
-        _positive("Conv2d", kernel_height=kernel[0], kernel_width=kernel[1])
-        super().__init__(in_channels, out_channels, kernel, stride, padding, bias)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding)
 
 
 class Embedding(Module):

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import op as O
 from ..dtype import bool_, result_type
-from ..errors import ShapeError, ShrewError
+from ..errors import ShapeError, ShrewError, ShrewIndexError, ShrewTypeError
 from ..factory import AnyTensor, record, wrap
 from ..grad_mode import is_grad_enabled
 from ..shape import (broadcast_shapes, fmt, infer_reshape, normalize_dim, normalize_dims,
@@ -80,6 +80,21 @@ def narrow(x: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
         return x
     return record(x._backend.narrow(x._data, d, start, length), x._backend,
                   O.Narrow(x, d, start, length), x)
+
+
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    """x's slice at `index` along `dim`, with that dim removed (a narrow, then a reshape)."""
+    if x.ndim == 0:
+        raise ShapeError("select: cannot select from a 0-d tensor")
+    d = normalize_dim(dim, x.ndim, "select")
+    size = x.shape[d]
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise ShrewTypeError(f"select: index must be an int, got {index!r}")
+    if not -size <= index < size:
+        raise ShrewIndexError(f"select: index {index} is out of range for dim {d} of size "
+                              f"{size} (shape {fmt(x.shape)})")
+    row = narrow(x, d, index % size, 1)
+    return row.reshape(*x.shape[:d], *x.shape[d + 1:])
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:

@@ -2,6 +2,7 @@
 platforms (see discovery.py for the order); ``describe()`` lists every device found."""
 from __future__ import annotations
 
+from ...device_module import DeviceModule
 from ...errors import DeviceError
 from .discovery import INSTALL_HINT, DeviceInfo, discover
 
@@ -57,3 +58,14 @@ def __getattr__(name):
         from .backend import OpenCLBackend
         return OpenCLBackend
     raise AttributeError(name)
+
+
+# torch.cuda's functions for the OpenCL devices (shrew.backends.opencl.is_available(), ...)
+_module = DeviceModule("opencl")
+is_available = _module.is_available
+device_count = _module.device_count
+current_device = _module.current_device
+get_device_name = _module.get_device_name
+synchronize = _module.synchronize
+manual_seed = _module.manual_seed
+manual_seed_all = _module.manual_seed_all

@@ -8,7 +8,8 @@ from .activation import (celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswis
                          sigmoid, silu, softmax, softmin, softplus, softshrink, softsign, tanh,
                          tanhshrink, threshold)
 from .attention import scaled_dot_product_attention
-from .layers import (alpha_dropout, avg_pool2d, batch_norm, conv1d, conv2d, dropout, dropout1d,
+from .layers import (alpha_dropout, avg_pool2d, batch_norm, conv1d, conv2d, conv_transpose1d,
+                     conv_transpose2d, dropout, dropout1d,
                      dropout2d, dropout3d, feature_alpha_dropout, layer_norm, linear,
                      max_pool2d)
 from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, ctc_loss,
@@ -26,7 +27,8 @@ __all__ = [
     "leaky_relu", "log_softmax", "logsigmoid", "mish", "prelu", "relu", "relu6", "selu",
     "sigmoid", "silu", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
     "tanhshrink", "threshold", "scaled_dot_product_attention", "avg_pool2d", "batch_norm",
-    "conv1d", "conv2d", "dropout", "embedding", "layer_norm", "linear", "max_pool2d",
+    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d",
+    "dropout", "embedding", "layer_norm", "linear", "max_pool2d",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
     "cross_entropy", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div",
     "l1_loss", "margin_ranking_loss", "mse_loss", "multi_margin_loss",
