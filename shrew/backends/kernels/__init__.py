@@ -22,13 +22,17 @@ _TYPES = {
     np.dtype(np.float16): ("half", "float", "float", "half"),
     np.dtype(np.float32): ("float", "float", "float", "float"),
     np.dtype(np.float64): ("double", "double", "double", "double"),
+    np.dtype(np.uint8): ("u8", "int", "i64", "i64"),
+    np.dtype(np.int8): ("i8", "int", "i64", "i64"),
+    np.dtype(np.int16): ("i16", "int", "i64", "i64"),
     np.dtype(np.int32): ("int", "int", "i64", "i64"),
     np.dtype(np.int64): ("i64", "i64", "i64", "i64"),
     np.dtype(np.bool_): ("u8", "int", "i64", "i64"),
 }
 
 # numpy dtype of CT where it differs from the storage dtype
-_COMPUTE = {np.dtype(np.float16): np.dtype(np.float32), np.dtype(np.bool_): np.dtype(np.int32)}
+_COMPUTE = {np.dtype(np.float16): np.dtype(np.float32), np.dtype(np.bool_): np.dtype(np.int32),
+            **{np.dtype(t): np.dtype(np.int32) for t in (np.uint8, np.int8, np.int16)}}
 
 
 @cache

@@ -10,6 +10,9 @@ KERNEL void cast_to_##name(SPAN_ARGS, const GLOBAL T* x, GLOBAL D* out)         
 }
 
 CAST(float32, float, (float)v)
+CAST(uint8, u8, (u8)v)
+CAST(int8, i8, (i8)v)
+CAST(int16, i16, (i16)v)
 CAST(int32, int, (int)v)
 CAST(int64, i64, (i64)v)
 CAST(bool, u8, (u8)(v != (CT)0))

@@ -40,7 +40,8 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
         self.context = cl.Context([cl_device])
         self.queue = cl.CommandQueue(self.context)
         extensions = cl_device.extensions.split()
-        dtypes = ["float32", "int32", "int64", "bool"]
+        # No bfloat16: OpenCL C has no such type.
+        dtypes = ["float32", "uint8", "int8", "int16", "int32", "int64", "bool"]
         if "cl_khr_fp64" in extensions:
             dtypes.append("float64")
         if "cl_khr_fp16" in extensions:
