@@ -13,7 +13,7 @@ import numpy as np
 
 import ml_dtypes
 
-from .kernels import max_pool_fill
+from .kernels import max_pool_fill, wrapped
 from . import folded_conv
 
 # NaN and inf are data in shrew, as in PyTorch: numpy's floating-point warnings from these
@@ -58,7 +58,7 @@ class ArrayModuleBackend:
         return np.array(x, copy=True, order="C")
 
     def full(self, shape, value, dtype):
-        return self.xp.full(shape, value, dtype=dtype)
+        return self.xp.full(shape, wrapped(value, dtype), dtype=dtype)
 
     def arange(self, n, dtype):
         return self.xp.arange(n, dtype=dtype)
@@ -226,6 +226,7 @@ class ArrayModuleBackend:
 
     def affine(self, x, mul, add):
         # Python numbers never widen an array under numpy 2's promotion (NEP 50).
+        mul, add = wrapped(mul, x.dtype), wrapped(add, x.dtype)
         if add == 0:
             return x * mul
         if mul == 1:

@@ -77,6 +77,8 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
         if dtype is bool_ and fn not in _BOOL_BINARY:
             raise DTypeError(f"{fn}: not supported for bool tensors")
         a, b = a.to_dtype(dtype), b.to_dtype(dtype)
+    elif fn in _INT_BINARY:
+        raise DTypeError(f"{fn}: needs integer or bool tensors, got {a.dtype} and {b.dtype}")
     data = a._backend.binary(fn, a._data, b._data)
     if (a.requires_grad or b.requires_grad) and is_grad_enabled():
         return wrap(data, a._backend, O.Binary(fn, a, b))
@@ -123,6 +125,8 @@ def pow(x: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001 
         return rpow(exponent, x)
     if isinstance(exponent, AnyTensor):
         return binary("pow", x, exponent)
+    if isinstance(exponent, bool):
+        exponent = int(exponent)
     if not isinstance(exponent, numbers.Real):
         raise ShrewError(f"pow: exponent must be a real number or a tensor, got {exponent!r}")
     if x.dtype.is_floating_point or scalar_dtype(exponent).is_floating_point:

@@ -15,7 +15,7 @@ import pyopencl as cl
 import pyopencl.tools
 
 from ..host_memory import keep_freed_memory
-from ..kernels import compute_dtype
+from ..kernels import compute_dtype, wrapped
 from ..kernels.launches import SharedLaunches
 from ..kernels.philox import PhiloxRNG
 from .programs import Programs
@@ -119,7 +119,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
 
     def _scalar(self, value, dtype: np.dtype):
         """`value` rounded to `dtype` first (as numpy would), passed as the kernel's CT."""
-        return compute_dtype(dtype).type(dtype.type(value))
+        return compute_dtype(dtype).type(dtype.type(wrapped(value, dtype)))
 
     def _map(self, family, name, dtype, out_dtype, shape, inputs, *scalars) -> CLStorage:
         """One work-item per element of a fresh `shape` output; inputs broadcast in place."""
