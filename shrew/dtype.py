@@ -202,7 +202,7 @@ class finfo:  # noqa: N801  (torch's name)
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -int(info.precision)  # exactly, as torch (numpy rounds it)
         self.dtype = dt.name
 
     def __repr__(self) -> str:

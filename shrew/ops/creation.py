@@ -221,8 +221,10 @@ def _linspace(op: str, start: Scalar, end: Scalar, steps: int) -> np.ndarray:
         raise ShrewError(f"{op}: steps must be a non-negative int, got {steps!r}")
     if not all(isinstance(v, numbers.Real) for v in (start, end)):
         raise ShrewError(f"{op}: start and end must be real numbers, got {start!r}, {end!r}")
+    if steps == 1:
+        return np.array([start], dtype=np.float64)
     i = np.arange(steps, dtype=np.float64)
-    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    step = (end - start) / (steps - 1)
     return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
 
 
@@ -268,6 +270,9 @@ def meshgrid(*tensors: Tensor | Sequence[Tensor], indexing: str = "ij") -> tuple
     if not all(isinstance(t, AnyTensor) and t.ndim <= 1 for t in ts):
         raise ShapeError("meshgrid: expects 0-d or 1-d tensors, got "
                          + ", ".join(str(getattr(t, "shape", type(t).__name__)) for t in ts))
+    if len({t.dtype for t in ts}) > 1 or len({t.device for t in ts}) > 1:
+        raise ShrewError("meshgrid: expects all tensors on one device with one dtype, got "
+                         + ", ".join(f"{t.dtype} on {t.device}" for t in ts))
     swap = indexing == "xy" and len(ts) >= 2
     if swap:
         ts[0], ts[1] = ts[1], ts[0]
