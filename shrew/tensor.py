@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from . import diagnostics as _diagnostics
-from . import dtype as D
 from .dtype import DType, bool_, float32, int64
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
 from .factory import TensorFields, copy_leaf, retain_grad, wrap
+from .methods.cast import CastMethods
 from .methods.elementwise import ElementwiseMethods
-from .ops import cast as _cast
 from .ops import creation as _creation
 from .ops import elementwise as _elementwise
 from .ops import index as _index
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     from .typing import DTypeLike, Dims, Index, Scalar, ShapeLike, TensorData
 
 
-class Tensor(ElementwiseMethods, TensorFields):
+class Tensor(ElementwiseMethods, CastMethods, TensorFields):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()
@@ -190,35 +189,6 @@ class Tensor(ElementwiseMethods, TensorFields):
 
     def detach(self) -> Tensor:
         return wrap(self._data, self._backend)
-
-    def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """to(dtype), to(device=None, dtype=None), to(other); non_blocking=, copy=,
-        memory_format= accepted (ops/cast.py)."""
-        return _cast.to(self, *args, **kwargs)
-
-    def cpu(self) -> Tensor:
-        return _cast.to_device(self, "cpu")
-
-    # -- dtype (ops/cast.py) ----------------------------------------------------------------
-    def to_dtype(self, dtype: DTypeLike) -> Tensor:
-        return _cast.to_dtype(self, dtype)
-
-    def type(self, dtype: DTypeLike | str | None = None) -> Tensor | str:
-        return _cast.type_(self, dtype)
-
-    def float(self) -> Tensor: return _cast.to_dtype(self, D.float32)
-    def double(self) -> Tensor: return _cast.to_dtype(self, D.float64)
-    def half(self) -> Tensor: return _cast.to_dtype(self, D.float16)
-    def bfloat16(self) -> Tensor: return _cast.to_dtype(self, D.bfloat16)
-    def long(self) -> Tensor: return _cast.to_dtype(self, D.int64)
-    def int(self) -> Tensor: return _cast.to_dtype(self, D.int32)
-    def short(self) -> Tensor: return _cast.to_dtype(self, D.int16)
-    def char(self) -> Tensor: return _cast.to_dtype(self, D.int8)
-    def byte(self) -> Tensor: return _cast.to_dtype(self, D.uint8)
-    def bool(self) -> Tensor: return _cast.to_dtype(self, D.bool_)
-    def is_floating_point(self) -> bool: return self.dtype.is_floating_point
-    def is_complex(self) -> bool: return False
-    def element_size(self) -> int: return self.dtype.itemsize
 
     # -- creation (ops/creation.py) ---------------------------------------------------------
     def clone(self) -> Tensor:

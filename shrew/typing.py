@@ -48,5 +48,6 @@ TensorData: TypeAlias = "Tensor | np.ndarray | np.generic | Scalar | Sequence[An
 """What ``shrew.tensor`` accepts: a tensor, a numpy array or scalar, a Python number or
 nested lists of numbers."""
 
-__all__ = ["DeviceLike", "DTypeLike", "Dims", "Index", "IndexItem", "IntOrPair", "Scalar", "ShapeLike",
+__all__ = ["DeviceLike", "DTypeLike", "Dims", "Index", "IndexItem", "IntOrPair", "Scalar",
+           "ShapeLike",
            "TensorData"]

@@ -81,7 +81,8 @@ def test_default_dtype_drives_float_creation_and_scalars():
                              (shrew.zeros(2), torch.zeros(2)), (shrew.rand(2), torch.rand(2)),
                              (shrew.arange(0, 1, 0.25), torch.arange(0, 1, 0.25)),
                              (shrew.full((2,), 1.5), torch.full((2,), 1.5)),
-                             (i * 2.5, torch.tensor([1, 2]) * 2.5), (i / 2, torch.tensor([1, 2]) / 2),
+                             (i * 2.5, torch.tensor([1, 2]) * 2.5),
+                             (i / 2, torch.tensor([1, 2]) / 2),
                              (i.exp(), torch.tensor([1, 2]).exp())):
             assert ours.dtype.name == str(theirs.dtype)[6:]
         with pytest.raises(shrew.DTypeError, match="set_default_dtype"):
@@ -177,7 +178,8 @@ def test_like_and_new_functions():
             (shrew.empty(2, 3), torch.zeros(2, 3)), (shrew.eye(2, 4), torch.eye(2, 4)),
             (shrew.eye(3, dtype=shrew.int64), torch.eye(3, dtype=torch.int64)),
             (shrew.zeros((2, 3)), torch.zeros((2, 3))), (shrew.ones([2]), torch.ones([2])),
-            (shrew.full([2], True), torch.full([2], True)), (shrew.full((1,), 3), torch.full((1,), 3))):
+            (shrew.full([2], True), torch.full([2], True)),
+            (shrew.full((1,), 3), torch.full((1,), 3))):
         same(ours, theirs)
     assert shrew.zeros_like(x, requires_grad=True).requires_grad
     assert shrew.rand_like(x).dtype is shrew.float64 and shrew.randn_like(x).shape == (2, 3)

@@ -353,9 +353,9 @@ def test_where_with_numbers_and_logit():
 def test_errors_name_the_op_and_dtypes():
     f, i = shrew.ones(3), shrew.ones(3, dtype=shrew.int64)
     with pytest.raises(shrew.DTypeError, match="bitwise_and.*float32"):
-        f & i
+        f & i  # noqa: B018
     with pytest.raises(shrew.DTypeError, match="bitwise_not"):
-        ~f
+        ~f  # noqa: B018
     with pytest.raises(shrew.DTypeError, match="hypot"):
         shrew.hypot(i, i)
     with pytest.raises(shrew.ShrewError, match="rounding_mode"):

@@ -1,8 +1,8 @@
 """The Backend protocol on a numpy-compatible array module.
 
 One code path serves numpy (the CPU backend) and CuPy (the CUDA backend): everything here
-uses only ``self.xp`` (the array module) and ``self.special`` (its scipy.special), so the CPU test suite exercises
-the logic that the CUDA backend runs on a GPU.
+uses only ``self.xp`` (the array module) and ``self.special`` (its scipy.special), so the
+CPU test suite exercises the logic that the CUDA backend runs on a GPU.
 """
 from __future__ import annotations
 

@@ -195,12 +195,13 @@ def arange(start: Scalar, end: Scalar | None = None, step: Scalar = 1, *,
     if integral and start == 0 and step == 1:  # the common arange(n): made on the device
         return new("arange", lambda be, dt: be.arange(n, dt), (n,), dtype, device,
                    requires_grad, int64)
-    index = np.arange(n, dtype=np.int64 if integral else np.float64)
+    index: np.ndarray = np.arange(n, dtype=np.int64 if integral else np.float64)
     return _host("arange", start + index * step, dtype, device, requires_grad,
                  int64 if integral else None)
 
 
-def linspace(start: Scalar, end: Scalar, steps: int, *, dtype: DTypeLike | None = None,
+def _linspace(op: str, start: Scalar | Tensor, end: Scalar | Tensor,
+              steps: int) -> np.ndarray:
              device: DeviceLike = "cpu", requires_grad: bool = False) -> Tensor:
     """`steps` evenly spaced values from start to end inclusive (the second half counted
     back from end, as PyTorch, so the last value is exactly end)."""
@@ -208,7 +209,7 @@ def linspace(start: Scalar, end: Scalar, steps: int, *, dtype: DTypeLike | None 
                  requires_grad)
 
 
-def logspace(start: Scalar, end: Scalar, steps: int, base: Scalar = 10.0, *,
+def logspace(start: Scalar | Tensor, end: Scalar | Tensor, steps: int, base: Scalar = 10.0, *,
              dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
              requires_grad: bool = False) -> Tensor:
     """base ** linspace(start, end, steps)."""
@@ -216,7 +217,8 @@ def logspace(start: Scalar, end: Scalar, steps: int, base: Scalar = 10.0, *,
     return _host("logspace", np.power(float(base), exponents), dtype, device, requires_grad)
 
 
-def _linspace(op: str, start: Scalar, end: Scalar, steps: int) -> np.ndarray:
+def _linspace(op: str, start: Scalar | Tensor, end: Scalar | Tensor, steps: int) -> np.ndarray:
+    start, end = _number(start), _number(end)
     if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
         raise ShrewError(f"{op}: steps must be a non-negative int, got {steps!r}")
     if not all(isinstance(v, numbers.Real) for v in (start, end)):
@@ -226,6 +228,16 @@ def _linspace(op: str, start: Scalar, end: Scalar, steps: int) -> np.ndarray:
     i = np.arange(steps, dtype=np.float64)
     step = (end - start) / (steps - 1)
     return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+
+
+def _number(value: Scalar | Tensor) -> Scalar:
+    """A one-element tensor bound (linspace(tensor(0.), tensor(1.), 5)) as its number."""
+    if isinstance(value, AnyTensor):
+        if value.numel() != 1:
+            raise ShapeError(f"linspace: a tensor bound must have one element, got shape "
+                             f"{list(value.shape)}")
+        return value.item()
+    return value
 
 
 def eye(n: int, m: int | None = None, *, dtype: DTypeLike | None = None,
@@ -262,11 +274,10 @@ def _triangle(op: str, indices: Callable[..., Any], row: int, col: int, offset: 
 def meshgrid(*tensors: Tensor | Sequence[Tensor], indexing: str = "ij") -> tuple[Tensor, ...]:
     """Coordinate grids from 1-d tensors: output i varies along dim i ("ij"), or with the
     first two dims swapped ("xy", as numpy)."""
-    if len(tensors) == 1 and not isinstance(tensors[0], AnyTensor):
-        tensors = tuple(tensors[0])
+    ts: list[Tensor] = list(tensors[0] if len(tensors) == 1 and  # type: ignore[arg-type]
+                            not isinstance(tensors[0], AnyTensor) else tensors)
     if indexing not in ("ij", "xy"):
         raise ShrewError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
-    ts = list(tensors)
     if not all(isinstance(t, AnyTensor) and t.ndim <= 1 for t in ts):
         raise ShapeError("meshgrid: expects 0-d or 1-d tensors, got "
                          + ", ".join(str(getattr(t, "shape", type(t).__name__)) for t in ts))

@@ -137,9 +137,9 @@ def pow(x: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001 
     return binary("pow", x, exponent)
 
 
-def rpow(x: Tensor, base: Scalar) -> Tensor:
+def rpow(x: Tensor, base: Tensor | Scalar) -> Tensor:
     """base ** x for a number base (negative bases too, with integer-valued exponents)."""
-    if not isinstance(base, numbers.Real):
+    if not isinstance(base, (numbers.Real, AnyTensor)):
         raise ShrewError(f"pow: number ** tensor needs a real base, got {base!r}")
     return binary("pow", x, base, reflected=True)
 
@@ -169,8 +169,11 @@ def clamp(x: Tensor, min: Tensor | Scalar | None = None,  # noqa: A002
     if min is None and max is None:
         raise ShrewError("clamp: give at least one of min and max")
     if isinstance(min, AnyTensor) or isinstance(max, AnyTensor):
-        out = x if min is None else binary("maximum", x, min)
-        return out if max is None else binary("minimum", out, max)
+        return _clamp_tensors(x, min, max)
+    return _clamp_numbers(x, min, max)
+
+
+def _clamp_numbers(x: Tensor, min: Scalar | None, max: Scalar | None) -> Tensor:  # noqa: A002
     for name, v in (("min", min), ("max", max)):
         if v is not None and not isinstance(v, numbers.Real):
             raise ShrewError(f"clamp: {name} must be a number, got {v!r}")
@@ -181,6 +184,12 @@ def clamp(x: Tensor, min: Tensor | Scalar | None = None,  # noqa: A002
         x = x.to_dtype(get_default_dtype())
     min, max = number(min), number(max)
     return record(x._backend.clamp(x._data, min, max), x._backend, O.Clamp(x, min, max), x)
+
+
+def _clamp_tensors(x: Tensor, lo: Tensor | Scalar | None, hi: Tensor | Scalar | None) -> Tensor:
+    """clamp with a tensor bound: maximum and minimum, broadcasting all three."""
+    out = x if lo is None else binary("maximum", x, lo)
+    return out if hi is None else binary("minimum", out, hi)
 
 
 def compare(fn: str, x: Tensor, other: object) -> Tensor:

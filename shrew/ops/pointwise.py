@@ -8,7 +8,7 @@ import builtins
 import math
 import numbers
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from ..dtype import bool_, finfo
 from ..errors import DTypeError, ShrewError
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..tensor import Tensor
     from ..typing import Scalar
 
-    Operand = Tensor | Scalar
+    Operand: TypeAlias = Tensor | Scalar
 
 
 def _tensor(value: object, op: str) -> Tensor:

@@ -67,13 +67,13 @@ def randint(*args: Any, size: ShapeLike | None = None, dtype: DTypeLike | None =
         *args, size = args  # type: ignore[assignment]
     if size is None or len(args) not in (1, 2):
         raise ShrewError("randint: expected randint(high, size) or randint(low, high, size)")
-    low, high = (0, args[0]) if len(args) == 1 else args
+    low, high = (0, args[0]) if len(args) == 1 else (args[0], args[1])
     if not (isinstance(low, numbers.Integral) and isinstance(high, numbers.Integral)) or \
             high <= low:
         raise ShrewError(f"randint: needs integers low < high, got low={low!r}, high={high!r}")
     shape = shape_arg("randint", (size,))
     draws = _uniform_wide(shape, device)
-    values = (draws * (high - low)).floor() + low
+    values = (draws * (int(high) - int(low))).floor() + int(low)
     return values.to_dtype(int64 if dtype is None else dtype).requires_grad_(requires_grad)
 
 

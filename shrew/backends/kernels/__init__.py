@@ -31,8 +31,9 @@ _TYPES = {
 }
 
 # numpy dtype of CT where it differs from the storage dtype
-_COMPUTE = {np.dtype(np.float16): np.dtype(np.float32), np.dtype(np.bool_): np.dtype(np.int32),
-            **{np.dtype(t): np.dtype(np.int32) for t in (np.uint8, np.int8, np.int16)}}
+_COMPUTE: dict[np.dtype, np.dtype] = {
+    np.dtype(np.float16): np.dtype(np.float32),
+    **{np.dtype(t): np.dtype(np.int32) for t in (np.bool_, np.uint8, np.int8, np.int16)}}
 
 
 @cache

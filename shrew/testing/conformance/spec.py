@@ -24,7 +24,8 @@ class Arg:
 
     shape: tuple
     kind: str = "data"
-    domain: str = "normal"  # normal | wide | positive | nonzero | unit | above_one | halves | ties | lowest
+    # normal | wide | positive | nonzero | unit (-0.9, 0.9) | above_one | halves | ties | lowest
+    domain: str = "normal"
     high: int = 0
     value: Any = None
 
