@@ -200,9 +200,9 @@ def arange(start: Scalar, end: Scalar | None = None, step: Scalar = 1, *,
                  int64 if integral else None)
 
 
-def _linspace(op: str, start: Scalar | Tensor, end: Scalar | Tensor,
-              steps: int) -> np.ndarray:
-             device: DeviceLike = "cpu", requires_grad: bool = False) -> Tensor:
+def linspace(start: Scalar | Tensor, end: Scalar | Tensor, steps: int, *,
+             dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+             requires_grad: bool = False) -> Tensor:
     """`steps` evenly spaced values from start to end inclusive (the second half counted
     back from end, as PyTorch, so the last value is exactly end)."""
     return _host("linspace", _linspace("linspace", start, end, steps), dtype, device,
@@ -217,7 +217,8 @@ def logspace(start: Scalar | Tensor, end: Scalar | Tensor, steps: int, base: Sca
     return _host("logspace", np.power(float(base), exponents), dtype, device, requires_grad)
 
 
-def _linspace(op: str, start: Scalar | Tensor, end: Scalar | Tensor, steps: int) -> np.ndarray:
+def _linspace(op: str, start: Scalar | Tensor, end: Scalar | Tensor,
+              steps: int) -> np.ndarray:
     start, end = _number(start), _number(end)
     if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
         raise ShrewError(f"{op}: steps must be a non-negative int, got {steps!r}")
