@@ -32,6 +32,7 @@ from .tensor import Tensor
 from . import nn, optim  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
+from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
 
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
@@ -44,7 +45,7 @@ __all__ = [
     "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "manual_seed", "no_grad", "enable_grad",
     "is_grad_enabled", "set_grad_enabled", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
-    "DeviceError", "DTypeError", "nn", "optim", "save", "load",
+    "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize",
     # dtypes (dtype.py)
     "bfloat16", "uint8", "int8", "int16", "half", "float", "double", "short", "int", "long",
