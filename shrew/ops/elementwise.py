@@ -2,11 +2,14 @@
 clamp, comparisons and where (elementwise.cl on OpenCL and CUDA)."""
 from __future__ import annotations
 
+import builtins
 import numbers
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .. import op as O
-from ..dtype import FLOAT, bool_, get_default_dtype, result_type, scalar_dtype
+from ..dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
 from ..errors import DTypeError, ShapeError, ShrewError
 from ..factory import AnyTensor, record, wrap
 from ..grad_mode import is_grad_enabled
@@ -183,6 +186,10 @@ def _clamp_numbers(x: Tensor, min: Scalar | None, max: Scalar | None) -> Tensor:
                                              for v in (min, max)):
         x = x.to_dtype(get_default_dtype())
     min, max = number(min), number(max)
+    if x.dtype.category == INT:  # bounds beyond the type clamp nothing (numpy refuses them)
+        info = np.iinfo(x.dtype.np)
+        min = None if min is None else builtins.min(builtins.max(min, info.min), info.max)
+        max = None if max is None else builtins.min(builtins.max(max, info.min), info.max)
     return record(x._backend.clamp(x._data, min, max), x._backend, O.Clamp(x, min, max), x)
 
 
