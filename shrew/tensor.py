@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from . import diagnostics as _diagnostics
-from .dtype import DType, bool_, float32, int64
+from .dtype import DType, bool_, get_default_dtype, int64
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
 from .factory import TensorFields, copy_leaf, retain_grad, wrap
 from .methods.cast import CastMethods
@@ -174,7 +174,7 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields):
         extras = [f"shape={self.shape}"] if count > 200 or (count == 0 and self.ndim > 1) else []
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
-        if self.dtype not in (float32, int64, bool_):
+        if self.dtype not in (get_default_dtype(), int64, bool_):
             extras.append(f"dtype={self.dtype}")
         if self._op is not None:
             extras.append(f"grad_fn=<{_diagnostics.op_name(self._op)}>")
