@@ -144,11 +144,12 @@ def _binary(fn: str) -> Case:
     left, right, dtypes = _BINARY[fn]
     call = _BINARY_CALLS.get(fn) or getattr(operator, fn, None) or \
         (lambda a, b, _fn=fn: getattr(a, _fn)(b))
+    differentiable = dtypes is not INTEGRAL
     return Case(fn, call,
                 (S(F(4, 1, 5, domain=left), F(3, 5, domain=right)),
                  S(F(2, 3, domain=left), F(domain=right))),
-                (O.Binary,), ("binary",), dtypes=dtypes,
-                grad=fn not in ("bitwise_and", "bitwise_or", "bitwise_xor"),
+                (O.Binary,) if differentiable else (), ("binary",), dtypes=dtypes,
+                grad=differentiable,
                 jacobian=fn in ("div", "pow", "atan2"),
                 shapes=gen.elementwise(2, domain=right),
                 raises=(S(F(3, 4), F(5, domain=right)),))
