@@ -2,21 +2,33 @@
 from .backprop import GradStore
 from .checkpoint import checkpoint, checkpoint_sequential, in_recomputation
 from .backends.registry import devices, register_backend
-from .dtype import DType, bool_ as bool, float16, float32, float64, int32, int64  # noqa: A004
-# PyTorch's dtype aliases (torch.float is float32, torch.int is int32, ...)
-from .dtype import (float16 as half, float32 as float, float64 as double,  # noqa: A004
-                    int32 as int, int64 as long)  # noqa: A004
+from .dtype import (DType, bfloat16, bool_ as bool, can_cast, finfo, float16, float32,  # noqa: A004
+                    float64, get_default_dtype, iinfo, int8, int16, int32, int64, promote_types,
+                    result_type, set_default_dtype, uint8)
+from .dtype import ALIASES as _ALIASES
 from .device_name import device
-from .errors import DeviceError, DTypeError, ShapeError, ShrewError, ShrewIndexError, ShrewTypeError
+from .errors import (DeviceError, DTypeError, ShapeError, ShrewError, ShrewIndexError,
+                     ShrewTypeError)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.conv import col2im, conv1d, conv2d, im2col
-from .ops.creation import (arange, eye, from_dlpack, from_numpy, full, ones, ones_like, tensor,
-                           zeros, zeros_like)
+from .ops.creation import (arange, clone, empty, empty_like, eye, from_dlpack, from_numpy, full,
+                           full_like, linspace, logspace, meshgrid, ones, ones_like, tensor,
+                           tril_indices, triu_indices, zeros, zeros_like)
 from .ops.elementwise import where
+from .ops.pointwise import (  # noqa: A004  (torch's names: abs, pow, round)
+    abs, absolute, acos, acosh, add, addcdiv, addcmul, arccos, arccosh, arcsin, arcsinh, arctan,
+    arctan2, arctanh, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_not, bitwise_or,
+    bitwise_xor, ceil, clamp, clamp_max, clamp_min, clip, copysign, cos, cosh, div, divide, erf,
+    erfc, erfinv, exp, exp2, expm1, fix, floor, floor_divide, fmax, fmin, fmod, frac, hypot,
+    isfinite, isinf, isnan, isneginf, isposinf, lerp, log, log1p, log2, log10, logical_and,
+    logical_not, logical_or, logical_xor, logit, maximum, minimum, mul, multiply, nan_to_num,
+    neg, negative, pow, reciprocal, relu, remainder, round, rsqrt, sgn, sigmoid, sign, signbit,
+    sin, sinh, sqrt, square, sub, subtract, tan, tanh, true_divide, trunc, xlogy)
 from .ops.index import scatter_add
 from .ops.norm import standardize
 from .ops.pool import avg_pool2d, max_pool2d
-from .ops.random import manual_seed, rand, randn
+from .ops.random import (manual_seed, normal, rand, rand_like, randint, randn, randn_like,
+                         randperm)
 from .ops.shape import cat, flatten, narrow, squeeze, stack, transpose, unsqueeze
 from .ops.rearrange import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
                             broadcast_tensors, broadcast_to, chunk, column_stack, diag,
@@ -40,6 +52,8 @@ from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
 
 __version__ = "0.1.0"
+half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
+                                         ("half", "float", "double", "short", "int", "long"))
 
 __all__ = [
     "Tensor", "tensor", "GradStore", "DType", "float16", "float32", "float64", "int32",
@@ -63,4 +77,23 @@ __all__ = [
     "matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cross",
     "dot", "inner", "kron", "matrix_power", "mm", "mv", "outer", "tensordot", "vdot", "ger",
     "linalg",
+    # dtypes (dtype.py)
+    "bfloat16", "uint8", "int8", "int16", "short",
+    "finfo", "iinfo", "promote_types", "result_type", "can_cast", "get_default_dtype",
+    "set_default_dtype",
+    # creation (ops/creation.py, ops/random.py)
+    "empty", "empty_like", "full_like", "clone", "linspace", "logspace", "meshgrid",
+    "tril_indices", "triu_indices", "rand_like", "randn_like", "randint", "randperm", "normal",
+    # elementwise (ops/pointwise.py)
+    "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "arccos", "arccosh",
+    "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2",
+    "atanh", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp",
+    "clamp_max", "clamp_min", "clip", "copysign", "cos", "cosh", "div", "divide", "erf", "erfc",
+    "erfinv", "exp", "exp2", "expm1", "fix", "floor", "floor_divide", "fmax", "fmin", "fmod",
+    "frac", "hypot", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "lerp", "log",
+    "log1p", "log2", "log10", "logical_and", "logical_not", "logical_or", "logical_xor", "logit",
+    "maximum", "minimum", "mul", "multiply", "nan_to_num", "neg", "negative", "pow",
+    "reciprocal", "relu", "remainder", "round", "rsqrt", "sgn", "sigmoid", "sign", "signbit",
+    "sin", "sinh", "sqrt", "square", "sub", "subtract", "tan", "tanh", "true_divide", "trunc",
+    "xlogy",
 ]

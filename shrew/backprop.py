@@ -27,6 +27,7 @@ from .tensor import Tensor
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
 _GELU_A = 0.044715
 
 InputGrads: TypeAlias = Sequence[tuple[Tensor, Tensor | None]]
@@ -257,6 +258,10 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
         case O.Binary("div", a, b):
             return ((a, sum_to_shape(g / b, a.shape) if a.requires_grad else None),
                     (b, sum_to_shape(-(g * y) / b, b.shape) if b.requires_grad else None))
+        case O.Binary(fn, a, b):
+            ga, gb = _binary_grads(fn, a, b, y, g)
+            return ((a, sum_to_shape(ga, a.shape) if a.requires_grad and ga is not None else None),
+                    (b, sum_to_shape(gb, b.shape) if b.requires_grad and gb is not None else None))
         case O.Unary(fn, x):
             return ((x, _unary_grad(fn, x, y, g)),)
         case O.Affine(x, mul, _):
@@ -424,6 +429,36 @@ def _conv_grads(x: Tensor, w: Tensor, g: Tensor, kernel: tuple[int, ...],
     return (x, gx), (w, gw)
 
 
+def _binary_grads(fn: str, a: Tensor, b: Tensor, y: Tensor,
+                  g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    """d/da and d/db of the Binary functions beyond the four arithmetic ones, times g."""
+    match fn:
+        case "pow":  # b a^(b-1), and y log(a), taken as 0 where a = 0 and b >= 0 (as torch)
+            ga = where(b == 0, 0.0, g * b * a.pow(b - 1.0)) if a.requires_grad else None
+            gb = None
+            if b.requires_grad:
+                gb = where((a == 0) & (b >= 0), 0.0, g * y * a.log())
+            return ga, gb
+        case "atan2":
+            r = a * a + b * b
+            return g * b / r, -(g * a) / r
+        case "maximum" | "minimum":  # ties share the gradient equally
+            wins = a > b if fn == "maximum" else a < b
+            tie = a == b
+            half = g * 0.5
+            return (where(tie, half, where(wins, g, 0.0)),
+                    where(tie, half, where(wins, 0.0, g)))
+        case "fmod":
+            return g, -g * (a / b).trunc()
+        case "remainder":
+            return g, -g * a.floor_divide(b)
+        case "floor_divide":  # piecewise constant
+            return zeros_like(a), zeros_like(b)
+        case "copysign":  # y / a is +-1 (0 where a = 0); b gets none
+            return where(a == 0, 0.0, g * (y / a)), zeros_like(b)
+    raise ShrewError(f"backward: no gradient rule for binary {fn!r}")
+
+
 def _unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
     """d/dx of each Unary function, times g."""
     match fn:
@@ -467,6 +502,42 @@ def _unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
             return -(g * x.sin())
         case "erf":
             return g * (x * x * -1.0).exp() * _TWO_OVER_SQRT_PI
-        case "floor" | "ceil" | "round" | "sign":
+        case "erfc":
+            return g * (x * x * -1.0).exp() * -_TWO_OVER_SQRT_PI
+        case "erfinv":  # 1 / erf'(y) = sqrt(pi) / 2 exp(y^2)
+            return g * (y * y).exp() * (1.0 / _TWO_OVER_SQRT_PI)
+        case "rsqrt":  # -x^(-3/2) / 2 = -y^3 / 2
+            return g * y * y * y * -0.5
+        case "reciprocal":
+            return -(g * y * y)
+        case "log1p":
+            return g / (x + 1.0)
+        case "expm1":
+            return g * (y + 1.0)
+        case "log2":
+            return g / (x * _LN2)
+        case "log10":
+            return g / (x * _LN10)
+        case "exp2":
+            return g * y * _LN2
+        case "tan":
+            return g * (y * y + 1.0)
+        case "asin":
+            return g * (1.0 - x * x).rsqrt()
+        case "acos":
+            return -(g * (1.0 - x * x).rsqrt())
+        case "atan":
+            return g / (x * x + 1.0)
+        case "sinh":
+            return g * x.cosh()
+        case "cosh":
+            return g * x.sinh()
+        case "asinh":
+            return g * (x * x + 1.0).rsqrt()
+        case "acosh":
+            return g * (x * x - 1.0).rsqrt()
+        case "atanh":
+            return g / (1.0 - x * x)
+        case "floor" | "ceil" | "round" | "sign" | "trunc":
             return zeros_like(x)
     raise ShrewError(f"backward: no gradient rule for unary {fn!r}")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from .errors import DTypeError
@@ -13,26 +14,34 @@ BOOL, INT, FLOAT = 0, 1, 2  # promotion categories, lowest first
 class DType:
     """A tensor element type; ``.np`` is the numpy dtype backends store."""
 
-    __slots__ = ("name", "np", "category", "itemsize")
+    __slots__ = ("name", "np", "category", "itemsize", "is_signed")
 
     name: str
     """The name, e.g. ``"float32"``."""
     np: np.dtype
-    """The numpy dtype of this type's storage."""
+    """The numpy dtype of this type's storage (ml_dtypes' for bfloat16)."""
     category: int
     """The promotion category: 0 bool, 1 integer, 2 floating point."""
     itemsize: int
     """Bytes per element."""
+    is_signed: bool
+    """Whether the type holds negative numbers."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, np_dtype: Any = None) -> None:
         self.name = name
-        self.np = np.dtype(name)
-        self.category = {"b": BOOL, "i": INT, "f": FLOAT}[self.np.kind]
+        self.np = np.dtype(name if np_dtype is None else np_dtype)
+        self.category = FLOAT if name in ("float16", "bfloat16", "float32", "float64") else \
+            {"b": BOOL, "i": INT, "u": INT}[self.np.kind]
         self.itemsize = self.np.itemsize
+        self.is_signed = self.np.kind not in "bu"
 
     @property
     def is_floating_point(self) -> bool:
         return self.category == FLOAT
+
+    @property
+    def is_complex(self) -> bool:
+        return False  # shrew has no complex dtypes
 
     def __repr__(self) -> str:
         return f"shrew.{self.name}"
@@ -42,17 +51,40 @@ class DType:
 
 
 float16 = DType("float16")
+bfloat16 = DType("bfloat16", ml_dtypes.bfloat16)
 float32 = DType("float32")
 float64 = DType("float64")
+uint8 = DType("uint8")
+int8 = DType("int8")
+int16 = DType("int16")
 int32 = DType("int32")
 int64 = DType("int64")
 bool_ = DType("bool")
 
-ALL_DTYPES = (float16, float32, float64, int32, int64, bool_)
+ALL_DTYPES = (float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool_)
 BY_NUMPY = {d.np: d for d in ALL_DTYPES}
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
-_BY_PYTHON = {float: float32, int: int64, bool: bool_}
-_SCALAR_DEFAULT = {BOOL: bool_, INT: int64, FLOAT: float32}
+# PyTorch's aliases: torch.half, torch.float, torch.double, torch.short, torch.int, torch.long
+ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
+           "int": int32, "long": int64}
+_BY_NAME.update(ALIASES)
+
+_default_float = float32
+
+
+def get_default_dtype() -> DType:
+    """The dtype of float tensors made without one, and of Python floats in arithmetic."""
+    return _default_float
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Set get_default_dtype() (a floating-point dtype), as torch.set_default_dtype."""
+    global _default_float
+    dtype = as_dtype(dtype)
+    if not dtype.is_floating_point:
+        raise DTypeError(f"set_default_dtype: only floating-point types can be the default, "
+                         f"got {dtype}")
+    _default_float = dtype
 
 
 def from_numpy_dtype(np_dtype: Any, op: str = "tensor") -> DType:
@@ -60,19 +92,24 @@ def from_numpy_dtype(np_dtype: Any, op: str = "tensor") -> DType:
     try:
         return BY_NUMPY[np.dtype(np_dtype)]
     except (KeyError, TypeError):
-        names = ", ".join(_BY_NAME)
+        names = ", ".join(d.name for d in ALL_DTYPES)
         raise DTypeError(f"{op}: unsupported dtype {np.dtype(np_dtype)}; "
                          f"shrew supports {names}") from None
 
 
 def as_dtype(value: Any) -> DType:
-    """Accept a shrew dtype, a numpy dtype, a dtype name or the Python types float/int/bool."""
+    """Accept a shrew dtype, a numpy dtype, a dtype name or the Python types float/int/bool
+    (float is float64 and int is int64, as in PyTorch)."""
     if isinstance(value, DType):
         return value
-    if value in _BY_PYTHON:
-        return _BY_PYTHON[value]
-    if isinstance(value, str) and value in _BY_NAME:
-        return _BY_NAME[value]
+    if value is float:
+        return float64
+    if value is int:
+        return int64
+    if value is bool:
+        return bool_
+    if isinstance(value, str) and value.removeprefix("torch.") in _BY_NAME:
+        return _BY_NAME[value.removeprefix("torch.")]
     try:
         return from_numpy_dtype(value, "dtype")
     except TypeError:
@@ -86,30 +123,106 @@ def scalar_dtype(value: object) -> DType:
         return bool_
     if isinstance(value, (int, np.integer)):
         return int64
-    return float32
+    return _default_float
+
+
+def promote_types(type1: Any, type2: Any) -> DType:
+    """The smallest dtype that holds both (torch.promote_types): the higher category wins;
+    within one, the wider type, uint8 with a signed int needs int16, and float16 with
+    bfloat16 float32."""
+    a, b = as_dtype(type1), as_dtype(type2)
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.itemsize == b.itemsize:  # uint8/int8 or float16/bfloat16: neither holds the other
+        return int16 if a.category == INT else float32
+    wide, narrow = (a, b) if a.itemsize > b.itemsize else (b, a)
+    if narrow is uint8 and wide.itemsize < 2:
+        return int16
+    return wide
+
+
+def _combine(higher: DType | None, lower: DType | None) -> DType | None:
+    """PyTorch's merge of a higher-priority group's type with a lower one's: the lower only
+    counts when it has a higher category (a float below ints, anything below bool)."""
+    if higher is None:
+        return lower
+    if lower is None or higher.is_floating_point:
+        return higher
+    if higher is bool_ or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
 
 
 def result_type(*operands: Any) -> DType:
-    """PyTorch's promotion: the highest category wins; within it, tensors with dims
-    outrank zero-dim tensors, which outrank Python scalars (scalars never widen)."""
-    best_cat, best_rank = -1, -1
-    best: Any = None  # the first operand sets it
+    """PyTorch's promotion of operands: tensors (or (dtype, ndim) pairs) and Python numbers.
+    Tensors with dims outrank zero-dim tensors, which outrank numbers; a lower group only
+    raises the category (int tensor * 2.5 is the default float dtype, float16 * 2.5 stays
+    float16)."""
+    groups: list[DType | None] = [None, None, None]  # dims, zero-dim, numbers
     for item in operands:
-        if isinstance(item, tuple):  # (dtype, ndim) for a tensor
+        if isinstance(item, tuple):
             dtype, ndim = item
-            rank = 2 if ndim else 1
+            rank = 0 if ndim else 1
+        elif hasattr(item, "dtype") and isinstance(item.dtype, DType):  # a Tensor
+            dtype, rank = item.dtype, 0 if item.ndim else 1
         else:
-            dtype, rank = scalar_dtype(item), 0
-        cat = dtype.category
-        if cat > best_cat or (cat == best_cat and rank > best_rank):
-            best_cat, best_rank, best = cat, rank, dtype
-        elif cat == best_cat and rank == best_rank and dtype.itemsize > best.itemsize:
-            best = dtype
-    if best_rank == 0:
-        return _SCALAR_DEFAULT[best_cat]
-    return best
+            dtype, rank = scalar_dtype(item), 2
+        prev = groups[rank]
+        groups[rank] = dtype if prev is None else promote_types(prev, dtype)
+    result = _combine(groups[0], _combine(groups[1], groups[2]))
+    if result is None:
+        raise DTypeError("result_type: needs at least one operand")
+    return result
+
+
+def can_cast(from_: Any, to: Any) -> bool:
+    """Whether PyTorch's promotion allows a cast (torch.can_cast): never float to integer
+    or bool, nor integer to bool."""
+    a, b = as_dtype(from_), as_dtype(to)
+    return a.category <= b.category
 
 
 def check_float(dtype: DType, op: str) -> None:
     if not dtype.is_floating_point:
         raise DTypeError(f"{op}: needs a floating-point tensor, got {dtype}")
+
+
+class finfo:  # noqa: N801  (torch's name)
+    """Limits of a floating-point dtype (torch.finfo): bits, eps, max, min, tiny,
+    smallest_normal, resolution, dtype."""
+
+    def __init__(self, dtype: Any = None) -> None:
+        dt = get_default_dtype() if dtype is None else as_dtype(dtype)
+        check_float(dt, "finfo")
+        info = ml_dtypes.finfo(dt.np)
+        self.bits = dt.itemsize * 8
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -int(info.precision)  # exactly, as torch (numpy rounds it)
+        self.dtype = dt.name
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
+                f"eps={self.eps}, smallest_normal={self.smallest_normal}, "
+                f"tiny={self.tiny}, dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801  (torch's name)
+    """Limits of an integer (or bool) dtype (torch.iinfo): bits, max, min, dtype."""
+
+    def __init__(self, dtype: Any) -> None:
+        dt = as_dtype(dtype)
+        if dt.is_floating_point:
+            raise DTypeError(f"iinfo: needs an integer dtype, got {dt}; use finfo")
+        info = np.iinfo(np.uint8 if dt is bool_ else dt.np)
+        self.bits = dt.itemsize * 8
+        self.max = 1 if dt is bool_ else int(info.max)
+        self.min = int(info.min)
+        self.dtype = dt.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from . import diagnostics as _diagnostics
-from .dtype import DType, bool_, float32, int64
+from .dtype import DType, bool_, get_default_dtype, int64
 from .device_name import device as _device
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError, ShrewTypeError
 from .factory import TensorFields, copy_leaf, retain_grad, wrap
-from .ops import cast as _cast
+from .methods.cast import CastMethods
+from .methods.elementwise import ElementwiseMethods
 from .ops import creation as _creation
 from .ops import elementwise as _elementwise
 from .ops import index as _index
@@ -21,9 +22,6 @@ from .ops import linalg as _linalg
 from .ops import norm as _norm
 from .ops import reduce as _reduce
 from .ops import shape as _shape
-from .ops.elementwise import binary as _binary
-from .ops.elementwise import compare as _compare
-from .ops.elementwise import unary as _unary
 from .shape import Size, fmt, normalize_dim, numel
 from .tensor_linalg import LinalgMethods
 from .tensor_shape import ShapeMethods
@@ -37,7 +35,7 @@ if TYPE_CHECKING:
     from .typing import DTypeLike, Dims, Index, Scalar, ShapeLike, TensorData
 
 
-class Tensor(TensorFields, ShapeMethods, LinalgMethods):
+class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, LinalgMethods):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()
@@ -197,7 +195,7 @@ class Tensor(TensorFields, ShapeMethods, LinalgMethods):
         extras = [f"shape={tuple(self.shape)}"] if summarised else []
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
-        if self.dtype not in (float32, int64, bool_):
+        if self.dtype not in (get_default_dtype(), int64, bool_):
             extras.append(f"dtype={self.dtype}")
         if self._op is not None:
             extras.append(f"grad_fn=<{_diagnostics.op_name(self._op)}>")
@@ -213,21 +211,30 @@ class Tensor(TensorFields, ShapeMethods, LinalgMethods):
     def detach(self) -> Tensor:
         return wrap(self._data, self._backend)
 
-    def to(self, device: str | DTypeLike | None = None,
-           dtype: DTypeLike | None = None) -> Tensor:
-        return _cast.to(self, device, dtype)
+    # -- creation (ops/creation.py) ---------------------------------------------------------
+    def clone(self) -> Tensor:
+        return _creation.clone(self)
 
-    def cpu(self) -> Tensor:
-        return _cast.to(self, "cpu")
+    def new_zeros(self, *size: ShapeLike, dtype: DTypeLike | None = None,
+                  device: str | None = None, requires_grad: bool = False) -> Tensor:
+        return _creation.new_full_like(self, size, 0, dtype, device, requires_grad, "new_zeros")
 
-    def to_dtype(self, dtype: DTypeLike) -> Tensor:
-        return _cast.to_dtype(self, dtype)
+    def new_ones(self, *size: ShapeLike, dtype: DTypeLike | None = None,
+                 device: str | None = None, requires_grad: bool = False) -> Tensor:
+        return _creation.new_full_like(self, size, 1, dtype, device, requires_grad, "new_ones")
 
-    def float(self) -> Tensor:
-        return _cast.to_dtype(self, float32)
+    def new_empty(self, *size: ShapeLike, dtype: DTypeLike | None = None,
+                  device: str | None = None, requires_grad: bool = False) -> Tensor:
+        return _creation.new_full_like(self, size, 0, dtype, device, requires_grad, "new_empty")
 
-    def long(self) -> Tensor:
-        return _cast.to_dtype(self, int64)
+    def new_full(self, size: ShapeLike, fill_value: Scalar, *, dtype: DTypeLike | None = None,
+                 device: str | None = None, requires_grad: bool = False) -> Tensor:
+        return _creation.new_full_like(self, (size,), fill_value, dtype, device, requires_grad,
+                                       "new_full")
+
+    def new_tensor(self, data: TensorData, *, dtype: DTypeLike | None = None,
+                   device: str | None = None, requires_grad: bool = False) -> Tensor:
+        return _creation.new_tensor(self, data, dtype, device, requires_grad)
 
     def contiguous(self) -> Tensor:
         return _shape.contiguous(self)
@@ -245,82 +252,6 @@ class Tensor(TensorFields, ShapeMethods, LinalgMethods):
     def add_(self, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
         """self += alpha * other in this tensor's memory; other may be self."""
         return _elementwise.add_(self, other, alpha)
-
-    # -- elementwise (ops/elementwise.py) ---------------------------------------------------
-    def neg(self) -> Tensor: return _unary("neg", self)
-    def abs(self) -> Tensor: return _unary("abs", self)
-    def exp(self) -> Tensor: return _unary("exp", self)
-    def log(self) -> Tensor: return _unary("log", self)
-    def sqrt(self) -> Tensor: return _unary("sqrt", self)
-    def square(self) -> Tensor: return _unary("square", self)
-    def relu(self) -> Tensor: return _unary("relu", self)
-    def sigmoid(self) -> Tensor: return _unary("sigmoid", self)
-    def tanh(self) -> Tensor: return _unary("tanh", self)
-    def silu(self) -> Tensor: return _unary("silu", self)
-    def sin(self) -> Tensor: return _unary("sin", self)
-    def cos(self) -> Tensor: return _unary("cos", self)
-    def floor(self) -> Tensor: return _unary("floor", self)
-    def ceil(self) -> Tensor: return _unary("ceil", self)
-    def round(self) -> Tensor: return _unary("round", self)
-    def erf(self) -> Tensor: return _unary("erf", self)
-    def sign(self) -> Tensor: return _unary("sign", self)
-    def __neg__(self) -> Tensor: return _unary("neg", self)
-    def __abs__(self) -> Tensor: return _unary("abs", self)
-
-    def gelu(self, approximate: str = "none") -> Tensor:
-        return _elementwise.gelu(self, approximate)
-
-    def __add__(self, o: Tensor | Scalar) -> Tensor: return _binary("add", self, o)
-    def __radd__(self, o: Tensor | Scalar) -> Tensor: return _binary("add", self, o, True)
-    def __sub__(self, o: Tensor | Scalar) -> Tensor: return _binary("sub", self, o)
-    def __rsub__(self, o: Tensor | Scalar) -> Tensor: return _binary("sub", self, o, True)
-    def __mul__(self, o: Tensor | Scalar) -> Tensor: return _binary("mul", self, o)
-    def __rmul__(self, o: Tensor | Scalar) -> Tensor: return _binary("mul", self, o, True)
-    def __truediv__(self, o: Tensor | Scalar) -> Tensor: return _binary("div", self, o)
-    def __rtruediv__(self, o: Tensor | Scalar) -> Tensor: return _binary("div", self, o, True)
-
-    def add(self, o: Tensor | Scalar) -> Tensor: return _binary("add", self, o)
-    def sub(self, o: Tensor | Scalar) -> Tensor: return _binary("sub", self, o)
-    def mul(self, o: Tensor | Scalar) -> Tensor: return _binary("mul", self, o)
-    def div(self, o: Tensor | Scalar) -> Tensor: return _binary("div", self, o)
-
-    def __pow__(self, exponent: Scalar) -> Tensor:
-        return _elementwise.pow(self, exponent)
-
-    def __rpow__(self, base: Scalar) -> Tensor:
-        return _elementwise.rpow(self, base)
-
-    def powf(self, exponent: Scalar) -> Tensor:
-        return _elementwise.powf(self, exponent)
-
-    def affine(self, mul: Scalar, add: Scalar) -> Tensor:
-        """self * mul + add, in one kernel."""
-        return _elementwise.affine(self, mul, add)
-
-    def clamp(self, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
-        return _elementwise.clamp(self, min, max)
-
-    def clip(self, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
-        return _elementwise.clamp(self, min, max)
-
-    # (comparisons give bool tensors, never differentiable)
-    def __eq__(self, o: object) -> Tensor:  # type: ignore[override]  # elementwise
-        return _compare("eq", self, o)
-
-    def __ne__(self, o: object) -> Tensor:  # type: ignore[override]  # elementwise
-        return _compare("ne", self, o)
-
-    def __lt__(self, o: Tensor | Scalar) -> Tensor: return _compare("lt", self, o)
-    def __le__(self, o: Tensor | Scalar) -> Tensor: return _compare("le", self, o)
-    def __gt__(self, o: Tensor | Scalar) -> Tensor: return _compare("gt", self, o)
-    def __ge__(self, o: Tensor | Scalar) -> Tensor: return _compare("ge", self, o)
-
-    def eq(self, o: Tensor | Scalar) -> Tensor: return _compare("eq", self, o)
-    def ne(self, o: Tensor | Scalar) -> Tensor: return _compare("ne", self, o)
-    def lt(self, o: Tensor | Scalar) -> Tensor: return _compare("lt", self, o)
-    def le(self, o: Tensor | Scalar) -> Tensor: return _compare("le", self, o)
-    def gt(self, o: Tensor | Scalar) -> Tensor: return _compare("gt", self, o)
-    def ge(self, o: Tensor | Scalar) -> Tensor: return _compare("ge", self, o)
 
     # -- normalisations (ops/norm.py) -------------------------------------------------------
     def softmax(self, dim: int) -> Tensor:

@@ -25,6 +25,9 @@ DTypeLike: TypeAlias = DType | str | type | np.dtype
 """What ``dtype=`` accepts: a shrew dtype, a numpy dtype, a name such as ``"float32"``, or
 the Python types ``float``, ``int`` and ``bool``."""
 
+DeviceLike: TypeAlias = str
+"""What ``device=`` accepts: a name such as ``"cpu"`` or ``"opencl:1"``."""
+
 ShapeLike: TypeAlias = int | Sequence[int]
 """One argument of ``zeros(*shape)``, ``reshape(*shape)``, ...: sizes are given either as
 several ints or as one sequence of ints."""
@@ -45,5 +48,6 @@ TensorData: TypeAlias = "Tensor | np.ndarray | np.generic | Scalar | Sequence[An
 """What ``shrew.tensor`` accepts: a tensor, a numpy array or scalar, a Python number or
 nested lists of numbers."""
 
-__all__ = ["DTypeLike", "Dims", "Index", "IndexItem", "IntOrPair", "Scalar", "ShapeLike",
+__all__ = ["DeviceLike", "DTypeLike", "Dims", "Index", "IndexItem", "IntOrPair", "Scalar",
+           "ShapeLike",
            "TensorData"]

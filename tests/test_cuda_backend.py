@@ -237,7 +237,7 @@ class OpenCLLauncher(Launcher):
 
 def simulated_cuda(index: int = 0) -> CUDABackend:
     """CUDABackend on numpy with its kernels run on OpenCL, registered as "cudasim"."""
-    backend = CUDABackend(index, NumpyAsCupy("cupy"), scipy.special.erf, OpenCLLauncher(),
+    backend = CUDABackend(index, NumpyAsCupy("cupy"), scipy.special, OpenCLLauncher(),
                           description="numpy arrays, CUDA kernel launches run on OpenCL")
     backend.device = f"cudasim:{index}"
     backend.dtypes = backend.dtypes & backend._launch.opencl.dtypes  # POCL has no float16

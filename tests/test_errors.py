@@ -232,8 +232,8 @@ def test_ragged_and_non_numeric_data():
         T([1, None])
     with raises(DTypeError, "tensor"):
         T([2 ** 70])
-    with raises(DTypeError, "uint8"):
-        T(np.zeros(2, dtype=np.uint8))
+    with raises(DTypeError, "uint16"):
+        T(np.zeros(2, dtype=np.uint16))
     with raises(DTypeError, "from_numpy", "complex128"):
         shrew.from_numpy(np.zeros(2, dtype=complex))
     with raises(DTypeError, "dtype"):
@@ -280,8 +280,8 @@ def test_bad_scalar_arguments():
         x.powf("2")
     with raises(ShrewError, "gelu", "approximate"):
         x.gelu(approximate="fast")
-    with raises(ShrewError, "pow", "positive base"):
-        (-2.0) ** x
+    with raises(ShrewError, "pow", "real base"):
+        "2" ** x
     with raises(ShrewError, "full", "value"):
         shrew.full((2,), "x")
     with raises(ShrewError, "arange"):

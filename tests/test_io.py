@@ -115,8 +115,8 @@ def test_truncated_file_and_unsupported_dtypes(tmp_path):
     with pytest.raises(shrew.ShrewError, match="not a valid safetensors file"):
         load(cut)
     bytes_file = tmp_path / "u8.safetensors"
-    safetensors.numpy.save_file({"pixels": np.zeros(4, dtype=np.uint8)}, str(bytes_file))
-    with pytest.raises(shrew.DTypeError, match="load: tensor 'pixels'.*uint8"):
+    safetensors.numpy.save_file({"pixels": np.zeros(4, dtype=np.uint16)}, str(bytes_file))
+    with pytest.raises(shrew.DTypeError, match="load: tensor 'pixels'.*uint16"):
         load(bytes_file)
 
 

@@ -40,7 +40,7 @@ def test_explicit_dtype_and_tensor_from_tensor():
     assert t.dtype is shrew.int32 and t.tolist() == [1, -1]
     assert shrew.tensor([1, 2], dtype="float64").dtype is shrew.float64
     assert shrew.tensor([1, 2], dtype=np.float16).dtype is shrew.float16
-    assert shrew.tensor([1, 2], dtype=float).dtype is shrew.float32
+    assert shrew.tensor([1, 2], dtype=float).dtype is shrew.float64  # as torch: float is double
     src = shrew.tensor([1.0, 2.0], requires_grad=True)
     copy = shrew.Tensor(src)
     assert copy.dtype is shrew.float32 and copy.is_leaf and not copy.requires_grad

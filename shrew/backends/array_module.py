@@ -1,8 +1,8 @@
 """The Backend protocol on a numpy-compatible array module.
 
 One code path serves numpy (the CPU backend) and CuPy (the CUDA backend): everything here
-uses only ``self.xp`` (the array module) and ``self.erf``, so the CPU test suite exercises
-the logic that the CUDA backend runs on a GPU.
+uses only ``self.xp`` (the array module) and ``self.special`` (its scipy.special), so the
+CPU test suite exercises the logic that the CUDA backend runs on a GPU.
 """
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import warnings
 
 import numpy as np
 
-from .kernels import max_pool_fill
+import ml_dtypes
+
+from .kernels import max_pool_fill, wrapped
 from . import folded_conv
 
 # NaN and inf are data in shrew, as in PyTorch: numpy's floating-point warnings from these
@@ -25,12 +27,25 @@ _GELU_A = 0.044715
 _CACHE_BYTES = 1 << 19  # scratch per block of a blocked loop: fits a core's L2 cache
 
 
+# Unary and binary functions that are one xp call (PyTorch's name: numpy's).
+_XP_UNARY = {"log1p": "log1p", "expm1": "expm1", "log2": "log2", "log10": "log10",
+             "exp2": "exp2", "tan": "tan", "asin": "arcsin", "acos": "arccos",
+             "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "asinh": "arcsinh",
+             "acosh": "arccosh", "atanh": "arctanh", "trunc": "trunc",
+             "bitwise_not": "invert"}
+_XP_BINARY = {"pow": "power", "atan2": "arctan2", "maximum": "maximum", "minimum": "minimum",
+              "fmod": "fmod", "remainder": "remainder", "floor_divide": "floor_divide",
+              "copysign": "copysign", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+              "bitwise_xor": "bitwise_xor"}
+
+
 class ArrayModuleBackend:
     """Implements every primitive with ``xp`` (numpy or a numpy-compatible module)."""
 
     xp = np
     dtypes = frozenset(np.dtype(t) for t in
-                       ("float16", "float32", "float64", "int32", "int64", "bool"))
+                       ("float16", "float32", "float64", "uint8", "int8", "int16", "int32",
+                        "int64", "bool", ml_dtypes.bfloat16))
 
     def __init__(self, device: str):
         self.device = device
@@ -43,7 +58,7 @@ class ArrayModuleBackend:
         return np.array(x, copy=True, order="C")
 
     def full(self, shape, value, dtype):
-        return self.xp.full(shape, value, dtype=dtype)
+        return self.xp.full(shape, wrapped(value, dtype), dtype=dtype)
 
     def arange(self, n, dtype):
         return self.xp.arange(n, dtype=dtype)
@@ -121,6 +136,14 @@ class ArrayModuleBackend:
             return self.erf(x).astype(x.dtype, copy=False)
         if fn == "sign":
             return xp.sign(x)
+        if fn in _XP_UNARY:
+            return getattr(xp, _XP_UNARY[fn])(x)
+        if fn == "rsqrt":
+            return 1 / xp.sqrt(x)
+        if fn == "reciprocal":
+            return 1 / x
+        if fn in ("erfc", "erfinv"):
+            return self.special(fn)(x).astype(x.dtype, copy=False)
         raise NotImplementedError(f"unary function {fn!r}")
 
     def _gelu_tanh(self, x, derivative: bool):
@@ -147,9 +170,13 @@ class ArrayModuleBackend:
         t *= 0.5
         return t.reshape(shape)
 
+    def special(self, name):
+        """A function of xp's scipy.special (erf, erfc, erfinv)."""
+        import scipy.special
+        return getattr(scipy.special, name)
+
     def erf(self, x):
-        from scipy.special import erf
-        return erf(x)
+        return self.special("erf")(x)
 
     def binary(self, fn, a, b):
         if fn == "add":
@@ -160,7 +187,24 @@ class ArrayModuleBackend:
             return a * b
         if fn == "div":
             return a / b
+        if fn == "pow" and a.dtype.kind in "iu":
+            return self._int_pow(a, b)
+        if fn in _XP_BINARY:
+            return getattr(self.xp, _XP_BINARY[fn])(a, b)
         raise NotImplementedError(f"binary function {fn!r}")
+
+    def _int_pow(self, a, b):
+        """Integer powers; a negative exponent gives 1 for a base of 1, +-1 for -1 and 0
+        otherwise, as PyTorch (numpy refuses them)."""
+        xp = self.xp
+        negative = b < 0
+        out = xp.power(a, xp.where(negative, 0, b).astype(b.dtype, copy=False))
+        if negative.any():
+            one = xp.ones((), a.dtype)
+            odd = (b % 2).astype(bool)
+            small = xp.where(a == 1, one, xp.where(a == -1, xp.where(odd, -one, one), 0 * one))
+            out = xp.where(negative, small, out)
+        return out.astype(a.dtype, copy=False)
 
     def compare(self, fn, a, b):
         if fn == "eq":
@@ -182,6 +226,7 @@ class ArrayModuleBackend:
 
     def affine(self, x, mul, add):
         # Python numbers never widen an array under numpy 2's promotion (NEP 50).
+        mul, add = wrapped(mul, x.dtype), wrapped(add, x.dtype)
         if add == 0:
             return x * mul
         if mul == 1:

@@ -6,7 +6,8 @@ int) and ``dtype`` (a ``numpy.dtype``).  Every argument has already been validat
 core: shapes broadcast, dims are normalised to non-negative ints, dtypes match as stated,
 indices are in range.  A primitive therefore never needs to raise for bad user input.
 
-Dtypes cross this boundary as ``numpy.dtype`` objects (float16/32/64, int32/64, bool).
+Dtypes cross this boundary as ``numpy.dtype`` objects (float16/32/64, ml_dtypes' bfloat16,
+uint8, int8/16/32/64, bool).
 Shapes are tuples of int.  "dims" are sorted tuples of distinct non-negative ints.
 A primitive returns new storage (or a view that the core treats as read-only); it never
 modifies an input, except ``copy_`` and the ``*_`` in-place updates which say so.
@@ -24,10 +25,21 @@ UNARY_FNS = (
     "neg", "abs", "exp", "log", "sqrt", "square", "relu", "sigmoid", "tanh", "gelu",
     "gelu_tanh", "silu", "sin", "cos", "floor", "ceil", "round", "erf", "sign",
     "gelu_derivative", "gelu_tanh_derivative",
+    # elementwise math (ops/elementwise.py)
+    "rsqrt", "reciprocal", "log1p", "expm1", "log2", "log10", "exp2", "tan", "asin", "acos",
+    "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc", "erfinv", "trunc",
+    "bitwise_not",
 )
-"""The last four serve gradient rules and have no Tensor method: erf and sign, and the
-derivatives of the two GELUs, which make GELU's backward one kernel instead of a dozen."""
-BINARY_FNS = ("add", "sub", "mul", "div")
+"""gelu_derivative and gelu_tanh_derivative serve gradient rules and have no Tensor method:
+they make GELU's backward one kernel instead of a dozen.  bitwise_not is for integers and
+bool only (logical not on bool)."""
+BINARY_FNS = ("add", "sub", "mul", "div", "pow", "atan2", "maximum", "minimum", "fmod",
+              "remainder", "floor_divide", "copysign", "bitwise_and", "bitwise_or",
+              "bitwise_xor")
+"""On integers pow gives 1, +-1 or 0 for a negative exponent (base 1, -1, other);
+remainder and floor_divide round toward -inf (Python's // and %), fmod toward zero; maximum
+and minimum propagate NaN; atan2 and copysign are float only; the bitwise three are integer
+and bool only; integer div is never asked for.  An integer divisor of 0 gives 0."""
 COMPARE_FNS = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_FNS = ("sum", "mean", "max", "min")
 ARG_REDUCE_FNS = ("argmax", "argmin")
@@ -57,8 +69,8 @@ class Backend(Protocol):
     def cast(self, x: Storage, dtype: np.dtype) -> Storage: ...    # convert elements (float->int truncates toward zero)
 
     # -- elementwise (a and b share a dtype and broadcast by numpy's rules) -------------
-    def unary(self, fn: str, x: Storage) -> Storage: ...           # fn in UNARY_FNS, float dtype except neg/abs/square/relu/sign/floor/ceil/round
-    def binary(self, fn: str, a: Storage, b: Storage) -> Storage: ...   # fn in BINARY_FNS; integer div is never asked for
+    def unary(self, fn: str, x: Storage) -> Storage: ...           # fn in UNARY_FNS, float dtype except neg/abs/square/relu/sign/floor/ceil/round/trunc/bitwise_not
+    def binary(self, fn: str, a: Storage, b: Storage) -> Storage: ...   # fn in BINARY_FNS (see there)
     def compare(self, fn: str, a: Storage, b: Storage) -> Storage: ...  # fn in COMPARE_FNS; bool result
     def where(self, cond: Storage, a: Storage, b: Storage) -> Storage: ...  # cond bool; a, b same dtype; all broadcast
     def affine(self, x: Storage, mul: float, add: float) -> Storage: ...    # x * mul + add in x's dtype

@@ -91,6 +91,8 @@ class Emitter:
                     self.helpers[helper] = source
             return K.UNARY_FLOAT[p["fn"]], "unary_" + p["fn"]
         if kind == "binary":
+            if p["fn"] not in K.BINARY:  # pow, atan2, maximum, ...: no emitter yet
+                raise ShrewError(f"export: binary {p['fn']!r} has no C emitter")
             if out.ctype == "unsigned char":
                 return ("a0 || a1" if p["fn"] == "add" else "a0 && a1"), "binary_" + p["fn"]
             return K.BINARY[p["fn"]], "binary_" + p["fn"]

@@ -1,15 +1,17 @@
 """Moving a tensor to another device or dtype (cast.cl on OpenCL and CUDA)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import op as O
 from ..backends.registry import get_backend
 from ..dtype import DType, as_dtype
-from ..factory import record, wrap
+from ..errors import ShrewError
+from ..factory import AnyTensor, record, wrap
 from .common import check_device_dtype
+from .shape import contiguous
 from .index import note_host_range
 
 if TYPE_CHECKING:
@@ -17,23 +19,69 @@ if TYPE_CHECKING:
     from ..typing import DTypeLike
 
 
-def to(x: Tensor, device: str | DTypeLike | None = None,
-       dtype: DTypeLike | None = None) -> Tensor:
-    if isinstance(device, DType) or (dtype is None and device in (float, int, bool)):
-        device, dtype = None, device
+def to(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Tensor.to in each of PyTorch's forms: to(dtype), to(device=None, dtype=None),
+    to(other) (other's device and dtype), each with non_blocking= and copy= (a new
+    tensor even when nothing changes) and memory_format= (accepted: shrew's tensors are
+    always row-major), as keywords or (non_blocking, copy) positionally after them."""
+    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    kwargs.pop("memory_format", None)
+    flags = [a for a in args if isinstance(a, bool)]  # positional non_blocking, copy
+    copy = kwargs.pop("copy", flags[1] if len(flags) > 1 else False)
+    kwargs.pop("non_blocking", None)  # transfers complete before .to returns
+    if kwargs:
+        raise ShrewError(f"to: unexpected keyword argument {next(iter(kwargs))!r}")
+    for arg in args:
+        if isinstance(arg, bool):
+            continue
+        if isinstance(arg, AnyTensor):
+            device, dtype = arg.device, arg.dtype
+        elif _is_dtype(arg):
+            dtype = arg
+        elif arg is not None:
+            device = arg if isinstance(arg, str) else str(arg)
     out = x
     if dtype is not None:
         out = to_dtype(out, dtype)
     if device is not None:
-        backend = get_backend(device)
-        if backend is not out._backend:
-            check_device_dtype(backend, out.dtype, "to")
-            host = out.numpy()
-            data = backend.from_numpy(host)
-            out = record(data, backend, O.ToDevice(out), out)
-            if not isinstance(data, np.ndarray):  # on a device: gather may use it as an index
-                note_host_range(out, host)
+        out = to_device(out, device)
+    if copy and out is x:
+        out = contiguous(x)
     return out
+
+
+def _is_dtype(value: Any) -> bool:
+    return isinstance(value, (DType, np.dtype)) or value in (float, int, bool) or (
+        isinstance(value, type) and issubclass(value, np.generic))
+
+
+def to_device(x: Tensor, device: str) -> Tensor:
+    backend = get_backend(device)
+    if backend is x._backend:
+        return x
+    check_device_dtype(backend, x.dtype, "to")
+    host = x.numpy()
+    data = backend.from_numpy(host)
+    out = record(data, backend, O.ToDevice(x), x)
+    if not isinstance(data, np.ndarray):  # on a device: gather may use it as an index
+        note_host_range(out, host)
+    return out
+
+
+_TENSOR_TYPES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                 "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+_BY_TENSOR_TYPE = {f"torch.{v}Tensor": k for k, v in _TENSOR_TYPES.items()}
+
+
+def type_(x: Tensor, dtype: DTypeLike | str | None = None) -> Tensor | str:
+    """Tensor.type: with no dtype its type name as PyTorch spells it ('torch.FloatTensor'),
+    else the tensor cast to dtype (a dtype or such a name)."""
+    if dtype is None:
+        return f"torch.{_TENSOR_TYPES[x.dtype.name]}Tensor"
+    if isinstance(dtype, str) and dtype in _BY_TENSOR_TYPE:
+        dtype = _BY_TENSOR_TYPE[dtype]
+    return to_dtype(x, dtype)
 
 
 def to_dtype(x: Tensor, dtype: DTypeLike) -> Tensor:

@@ -1,6 +1,7 @@
 """Creation: tensors from Python data, numpy arrays, DLPack, and filled shapes."""
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -8,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..backends.registry import get_backend
-from ..dtype import (BY_NUMPY as _BY_NUMPY, DType, as_dtype, float32, from_numpy_dtype, int64,
-                     result_type)
+from ..dtype import (BY_NUMPY as _BY_NUMPY, DType, as_dtype, from_numpy_dtype,
+                     get_default_dtype, int64, result_type)
 from ..errors import DeviceError, DTypeError, ShapeError, ShrewError
 from ..factory import AnyTensor, blank, init_leaf, leaf, wrap
 from .common import check_device_dtype
@@ -18,7 +19,7 @@ from .index import note_host_range
 if TYPE_CHECKING:
     from ..backends.base import Backend, Storage
     from ..tensor import Tensor
-    from ..typing import DTypeLike, Scalar, ShapeLike, TensorData
+    from ..typing import DeviceLike, DTypeLike, Scalar, ShapeLike, TensorData
 
 
 def host_array(data: object, op: str = "tensor") -> np.ndarray:
@@ -35,7 +36,7 @@ def host_array(data: object, op: str = "tensor") -> np.ndarray:
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64)
     if arr.dtype.kind == "f":
-        return arr.astype(np.float32)
+        return arr.astype(get_default_dtype().np)
     raise DTypeError(f"{op}: cannot make a tensor from data of numpy dtype {arr.dtype} "
                      f"(expected numbers, bools or nested lists of them)")
 
@@ -74,70 +75,228 @@ def shape_arg(op: str, shape: Sequence[Any]) -> tuple[int, ...]:
 
 
 def new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequence[int],
-        dtype: DTypeLike | None, device: str, requires_grad: bool,
-        default: DType = float32) -> Tensor:
-    """A new leaf from `data_fn(backend, numpy dtype)`, its dtype and device checked."""
+        dtype: DTypeLike | None, device: DeviceLike, requires_grad: bool,
+        default: DType | None = None) -> Tensor:
+    """A new leaf from `data_fn(backend, numpy dtype)`, its dtype and device checked; the
+    dtype is `default`, or else the default float dtype, unless one is given."""
     backend = get_backend(device)
-    dtype = default if dtype is None else as_dtype(dtype)
+    if dtype is None:
+        dtype = get_default_dtype() if default is None else default
+    dtype = as_dtype(dtype)
     check_device_dtype(backend, dtype, op)
     if requires_grad and not dtype.is_floating_point:
         raise DTypeError(f"{op}: only floating-point tensors can require grad, got {dtype}")
     return leaf(data_fn(backend, dtype.np), backend, requires_grad)
 
 
-def full(shape: ShapeLike, value: Scalar, dtype: DTypeLike | None = None, device: str = "cpu",
-         requires_grad: bool = False) -> Tensor:
-    """A tensor of `shape` filled with `value`; the dtype follows the value unless given."""
-    shape = shape_arg("full", (shape,) if isinstance(shape, int) else (tuple(shape),))
-    if not isinstance(value, numbers.Number):
-        raise ShrewError(f"full: value must be a number, got {value!r}")
-    default = result_type(value) if dtype is None else float32  # (unused with a dtype)
-    return new("full", lambda be, dt: be.full(shape, value, dt), shape, dtype, device,
-               requires_grad, default)
+def full(size: ShapeLike, fill_value: Scalar, *, dtype: DTypeLike | None = None,
+         device: DeviceLike = "cpu", requires_grad: bool = False) -> Tensor:
+    """A tensor of `size` filled with `fill_value`; the dtype follows the value (bool,
+    int64 or the default float dtype) unless given."""
+    shape = shape_arg("full", (size,) if isinstance(size, int) else (tuple(size),))
+    if not isinstance(fill_value, numbers.Number) or isinstance(fill_value, complex):
+        raise ShrewError(f"full: fill_value must be a real number, got {fill_value!r}")
+    return new("full", lambda be, dt: be.full(shape, fill_value, dt), shape, dtype, device,
+               requires_grad, result_type(fill_value))
 
 
-def zeros(*shape: ShapeLike, dtype: DTypeLike | None = None, device: str = "cpu",
+def zeros(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
           requires_grad: bool = False) -> Tensor:
-    """A tensor of zeros (float32 unless a dtype is given); `shape` as ints or one sequence."""
-    shape = shape_arg("zeros", shape)
+    """A tensor of zeros (the default float dtype unless given); sizes as ints or one
+    sequence."""
+    shape = shape_arg("zeros", size)
     return new("zeros", lambda be, dt: be.full(shape, 0, dt), shape, dtype, device, requires_grad)
 
 
-def ones(*shape: ShapeLike, dtype: DTypeLike | None = None, device: str = "cpu",
+def ones(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
          requires_grad: bool = False) -> Tensor:
-    """A tensor of ones (float32 unless a dtype is given); `shape` as ints or one sequence."""
-    shape = shape_arg("ones", shape)
+    """A tensor of ones (the default float dtype unless given); sizes as ints or one
+    sequence."""
+    shape = shape_arg("ones", size)
     return new("ones", lambda be, dt: be.full(shape, 1, dt), shape, dtype, device, requires_grad)
 
 
-def zeros_like(t: Tensor, dtype: DTypeLike | None = None) -> Tensor:
-    """Zeros of t's shape on t's device, in t's dtype unless another is given."""
-    return zeros(t.shape, dtype=dtype or t.dtype, device=t.device)
+def empty(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+          requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor in PyTorch; shrew fills it with zeros, so that no stale
+    memory is ever read."""
+    shape = shape_arg("empty", size)
+    return new("empty", lambda be, dt: be.full(shape, 0, dt), shape, dtype, device, requires_grad)
 
 
-def ones_like(t: Tensor, dtype: DTypeLike | None = None) -> Tensor:
-    """Ones of t's shape on t's device, in t's dtype unless another is given."""
-    return ones(t.shape, dtype=dtype or t.dtype, device=t.device)
+def full_like(input: Tensor, fill_value: Scalar, *, dtype: DTypeLike | None = None,  # noqa: A002
+              device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    """full() with input's shape, and its dtype and device unless others are given."""
+    return full(input.shape, fill_value, dtype=input.dtype if dtype is None else dtype,
+                device=input.device if device is None else device, requires_grad=requires_grad)
 
 
-def arange(n: int, dtype: DTypeLike | None = None, device: str = "cpu",
+def zeros_like(input: Tensor, *, dtype: DTypeLike | None = None,  # noqa: A002
+               device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: DTypeLike | None = None,  # noqa: A002
+              device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: DTypeLike | None = None,  # noqa: A002
+               device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    """zeros_like: shrew never hands out uninitialised memory."""
+    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_full_like(x: Tensor, size: tuple, fill_value: Scalar, dtype: DTypeLike | None,
+                  device: DeviceLike | None, requires_grad: bool, op: str) -> Tensor:
+    """Tensor.new_zeros / new_ones / new_empty / new_full: x's dtype and device by default."""
+    return full(shape_arg(op, size), fill_value, dtype=x.dtype if dtype is None else dtype,
+                device=x.device if device is None else device, requires_grad=requires_grad)
+
+
+def new_tensor(x: Tensor, data: TensorData, dtype: DTypeLike | None, device: DeviceLike | None,
+               requires_grad: bool) -> Tensor:
+    """Tensor.new_tensor: a copy of data, in x's dtype and on x's device unless given."""
+    return tensor(data, dtype=x.dtype if dtype is None else dtype,
+                  device=x.device if device is None else device,
+                  requires_grad=requires_grad)
+
+
+def clone(x: Tensor) -> Tensor:
+    """A copy with its own memory; differentiable."""
+    from .shape import contiguous  # shape builds tensors through this module
+    return contiguous(x)
+
+
+def _host(op: str, host: np.ndarray, dtype: DTypeLike | None, device: DeviceLike,
+          requires_grad: bool, default: DType | None = None) -> Tensor:
+    """A leaf holding host values computed in float64 or int64, cast to the dtype."""
+    return new(op, lambda be, dt: be.from_numpy(host.astype(dt)), host.shape, dtype, device,
+               requires_grad, default)
+
+
+def arange(start: Scalar, end: Scalar | None = None, step: Scalar = 1, *,
+           dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
            requires_grad: bool = False) -> Tensor:
-    """0, 1, ..., n-1 (int64 unless a dtype is given)."""
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
-        raise ShrewError(f"arange: n must be a non-negative int, got {n!r}")
-    return new("arange", lambda be, dt: be.arange(int(n), dt), (n,), dtype, device,
-               requires_grad, int64)
+    """start, start + step, ... up to but excluding end (arange(n): 0 .. n-1); int64 when
+    every bound is an int, else the default float dtype, unless a dtype is given."""
+    if end is None:
+        start, end = 0, start
+    bounds = (start, end, step)
+    if not all(isinstance(v, numbers.Real) for v in bounds):
+        raise ShrewError(f"arange: start, end and step must be real numbers, got {bounds}")
+    if step == 0 or not all(math.isfinite(v) for v in bounds):
+        raise ShrewError(f"arange: step must be nonzero and bounds finite, got {bounds}")
+    if (end - start) * step < 0:
+        raise ShrewError(f"arange: the bounds {start}, {end} are inconsistent with the sign "
+                         f"of step {step}")
+    n = math.ceil((end - start) / step)
+    integral = all(isinstance(v, numbers.Integral) for v in bounds)
+    if integral and start == 0 and step == 1:  # the common arange(n): made on the device
+        return new("arange", lambda be, dt: be.arange(n, dt), (n,), dtype, device,
+                   requires_grad, int64)
+    index: np.ndarray = np.arange(n, dtype=np.int64 if integral else np.float64)
+    return _host("arange", start + index * step, dtype, device, requires_grad,
+                 int64 if integral else None)
 
 
-def eye(n: int, m: int | None = None, dtype: DTypeLike | None = None, device: str = "cpu",
-        requires_grad: bool = False) -> Tensor:
+def linspace(start: Scalar | Tensor, end: Scalar | Tensor, steps: int, *,
+             dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+             requires_grad: bool = False) -> Tensor:
+    """`steps` evenly spaced values from start to end inclusive (the second half counted
+    back from end, as PyTorch, so the last value is exactly end)."""
+    return _host("linspace", _linspace("linspace", start, end, steps), dtype, device,
+                 requires_grad)
+
+
+def logspace(start: Scalar | Tensor, end: Scalar | Tensor, steps: int, base: Scalar = 10.0, *,
+             dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+             requires_grad: bool = False) -> Tensor:
+    """base ** linspace(start, end, steps)."""
+    exponents = _linspace("logspace", start, end, steps)
+    return _host("logspace", np.power(float(base), exponents), dtype, device, requires_grad)
+
+
+def _linspace(op: str, start: Scalar | Tensor, end: Scalar | Tensor,
+              steps: int) -> np.ndarray:
+    start, end = _number(start), _number(end)
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
+        raise ShrewError(f"{op}: steps must be a non-negative int, got {steps!r}")
+    if not all(isinstance(v, numbers.Real) for v in (start, end)):
+        raise ShrewError(f"{op}: start and end must be real numbers, got {start!r}, {end!r}")
+    if steps == 1:
+        return np.array([start], dtype=np.float64)
+    i = np.arange(steps, dtype=np.float64)
+    step = (end - start) / (steps - 1)
+    return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+
+
+def _number(value: Scalar | Tensor) -> Scalar:
+    """A one-element tensor bound (linspace(tensor(0.), tensor(1.), 5)) as its number."""
+    if isinstance(value, AnyTensor):
+        if value.numel() != 1:
+            raise ShapeError(f"linspace: a tensor bound must have one element, got shape "
+                             f"{list(value.shape)}")
+        return value.item()
+    return value
+
+
+def eye(n: int, m: int | None = None, *, dtype: DTypeLike | None = None,
+        device: DeviceLike = "cpu", requires_grad: bool = False) -> Tensor:
     """An [n, m] matrix (m = n by default) with ones on the diagonal."""
     m = n if m is None else m
     if not all(isinstance(v, (int, np.integer)) and v >= 0 for v in (n, m)):
         raise ShrewError(f"eye: sizes must be non-negative ints, got {n!r}, {m!r}")
-    dtype = float32 if dtype is None else as_dtype(dtype)
-    return new("eye", lambda be, dt: be.from_numpy(np.eye(n, m, dtype=dt)), (n, m), dtype,
-               device, requires_grad)
+    return _host("eye", np.eye(n, m), dtype, device, requires_grad)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: DTypeLike = int64,
+                 device: DeviceLike = "cpu") -> Tensor:
+    """[2, N]: the row and column indices of the lower triangle of a row x col matrix
+    (diagonal `offset` and below), row by row."""
+    return _triangle("tril_indices", np.tril_indices, row, col, offset, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: DTypeLike = int64,
+                 device: DeviceLike = "cpu") -> Tensor:
+    """[2, N]: the indices of the upper triangle (diagonal `offset` and above)."""
+    return _triangle("triu_indices", np.triu_indices, row, col, offset, dtype, device)
+
+
+def _triangle(op: str, indices: Callable[..., Any], row: int, col: int, offset: int,
+              dtype: DTypeLike, device: DeviceLike) -> Tensor:
+    if not all(isinstance(v, (int, np.integer)) for v in (row, col, offset)) or row < 0 or col < 0:
+        raise ShrewError(f"{op}: row and col must be non-negative ints and offset an int, "
+                         f"got {row!r}, {col!r}, {offset!r}")
+    host = np.stack(indices(row, offset, col)).astype(np.int64).reshape(2, -1)
+    return _host(op, host, dtype, device, False)
+
+
+def meshgrid(*tensors: Tensor | Sequence[Tensor], indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-d tensors: output i varies along dim i ("ij"), or with the
+    first two dims swapped ("xy", as numpy)."""
+    ts: list[Tensor] = list(tensors[0] if len(tensors) == 1 and  # type: ignore[arg-type]
+                            not isinstance(tensors[0], AnyTensor) else tensors)
+    if indexing not in ("ij", "xy"):
+        raise ShrewError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    if not all(isinstance(t, AnyTensor) and t.ndim <= 1 for t in ts):
+        raise ShapeError("meshgrid: expects 0-d or 1-d tensors, got "
+                         + ", ".join(str(getattr(t, "shape", type(t).__name__)) for t in ts))
+    if len({t.dtype for t in ts}) > 1 or len({t.device for t in ts}) > 1:
+        raise ShrewError("meshgrid: expects all tensors on one device with one dtype, got "
+                         + ", ".join(f"{t.dtype} on {t.device}" for t in ts))
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.numel() for t in ts)
+    grids = []
+    for i, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[i] = shape[i]
+        grids.append(t.reshape(*view).expand(*shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
 
 
 def from_numpy(a: np.ndarray, device: str = "cpu") -> Tensor:
@@ -151,7 +310,7 @@ def from_numpy(a: np.ndarray, device: str = "cpu") -> Tensor:
     return wrap(a, backend)
 
 
-def tensor(data: TensorData, dtype: DTypeLike | None = None, device: str = "cpu",
+def tensor(data: TensorData, dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
            requires_grad: bool = False) -> Tensor:
     """The same as ``Tensor(data, ...)``: a new leaf tensor holding a copy of `data`."""
     t = blank()

@@ -2,12 +2,14 @@
 clamp, comparisons and where (elementwise.cl on OpenCL and CUDA)."""
 from __future__ import annotations
 
-import math
+import builtins
 import numbers
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .. import op as O
-from ..dtype import FLOAT, bool_, float32, result_type, scalar_dtype
+from ..dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
 from ..errors import DTypeError, ShapeError, ShrewError
 from ..factory import AnyTensor, record, wrap
 from ..grad_mode import is_grad_enabled
@@ -19,18 +21,28 @@ if TYPE_CHECKING:
     from ..tensor import Tensor
     from ..typing import Scalar
 
-# Unary functions that only make sense on floats: an integer input is promoted to float32.
-_FLOAT_UNARY = frozenset(("exp", "log", "sqrt", "sigmoid", "tanh", "gelu", "gelu_tanh",
-                          "silu", "sin", "cos", "erf", "gelu_derivative",
-                          "gelu_tanh_derivative"))
+# Unary functions that only make sense on floats: an integer input is promoted to the
+# default float dtype, as PyTorch does.
+_FLOAT_UNARY = frozenset((
+    "exp", "log", "sqrt", "sigmoid", "tanh", "gelu", "gelu_tanh", "silu", "sin", "cos", "erf",
+    "gelu_derivative", "gelu_tanh_derivative", "rsqrt", "reciprocal", "log1p", "expm1", "log2",
+    "log10", "exp2", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "erfc", "erfinv"))
+# Binary functions by the dtypes they take (add, sub, mul, maximum, minimum take any):
+_FLOAT_BINARY = frozenset(("div", "atan2", "copysign"))  # integers are promoted to float
+_INT_BINARY = frozenset(("bitwise_and", "bitwise_or", "bitwise_xor"))  # integers and bool
+_BOOL_BINARY = _INT_BINARY | {"add", "mul", "maximum", "minimum"}  # the ones bool takes
+_AFFINE_FNS = frozenset(("add", "sub", "mul"))
 
 
 def unary(fn: str, x: Tensor) -> Tensor:
     if x.dtype.category != FLOAT:
         if fn in _FLOAT_UNARY:
-            x = x.to_dtype(float32)
-        elif x.dtype is bool_ and fn != "abs":
+            x = x.to_dtype(get_default_dtype())
+        elif x.dtype is bool_ and fn not in ("abs", "bitwise_not"):
             raise DTypeError(f"{fn}: not supported for bool tensors")
+    elif fn == "bitwise_not":
+        raise DTypeError(f"bitwise_not: needs an integer or bool tensor, got {x.dtype}")
     data = x._backend.unary(fn, x._data)
     if x.requires_grad and is_grad_enabled():
         return wrap(data, x._backend, O.Unary(fn, x))
@@ -45,7 +57,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 
 def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor:
     """x fn other (other fn x when reflected), broadcasting and promoting as torch does."""
-    if type(other) is float and x.dtype.category == FLOAT and fn != "div":
+    if type(other) is float and x.dtype.category == FLOAT and fn in _AFFINE_FNS:
         return _float_scalar_affine(fn, x, other, reflected)  # the hot case: x * 1.5
     if not isinstance(other, AnyTensor):
         if not isinstance(other, numbers.Number):
@@ -61,11 +73,15 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
         broadcast_shapes(fn, a.shape, b.shape)  # raises for shapes that do not broadcast
     if a.dtype is not b.dtype or a.dtype.category != FLOAT:
         dtype = result_type((a.dtype, a.ndim), (b.dtype, b.ndim))
-        if fn == "div" and not dtype.is_floating_point:
-            dtype = float32
-        if dtype is bool_ and fn != "mul" and fn != "add":
+        if fn in _FLOAT_BINARY and not dtype.is_floating_point:
+            dtype = get_default_dtype()
+        elif fn in _INT_BINARY and dtype.is_floating_point:
+            raise DTypeError(f"{fn}: needs integer or bool tensors, got {a.dtype} and {b.dtype}")
+        if dtype is bool_ and fn not in _BOOL_BINARY:
             raise DTypeError(f"{fn}: not supported for bool tensors")
         a, b = a.to_dtype(dtype), b.to_dtype(dtype)
+    elif fn in _INT_BINARY:
+        raise DTypeError(f"{fn}: needs integer or bool tensors, got {a.dtype} and {b.dtype}")
     data = a._backend.binary(fn, a._data, b._data)
     if (a.requires_grad or b.requires_grad) and is_grad_enabled():
         return wrap(data, a._backend, O.Binary(fn, a, b))
@@ -97,30 +113,44 @@ def _scalar_affine(fn: str, x: Tensor, value: Any, reflected: bool) -> Tensor | 
     if fn not in ("add", "sub", "mul") or kind is bool_ or x.dtype is bool_:
         return None
     if kind.is_floating_point and not x.dtype.is_floating_point:
-        return _scalar_affine(fn, x.to_dtype(float32), value, reflected)
+        return _scalar_affine(fn, x.to_dtype(get_default_dtype()), value, reflected)
     if isinstance(value, complex):
         return None
     return affine(x, *_affine_params(fn, value, reflected))
 
 
-def pow(x: Tensor, exponent: Scalar) -> Tensor:  # noqa: A001  (torch's name)
+def pow(x: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001  (torch's name)
+    """x ** exponent, either a number: a float tensor with a number exponent is one Powf;
+    anything else is the Binary pow, with PyTorch's promotion (int ** int stays integer)."""
+    if not isinstance(x, AnyTensor):
+        if not isinstance(exponent, AnyTensor):
+            raise ShrewError("pow: needs a tensor base or exponent")
+        return rpow(exponent, x)
     if isinstance(exponent, AnyTensor):
-        raise DTypeError("pow: the exponent must be a Python number (tensor ** tensor is "
-                         "not supported; use (b * a.log()).exp())")
-    return powf(x, exponent)
+        return binary("pow", x, exponent)
+    if isinstance(exponent, bool):
+        exponent = int(exponent)
+    if not isinstance(exponent, numbers.Real):
+        raise ShrewError(f"pow: exponent must be a real number or a tensor, got {exponent!r}")
+    if x.dtype.is_floating_point or scalar_dtype(exponent).is_floating_point:
+        return powf(x, exponent)
+    if exponent < 0:
+        raise ShrewError(f"pow: integers to negative integer powers are not allowed "
+                         f"({x.dtype} ** {exponent})")
+    return binary("pow", x, exponent)
 
 
-def rpow(x: Tensor, base: Scalar) -> Tensor:
-    """base ** x for a positive number base: exp(x * log(base))."""
-    if not isinstance(base, numbers.Real) or base <= 0:
-        raise ShrewError(f"pow: number ** tensor needs a positive base, got {base!r}")
-    return (x * math.log(base)).exp()
+def rpow(x: Tensor, base: Tensor | Scalar) -> Tensor:
+    """base ** x for a number base (negative bases too, with integer-valued exponents)."""
+    if not isinstance(base, (numbers.Real, AnyTensor)):
+        raise ShrewError(f"pow: number ** tensor needs a real base, got {base!r}")
+    return binary("pow", x, base, reflected=True)
 
 
 def powf(x: Tensor, exponent: Scalar) -> Tensor:
     if not isinstance(exponent, numbers.Real) or isinstance(exponent, bool):
         raise ShrewError(f"powf: exponent must be a real number, got {exponent!r}")
-    x = x if x.dtype.is_floating_point else x.to_dtype(float32)
+    x = x if x.dtype.is_floating_point else x.to_dtype(get_default_dtype())
     exponent = float(exponent)
     return record(x._backend.powf(x._data, exponent), x._backend, O.Powf(x, exponent), x)
 
@@ -131,14 +161,22 @@ def affine(x: Tensor, mul: Scalar, add: Scalar) -> Tensor:
         raise DTypeError("affine: not supported for bool tensors")
     if not x.dtype.is_floating_point and (scalar_dtype(mul).is_floating_point or
                                           scalar_dtype(add).is_floating_point):
-        return affine(x.to_dtype(float32), mul, add)
+        return affine(x.to_dtype(get_default_dtype()), mul, add)
     mul, add = number(mul), number(add)
     return record(x._backend.affine(x._data, mul, add), x._backend, O.Affine(x, mul, add), x)
 
 
-def clamp(x: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:  # noqa: A002
+def clamp(x: Tensor, min: Tensor | Scalar | None = None,  # noqa: A002
+          max: Tensor | Scalar | None = None) -> Tensor:  # noqa: A002
+    """min(max(x, min), max); with a tensor bound, maximum and minimum (broadcasting)."""
     if min is None and max is None:
         raise ShrewError("clamp: give at least one of min and max")
+    if isinstance(min, AnyTensor) or isinstance(max, AnyTensor):
+        return _clamp_tensors(x, min, max)
+    return _clamp_numbers(x, min, max)
+
+
+def _clamp_numbers(x: Tensor, min: Scalar | None, max: Scalar | None) -> Tensor:  # noqa: A002
     for name, v in (("min", min), ("max", max)):
         if v is not None and not isinstance(v, numbers.Real):
             raise ShrewError(f"clamp: {name} must be a number, got {v!r}")
@@ -146,9 +184,19 @@ def clamp(x: Tensor, min: Scalar | None = None, max: Scalar | None = None) -> Te
         raise DTypeError("clamp: not supported for bool tensors")
     if not x.dtype.is_floating_point and any(v is not None and scalar_dtype(v).is_floating_point
                                              for v in (min, max)):
-        x = x.to_dtype(float32)
+        x = x.to_dtype(get_default_dtype())
     min, max = number(min), number(max)
+    if x.dtype.category == INT:  # bounds beyond the type clamp nothing (numpy refuses them)
+        info = np.iinfo(x.dtype.np)
+        min = None if min is None else builtins.min(builtins.max(min, info.min), info.max)
+        max = None if max is None else builtins.min(builtins.max(max, info.min), info.max)
     return record(x._backend.clamp(x._data, min, max), x._backend, O.Clamp(x, min, max), x)
+
+
+def _clamp_tensors(x: Tensor, lo: Tensor | Scalar | None, hi: Tensor | Scalar | None) -> Tensor:
+    """clamp with a tensor bound: maximum and minimum, broadcasting all three."""
+    out = x if lo is None else binary("maximum", x, lo)
+    return out if hi is None else binary("minimum", out, hi)
 
 
 def compare(fn: str, x: Tensor, other: object) -> Tensor:

@@ -146,6 +146,8 @@ def _compare(ours: Any, ref: Any, dtype: torch.dtype) -> str | None:
             want = str(b.dtype).removeprefix("torch.")
             if a.dtype.name != want:
                 return f"output {i} dtype {a.dtype.name}, torch {want}"
+            if b.dtype == torch.bfloat16:  # numpy has no bfloat16 of its own: compare in float32
+                a, b = a.float(), b.float()
             got, exp = np.asarray(a.numpy()), b.detach().numpy()
             if got.dtype == np.bool_ or np.issubdtype(got.dtype, np.integer):
                 if not np.array_equal(got, exp):

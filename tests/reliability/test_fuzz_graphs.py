@@ -69,6 +69,17 @@ def _positive(x):
     return x * x + 0.5
 
 
+# Integer-only functions: never recorded in these float graphs.
+INTEGER_ONLY = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
+FLOAT_BINARY_FNS = tuple(fn for fn in BINARY_FNS if fn not in INTEGER_ONLY)
+FLOAT_UNARY_FNS = tuple(fn for fn in UNARY_FNS if fn not in INTEGER_ONLY)
+# Unary functions defined on (0, inf), on (-1, 1), on (1, inf): their input is mapped there.
+POSITIVE_UNARY = ("log", "sqrt", "rsqrt", "log1p", "log2", "log10", "reciprocal")
+UNIT_UNARY = ("asin", "acos", "atanh", "erfinv")
+# Binary functions whose right operand must stay away from 0 (and pow's base positive).
+NONZERO_RIGHT = ("div", "fmod", "remainder", "floor_divide", "atan2", "copysign")
+
+
 def _broadcasts(a, b) -> bool:
     try:
         np.broadcast_shapes(a.shape, b.shape)
@@ -85,16 +96,24 @@ def g_contiguous(draw, pool):
 def g_binary(draw, pool):
     i = _pick(draw, pool)
     j = _pick(draw, pool, lambda t: _broadcasts(t, pool[i]))
-    fn = draw(st.sampled_from(BINARY_FNS))
+    fn = draw(st.sampled_from(FLOAT_BINARY_FNS))
     if fn == "div":
         return (i, j), lambda a, b: a / _positive(b)
+    if fn in NONZERO_RIGHT:
+        return (i, j), lambda a, b: getattr(a, fn)(_positive(b))
+    if fn == "pow":
+        return (i, j), lambda a, b: _positive(a).pow(b)
     return (i, j), lambda a, b: getattr(a, fn)(b)
 
 
 def g_unary(draw, pool):
-    fn = draw(st.sampled_from(UNARY_FNS))
-    if fn in ("log", "sqrt"):
+    fn = draw(st.sampled_from(FLOAT_UNARY_FNS))
+    if fn in POSITIVE_UNARY:
         return (_pick(draw, pool),), lambda x: getattr(_positive(x), fn)()
+    if fn in UNIT_UNARY:
+        return (_pick(draw, pool),), lambda x: getattr(x.tanh() * 0.9, fn)()
+    if fn == "acosh":
+        return (_pick(draw, pool),), lambda x: (_positive(x) + 1.0).acosh()
     if fn == "gelu_tanh":
         return (_pick(draw, pool),), lambda x: x.gelu(approximate="tanh")
     if fn.endswith("_derivative"):  # for gradient rules: no Tensor method
@@ -379,7 +398,7 @@ def test_random_graphs_match_gradcheck(other_device, program):
         check(leaves, steps)
 
 
-_FUNCTIONS = {O.Unary: UNARY_FNS, O.Binary: BINARY_FNS, O.Reduce: REDUCE_FNS}
+_FUNCTIONS = {O.Unary: FLOAT_UNARY_FNS, O.Binary: FLOAT_BINARY_FNS, O.Reduce: REDUCE_FNS}
 KINDS = [(v, f"{v.__name__}.{fn}" if v in _FUNCTIONS else v.__name__)
          for v in O.VARIANTS for fn in _FUNCTIONS.get(v, [None])]
 
@@ -393,7 +412,7 @@ def test_each_kind_of_op_is_generated_and_gradchecked(other_device, variant, kin
         return bool(steps) and kind in {op_name(t.op) for t in _graph(replay(steps, *leaves))}
 
     leaves, steps = find(programs(st.just([variant])), recorded,
-                         settings=settings(database=None, max_examples=300, derandomize=True,
+                         settings=settings(database=None, max_examples=1000, derandomize=True,
                                            phases=[Phase.generate]))
     check(leaves, steps)
 

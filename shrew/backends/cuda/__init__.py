@@ -53,7 +53,7 @@ def factory(index: int = 0):
     from .backend import CUDABackend
     from .launch import Launcher
     name = cupy.cuda.runtime.getDeviceProperties(index)["name"].decode()
-    return CUDABackend(index, cupy, cupyx.scipy.special.erf, Launcher(cupy),
+    return CUDABackend(index, cupy, cupyx.scipy.special, Launcher(cupy),
                        description=f"{name}, CuPy {cupy.__version__}")
 
 

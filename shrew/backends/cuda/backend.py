@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 
+import ml_dtypes
 import numpy as np
 
 from ..base import FAST_CONV, FAST_POOL, PRIMITIVES
@@ -39,14 +40,17 @@ _META_CACHE_SIZE = 4096
 class CUDABackend(PhiloxRNG, SharedLaunches, ArrayModuleBackend):
     """The primitive kernel set on one CUDA device, through CuPy.
 
-    `xp` is cupy, `erf` cupyx.scipy.special.erf and `launch` a launch.Launcher; the tests
-    pass numpy, scipy's erf and a launcher that runs the kernels on OpenCL.
+    `xp` is cupy, `special` cupyx.scipy.special and `launch` a launch.Launcher; the tests
+    pass numpy, scipy.special and a launcher that runs the kernels on OpenCL.  CuPy has no
+    bfloat16.
     """
 
-    def __init__(self, index: int, xp, erf, launch, description: str = ""):
+    dtypes = ArrayModuleBackend.dtypes - {np.dtype(ml_dtypes.bfloat16)}
+
+    def __init__(self, index: int, xp, special, launch, description: str = ""):
         super().__init__(f"cuda:{index}")
         self.xp = xp
-        self._erf = erf
+        self._special = special
         self.description = description
         self._index = index
         self._launch = launch
@@ -55,8 +59,8 @@ class CUDABackend(PhiloxRNG, SharedLaunches, ArrayModuleBackend):
     def __repr__(self) -> str:
         return f"CUDABackend({self.device}: {self.description})"
 
-    def erf(self, x):
-        return self._erf(x)
+    def special(self, name):
+        return getattr(self._special, name)
 
     # -- plumbing ------------------------------------------------------------------------
     def _meta(self, values: tuple):

@@ -22,13 +22,18 @@ _TYPES = {
     np.dtype(np.float16): ("half", "float", "float", "half"),
     np.dtype(np.float32): ("float", "float", "float", "float"),
     np.dtype(np.float64): ("double", "double", "double", "double"),
+    np.dtype(np.uint8): ("u8", "int", "i64", "i64"),
+    np.dtype(np.int8): ("i8", "int", "i64", "i64"),
+    np.dtype(np.int16): ("i16", "int", "i64", "i64"),
     np.dtype(np.int32): ("int", "int", "i64", "i64"),
     np.dtype(np.int64): ("i64", "i64", "i64", "i64"),
     np.dtype(np.bool_): ("u8", "int", "i64", "i64"),
 }
 
 # numpy dtype of CT where it differs from the storage dtype
-_COMPUTE = {np.dtype(np.float16): np.dtype(np.float32), np.dtype(np.bool_): np.dtype(np.int32)}
+_COMPUTE: dict[np.dtype, np.dtype] = {
+    np.dtype(np.float16): np.dtype(np.float32),
+    **{np.dtype(t): np.dtype(np.int32) for t in (np.bool_, np.uint8, np.int8, np.int16)}}
 
 
 @cache
@@ -56,6 +61,15 @@ def compute_dtype(dtype: np.dtype) -> np.dtype:
     return _COMPUTE.get(np.dtype(dtype), np.dtype(dtype))
 
 
+def wrapped(value, dtype: np.dtype):
+    """A Python int as `dtype` holds it, wrapping around as PyTorch's integers do (-2 is
+    254 in uint8); numpy refuses out-of-range ints.  Other values pass unchanged."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+        return np.array(value).astype(dtype)[()]
+    return value
+
+
 def window_output(h: int, w: int, kernel: tuple, stride: tuple, padding: tuple) -> tuple:
     """(Ho, Wo): how many windows of `kernel` fit an h x w image, padded and strided."""
     return tuple((size + 2 * p - k) // s + 1
@@ -73,4 +87,6 @@ def window_geometry(c: int, h: int, w: int, kernel: tuple, stride: tuple,
 def max_pool_fill(dtype: np.dtype) -> float | int:
     """What max-pooling pads with, so padding never wins: -inf, or the dtype's lowest."""
     kind = dtype.kind
-    return -math.inf if kind == "f" else int(np.iinfo(dtype).min) if kind in "iu" else 0
+    if kind == "f" or dtype.name == "bfloat16":  # ml_dtypes' bfloat16 has kind "V"
+        return -math.inf
+    return int(np.iinfo(dtype).min) if kind in "iu" else 0

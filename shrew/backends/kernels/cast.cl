@@ -10,6 +10,11 @@ KERNEL void cast_to_##name(SPAN_ARGS, const GLOBAL T* x, GLOBAL D* out)         
 }
 
 CAST(float32, float, (float)v)
+/* Narrow integers through i64, so that a float outside their range wraps as numpy's and
+   PyTorch's casts do (-1.5 -> 255 in uint8) rather than being undefined. */
+CAST(uint8, u8, (u8)(i64)v)
+CAST(int8, i8, (i8)(i64)v)
+CAST(int16, i16, (i16)(i64)v)
 CAST(int32, int, (int)v)
 CAST(int64, i64, (i64)v)
 CAST(bool, u8, (u8)(v != (CT)0))

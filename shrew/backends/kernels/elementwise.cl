@@ -101,11 +101,60 @@ UNARY(floor, floor(v))
 UNARY(ceil, ceil(v))
 UNARY(round, rint(v))                /* half to even, as numpy.round */
 UNARY(erf, erf(v))
+
+/* erf's inverse: Giles' single-precision approximation ("Approximating the erfinv
+   function", 2010), then two Newton steps on erf(x) = y for the precision of CT. */
+DEVICE CT erfinv_newton(const CT y)
+{
+    if (y == (CT)1 || y == (CT)-1) return y * (CT)INFINITY;
+    CT w = -log(((CT)1 - y) * ((CT)1 + y)), p;   /* NaN outside [-1, 1] */
+    if (w < (CT)5) {
+        w -= (CT)2.5;
+        p = (CT)2.81022636e-08;
+        p = (CT)3.43273939e-07 + p * w;  p = (CT)-3.5233877e-06 + p * w;
+        p = (CT)-4.39150654e-06 + p * w; p = (CT)0.00021858087 + p * w;
+        p = (CT)-0.00125372503 + p * w;  p = (CT)-0.00417768164 + p * w;
+        p = (CT)0.246640727 + p * w;     p = (CT)1.50140941 + p * w;
+    } else {
+        w = sqrt(w) - (CT)3;
+        p = (CT)-0.000200214257;
+        p = (CT)0.000100950558 + p * w;  p = (CT)0.00134934322 + p * w;
+        p = (CT)-0.00367342844 + p * w;  p = (CT)0.00573950773 + p * w;
+        p = (CT)-0.0076224613 + p * w;   p = (CT)0.00943887047 + p * w;
+        p = (CT)1.00167406 + p * w;      p = (CT)2.83297682 + p * w;
+    }
+    CT x = p * y;
+    for (int k = 0; k < 2; ++k)          /* d erf / dx = 2 / sqrt(pi) exp(-x^2) */
+        x -= (erf(x) - y) / ((CT)1.1283791670955126 * exp(-x * x));
+    return x;
+}
+
+UNARY(rsqrt, (CT)1 / sqrt(v))        /* as numpy's 1 / sqrt: OpenCL's rsqrt may be approximate */
+UNARY(reciprocal, (CT)1 / v)
+UNARY(log1p, log1p(v))
+UNARY(expm1, expm1(v))
+UNARY(log2, log2(v))
+UNARY(log10, log10(v))
+UNARY(exp2, exp2(v))
+UNARY(tan, tan(v))
+UNARY(asin, asin(v))
+UNARY(acos, acos(v))
+UNARY(atan, atan(v))
+UNARY(sinh, sinh(v))
+UNARY(cosh, cosh(v))
+UNARY(asinh, asinh(v))
+UNARY(acosh, acosh(v))
+UNARY(atanh, atanh(v))
+UNARY(erfc, erfc(v))
+UNARY(erfinv, erfinv_newton(v))
+UNARY(trunc, trunc(v))
 #else
 UNARY(abs, v < (CT)0 ? -v : v)
-UNARY(floor, v)                      /* integers are their own floor, ceil and round */
+UNARY(floor, v)                      /* integers are their own floor, ceil, round and trunc */
 UNARY(ceil, v)
 UNARY(round, v)
+UNARY(trunc, v)
+UNARY(bitwise_not, IS_BOOL ? (CT)(v == (CT)0) : ~v)   /* on bool: logical not */
 #endif
 
 /* ---- binary and comparisons (inputs broadcast through stride-0 dims) --------------- */
@@ -118,8 +167,69 @@ KERNEL void binary_##name(SPAN_ARGS, const GLOBAL T* a, const GLOBAL T* b, GLOBA
 BINARY(add, x + y)
 BINARY(sub, x - y)
 BINARY(mul, x * y)
+BINARY(maximum, x > y || IS_NAN(x) ? x : y)   /* NaN wins, as numpy.maximum */
+BINARY(minimum, x < y || IS_NAN(x) ? x : y)
 #if IS_FLOAT
+/* numpy's divmod (Python's // and %): the remainder takes the divisor's sign, and the
+   quotient is rounded so that q * b + r == a holds as closely as it can. */
+DEVICE CT float_remainder(const CT a, const CT b)
+{
+    const CT mod = fmod(a, b);
+    if (mod == (CT)0) return copysign((CT)0, b);
+    return (b < (CT)0) != (mod < (CT)0) ? mod + b : mod;
+}
+
+DEVICE CT float_floor_divide(const CT a, const CT b)
+{
+    if (b == (CT)0) return a / b;
+    const CT mod = fmod(a, b);
+    CT div = (a - mod) / b;
+    if (mod != (CT)0 && (b < (CT)0) != (mod < (CT)0)) div -= (CT)1;
+    if (div == (CT)0) return copysign((CT)0, a / b);
+    const CT q = floor(div);
+    return div - q > (CT)0.5 ? q + (CT)1 : q;
+}
+
 BINARY(div, x / y)                   /* never asked for integers (no trap on x / 0) */
+BINARY(pow, pow(x, y))
+BINARY(atan2, atan2(x, y))
+BINARY(copysign, copysign(x, y))
+BINARY(fmod, fmod(x, y))
+BINARY(remainder, float_remainder(x, y))
+BINARY(floor_divide, float_floor_divide(x, y))
+#else
+/* Integer powers by squaring; a negative exponent gives 1, +-1 or 0, as PyTorch. */
+DEVICE CT int_pow(CT base, CT e)
+{
+    if (e < (CT)0) return base == (CT)1 ? (CT)1 : base == (CT)-1 ? ((e & 1) ? (CT)-1 : (CT)1) : (CT)0;
+    CT out = 1;
+    for (; e; e >>= 1, base *= base)
+        if (e & 1) out *= base;
+    return out;
+}
+
+/* A divisor of 0 gives 0 rather than a trap. */
+DEVICE CT int_floor_divide(const CT a, const CT b)
+{
+    if (b == (CT)0) return 0;
+    const CT q = a / b;
+    return (a % b != (CT)0) && ((a < (CT)0) != (b < (CT)0)) ? q - (CT)1 : q;
+}
+
+DEVICE CT int_remainder(const CT a, const CT b)
+{
+    if (b == (CT)0) return 0;
+    const CT r = a % b;
+    return r != (CT)0 && (r < (CT)0) != (b < (CT)0) ? r + b : r;
+}
+
+BINARY(pow, int_pow(x, y))
+BINARY(fmod, y == (CT)0 ? (CT)0 : x % y)
+BINARY(remainder, int_remainder(x, y))
+BINARY(floor_divide, int_floor_divide(x, y))
+BINARY(bitwise_and, x & y)
+BINARY(bitwise_or, x | y)
+BINARY(bitwise_xor, x ^ y)
 #endif
 
 #define COMPARE(name, expr)                                                               \

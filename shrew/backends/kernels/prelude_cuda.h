@@ -20,6 +20,8 @@ typedef long long i64;
 typedef unsigned long long u64;
 typedef unsigned int u32;
 typedef unsigned char u8;
+typedef signed char i8;
+typedef short i16;
 
 #if HAS_F16
 #include <cuda_fp16.h>

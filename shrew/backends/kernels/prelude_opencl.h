@@ -29,4 +29,6 @@ typedef long i64;
 typedef ulong u64;
 typedef uint u32;
 typedef uchar u8;
+typedef char i8;
+typedef short i16;
 /* half is a built-in type under cl_khr_fp16. */

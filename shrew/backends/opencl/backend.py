@@ -15,7 +15,7 @@ import pyopencl as cl
 import pyopencl.tools
 
 from ..host_memory import keep_freed_memory
-from ..kernels import compute_dtype
+from ..kernels import compute_dtype, wrapped
 from ..kernels.launches import SharedLaunches
 from ..kernels.philox import PhiloxRNG
 from .discovery import DeviceInfo
@@ -42,7 +42,8 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
         self.description = info.title()
         self.context = cl.Context([cl_device])
         self.queue = cl.CommandQueue(self.context)
-        dtypes = ["float32", "int32", "int64", "bool"]
+        # No bfloat16: OpenCL C has no such type.
+        dtypes = ["float32", "uint8", "int8", "int16", "int32", "int64", "bool"]
         dtypes += ["float64"] * info.float64 + ["float16"] * info.float16
         self.dtypes = frozenset(np.dtype(t) for t in dtypes)
         # 1-D work-groups of wg items (a power of two), within what the device allows for a
@@ -120,7 +121,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
 
     def _scalar(self, value, dtype: np.dtype):
         """`value` rounded to `dtype` first (as numpy would), passed as the kernel's CT."""
-        return compute_dtype(dtype).type(dtype.type(value))
+        return compute_dtype(dtype).type(dtype.type(wrapped(value, dtype)))
 
     def _map(self, family, name, dtype, out_dtype, shape, inputs, *scalars) -> CLStorage:
         """One work-item per element of a fresh `shape` output; inputs broadcast in place."""

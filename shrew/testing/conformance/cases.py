@@ -21,7 +21,7 @@ from shrew.backends.registry import get_backend
 from shrew.ops.elementwise import unary
 
 from . import strategies as gen
-from .spec import ALL, FLOAT, NUMERIC, Case, F, Fixed, I, M, S, Sample
+from .spec import ALL, FLOAT, INTEGRAL, NUMERIC, Case, F, Fixed, I, M, S, Sample
 
 
 # -- tolerance scales: how many terms each output element sums -----------------------------
@@ -99,12 +99,18 @@ def _checkpointed(x, w):
 
 # -- the table -----------------------------------------------------------------------------
 _UNARY_DOMAIN = {"log": "positive", "sqrt": "positive", "round": "halves", "floor": "wide",
-                 "ceil": "wide"}
-_INT_UNARY = ("neg", "abs", "square", "relu", "sign", "floor", "ceil", "round")
-_UNARY_JACOBIAN = ("gelu", "sigmoid")
+                 "ceil": "wide", "trunc": "wide", "rsqrt": "positive", "log1p": "positive",
+                 "log2": "positive", "log10": "positive", "reciprocal": "nonzero",
+                 "asin": "unit", "acos": "unit", "atanh": "unit", "erfinv": "unit",
+                 "acosh": "above_one"}
+_INT_UNARY = ("neg", "abs", "square", "relu", "sign", "floor", "ceil", "round", "trunc")
+_UNARY_JACOBIAN = ("gelu", "sigmoid", "erfinv")
 
 
 def _unary(fn: str) -> Case:
+    if fn == "bitwise_not":  # integers and bool only: no gradient
+        return Case(fn, operator.invert, (S(F(5, 7)),), (), ("unary",), dtypes=INTEGRAL,
+                    grad=False, shapes=gen.elementwise(), raises=(S(F(3)),))
     if fn == "gelu_tanh":
         call = lambda x: x.gelu(approximate="tanh")  # noqa: E731
     elif fn.endswith("_derivative"):  # serve gradient rules; no Tensor method
@@ -117,13 +123,36 @@ def _unary(fn: str) -> Case:
                 jacobian=fn in _UNARY_JACOBIAN, shapes=gen.elementwise(domain=domain))
 
 
+# Binary fns: (domain of the left operand, of the right one, dtypes).  maximum and minimum
+# and the division remainders sit on kinks where operands tie or divide evenly; the random
+# draws avoid them.
+_BINARY = {"add": ("normal", "normal", NUMERIC), "sub": ("normal", "normal", NUMERIC),
+           "mul": ("normal", "normal", NUMERIC), "div": ("normal", "nonzero", FLOAT),
+           "pow": ("positive", "normal", FLOAT), "atan2": ("normal", "nonzero", FLOAT),
+           "maximum": ("normal", "normal", NUMERIC), "minimum": ("normal", "normal", NUMERIC),
+           "fmod": ("wide", "nonzero", NUMERIC), "remainder": ("wide", "nonzero", NUMERIC),
+           "floor_divide": ("wide", "nonzero", NUMERIC),
+           "copysign": ("nonzero", "normal", FLOAT), "bitwise_and": ("normal", "normal", INTEGRAL),
+           "bitwise_or": ("normal", "normal", INTEGRAL),
+           "bitwise_xor": ("normal", "normal", INTEGRAL)}
+_BINARY_CALLS = {"div": operator.truediv, "floor_divide": operator.floordiv,
+                 "remainder": operator.mod, "bitwise_and": operator.and_,
+                 "bitwise_or": operator.or_, "bitwise_xor": operator.xor}
+
+
 def _binary(fn: str) -> Case:
-    domain = "nonzero" if fn == "div" else "normal"
-    return Case(fn, getattr(operator, "truediv" if fn == "div" else fn),
-                (S(F(4, 1, 5), F(3, 5, domain=domain)), S(F(2, 3), F(domain=domain))),
-                (O.Binary,), ("binary",), dtypes=FLOAT if fn == "div" else NUMERIC,
-                jacobian=fn == "div", shapes=gen.elementwise(2, domain=domain),
-                raises=(S(F(3, 4), F(5, domain=domain)),))
+    left, right, dtypes = _BINARY[fn]
+    call = _BINARY_CALLS.get(fn) or getattr(operator, fn, None) or \
+        (lambda a, b, _fn=fn: getattr(a, _fn)(b))
+    differentiable = dtypes is not INTEGRAL
+    return Case(fn, call,
+                (S(F(4, 1, 5, domain=left), F(3, 5, domain=right)),
+                 S(F(2, 3, domain=left), F(domain=right))),
+                (O.Binary,) if differentiable else (), ("binary",), dtypes=dtypes,
+                grad=differentiable,
+                jacobian=fn in ("div", "pow", "atan2"),
+                shapes=gen.elementwise(2, domain=right),
+                raises=(S(F(3, 4), F(5, domain=right)),))
 
 
 def _compare(fn: str) -> Case:

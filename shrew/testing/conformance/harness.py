@@ -22,7 +22,9 @@ LAYOUTS = ("contiguous", "transposed", "narrowed", "expanded")
 DEFAULT_LAYOUT = "transposed"  # every input is non-contiguous unless a test says otherwise
 
 # (rtol, atol) for one term; both grow with the number of terms an output element sums.
-TOLERANCE = {"float16": (5e-3, 1e-3), "float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}
+TOLERANCE = {"bfloat16": (4e-2, 8e-3), "float16": (5e-3, 1e-3), "float32": (1e-5, 1e-6),
+             "float64": (1e-10, 1e-12)}
+_FLOAT_NAMES = frozenset(TOLERANCE)
 _PAD = 7  # fills the storage around a narrowed view: a kernel that ignores the offset reads it
 
 
@@ -85,8 +87,10 @@ def _values(arg, dtype: np.dtype, rng) -> np.ndarray:
         return np.asarray(rng.random(arg.shape) < 0.5)
     if arg.domain == "lowest":  # every element the dtype's lowest value: -inf for floats
         return np.full(arg.shape, -np.inf if dtype.kind == "f" else np.iinfo(dtype).min, dtype)
-    if dtype.kind == "i":
+    if dtype.kind in "iu":
         low, high = {"positive": (1, 6), "ties": (-2, 3)}.get(arg.domain, (-5, 6))
+        if dtype.kind == "u":  # unsigned: the same spread, shifted up
+            low, high = low + 5, high + 5
         v = rng.integers(low, high, arg.shape)
         return np.asarray(v if arg.domain != "nonzero" else np.where(v >= 0, v + 1, v), dtype)
     shape = arg.shape
@@ -94,6 +98,8 @@ def _values(arg, dtype: np.dtype, rng) -> np.ndarray:
          "wide": lambda: 3 * rng.standard_normal(shape),
          "positive": lambda: rng.uniform(0.5, 2.0, shape),
          "nonzero": lambda: rng.uniform(0.5, 2.0, shape) * rng.choice((-1, 1), shape),
+         "unit": lambda: rng.uniform(-0.9, 0.9, shape),
+         "above_one": lambda: rng.uniform(1.2, 3.0, shape),
          "halves": lambda: rng.integers(-4, 4, shape) + 0.5,
          "ties": lambda: rng.integers(-2, 3, shape).astype(np.float64)}[arg.domain]()
     return np.asarray(v).astype(dtype)
@@ -135,7 +141,7 @@ def _call(case, sample, leaves, layout):
 
 
 def reference_dtype(dtype: str) -> str:
-    return "float64" if np.dtype(dtype).kind == "f" else dtype
+    return "float64" if dtype in _FLOAT_NAMES else dtype
 
 
 def forward(case, sample, hosts, layout, device, dtype, requires_grad=False):

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-FLOAT = ("float32", "float64", "float16")
-NUMERIC = FLOAT + ("int32", "int64")
+FLOAT = ("float32", "float64", "float16", "bfloat16")
+NUMERIC = FLOAT + ("int32", "int64", "int16", "int8", "uint8")
+INTEGRAL = ("int32", "int64", "int16", "int8", "uint8", "bool")  # integer-only ops
 ALL = NUMERIC + ("bool",)
 
 # Domains whose values sit on kinks or jumps on purpose (ties, exact halves): finite
@@ -23,7 +24,8 @@ class Arg:
 
     shape: tuple
     kind: str = "data"
-    domain: str = "normal"  # normal | wide | positive | nonzero | halves | ties | lowest
+    # normal | wide | positive | nonzero | unit (-0.9, 0.9) | above_one | halves | ties | lowest
+    domain: str = "normal"
     high: int = 0
     value: Any = None
 

@@ -1,0 +1,73 @@
+"""Tensor's device and dtype conversions (ops/cast.py): to, cpu, float(), long(), ...
+
+A mixin of its own because its methods are named after the builtins float, int and bool,
+which would shadow them in the annotations of the rest of the class."""
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING, Any
+
+from .. import dtype as D
+from ..ops import cast as _cast
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from ..typing import DTypeLike
+
+
+class CastMethods:
+    """Conversions between devices and dtypes.  `self` is always a Tensor (annotated Any,
+    as in ElementwiseMethods)."""
+
+    __slots__ = ()
+
+    def to(self: Any, *args: Any, **kwargs: Any) -> Tensor:
+        """to(dtype), to(device=None, dtype=None), to(other); non_blocking=, copy=,
+        memory_format= accepted (ops/cast.py)."""
+        return _cast.to(self, *args, **kwargs)
+
+    def cpu(self: Any) -> Tensor:
+        return _cast.to_device(self, "cpu")
+
+    # -- dtype (ops/cast.py) ----------------------------------------------------------------
+    # float() ... bool(): memory_format is accepted (shrew's tensors are always row-major)
+    def to_dtype(self: Any, dtype: DTypeLike) -> Tensor:
+        return _cast.to_dtype(self, dtype)
+
+    def type(self: Any, dtype: DTypeLike | str | None = None) -> Tensor | str:
+        return _cast.type_(self, dtype)
+
+    def float(self: Any, memory_format: Any = None) -> Tensor:
+        return _cast.to_dtype(self, D.float32)
+
+    def double(self: Any, memory_format: Any = None) -> Tensor:
+        return _cast.to_dtype(self, D.float64)
+
+    def half(self: Any, memory_format: Any = None) -> Tensor:
+        return _cast.to_dtype(self, D.float16)
+
+    def bfloat16(self: Any, memory_format: Any = None) -> Tensor:
+        return _cast.to_dtype(self, D.bfloat16)
+
+    def long(self: Any, memory_format: Any = None) -> Tensor:
+        return _cast.to_dtype(self, D.int64)
+
+    def int(self: Any, memory_format: Any = None) -> Tensor:
+        return _cast.to_dtype(self, D.int32)
+
+    def short(self: Any, memory_format: Any = None) -> Tensor:
+        return _cast.to_dtype(self, D.int16)
+
+    def char(self: Any, memory_format: Any = None) -> Tensor:
+        return _cast.to_dtype(self, D.int8)
+
+    def byte(self: Any, memory_format: Any = None) -> Tensor:
+        return _cast.to_dtype(self, D.uint8)
+
+    def bool(self: Any, memory_format: Any = None) -> Tensor:
+        return _cast.to_dtype(self, D.bool_)
+
+    def is_floating_point(self: Any) -> builtins.bool: return self.dtype.is_floating_point
+    def is_complex(self: Any) -> builtins.bool: return False
+    def element_size(self: Any) -> builtins.int: return self.dtype.itemsize
+
