@@ -13,9 +13,15 @@ from .ops.index import scatter_add
 from .ops.norm import standardize
 from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import manual_seed, rand, randn
+from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin,  # noqa: A004
+                         count_nonzero, logsumexp, max, mean, min, nanmean, nansum, norm, prod,
+                         std, std_mean, sum, var, var_mean)
+from .ops.scan import cummax, cummin, cumprod, cumsum, diff
+from .ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, mode, msort,
+                       nanmedian, searchsorted, sort, topk, unique, unique_consecutive)
 from .ops.shape import cat, stack
 from .tensor import Tensor
-from . import nn, optim  # noqa: E402  (they build on everything above)
+from . import linalg, nn, optim, return_types  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
@@ -31,4 +37,11 @@ __all__ = [
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize",
+    # reductions, scans, sorting and selection
+    "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "aminmax", "max", "min",
+    "argmax", "argmin", "var", "std", "var_mean", "std_mean", "logsumexp", "all", "any",
+    "count_nonzero", "norm", "cumsum", "cumprod", "cummax", "cummin", "diff", "sort",
+    "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique",
+    "unique_consecutive", "searchsorted", "bucketize", "histc", "bincount", "linalg",
+    "return_types",
 ]

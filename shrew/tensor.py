@@ -18,11 +18,11 @@ from .ops import elementwise as _elementwise
 from .ops import index as _index
 from .ops import linalg as _linalg
 from .ops import norm as _norm
-from .ops import reduce as _reduce
 from .ops import shape as _shape
 from .ops.elementwise import binary as _binary
 from .ops.elementwise import compare as _compare
 from .ops.elementwise import unary as _unary
+from .reduce_methods import ReductionMethods
 from .shape import fmt, normalize_dim, numel
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .typing import DTypeLike, Dims, Index, Scalar, ShapeLike, TensorData
 
 
-class Tensor(TensorFields):
+class Tensor(ReductionMethods, TensorFields):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()
@@ -310,24 +310,7 @@ class Tensor(TensorFields):
         """log(softmax(x, dim)), computed stably."""
         return _norm.softmax(self, dim, True)
 
-    # -- reductions (ops/reduce.py) ---------------------------------------------------------
-    def sum(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
-        return _reduce.reduce("sum", self, dim, keepdim)
-
-    def mean(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
-        return _reduce.reduce("mean", self, dim, keepdim)
-
-    def max(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
-        return _reduce.reduce("max", self, dim, keepdim)
-
-    def min(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
-        return _reduce.reduce("min", self, dim, keepdim)
-
-    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        return _reduce.arg_reduce("argmax", self, dim, keepdim)
-
-    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        return _reduce.arg_reduce("argmin", self, dim, keepdim)
+    # -- reductions, scans, sorting: ReductionMethods (reduce_methods.py) ------------------
 
     # -- linear algebra (ops/linalg.py) -----------------------------------------------------
     def matmul(self, other: Tensor) -> Tensor:
