@@ -195,8 +195,9 @@ def _var_mean(op: str, x: Tensor, dim: Any, unbiased: bool | None, keepdim: bool
     mean = x.mean(dims, keepdim=True)
     deviation = x - mean
     squares = (deviation * deviation).sum(dims, keepdim=keepdim)
+    # By N - correction, or by 0 where that is not positive, as PyTorch: inf, or nan for
+    # 0 / 0.
     divisor = numel(x.shape[d] for d in dims) - c
-    # N - correction <= 0 divides by zero, as PyTorch: inf, or nan for 0 / 0.
     var = squares / constant((), divisor if divisor > 0 else 0, x.dtype, x._backend)
     return var, _squeezed(mean, dims, keepdim)
 
@@ -210,7 +211,7 @@ def var(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool 
 @numpy_keywords
 def std(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
-    return _var_mean("std", x, dim, unbiased, keepdim, correction)[0].sqrt()
+    return _sqrt_zero_safe(_var_mean("std", x, dim, unbiased, keepdim, correction)[0])
 
 
 @numpy_keywords
@@ -223,7 +224,14 @@ def var_mean(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: 
 def std_mean(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
              *, correction: float | None = None) -> tuple[Tensor, Tensor]:
     var, mean = _var_mean("std_mean", x, dim, unbiased, keepdim, correction)
-    return var.sqrt(), mean
+    return _sqrt_zero_safe(var), mean
+
+
+def _sqrt_zero_safe(var: Tensor) -> Tensor:
+    """sqrt(var) whose gradient is 0 where var is 0 (all the deviations are 0 there), as
+    PyTorch's std, not sqrt's 0 * inf = nan."""
+    zero = var == 0
+    return where(zero, var, where(zero, 1.0, var).sqrt())
 
 
 @numpy_keywords

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import return_types
-from ..dtype import check_float, float32, int32, int64
+from ..dtype import check_float, float32, float64, int32, int64
 from ..errors import DTypeError, ShapeError, ShrewError
 from ..factory import AnyTensor, wrap
 from ..shape import fmt, normalize_dim
@@ -240,9 +240,12 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
         if low < 0:
             raise ShrewError(f"bincount: the input must be non-negative, found {low}")
         length = max(length, high + 1)
-    index = x.to_dtype(int64)
-    src = constant(x.shape, 1, int64, x._backend) if weights is None else weights.detach()
-    return scatter_add_unchecked((length,), 0, index, src)
+    if weights is None or not x.numel():  # counts (PyTorch's too for an empty input)
+        src = constant(x.shape, 1, int64, x._backend)
+    else:  # weights sum in their float dtype; integer weights in float64, as PyTorch
+        src = weights.detach()
+        src = src if src.dtype.is_floating_point else src.to_dtype(float64)
+    return scatter_add_unchecked((length,), 0, x.to_dtype(int64), src)
 
 
 # -- unique --------------------------------------------------------------------------------
