@@ -243,14 +243,20 @@ def _expand(grad: Tensor, keep_shape: tuple[int, ...], shape: tuple[int, ...]) -
 
 
 def _vector_norm_grad(x: Tensor, y: Tensor, g: Tensor, p: float, dims: tuple) -> Tensor:
-    """d ||x||_p / dx = sign(x) |x|^(p-1) / ||x||^(p-1), and 0 where the norm is 0."""
+    """d ||x||_p / dx = sign(x) |x|^(p-1) / ||x||^(p-1), and 0 where the norm is 0 (the
+    subgradient PyTorch picks)."""
     keep = reduced_shape(x.shape, dims, True)
     norm, g = y.reshape(*keep), g.reshape(*keep)
+    if p == 0:  # a count of nonzeros
+        return zeros_like(x)
     if p == 1:
         return g * x.sign()
     zero = norm == 0
     scale = where(zero, 0.0, g / where(zero, 1.0, norm if p == 2 else norm.powf(p - 1)))
-    return scale * x if p == 2 else scale * x.sign() * x.abs().powf(p - 1)
+    if p == 2:
+        return scale * x
+    # |x|^(p-1) from 1 where x is 0 (then sign(x) = 0 gives 0, not 0 * inf for p < 1)
+    return scale * x.sign() * where(x == 0, 1.0, x.abs()).powf(p - 1)
 
 
 def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:

@@ -64,7 +64,7 @@ class Prod(Op):
 @dataclass(frozen=True, slots=True)
 class VectorNorm(Op):
     x: Any
-    ord: float  # finite and nonzero (the others are compositions)
+    ord: float  # finite (+-inf are compositions); 0 counts nonzeros, with a zero gradient
     dims: tuple
     keepdim: bool
 

@@ -651,7 +651,7 @@ def np_pool(x, kernel, stride, padding, kind):
     for i in range(ho):
         for j in range(wo):
             patch = x[:, :, i * sh:i * sh + kh, j * sw:j * sw + kw]
-            out[:, :, i, j] = patch.amax((2, 3)) if kind == "max" else patch.sum((2, 3)) / (kh * kw)
+            out[:, :, i, j] = patch.max((2, 3)) if kind == "max" else patch.sum((2, 3)) / (kh * kw)
     return out
 
 

@@ -242,10 +242,10 @@ def logsumexp(x: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
         x = x.to_dtype(float32)
     dims = normalize_dims(_all_if_empty(dim), x.ndim, "logsumexp")
     keep = reduced_shape(x.shape, dims, True)
-    if not dims or numel(x.shape) == 0:
+    if numel(x.shape) == 0:
         shift = constant(keep, 0, x.dtype, x._backend)
     else:
-        shift = x.detach().amax(dims, keepdim=True)
+        shift = reduce("max", x.detach(), dims, True)
         shift = where(shift.abs() == math.inf, 0, shift)  # all -inf (or an inf): no shift
     out = (x - shift).exp().sum(dims, keepdim=True).log() + shift
     return _squeezed(out, dims, keepdim)
@@ -283,11 +283,10 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = Fal
     dims = normalize_dims(_all_if_empty(dim), x.ndim, op)
     if ord in (math.inf, -math.inf):
         return reduce("max" if ord > 0 else "min", x.abs(), dims, keepdim)
-    if ord == 0:  # a count: its gradient is zero
-        return where(x != 0, 1.0, x * 0.0).sum(dims, keepdim=keepdim)
     with no_grad():
         a = x.abs()
-        value = a.sum(dims, keepdim=keepdim) if ord == 1 else \
+        value = (a != 0).to_dtype(x.dtype).sum(dims, keepdim=keepdim) if ord == 0 else \
+            a.sum(dims, keepdim=keepdim) if ord == 1 else \
             (a * a).sum(dims, keepdim=keepdim).sqrt() if ord == 2 else \
             a.powf(ord).sum(dims, keepdim=keepdim).powf(1.0 / ord)
     return record(value._data, x._backend, O.VectorNorm(x, float(ord), dims, bool(keepdim)), x)
