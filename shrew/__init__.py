@@ -21,7 +21,8 @@ from .ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, mo
                        nanmedian, searchsorted, sort, topk, unique, unique_consecutive)
 from .ops.shape import cat, stack
 from .tensor import Tensor
-from . import linalg, nn, optim, return_types  # noqa: E402  (they build on everything above)
+from .generator import Generator
+from . import linalg, nn, optim, return_types, utils  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
@@ -36,7 +37,8 @@ __all__ = [
     "is_grad_enabled", "set_grad_enabled", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
-    "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize",
+    "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
+    "utils",
     # reductions, scans, sorting and selection
     "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "aminmax", "max", "min",
     "argmax", "argmin", "var", "std", "var_mean", "std_mean", "logsumexp", "all", "any",
