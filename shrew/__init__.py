@@ -19,7 +19,19 @@ from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin,  # noqa:
 from .ops.scan import cummax, cummin, cumprod, cumsum, diff
 from .ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, mode, msort,
                        nanmedian, searchsorted, sort, topk, unique, unique_consecutive)
-from .ops.shape import cat, stack
+from .ops.shape import cat, flatten, narrow, squeeze, stack, transpose, unsqueeze
+from .ops.rearrange import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
+                            broadcast_tensors, broadcast_to, chunk, column_stack, diag,
+                            diag_embed, diagonal, dstack, flip, fliplr, flipud, hstack,
+                            movedim, moveaxis, numel, repeat_interleave, roll, row_stack,
+                            split, swapaxes, swapdims, t, tensor_split, tile, trace, tril,
+                            triu, unbind, unflatten, vstack)
+from .ops.rearrange import permute_fn as permute, reshape_fn as reshape
+from .shape import Size
+from .ops.linalg import matmul
+from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmul, cross, dot,
+                           inner, kron, matrix_power, mm, mv, outer, tensordot)
+from .ops.products import dot as vdot, outer as ger
 from .tensor import Tensor
 from .generator import Generator
 from . import linalg, nn, optim, return_types, utils  # noqa: E402  (they build on everything above)
@@ -44,6 +56,16 @@ __all__ = [
     "argmax", "argmin", "var", "std", "var_mean", "std_mean", "logsumexp", "all", "any",
     "count_nonzero", "norm", "cumsum", "cumprod", "cummax", "cummin", "diff", "sort",
     "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique",
-    "unique_consecutive", "searchsorted", "bucketize", "histc", "bincount", "linalg",
-    "return_types",
+    "unique_consecutive", "searchsorted", "bucketize", "histc", "bincount", "return_types",
+    # shape and views (ops/shape.py, ops/rearrange.py)
+    "Size", "flatten", "narrow", "squeeze", "transpose", "unsqueeze", "atleast_1d",
+    "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "broadcast_to",
+    "chunk", "column_stack", "diag", "diag_embed", "diagonal", "dstack", "flip", "fliplr",
+    "flipud", "hstack", "movedim", "moveaxis", "numel", "repeat_interleave", "roll",
+    "row_stack", "split", "swapaxes", "swapdims", "t", "tensor_split", "tile", "trace",
+    "tril", "triu", "unbind", "unflatten", "vstack", "permute", "reshape",
+    # products (ops/linalg.py, ops/products.py) and shrew.linalg
+    "matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cross",
+    "dot", "inner", "kron", "matrix_power", "mm", "mv", "outer", "tensordot", "vdot", "ger",
+    "linalg",
 ]

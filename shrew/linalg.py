@@ -1,8 +1,13 @@
-"""shrew.linalg: PyTorch's torch.linalg."""
+"""torch.linalg's counterpart.
+
+Products (ops/products.py): matmul, cross, multi_dot, matrix_power."""
 from __future__ import annotations
+
+from .ops.linalg import matmul
+from .ops.products import linalg_cross as cross, matrix_power, multi_dot
 
 # -- vector norms and the Frobenius norm (ops/reduce.py) -------------------------------------
 from .ops.reduce import linalg_norm as norm
 from .ops.reduce import vector_norm
 
-__all__ = ["norm", "vector_norm"]
+__all__ = ["matmul", "cross", "multi_dot", "matrix_power", "norm", "vector_norm"]
