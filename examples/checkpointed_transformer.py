@@ -65,7 +65,7 @@ def loss_and_accuracy(model, inputs, target, segments: int = 0):
     n = target.shape[1]
     logits = model(inputs, segments).narrow(1, n, n)
     loss = F.cross_entropy(logits.reshape(-1, DIGITS + 1), target.reshape(-1))
-    exact = (logits.argmax(-1) == target).to_dtype(shrew.int64).min(1)
+    exact = (logits.argmax(-1) == target).to_dtype(shrew.int64).amin(1)
     return loss, exact.to_dtype(shrew.float32).mean().item()
 
 

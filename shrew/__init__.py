@@ -29,6 +29,12 @@ from .ops.norm import standardize
 from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import (manual_seed, normal, rand, rand_like, randint, randn, randn_like,
                          randperm)
+from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin,  # noqa: A004
+                         count_nonzero, logsumexp, max, mean, min, nanmean, nansum, norm, prod,
+                         std, std_mean, sum, var, var_mean)
+from .ops.scan import cummax, cummin, cumprod, cumsum, diff
+from .ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, mode, msort,
+                       nanmedian, searchsorted, sort, topk, unique, unique_consecutive)
 from .ops.shape import cat, flatten, narrow, squeeze, stack, transpose, unsqueeze
 from .ops.rearrange import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
                             broadcast_tensors, broadcast_to, chunk, column_stack, diag,
@@ -46,7 +52,7 @@ from .tensor import Tensor
 from . import cuda  # noqa: E402
 from . import accelerator, onnx  # noqa: E402
 from .generator import Generator
-from . import linalg, nn, optim, utils  # noqa: E402  (they build on everything above)
+from . import linalg, nn, optim, return_types, utils  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
@@ -66,6 +72,12 @@ __all__ = [
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
     "utils", "device", "cuda", "accelerator", "onnx", "ShrewIndexError", "ShrewTypeError",
     "float", "double", "half", "int", "long", "backends",
+    # reductions, scans, sorting and selection
+    "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "aminmax", "max", "min",
+    "argmax", "argmin", "var", "std", "var_mean", "std_mean", "logsumexp", "all", "any",
+    "count_nonzero", "norm", "cumsum", "cumprod", "cummax", "cummin", "diff", "sort",
+    "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique",
+    "unique_consecutive", "searchsorted", "bucketize", "histc", "bincount", "return_types",
     # shape and views (ops/shape.py, ops/rearrange.py)
     "Size", "flatten", "narrow", "squeeze", "transpose", "unsqueeze", "atleast_1d",
     "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "broadcast_to",

@@ -20,8 +20,9 @@ from .ops.conv import col2im, im2col
 from .ops.creation import ones_like, zeros_like
 from .ops.elementwise import unary, where
 from .ops.index import scatter_add_unchecked
+from .ops.scan import cumprod_grad, products_of_others, reverse, scan
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
-from .shape import broadcast_dims, fmt, numel
+from .shape import broadcast_dims, fmt, numel, reduced_shape
 from .tensor import Tensor
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -242,6 +243,23 @@ def _expand(grad: Tensor, keep_shape: tuple[int, ...], shape: tuple[int, ...]) -
     return grad.reshape(*keep_shape).expand(*shape)
 
 
+def _vector_norm_grad(x: Tensor, y: Tensor, g: Tensor, p: float, dims: tuple) -> Tensor:
+    """d ||x||_p / dx = sign(x) |x|^(p-1) / ||x||^(p-1), and 0 where the norm is 0 (the
+    subgradient PyTorch picks)."""
+    keep = reduced_shape(x.shape, dims, True)
+    norm, g = y.reshape(*keep), g.reshape(*keep)
+    if p == 0:  # a count of nonzeros
+        return zeros_like(x)
+    if p == 1:
+        return g * x.sign()
+    zero = norm == 0
+    scale = where(zero, 0.0, g / where(zero, 1.0, norm if p == 2 else norm.powf(p - 1)))
+    if p == 2:
+        return scale * x
+    # |x|^(p-1) from 1 where x is 0 (then sign(x) = 0 gives 0, not 0 * inf for p < 1)
+    return scale * x.sign() * where(x == 0, 1.0, x.abs()).powf(p - 1)
+
+
 def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
     """(input, gradient) pairs for one node: the gradient rule of each Op variant."""
     match op:  # by op family, as shrew/ops; within a family the most frequent first
@@ -310,6 +328,17 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             hit = x == y.reshape(*keep)
             share = hit.to_dtype(x.dtype).sum(dims, keepdim=True)
             return ((x, where(hit, g.reshape(*keep) / share, 0.0)),)
+        case O.Prod(x, dim, keepdim):
+            if x.numel() == 0:
+                return ((x, zeros_like(x)),)
+            return ((x, (g if keepdim else g.unsqueeze(dim)) * products_of_others(x, dim)),)
+        case O.VectorNorm(x, p, dims, _):
+            return ((x, _vector_norm_grad(x, y, g, p, dims)),)
+        # -- scan (ops/scan.py)
+        case O.Scan("sum", x, dim):
+            return ((x, reverse(scan("sum", reverse(g, dim), dim), dim)),)
+        case O.Scan("prod", x, dim):
+            return ((x, cumprod_grad(x, g, dim)),)
         # -- linalg (ops/linalg.py)
         case O.Matmul(a, b):
             return ((a, sum_to_shape(g @ b.transpose(-1, -2), a.shape)

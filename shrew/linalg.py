@@ -6,4 +6,8 @@ from __future__ import annotations
 from .ops.linalg import matmul
 from .ops.products import linalg_cross as cross, matrix_power, multi_dot
 
-__all__ = ["matmul", "cross", "multi_dot", "matrix_power"]
+# -- vector norms and the Frobenius norm (ops/reduce.py) -------------------------------------
+from .ops.reduce import linalg_norm as norm
+from .ops.reduce import vector_norm
+
+__all__ = ["matmul", "cross", "multi_dot", "matrix_power", "norm", "vector_norm"]

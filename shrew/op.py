@@ -4,7 +4,8 @@ Each variant is a frozen dataclass holding its input tensors and the parameters 
 gradient rule needs.  A leaf tensor has ``op is None``.  The set is DESIGN.md's list plus
 four variants that some gradient rules need to stay differentiable (ScatterAdd, Im2Col,
 Col2Im are the adjoints of Gather and the convolution lowering; ToDevice moves data),
-Checkpoint, which recomputes a function in backward, and two fused kernels that earn their
+Checkpoint, which recomputes a function in backward, Prod, VectorNorm and Scan, whose
+gradients compositions would get wrong at zeros, and two fused kernels that earn their
 place in training time (Softmax, which also serves log_softmax, and Standardize, the
 core of layer_norm).
 """
@@ -51,6 +52,28 @@ class Reduce(Op):
     x: Any
     dims: tuple
     keepdim: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Prod(Op):
+    x: Any
+    dim: int
+    keepdim: bool
+
+
+@dataclass(frozen=True, slots=True)
+class VectorNorm(Op):
+    x: Any
+    ord: float  # finite (+-inf are compositions); 0 counts nonzeros, with a zero gradient
+    dims: tuple
+    keepdim: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Scan(Op):
+    fn: str  # one of backends.base.SCAN_FNS
+    x: Any
+    dim: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +259,8 @@ class Released(Op):
 
 
 VARIANTS = (
-    Contiguous, Binary, Unary, Reduce, Matmul, Reshape, Transpose, Narrow, Affine, Conv2d,
-    Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond, Gather, Pad, ToDtype,
-    ToDevice, ScatterAdd, Im2Col, Col2Im, Softmax, Standardize, Checkpoint,
+    Contiguous, Binary, Unary, Reduce, Prod, VectorNorm, Scan, Matmul, Reshape, Transpose,
+    Narrow, Affine, Conv2d, Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond,
+    Gather, Pad, ToDtype, ToDevice, ScatterAdd, Im2Col, Col2Im, Softmax, Standardize,
+    Checkpoint,
 )

@@ -20,8 +20,8 @@ from .ops import elementwise as _elementwise
 from .ops import index as _index
 from .ops import linalg as _linalg
 from .ops import norm as _norm
-from .ops import reduce as _reduce
 from .ops import shape as _shape
+from .reduce_methods import ReductionMethods
 from .shape import Size, fmt, normalize_dim, numel
 from .tensor_linalg import LinalgMethods
 from .tensor_shape import ShapeMethods
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from .typing import DTypeLike, Dims, Index, Scalar, ShapeLike, TensorData
 
 
-class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, LinalgMethods):
+class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, LinalgMethods,
+             ReductionMethods):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()
@@ -262,24 +263,7 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         """log(softmax(x, dim)), computed stably."""
         return _norm.softmax(self, dim, True)
 
-    # -- reductions (ops/reduce.py) ---------------------------------------------------------
-    def sum(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
-        return _reduce.reduce("sum", self, dim, keepdim)
-
-    def mean(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
-        return _reduce.reduce("mean", self, dim, keepdim)
-
-    def max(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
-        return _reduce.reduce("max", self, dim, keepdim)
-
-    def min(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
-        return _reduce.reduce("min", self, dim, keepdim)
-
-    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        return _reduce.arg_reduce("argmax", self, dim, keepdim)
-
-    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        return _reduce.arg_reduce("argmin", self, dim, keepdim)
+    # -- reductions, scans, sorting: ReductionMethods (reduce_methods.py) ------------------
 
     # -- linear algebra (ops/linalg.py) -----------------------------------------------------
     def matmul(self, other: Tensor) -> Tensor:

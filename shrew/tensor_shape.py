@@ -22,9 +22,6 @@ class ShapeMethods:
     def nelement(self: Tensor) -> int:  # type: ignore[misc]
         return self.numel()
 
-    def element_size(self: Tensor) -> int:  # type: ignore[misc]
-        return int(np.dtype(self.dtype.np).itemsize)
-
     def is_contiguous(self: Tensor) -> bool:  # type: ignore[misc]
         """Whether the elements lie in row-major order with no gaps (as .stride() says)."""
         expected = 1

@@ -285,6 +285,15 @@ def test_simulated_backend_launches_each_kernel_and_matches_the_cpu():
     np.testing.assert_array_equal(sim.gather(src.T, 1, index.T), cpu.gather(src.T, 1, index.T))
     np.testing.assert_allclose(sim.scatter_add((4, 3), 0, index, src[1:]),
                                cpu.scatter_add((4, 3), 0, index, src[1:]), rtol=1e-12)
+    lines = rng.integers(-2, 3, (4, 9)).astype(np.float64)[:, ::2]  # ties, strided
+    lines[1, 2] = np.nan
+    for name, call in [("cumsum", lambda b: b.scan("sum", lines, 1)),
+                       ("cumprod", lambda b: b.scan("prod", lines, 0)),
+                       ("cummax", lambda b: b.arg_scan("max", lines, 1)),
+                       ("cummin", lambda b: b.arg_scan("min", lines, 0)),
+                       ("argsort descending", lambda b: b.argsort(lines, 1, True)),
+                       ("argsort", lambda b: b.argsort(lines, 0, False))]:
+        np.testing.assert_array_equal(sim.to_numpy(call(sim)), call(cpu), err_msg=name)
     sim.rand((3,), F32), sim.randn((3,), F64)
     assert sim._launch.launched == {(f, k) for f, names in KERNELS.items() for k in names}
 

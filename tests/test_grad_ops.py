@@ -135,7 +135,8 @@ def reduce_args(draw):
 def test_reduce(fn, args, seed, layout):
     shape, dim, keepdim = args
     x = Input(shape, seed, layout)
-    call = lambda t: getattr(t, fn)(dim, keepdim=keepdim)  # noqa: E731
+    method = {"max": "amax", "min": "amin"}.get(fn, fn)  # max(dim) gives (values, indices)
+    call = lambda t: getattr(t, method)(dim, keepdim=keepdim)  # noqa: E731
     expect = getattr(np, {"sum": "sum", "mean": "mean", "max": "amax", "min": "amin"}[fn])(
         x.value, axis=dim, keepdims=keepdim)
     out = call(x.view(x.leaf))
@@ -150,7 +151,7 @@ def test_max_min_ties_share_the_gradient(fn):
     if fn == "min":
         data = -data
     x = shrew.tensor(data, requires_grad=True)
-    getattr(x, fn)(dim=1).sum().backward()
+    getattr(x, "a" + fn)(dim=1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [[0, 0.5, 0.5, 0], [0.25] * 4])
 
     y = shrew.tensor(data, requires_grad=True)
@@ -160,14 +161,67 @@ def test_max_min_ties_share_the_gradient(fn):
 
     z = shrew.tensor(data, requires_grad=True)
     w = shrew.tensor([[1.0], [10.0]])
-    (getattr(z, fn)(dim=-1, keepdim=True) * w).sum().backward()
+    (getattr(z, "a" + fn)(dim=-1, keepdim=True) * w).sum().backward()
     np.testing.assert_allclose(z.grad.numpy(), [[0, 0.5, 0.5, 0], [2.5] * 4])
 
 
 def test_max_ties_across_several_dims():
     x = shrew.tensor(np.ones((2, 3, 2)), requires_grad=True)
-    x.max(dim=(0, 2)).sum().backward()
+    x.amax(dim=(0, 2)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.full((2, 3, 2), 0.25))
+
+
+# -- prod, vector norms, scans (ops/reduce.py, ops/scan.py) ---------------------------------
+@st.composite
+def line_args(draw):
+    """A shape of 1 to 3 dims, a dim of it, and where to put zeros (none, one or two)."""
+    shape = draw(shapes(1, 3, 1, 4))
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    zeros = draw(st.lists(st.integers(0, 2**31 - 1), max_size=2))
+    return shape, dim, zeros
+
+
+def _with_zeros(x, zeros):
+    """x's values with the leaf entries named by `zeros` (mod its size) set to 0."""
+    values = x.leaf.numpy().copy()
+    for z in zeros:
+        values.flat[z % values.size] = 0.0
+    x.leaf = shrew.tensor(values, requires_grad=True)
+    return x
+
+
+@covers(O.Prod)
+@given(args=line_args(), seed=seeds, layout=layouts, keepdim=st.booleans())
+def test_prod_with_zeros(args, seed, layout, keepdim):
+    shape, dim, zeros = args
+    x = _with_zeros(Input(shape, seed, layout), zeros)
+    check_grad(lambda t: t.prod(dim, keepdim=keepdim), x)
+    check_grad(lambda t: t.prod(), x)
+
+
+@covers(O.Scan)
+@pytest.mark.parametrize("fn", ["cumsum", "cumprod"])
+@given(args=line_args(), seed=seeds, layout=layouts)
+def test_cumsum_cumprod_with_zeros(fn, args, seed, layout):
+    shape, dim, zeros = args
+    x = _with_zeros(Input(shape, seed, layout), zeros)
+    check_grad(lambda t: getattr(t, fn)(dim), x)
+
+
+@covers(O.VectorNorm)
+@pytest.mark.parametrize("ord", [1, 2, 3, 0.5, -1.5])
+@given(args=reduce_args(), seed=seeds, layout=layouts)
+def test_vector_norm(ord, args, seed, layout):
+    shape, dim, keepdim = args
+    x = Input(shape, seed, layout, away_from_zero=ord < 1)
+    check_grad(lambda t: shrew.linalg.vector_norm(t, ord, dim, keepdim), x)
+
+
+def test_vector_norm_of_zero_has_a_zero_gradient():
+    x = shrew.zeros(2, 3, dtype=shrew.float64, requires_grad=True)
+    for ord in (1, 2, 3):
+        assert shrew.linalg.vector_norm(x, ord, dim=1).sum().backward()[x].tolist() == \
+            [[0.0] * 3] * 2
 
 
 # -- matmul -----------------------------------------------------------------------------
@@ -760,7 +814,16 @@ SECOND_ORDER = {
     "div": lambda a: a.exp() / (a.square() + 1.0),
     "powf": lambda a: a.abs() ** 2.5,
     "mean_sq": lambda a: a.square().mean(dim=0) * a.sum(),
-    "max": lambda a: a.max(dim=-1).square(),
+    "max": lambda a: a.amax(dim=-1).square(),
+    "prod": lambda a: a.prod(1) * a.sum(),
+    "prod_with_a_zero": lambda a: shrew.cat([a, a[:, :1] * 0.0], 1).prod(1).square(),
+    "cumprod": lambda a: a.cumprod(1) * a.sin(),
+    "cumprod_with_a_zero": lambda a: shrew.cat([a[:, :1] * 0.0, a], 1).cumprod(1).square(),
+    "cumsum": lambda a: a.cumsum(0).square(),
+    "vector_norm": lambda a: shrew.linalg.vector_norm(a, 2, 1) * a.sum(),
+    "vector_norm_3": lambda a: shrew.linalg.vector_norm(a, 3, 0).square(),
+    "logsumexp_var_std": lambda a: a.logsumexp(1) * a.var(0).sum() + a.std(1),
+    "sort_topk": lambda a: a.sort(1).values.square() + a.topk(2, 1).values.sum(),
 }
 
 
@@ -787,7 +850,7 @@ SECOND_ORDER_STRUCTURAL = {
     "views": lambda a: (a.transpose(2, 3).narrow(2, 1, 2).pad((1, 0, 0, 1)) * a.sum()),
     "cat_where_clamp": lambda a: shrew.cat([shrew.where(a > 0, a.exp(), a.square()), a], 1)
     .clamp(-0.5, 2.0) * a.mean(),
-    "reduce_max": lambda a: a.max(dim=(1, 3), keepdim=True) * a.sin(),
+    "reduce_max": lambda a: a.amax(dim=(1, 3), keepdim=True) * a.sin(),
     "softmax": lambda a: a.softmax(2) * a.log_softmax(3),
     "standardize": lambda a: shrew.standardize(a.square(), 2, eps=1e-2) * a,
     "layer_norm": lambda a: shrew.nn.functional.layer_norm(a, 3, a[0, 0, 0], a[0, 1, 1]),

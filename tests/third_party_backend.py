@@ -146,6 +146,25 @@ class ToyBackend:
         op = np.argmax if fn == "argmax" else np.argmin
         return self._box(op(x.a, axis=dim, keepdims=keepdim).astype(np.int64))
 
+    # -- scans and sorting
+    def scan(self, fn, x, dim):
+        accumulate = np.cumsum if fn == "sum" else np.cumprod
+        return self._box(accumulate(x.a, axis=dim, dtype=x.a.dtype))
+
+    def arg_scan(self, fn, x, dim):
+        a = x.a
+        running = (np.maximum if fn == "max" else np.minimum).accumulate(a, axis=dim)
+        positions = np.arange(a.shape[dim]).reshape((-1,) + (1,) * (a.ndim - dim - 1))
+        takes_over = (a == running) | (a != a)
+        return self._box(np.maximum.accumulate(np.where(takes_over, positions, 0), axis=dim)
+                         .astype(np.int64))
+
+    def argsort(self, x, dim, descending):
+        if not descending:
+            return self._box(np.argsort(x.a, axis=dim, kind="stable").astype(np.int64))
+        order = np.flip(np.argsort(np.flip(x.a, axis=dim), axis=dim, kind="stable"), axis=dim)
+        return self._box((x.a.shape[dim] - 1 - order).astype(np.int64))
+
     # -- fused normalisations
     def softmax(self, x, dim, log):
         z = x.a - x.a.max(axis=dim, keepdims=True)

@@ -265,6 +265,32 @@ class ArrayModuleBackend:
         arg = xp.argmax if fn == "argmax" else xp.argmin
         return arg(x, axis=dim, keepdims=keepdim).astype(np.int64, copy=False)
 
+    # -- scans and sorting (CUDA runs scan.cl and sort.cl instead: kernels/launches.py) ----
+    def scan(self, fn, x, dim):
+        accumulate = self.xp.cumsum if fn == "sum" else self.xp.cumprod
+        return accumulate(x, axis=dim, dtype=x.dtype)
+
+    def arg_scan(self, fn, x, dim):
+        xp = self.xp
+        running = (xp.maximum if fn == "max" else xp.minimum).accumulate(
+            x, axis=dim)
+        # Position r takes over where it equals the running extreme (so the latest of ties)
+        # or is NaN (the running extreme stays NaN from its first NaN, and moves to each later one).
+        takes_over = (x == running) | (x != x)
+        positions = xp.arange(x.shape[dim]).reshape((-1,) + (1,) * (x.ndim - dim - 1))
+        return xp.maximum.accumulate(xp.where(takes_over, positions, 0), axis=dim).astype(
+            np.int64, copy=False)
+
+    def argsort(self, x, dim, descending):
+        xp = self.xp
+        if not descending:  # numpy's stable sort puts NaN last, as the largest
+            return xp.argsort(x, axis=dim, kind="stable").astype(np.int64, copy=False)
+        # Descending and stable: sort the reversed line ascending, read the order backwards
+        # (equal elements then come in their original order), and map positions back.
+        flipped = xp.flip(x, axis=dim)
+        order = xp.flip(xp.argsort(flipped, axis=dim, kind="stable"), axis=dim)
+        return (x.shape[dim] - 1 - order).astype(np.int64, copy=False)
+
     # -- fused normalisations --------------------------------------------------------------
     def softmax(self, x, dim, log):
         xp = self.xp

@@ -43,6 +43,8 @@ and bool only; integer div is never asked for.  An integer divisor of 0 gives 0.
 COMPARE_FNS = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_FNS = ("sum", "mean", "max", "min")
 ARG_REDUCE_FNS = ("argmax", "argmin")
+SCAN_FNS = ("sum", "prod")
+ARG_SCAN_FNS = ("max", "min")
 
 
 @runtime_checkable
@@ -80,6 +82,11 @@ class Backend(Protocol):
     # -- reductions ------------------------------------------------------------------
     def reduce(self, fn: str, x: Storage, dims: tuple, keepdim: bool) -> Storage: ...  # fn in REDUCE_FNS over dims (non-empty); sum of int/bool gives int64
     def arg_reduce(self, fn: str, x: Storage, dim: int, keepdim: bool) -> Storage: ...  # int64 index of first max/min along dim
+
+    # -- scans and sorting along one dim (x.shape[dim] >= 1; result has x's shape) ----------
+    def scan(self, fn: str, x: Storage, dim: int) -> Storage: ...  # fn in SCAN_FNS: running sum / product along dim, in order, x's dtype (never bool)
+    def arg_scan(self, fn: str, x: Storage, dim: int) -> Storage: ...  # fn in ARG_SCAN_FNS: int64 index of the running max / min (latest of ties; a NaN wins and stays, the latest NaN)
+    def argsort(self, x: Storage, dim: int, descending: bool) -> Storage: ...  # int64 indices that sort x along dim, stably (ties keep their order); NaN is the largest value
 
     # -- fused normalisations (float x, ndim >= 1, no zero-size dim) ----------------------
     def softmax(self, x: Storage, dim: int, log: bool) -> Storage: ...  # exp(x - max) / sum(exp(x - max)) along dim; log=True: its log, as (x - max) - log(sum(exp(x - max)))

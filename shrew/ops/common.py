@@ -1,8 +1,9 @@
 """Checks and small constructors that every op family shares."""
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+import functools
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -13,6 +14,25 @@ from ..factory import wrap
 if TYPE_CHECKING:
     from ..backends.base import Backend
     from ..tensor import Tensor
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# PyTorch takes numpy's spelling of these keywords wherever it takes its own.
+_NUMPY_KEYWORDS = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def numpy_keywords(fn: F) -> F:
+    """Let `fn` take axis= for dim= and keepdims= for keepdim=, as PyTorch does."""
+    @functools.wraps(fn)
+    def accepting(*args: Any, **kwargs: Any) -> Any:
+        for alias, name in _NUMPY_KEYWORDS.items():
+            if alias in kwargs:
+                if name in kwargs:
+                    raise TypeError(f"{fn.__name__}() got both {name}= and its alias {alias}=")
+                kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    return accepting  # type: ignore[return-value]
 
 
 def same_device(op: str, *tensors: Tensor) -> None:

@@ -1,25 +1,46 @@
-"""Reductions: sum, mean, max, min over dims, and argmax/argmin (reduce.cl on OpenCL)."""
+"""Reductions over dims: sums, means, products, extremes (with their indices), spreads,
+logical and counting reductions, and vector norms (reduce.cl on OpenCL; prod runs the
+scan primitive, scan.cl)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+from typing import TYPE_CHECKING, Any
 
 from .. import op as O
-from ..dtype import bool_, check_float, int64
-from ..errors import ShapeError
-from ..factory import record, wrap
-from ..shape import fmt, normalize_dim, normalize_dims
-from .common import constant
+from .. import return_types
+from ..dtype import as_dtype, bool_, check_float, float32, int64
+from ..errors import ShapeError, ShrewError
+from ..factory import AnyTensor, record, wrap
+from ..grad_mode import no_grad
+from ..shape import fmt, normalize_dim, normalize_dims, numel, reduced_shape
+from .common import constant, numpy_keywords
+from .elementwise import where
+from .index import gather
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
-    from ..typing import Dims
+    from ..typing import Dims, DTypeLike
+
+
+def _all_if_empty(dim: Dims) -> Dims:
+    """PyTorch reads an empty dim list as "every dim"."""
+    return None if isinstance(dim, (tuple, list)) and not dim else dim
+
+
+def _cast(x: Tensor, dtype: DTypeLike | None) -> Tensor:
+    return x if dtype is None else x.to_dtype(as_dtype(dtype))
+
+
+def _squeezed(t: Tensor, dims: tuple[int, ...], keepdim: bool) -> Tensor:
+    """A keepdim result with its reduced dims dropped unless keepdim."""
+    return t if keepdim else t.reshape(*reduced_shape(t.shape, dims, False))
 
 
 def reduce(fn: str, x: Tensor, dim: Dims, keepdim: bool) -> Tensor:
-    dims = normalize_dims(dim, x.ndim, fn)
+    dims = normalize_dims(_all_if_empty(dim), x.ndim, fn)
     if fn == "mean":
         check_float(x.dtype, "mean")
-    if fn in ("max", "min") and any(x.shape[d] == 0 for d in dims):
+    if fn in ("max", "min") and 0 in (x.shape[d] for d in dims):
         raise ShapeError(f"{fn}: cannot reduce over a zero-size dim (shape "
                          f"{fmt(x.shape)}, dim {dim})")
     if fn == "sum" and x.dtype is bool_:
@@ -30,13 +51,274 @@ def reduce(fn: str, x: Tensor, dim: Dims, keepdim: bool) -> Tensor:
     return record(data, x._backend, O.Reduce(fn, x, dims, bool(keepdim)), x)
 
 
+@numpy_keywords
+def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, *,  # noqa: A001
+        dtype: DTypeLike | None = None) -> Tensor:
+    return reduce("sum", _cast(x, dtype), dim, keepdim)
+
+
+@numpy_keywords
+def mean(x: Tensor, dim: Dims = None, keepdim: bool = False, *,
+         dtype: DTypeLike | None = None) -> Tensor:
+    return reduce("mean", _cast(x, dtype), dim, keepdim)
+
+
+@numpy_keywords
+def nansum(x: Tensor, dim: Dims = None, keepdim: bool = False, *,
+           dtype: DTypeLike | None = None) -> Tensor:
+    x = _cast(x, dtype)
+    return reduce("sum", where(x != x, 0, x) if x.dtype.is_floating_point else x, dim,
+                  keepdim)
+
+
+@numpy_keywords
+def nanmean(x: Tensor, dim: Dims = None, keepdim: bool = False, *,
+            dtype: DTypeLike | None = None) -> Tensor:
+    x = _cast(x, dtype)
+    check_float(x.dtype, "nanmean")
+    present = reduce("sum", x == x, dim, keepdim).to_dtype(x.dtype)
+    return nansum(x, dim, keepdim) / present
+
+
+@numpy_keywords
+def prod(x: Tensor, dim: int | None = None, keepdim: bool = False, *,
+         dtype: DTypeLike | None = None) -> Tensor:
+    """The product along one dim (or of every element), by the scan primitive: its last
+    running product.  Integers and bools multiply in int64, as PyTorch."""
+    x = _cast(x, dtype)
+    if not x.dtype.is_floating_point:
+        x = x.to_dtype(int64)
+    if dim is None:
+        out = prod(x.reshape(-1), 0)
+        return out.reshape(*[1] * x.ndim) if keepdim else out
+    d = normalize_dim(dim, x.ndim, "prod")
+    if x.ndim == 0:
+        return x
+    from .scan import scan  # scan builds on this module's reductions
+    with no_grad():
+        n = x.shape[d]
+        last = scan("prod", x, d).narrow(d, n - 1, 1) if n else \
+            constant(reduced_shape(x.shape, (d,), True), 1, x.dtype, x._backend)
+    out = last if keepdim else last.reshape(*reduced_shape(x.shape, (d,), False))
+    return record(out._data, x._backend, O.Prod(x, d, bool(keepdim)), x)
+
+
+# -- extremes ----------------------------------------------------------------------------
+@numpy_keywords
+def amax(x: Tensor, dim: Dims = (), keepdim: bool = False) -> Tensor:
+    return reduce("max", x, dim, keepdim)
+
+
+@numpy_keywords
+def amin(x: Tensor, dim: Dims = (), keepdim: bool = False) -> Tensor:
+    return reduce("min", x, dim, keepdim)
+
+
+@numpy_keywords
+def aminmax(x: Tensor, *, dim: int | None = None, keepdim: bool = False) -> return_types.aminmax:
+    return return_types.aminmax(reduce("min", x, dim, keepdim), reduce("max", x, dim, keepdim))
+
+
+@numpy_keywords
+def max(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    return extreme("max", x, dim, keepdim)
+
+
+@numpy_keywords
+def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    return extreme("min", x, dim, keepdim)
+
+
+def extreme(fn: str, x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """max / min in PyTorch's three forms: of every element (ties share the gradient); along
+    a dim, as (values, indices) where the gradient goes to the index; or elementwise of two
+    tensors."""
+    if isinstance(dim, AnyTensor):
+        return _extreme_of_two(fn, x, dim)
+    if dim is None:
+        return reduce(fn, x, None, False)
+    d = normalize_dim(dim, x.ndim, fn)
+    result = return_types.max if fn == "max" else return_types.min
+    if x.ndim == 0:
+        return result(x.reshape(), constant((), 0, int64, x._backend))
+    indices = arg_reduce(f"arg{fn}", x, d, True)
+    values = gather(x, d, indices, range_checked=True)
+    return result(_squeezed(values, (d,), keepdim), _squeezed(indices, (d,), keepdim))
+
+
+def _extreme_of_two(fn: str, a: Tensor, b: Tensor) -> Tensor:
+    """Elementwise max / min of two tensors: NaN wins, and equal elements share the
+    gradient equally, as PyTorch's maximum / minimum."""
+    wins = where(a != a, True, a > b if fn == "max" else a < b)
+    picked = where(wins, a, b)
+    if not picked.dtype.is_floating_point:
+        return picked
+    a, b = a.to_dtype(picked.dtype), b.to_dtype(picked.dtype)
+    tie = where(a == b, a - a == 0, False)  # equal and finite
+    # a + (b - a) / 2 is exactly a's value at a tie, and takes half of each gradient.
+    return where(tie, a + (where(tie, b, a) - a) * 0.5, picked)
+
+
 def arg_reduce(fn: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     if dim is None:
-        return arg_reduce(fn, x.reshape(-1), 0, False) if not keepdim else \
-            arg_reduce(fn, x.reshape(-1), 0, False).reshape(*[1] * x.ndim)
+        flat = arg_reduce(fn, x.reshape(-1), 0, False)
+        return flat.reshape(*[1] * x.ndim) if keepdim else flat
     d = normalize_dim(dim, x.ndim, fn)
     if x.ndim == 0:
         return constant((), 0, int64, x._backend)
     if x.shape[d] == 0:
         raise ShapeError(f"{fn}: cannot reduce over a zero-size dim (shape {fmt(x.shape)})")
     return wrap(x._backend.arg_reduce(fn, x._data, d, bool(keepdim)), x._backend)
+
+
+@numpy_keywords
+def argmax(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return arg_reduce("argmax", x, dim, keepdim)
+
+
+@numpy_keywords
+def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return arg_reduce("argmin", x, dim, keepdim)
+
+
+# -- spread ----------------------------------------------------------------------------
+def _var_mean(op: str, x: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
+              correction: float | None) -> tuple[Tensor, Tensor]:
+    """(variance, mean) over dims, dividing by N - correction (Bessel's by default)."""
+    if isinstance(dim, bool):  # var(True): PyTorch's (unbiased) overload
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise ShrewError(f"{op}: give unbiased= or correction=, not both")
+    check_float(x.dtype, op)
+    dims = normalize_dims(_all_if_empty(dim), x.ndim, op)
+    c = correction if correction is not None else float(unbiased is not False)
+    mean = x.mean(dims, keepdim=True)
+    deviation = x - mean
+    squares = (deviation * deviation).sum(dims, keepdim=keepdim)
+    # By N - correction, or by 0 where that is not positive, as PyTorch: inf, or nan for
+    # 0 / 0.
+    divisor = numel(x.shape[d] for d in dims) - c
+    var = squares / constant((), divisor if divisor > 0 else 0, x.dtype, x._backend)
+    return var, _squeezed(mean, dims, keepdim)
+
+
+@numpy_keywords
+def var(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
+    return _var_mean("var", x, dim, unbiased, keepdim, correction)[0]
+
+
+@numpy_keywords
+def std(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
+    return _sqrt_zero_safe(_var_mean("std", x, dim, unbiased, keepdim, correction)[0])
+
+
+@numpy_keywords
+def var_mean(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+             *, correction: float | None = None) -> tuple[Tensor, Tensor]:
+    return _var_mean("var_mean", x, dim, unbiased, keepdim, correction)
+
+
+@numpy_keywords
+def std_mean(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+             *, correction: float | None = None) -> tuple[Tensor, Tensor]:
+    var, mean = _var_mean("std_mean", x, dim, unbiased, keepdim, correction)
+    return _sqrt_zero_safe(var), mean
+
+
+def _sqrt_zero_safe(var: Tensor) -> Tensor:
+    """sqrt(var) whose gradient is 0 where var is 0 (all the deviations are 0 there), as
+    PyTorch's std, not sqrt's 0 * inf = nan."""
+    zero = var == 0
+    return where(zero, var, where(zero, 1.0, var).sqrt())
+
+
+@numpy_keywords
+def logsumexp(x: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) over dims, shifted by the (constant) maximum so nothing overflows;
+    integers compute in float32, as PyTorch."""
+    if not x.dtype.is_floating_point:
+        x = x.to_dtype(float32)
+    dims = normalize_dims(_all_if_empty(dim), x.ndim, "logsumexp")
+    keep = reduced_shape(x.shape, dims, True)
+    if numel(x.shape) == 0:
+        shift = constant(keep, 0, x.dtype, x._backend)
+    else:
+        shift = reduce("max", x.detach(), dims, True)
+        shift = where(shift.abs() == math.inf, 0, shift)  # all -inf (or an inf): no shift
+    out = (x - shift).exp().sum(dims, keepdim=True).log() + shift
+    return _squeezed(out, dims, keepdim)
+
+
+# -- logical and counting --------------------------------------------------------------
+@numpy_keywords
+def all(x: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    dims = normalize_dims(dim, x.ndim, "all")
+    zeros = reduce("sum", x == 0, dims, keepdim)
+    return zeros == 0
+
+
+@numpy_keywords
+def any(x: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    dims = normalize_dims(dim, x.ndim, "any")
+    return reduce("sum", x != 0, dims, keepdim) > 0
+
+
+@numpy_keywords
+def count_nonzero(x: Tensor, dim: Dims = None) -> Tensor:
+    return reduce("sum", x != 0, _all_if_empty(dim), False)
+
+
+# -- vector norms ------------------------------------------------------------------------
+@numpy_keywords
+def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = False, *,  # noqa: A002
+                dtype: DTypeLike | None = None, op: str = "linalg.vector_norm") -> Tensor:
+    """(sum |x|^ord)^(1/ord) over dims; ord = inf / -inf: the largest / smallest |x|;
+    ord = 0: the count of nonzeros."""
+    x = _cast(x, dtype)
+    check_float(x.dtype, op)
+    if isinstance(ord, bool) or not isinstance(ord, (int, float)):
+        raise ShrewError(f"{op}: ord must be a number, got {ord!r}")
+    dims = normalize_dims(_all_if_empty(dim), x.ndim, op)
+    if ord in (math.inf, -math.inf):
+        return reduce("max" if ord > 0 else "min", x.abs(), dims, keepdim)
+    with no_grad():
+        a = x.abs()
+        value = (a != 0).to_dtype(x.dtype).sum(dims, keepdim=keepdim) if ord == 0 else \
+            a.sum(dims, keepdim=keepdim) if ord == 1 else \
+            (a * a).sum(dims, keepdim=keepdim).sqrt() if ord == 2 else \
+            a.powf(ord).sum(dims, keepdim=keepdim).powf(1.0 / ord)
+    return record(value._data, x._backend, O.VectorNorm(x, float(ord), dims, bool(keepdim)), x)
+
+
+@numpy_keywords
+def norm(x: Tensor, p: Any = "fro", dim: Dims = None, keepdim: bool = False,
+         dtype: DTypeLike | None = None) -> Tensor:
+    """torch.norm: a vector norm of order p over dims (all of them by default); "fro" is
+    the 2-norm over those dims."""
+    if p is None or p == "fro":
+        p = 2
+    if isinstance(p, str):
+        raise ShrewError(f"norm: p={p!r} is a matrix norm; use shrew.linalg.matrix_norm")
+    return vector_norm(x, p, dim, keepdim, dtype=dtype, op="norm")
+
+
+@numpy_keywords
+def linalg_norm(x: Tensor, ord: Any = None, dim: Dims = None, keepdim: bool = False, *,  # noqa: A002
+                dtype: DTypeLike | None = None) -> Tensor:
+    """linalg.norm for vectors and the Frobenius norm: ord=None is the 2-norm of the
+    flattened tensor (or over dim); "fro" needs two dims."""
+    two_dims = isinstance(dim, (tuple, list)) and len(dim) == 2 or (dim is None and x.ndim == 2)
+    if ord is None:
+        return vector_norm(x, 2, dim, keepdim, dtype=dtype, op="linalg.norm")
+    if ord == "fro" and two_dims:
+        return vector_norm(x, 2, dim if dim is not None else (0, 1), keepdim, dtype=dtype,
+                           op="linalg.norm")
+    if two_dims or isinstance(ord, str):
+        raise ShrewError(f"linalg.norm: ord={ord!r} over two dims is a matrix norm other than "
+                         f"Frobenius; use shrew.linalg.matrix_norm")
+    if dim is None and x.ndim != 1:
+        raise ShapeError(f"linalg.norm: with ord={ord!r} and dim=None the input must be 1-D or "
+                         f"2-D, got shape {fmt(x.shape)}")
+    return vector_norm(x, ord, dim, keepdim, dtype=dtype, op="linalg.norm")

@@ -128,7 +128,31 @@ def g_reduce(draw, pool):
     dims = st.lists(st.integers(-n, n - 1), min_size=1, max_size=2).map(tuple) if n else st.none()
     dim = draw(st.one_of(st.none(), st.integers(-n - 1, n), dims))
     keepdim = draw(st.booleans())
-    return (i,), lambda x: getattr(x, fn)(dim, keepdim)
+    method = {"max": "amax", "min": "amin"}.get(fn, fn)  # max(dim) gives (values, indices)
+    return (i,), lambda x: getattr(x, method)(dim, keepdim)
+
+
+def g_prod(draw, pool):
+    i = _pick(draw, pool)
+    n = pool[i].ndim
+    dim = draw(st.one_of(st.none(), st.integers(-n - 1, n)))  # out of range sometimes
+    keepdim = draw(st.booleans())
+    return (i,), lambda x: x.prod(dim, keepdim)
+
+
+def g_vector_norm(draw, pool):
+    i = _pick(draw, pool)
+    n = pool[i].ndim
+    dim = draw(st.one_of(st.none(), st.integers(-n - 1, n)))
+    ord = draw(st.sampled_from([1, 2, 3]))
+    return (i,), lambda x: shrew.linalg.vector_norm(x, ord, dim)
+
+
+def g_scan(draw, pool):
+    i = _pick(draw, pool)
+    dim = draw(st.integers(-pool[i].ndim - 1, pool[i].ndim))  # out of range sometimes
+    fn = draw(st.sampled_from(["cumsum", "cumprod"]))
+    return (i,), lambda x: getattr(x, fn)(dim)
 
 
 def g_softmax(draw, pool):
@@ -322,7 +346,7 @@ TABLE = {
     O.WhereCond: g_where, O.Gather: g_gather, O.Pad: g_pad, O.ToDtype: g_to_dtype,
     O.ToDevice: g_to_device, O.ScatterAdd: g_scatter_add, O.Im2Col: g_im2col,
     O.Col2Im: g_col2im, O.Softmax: g_softmax, O.Standardize: g_standardize,
-    O.Checkpoint: g_checkpoint,
+    O.Checkpoint: g_checkpoint, O.Prod: g_prod, O.VectorNorm: g_vector_norm, O.Scan: g_scan,
 }
 
 

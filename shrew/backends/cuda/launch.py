@@ -18,6 +18,8 @@ KERNELS = {
     "conv": ("im2col", "col2im"),
     "pool": ("max_pool2d", "avg_pool2d"),
     "index": ("gather", "scatter_add"),
+    "scan": ("scan_sum", "scan_prod", "arg_scan_max", "arg_scan_min"),
+    "sort": ("argsort",),
     "random": ("rand_uniform", "rand_normal"),
 }
 FLOAT_ONLY = frozenset({"random"})  # rand and randn are asked for float dtypes only

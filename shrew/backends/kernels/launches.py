@@ -1,5 +1,5 @@
 """The primitives that OpenCL and CUDA both run from the shared kernel files (conv.cl,
-pool.cl, index.cl): output allocation and launch arguments, written once.
+pool.cl, index.cl, scan.cl, sort.cl): output allocation and launch arguments, written once.
 
 A backend mixes `SharedLaunches` in and supplies four hooks:
 - ``_empty(shape, dtype)`` and ``full(shape, value, dtype)``: new C-contiguous storage;
@@ -21,7 +21,8 @@ _i64, _i32 = np.int64, np.int32
 
 
 class SharedLaunches:
-    """im2col, col2im, max_pool2d, avg_pool2d, gather and scatter_add on the shared kernels."""
+    """im2col, col2im, max_pool2d, avg_pool2d, gather, scatter_add, scan, arg_scan and
+    argsort on the shared kernels."""
 
     _empty: Any
     full: Any
@@ -98,3 +99,25 @@ class SharedLaunches:
                             _i32(index.ndim), _i32(dim), _i64(shape[dim]), meta,
                             self._arg(index), self._arg(src), self._arg(out))
         return out
+
+    # -- scans and sorting (scan.cl, sort.cl) ----------------------------------------------
+    def _along(self, family, name, x, dim, out_dtype, items, *scalars):
+        """out = kernel `name` over x along dim, one work-item per line or per element."""
+        out = self._empty(x.shape, out_dtype)
+        if out.size:
+            meta = self._meta(x.shape + self._layout(x) + self._layout(out))
+            self._launch_1d(family, x.dtype, name, items, _i64(items), _i32(x.ndim), _i32(dim),
+                            *scalars, meta, self._arg(x), self._arg(out))
+        return out
+
+    def scan(self, fn, x, dim):
+        lines = x.size // x.shape[dim] if x.size else 0
+        return self._along("scan", f"scan_{fn}", x, dim, x.dtype, lines)
+
+    def arg_scan(self, fn, x, dim):
+        lines = x.size // x.shape[dim] if x.size else 0
+        return self._along("scan", f"arg_scan_{fn}", x, dim, np.dtype(np.int64), lines)
+
+    def argsort(self, x, dim, descending):
+        return self._along("sort", "argsort", x, dim, np.dtype(np.int64), x.size,
+                           _i32(descending))

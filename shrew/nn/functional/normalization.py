@@ -135,7 +135,7 @@ def vector_norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
     if p == 1:
         return size.sum(dim, keepdim=keepdim)
     if p == float("inf"):
-        return size.max(dim, keepdim=keepdim)
+        return size.amax(dim, keepdim=keepdim)
     if p <= 0:
         raise ShrewError(f"vector_norm: p must be > 0, got {p!r}")
     return (size ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)

@@ -121,7 +121,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         for b in range(bags):
             members = np.flatnonzero((bag_of == b) & keep)
             out.append(rows.gather(0, tensor(members, device=rows.device).reshape(-1, 1)
-                                   .expand(len(members), dim)).max(0) if len(members) else
+                                   .expand(len(members), dim)).amax(0) if len(members) else
                        zeros(dim, dtype=rows.dtype, device=rows.device))
         return stack(out, 0) if out else zeros(0, dim, dtype=rows.dtype)
     kept = np.flatnonzero(keep)

@@ -170,7 +170,8 @@ def _reduce(fn: str) -> Case:
     if fn in ("max", "min"):
         samples.append(S(F(4, 6, domain="ties"), dim=1))  # ties share the gradient
         raises.append(S(F(0, 3), dim=0))
-    return Case(fn, lambda x, dim=None, keepdim=False, _fn=fn: getattr(x, _fn)(dim, keepdim),
+    method = {"max": "amax", "min": "amin"}.get(fn, fn)  # max(dim) gives (values, indices)
+    return Case(fn, lambda x, dim=None, keepdim=False, _fn=method: getattr(x, _fn)(dim, keepdim),
                 tuple(samples), (O.Reduce,), ("reduce",),
                 dtypes={"sum": ALL, "mean": FLOAT}.get(fn, NUMERIC), jacobian=fn == "max",
                 terms=_normalised if fn == "mean" else _reduced, shapes=gen.reductions(),
@@ -183,6 +184,25 @@ def _arg_reduce(fn: str) -> Case:
                  S(F(5, 300, domain="ties"), dim=-1, keepdim=True)),  # first of equal values
                 (), ("arg_reduce",), dtypes=NUMERIC, grad=False, shapes=gen.arg_reductions(),
                 raises=(S(F(0, 3), dim=0), S(F(3, 4), dim=-3)))
+
+
+def _line(sample: Sample) -> int:
+    """The length of the line a scan or product runs along."""
+    shape = sample.args[0].shape
+    return shape[sample.kwargs.get("dim", -1)] if shape else 1
+
+
+def _scan_case(name: str, call, variants: tuple, primitives: tuple, dtypes: tuple,
+               long: int = 3000, domain: str = "normal", grad: bool = True,
+               reduces: bool = False) -> Case:
+    """An op along one dim: short and long lines, a 0-d input, an empty dim (which a
+    reduction refuses), and an out-of-range dim."""
+    empty = S(F(4, 0, 3, domain=domain), dim=1)
+    return Case(name, call, (S(F(3, 4, 5, domain=domain), dim=1),
+                             S(F(2, long, domain=domain), dim=-1), S(F(domain=domain), dim=0),
+                             *(() if reduces else (empty,))),
+                variants, primitives, dtypes=dtypes, grad=grad, terms=_line,
+                raises=(S(F(3, 4), dim=2), *((empty,) if reduces else ())))
 
 
 def _to_dtype(name: str) -> Sample:
@@ -233,6 +253,32 @@ CASES: tuple = (
     # reductions
     *(_reduce(fn) for fn in ("sum", "mean", "max", "min")),
     *(_arg_reduce(fn) for fn in ("argmax", "argmin")),
+    Case("prod", lambda x, dim=None, keepdim=False: x.prod(dim, keepdim),
+         (S(F(3, 4, 5), dim=1), S(F(2, 3)), S(F(3, 70), dim=1, keepdim=True), S(F(3, 0), dim=1)),
+         (O.Prod,), ("scan",), dtypes=NUMERIC, terms=_line, raises=(S(F(3, 4), dim=(0, 1)),)),
+    Case("vector_norm", lambda x, ord=2, dim=None: shrew.linalg.vector_norm(x, ord, dim),
+         (S(F(3, 4, 5), dim=1), S(F(3, 4), ord=3), S(F(5, 6), ord=1, dim=(0, 1))),
+         (O.VectorNorm,), ("reduce",), terms=_reduced, raises=(S(F(3), ord="x"),)),
+    Case("var", lambda x, dim=None, correction=1: x.var(dim, correction=correction),
+         (S(F(3, 4, 5), dim=1), S(F(2, 300)), S(F(4, 5), dim=(0, 1), correction=0)),
+         (O.Reduce, O.Binary), ("reduce", "binary"), terms=_reduced),
+    Case("logsumexp", lambda x, dim: x.logsumexp(dim), (S(F(3, 4, 5), dim=1), S(F(2, 300), dim=-1)),
+         (O.Reduce, O.Unary), ("reduce", "unary"), terms=_reduced),
+    # scans, sorting and selection
+    _scan_case("cumsum", lambda x, dim: x.cumsum(dim), (O.Scan,), ("scan",), ALL),
+    _scan_case("cumprod", lambda x, dim: x.cumprod(dim), (O.Scan,), ("scan",), NUMERIC, long=40),
+    _scan_case("cummax", lambda x, dim: x.cummax(dim).values, (O.Gather,),
+               ("arg_scan", "gather"), NUMERIC, domain="ties"),
+    _scan_case("cummin_indices", lambda x, dim: x.cummin(dim).indices, (), ("arg_scan",), ALL,
+               domain="ties", grad=False),
+    _scan_case("sort", lambda x, dim: x.sort(dim, descending=True).values, (O.Gather,),
+               ("argsort", "gather"), NUMERIC, long=300, domain="ties"),
+    _scan_case("argsort", lambda x, dim: x.argsort(dim), (), ("argsort",), ALL, long=300,
+               domain="ties", grad=False),
+    _scan_case("topk", lambda x, dim: x.topk(1, dim).values, (O.Gather,), ("argsort", "gather"),
+               NUMERIC, long=300, reduces=True),
+    _scan_case("median", lambda x, dim: x.median(dim).values, (O.Gather,),
+               ("argsort", "gather"), NUMERIC, long=300, domain="ties", reduces=True),
     # linear algebra, convolution, pooling
     Case("matmul", operator.matmul,
          (S(F(7, 13), F(13, 5)), S(F(2, 1, 4, 6), F(3, 6, 5)), S(F(6), F(6, 4)),

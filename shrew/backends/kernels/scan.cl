@@ -1,0 +1,66 @@
+/* Scans along `dim`: cumulative sums and products, and the running index of the maximum or
+   minimum.  meta = x's shape[ndim], then the layouts of x and out.  One work-item per line
+   along dim (the other coordinates fixed) walks its line in order, so the result is the
+   sequential one, the same bits every run, with no atomics. */
+
+/* Where line `line` starts in x (*xo) and in out (*oo). */
+DEVICE void line_start(i64 line, const int ndim, const int dim, const GLOBAL i64* meta,
+                       i64* xo, i64* oo)
+{
+    const GLOBAL i64* xl = LAYOUT(meta, ndim, 0);
+    const GLOBAL i64* ol = LAYOUT(meta, ndim, 1);
+    *xo = xl[ndim];
+    *oo = ol[ndim];
+    for (int d = ndim - 1; d >= 0; --d) {
+        if (d == dim) continue;
+        const i64 c = line % meta[d];
+        line /= meta[d];
+        *xo += c * xl[d];
+        *oo += c * ol[d];
+    }
+}
+
+#define SCAN_ARGS const i64 lines, const int ndim, const int dim, const GLOBAL i64* meta, \
+                  const GLOBAL T* x
+
+/* out[r] = x[0] + ... + x[r] (or the product), accumulated in ACC. */
+#define SCAN(name, init, combine)                                                         \
+KERNEL void name(SCAN_ARGS, GLOBAL T* out)                                                \
+{                                                                                         \
+    const i64 line = GID0;                                                                \
+    if (line >= lines) return;                                                            \
+    i64 xo, oo;                                                                           \
+    line_start(line, ndim, dim, meta, &xo, &oo);                                          \
+    const i64 xs = LAYOUT(meta, ndim, 0)[dim], os = LAYOUT(meta, ndim, 1)[dim];           \
+    ACC acc = (ACC)(init);                                                                \
+    for (i64 r = 0; r < meta[dim]; ++r) {                                                 \
+        const ACC v = (ACC)LOAD(x, xo + r * xs);                                          \
+        acc = combine;                                                                    \
+        out[oo + r * os] = TO_T(acc);                                                     \
+    }                                                                                     \
+}
+
+SCAN(scan_sum, 0, acc + v)
+SCAN(scan_prod, 1, acc * v)
+
+/* out[r] = the index of max(x[0..r]) (or min): the latest of equal extremes, and once a
+   NaN is seen the latest NaN, as PyTorch's cummax / cummin. */
+#define ARG_SCAN(name, beats)                                                             \
+KERNEL void name(SCAN_ARGS, GLOBAL i64* out)                                              \
+{                                                                                         \
+    const i64 line = GID0;                                                                \
+    if (line >= lines) return;                                                            \
+    i64 xo, oo;                                                                           \
+    line_start(line, ndim, dim, meta, &xo, &oo);                                          \
+    const i64 xs = LAYOUT(meta, ndim, 0)[dim], os = LAYOUT(meta, ndim, 1)[dim];           \
+    CT best = LOAD(x, xo);                                                                \
+    i64 at = 0;                                                                           \
+    for (i64 r = 0; r < meta[dim]; ++r) {                                                 \
+        const CT v = LOAD(x, xo + r * xs);                                                \
+        if (IS_NAN(v) || (!IS_NAN(best) && (beats))) { best = v; at = r; }                \
+        out[oo + r * os] = at;                                                            \
+    }                                                                                     \
+}
+
+ARG_SCAN(arg_scan_max, v >= best)
+ARG_SCAN(arg_scan_min, v <= best)

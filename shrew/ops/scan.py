@@ -1,0 +1,139 @@
+"""Scans along one dim: cumsum, cumprod, cummax, cummin, and diff (scan.cl on OpenCL and
+CUDA; the backends' `scan` and `arg_scan` primitives)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import op as O
+from .. import return_types
+from ..dtype import as_dtype, bool_, int64
+from ..errors import ShrewError
+from ..factory import AnyTensor, record, wrap
+from ..shape import normalize_dim
+from .common import constant, numpy_keywords, scalar_like
+from .elementwise import where
+from .creation import arange
+from .index import gather
+from .shape import cat
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from ..typing import DTypeLike
+
+
+def _line_op(x: Tensor, dim: int, op: str) -> tuple[Tensor, int]:
+    """x with at least one dim (a 0-d tensor scans as one element), and dim normalised."""
+    d = normalize_dim(dim, x.ndim, op)
+    return (x.reshape(1) if x.ndim == 0 else x), d
+
+
+def scan(fn: str, x: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor:
+    """The running sum or product along dim; integers and bools accumulate in int64."""
+    op = "cumsum" if fn == "sum" else "cumprod"
+    if dtype is not None:
+        x = x.to_dtype(as_dtype(dtype))
+    if not x.dtype.is_floating_point:
+        x = x.to_dtype(int64)
+    line, d = _line_op(x, dim, op)
+    data = line._backend.scan(fn, line._data, d) if line.numel() else line._data
+    out = record(data, x._backend, O.Scan(fn, line, d), line)
+    return out.reshape() if x.ndim == 0 else out
+
+
+@numpy_keywords
+def cumsum(x: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tensor:
+    return scan("sum", x, dim, dtype)
+
+
+@numpy_keywords
+def cumprod(x: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tensor:
+    return scan("prod", x, dim, dtype)
+
+
+def _arg_scan(fn: str, x: Tensor, dim: int) -> Any:
+    """(running extreme, its index): the values come from gather, so the gradient goes to
+    the index, as PyTorch's cummax / cummin."""
+    line, d = _line_op(x, dim, f"cum{fn}")
+    if line.numel():
+        indices = wrap(line._backend.arg_scan(fn, line._data, d), line._backend)
+    else:
+        indices = constant(line.shape, 0, int64, line._backend)
+    values = gather(line, d, indices, range_checked=True)
+    if x.ndim == 0:
+        values, indices = values.reshape(), indices.reshape()
+    result = return_types.cummax if fn == "max" else return_types.cummin
+    return result(values, indices)
+
+
+@numpy_keywords
+def cummax(x: Tensor, dim: int) -> return_types.cummax:
+    return _arg_scan("max", x, dim)
+
+
+@numpy_keywords
+def cummin(x: Tensor, dim: int) -> return_types.cummin:
+    return _arg_scan("min", x, dim)
+
+
+def reverse(x: Tensor, dim: int) -> Tensor:
+    """x with dim in reverse order, differentiably (a gather)."""
+    n = x.shape[dim]
+    index = (arange(n, device=x.device) * -1 + (n - 1)).reshape(
+        *[n if i == dim else 1 for i in range(x.ndim)]).expand(*x.shape)
+    return gather(x, dim, index, range_checked=True)
+
+
+def shifted_in(x: Tensor, dim: int, value: float) -> Tensor:
+    """x moved one step along dim: `value` enters at the start, the last element leaves."""
+    n = x.shape[dim]
+    first = constant([1 if i == dim else s for i, s in enumerate(x.shape)], value, x.dtype,
+                     x._backend)
+    return cat([first, x.narrow(dim, 0, n - 1)], dim)
+
+
+def cumprod_grad(x: Tensor, g: Tensor, dim: int) -> Tensor:
+    """cumprod's gradient, sum over j >= i of g_j * prod(x_k for k <= j, k != i), right
+    where x has zeros (PyTorch's rule; no division): row i of an n x n table is the line
+    with x_i replaced by 1, and its running products are those partial products.  It costs
+    n * n per line, and is itself differentiable, so it serves second order too."""
+    xt, gt = x.transpose(dim, -1), g.transpose(dim, -1)
+    n = xt.shape[-1]
+    i, j = arange(n, device=x.device).reshape(n, 1), arange(n, device=x.device).reshape(1, n)
+    table = where(i == j, 1, xt.unsqueeze(-2))
+    partial = scan("prod", table, table.ndim - 1)
+    return where(j >= i, partial * gt.unsqueeze(-2), 0).sum(-1).transpose(dim, -1)
+
+
+def products_of_others(x: Tensor, dim: int) -> Tensor:
+    """For each element, the product of the other elements of its line: the gradient of
+    prod, right where x has zeros (no division)."""
+    before = shifted_in(scan("prod", x, dim), dim, 1.0)
+    after = reverse(shifted_in(scan("prod", reverse(x, dim), dim), dim, 1.0), dim)
+    return before * after
+
+
+@numpy_keywords
+def diff(x: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,
+         append: Any = None) -> Tensor:
+    """The n-th forward difference along dim (bools: whether neighbours differ)."""
+    if x.ndim == 0:
+        raise ShrewError("diff: expects a tensor with at least one dim, got a 0-d tensor")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ShrewError(f"diff: n must be a non-negative int, got {n!r}")
+    d = normalize_dim(dim, x.ndim, "diff")
+    parts = []
+    for extra in (prepend, x, append):
+        if extra is None:
+            continue
+        if not isinstance(extra, AnyTensor):  # a number: one slice of it along dim
+            extra = scalar_like(extra, x).expand(
+                *[1 if i == d else s for i, s in enumerate(x.shape)])
+        parts.append(extra)
+    x = cat(parts, d) if len(parts) > 1 else x
+    for _ in range(n):
+        length = x.shape[d]
+        if length == 0:
+            break
+        later, earlier = x.narrow(d, 1, length - 1), x.narrow(d, 0, length - 1)
+        x = (later != earlier) if x.dtype is bool_ else later - earlier
+    return x
