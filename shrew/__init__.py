@@ -3,13 +3,16 @@ from .backprop import GradStore
 from .checkpoint import checkpoint, checkpoint_sequential, in_recomputation
 from .backends.registry import devices, register_backend
 from .dtype import DType, bool_ as bool, float16, float32, float64, int32, int64  # noqa: A004
-from .errors import DeviceError, DTypeError, ShapeError, ShrewError
+from .errors import DeviceError, DTypeError, ShapeError, ShrewError, ShrewIndexError
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.conv import col2im, conv1d, conv2d, im2col
 from .ops.creation import (arange, eye, from_dlpack, from_numpy, full, ones, ones_like, tensor,
                            zeros, zeros_like)
-from .ops.elementwise import where
-from .ops.index import scatter_add
+from .ops.indexing import (argwhere, gather_op as gather, index_add, index_copy, index_fill,
+                           index_select, masked_fill, masked_scatter, masked_select, nonzero,
+                           put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
+                           where)
+from .ops.subscript import index_put
 from .ops.norm import standardize
 from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import manual_seed, rand, randn
@@ -28,6 +31,10 @@ __all__ = [
     "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "manual_seed", "no_grad", "enable_grad",
     "is_grad_enabled", "set_grad_enabled", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
+    "ShrewIndexError",
     "DeviceError", "DTypeError", "nn", "optim", "save", "load",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize",
+    "gather", "scatter", "scatter_reduce", "index_select", "index_add", "index_copy",
+    "index_fill", "index_put", "masked_fill", "masked_scatter", "masked_select", "take",
+    "take_along_dim", "put", "nonzero", "argwhere",
 ]

@@ -15,3 +15,7 @@ class DeviceError(ShrewError):
 
 class DTypeError(ShrewError):
     """A dtype the operation or the device does not support."""
+
+
+class ShrewIndexError(ShapeError, IndexError):
+    """An index out of range, or an index of the wrong kind (where torch raises IndexError)."""

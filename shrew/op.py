@@ -184,6 +184,18 @@ class ScatterAdd(Op):
 
 
 @dataclass(frozen=True, slots=True)
+class Scatter(Op):
+    """dst with src combined at index along dim (backend scatter): scatter, index_put,
+    __setitem__, scatter_reduce; src already narrowed to index's shape."""
+    dst: Any
+    dim: int
+    index: Any
+    src: Any
+    reduce: str  # base.SCATTER_REDUCE_FNS
+    TENSORS: ClassVar[tuple] = ("dst", "src")
+
+
+@dataclass(frozen=True, slots=True)
 class Im2Col(Op):
     x: Any
     kernel: tuple

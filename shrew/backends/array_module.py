@@ -415,6 +415,22 @@ class ArrayModuleBackend:
             xp.add.at(out, flat.ravel(), src.ravel())
         return out.astype(src.dtype, copy=False).reshape(shape)
 
+    # base.scatter: each combine as an unbuffered ufunc.at, which applies repeated targets
+    # one after another in index order (a plain store keeps the last).
+    _SCATTER_UFUNCS = {"sum": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
+
+    def scatter(self, dst, dim, index, src, reduce):
+        xp = self.xp
+        flat = self._flat_offsets(dst.shape, dim, index).ravel()
+        values = src[tuple(slice(0, s) for s in index.shape)].ravel()
+        out = xp.array(dst, copy=True, order="C")
+        target = out.reshape(-1)
+        if reduce == "none":
+            target[flat] = values
+        else:
+            getattr(xp, self._SCATTER_UFUNCS[reduce]).at(target, flat, values)
+        return out
+
     # -- random numbers ------------------------------------------------------------------
     def manual_seed(self, seed):
         self._rng = np.random.Generator(np.random.Philox(seed))
