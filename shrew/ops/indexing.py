@@ -55,8 +55,9 @@ def index_tensor(op: str, index: object, like: Tensor) -> Tensor:
     same_device(op, like, index)
     if index.dtype.category != 1 or index.dtype is bool_:
         # x[key] raises IndexError for these in torch, the functions a dtype error
-        raise (ShrewIndexError if op == "index" else DTypeError)(f"{op}: index tensors must be integer (int64, int32, ...), "
-                              f"got {index.dtype}")
+        error = ShrewIndexError if op == "index" else DTypeError
+        raise error(f"{op}: index tensors must be integer (int64, int32, ...), got "
+                    f"{index.dtype}")
     return index
 
 

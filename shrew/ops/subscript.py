@@ -27,8 +27,9 @@ from ..errors import ShapeError, ShrewError, ShrewIndexError
 from ..factory import AnyTensor
 from ..shape import broadcast_shapes, fmt, numel
 from .creation import arange, tensor
-from .index import gather
-from .indexing import index_tensor, nonzero, scatter_into, write_into, wrapped_index
+from .common import constant, number
+from .index import gather, scatter_unchecked
+from .indexing import index_tensor, nonzero, write_into, wrapped_index
 from .shape import cat, narrow
 
 if TYPE_CHECKING:
@@ -76,10 +77,11 @@ def _put(x: Tensor, key: Index, value: Tensor | Scalar, accumulate: bool) -> Ten
             raise ShapeError(f"__setitem__: a value of shape {fmt(value.shape)} cannot be "
                              f"written into x[key] of shape {fmt(positions.shape)}")
         value = value.expand(*positions.shape)
-    flat = positions.reshape(-1)
-    src = value.reshape(-1) if isinstance(value, AnyTensor) else value
-    out = scatter_into("__setitem__", x.reshape(-1), 0, flat, src,
-                       "sum" if accumulate else "none")
+    else:
+        value = constant(positions.shape, number(value), x.dtype, x._backend)
+    # positions, read from an arange with a checked key, are in range by construction
+    out = scatter_unchecked(x.reshape(-1), 0, positions.reshape(-1), value.reshape(-1),
+                            "sum" if accumulate else "none")
     return out.reshape(*x.shape)
 
 
