@@ -285,6 +285,9 @@ def test_simulated_backend_launches_each_kernel_and_matches_the_cpu():
     np.testing.assert_array_equal(sim.gather(src.T, 1, index.T), cpu.gather(src.T, 1, index.T))
     np.testing.assert_allclose(sim.scatter_add((4, 3), 0, index, src[1:]),
                                cpu.scatter_add((4, 3), 0, index, src[1:]), rtol=1e-12)
+    for reduce in ("none", "sum", "prod", "amax", "amin"):
+        np.testing.assert_allclose(sim.scatter(src[1:], 0, index, src, reduce),
+                                   cpu.scatter(src[1:], 0, index, src, reduce), rtol=1e-12)
     sim.rand((3,), F32), sim.randn((3,), F64)
     assert sim._launch.launched == {(f, k) for f, names in KERNELS.items() for k in names}
 
