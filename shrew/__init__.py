@@ -8,7 +8,7 @@ from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.conv import col2im, conv1d, conv2d, im2col
 from .ops.creation import (arange, eye, from_dlpack, from_numpy, full, ones, ones_like, tensor,
                            zeros, zeros_like)
-from .ops.indexing import (argwhere, gather_op as gather, index_add, index_copy, index_fill,
+from .ops.indexing import (argwhere, gather, index_add, index_copy, index_fill,
                            index_select, masked_fill, masked_scatter, masked_select, nonzero,
                            put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
                            where)

@@ -4,6 +4,7 @@ Each variant is a frozen dataclass holding its input tensors and the parameters 
 gradient rule needs.  A leaf tensor has ``op is None``.  The set is DESIGN.md's list plus
 four variants that some gradient rules need to stay differentiable (ScatterAdd, Im2Col,
 Col2Im are the adjoints of Gather and the convolution lowering; ToDevice moves data),
+Scatter, the write of every index op (x[key] = v, index_put, scatter_reduce, ...),
 Checkpoint, which recomputes a function in backward, and two fused kernels that earn their
 place in training time (Softmax, which also serves log_softmax, and Standardize, the
 core of layer_norm).

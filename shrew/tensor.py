@@ -397,7 +397,7 @@ class Tensor(TensorFields):
         return _subscript.index_put_(self, tuple(indices), values, accumulate)
 
     def gather(self, dim: int, index: Tensor) -> Tensor:
-        return _indexing.gather_op(self, dim, index)
+        return _indexing.gather(self, dim, index)
 
     def scatter(self, dim: int, index: Tensor, src: Tensor | Scalar | None = None, *,
                 value: Scalar | None = None, reduce: str | None = None) -> Tensor:

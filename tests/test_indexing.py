@@ -217,12 +217,12 @@ def test_scatter_reduce_values_and_gradients_match_torch(reduce, include_self):
         # torch's rule still counts the left-out x as a tie for amax/amin (and then drops
         # its share); shrew splits among src only, so keep x off src's values here
         x += 0.5
-    src = rng.integers(-2, 3, (2, 3)).astype(np.float64)  # torch cannot differentiate a larger src
+    src = rng.integers(-2, 3, (2, 3)).astype(np.float64)  # torch cannot differentiate more
     for index in (IDX, [[0, 0, 0], [0, 2, 0]]):
-        _same(lambda a, b: a.scatter_reduce(0, torch.tensor(index), b, reduce,
-                                            include_self=include_self),
-              lambda a, b: a.scatter_reduce(0, shrew.tensor(index), b, reduce,
-                                            include_self=include_self), x, src)
+        _same(lambda a, b, i=index: a.scatter_reduce(0, torch.tensor(i), b, reduce,
+                                                     include_self=include_self),
+              lambda a, b, i=index: a.scatter_reduce(0, shrew.tensor(i), b, reduce,
+                                                     include_self=include_self), x, src)
 
 
 @pytest.mark.parametrize("reduce", ["sum", "prod", "amax", "amin"])
@@ -294,8 +294,8 @@ def test_index_functions_match_torch():
           lambda a: shrew.take_along_dim(a, shrew.tensor([11, 0])), x)
     for accumulate in (False, True):
         index = [0, -1, 4] if not accumulate else [0, 4, 4]
-        _same(lambda a, b: a.put(torch.tensor(index), b, accumulate=accumulate),
-              lambda a, b: a.put(shrew.tensor(index), b, accumulate=accumulate),
+        _same(lambda a, b, i=index, acc=accumulate: a.put(torch.tensor(i), b, accumulate=acc),
+              lambda a, b, i=index, acc=accumulate: a.put(shrew.tensor(i), b, accumulate=acc),
               x, np.array([1.0, 2.0, 3.0]))
 
 
@@ -395,7 +395,7 @@ def test_negative_step_is_refused_as_torch_does():
         shrew.ones(3)[::-1]
 
 
-# -- devices: the same results, and no device read for an uploaded index ----------------------------
+# -- devices: the same results, and no device read for an uploaded index -------------------
 @pytest.fixture
 def opencl():
     index_ops.raise_deferred()

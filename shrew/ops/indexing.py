@@ -16,8 +16,9 @@ from ..shape import broadcast_shapes, fmt, normalize_dim, numel
 from .common import constant, number, same_device
 from .creation import tensor
 from .elementwise import where as elementwise_where
-from .index import (_allocation_id, _host_ranges, check_range, forget_host_range, gather,
+from .index import (_allocation_id, _host_ranges, check_range, forget_host_range,
                     scatter_add_shape, scatter_unchecked)
+from .index import gather as gather_checked
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -176,11 +177,12 @@ def scatter_reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
     return (total.to_dtype(float64) / count.to_dtype(float64)).floor().to_dtype(x.dtype)
 
 
-def gather_op(x: Tensor, dim: int, index: Tensor) -> Tensor:
-    """torch.gather (0-d operands as 1-d)."""
+def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """torch.gather: x's entries at index along dim; index has x's number of dims and is no
+    larger than x off dim (a 0-d operand counts as 1-d)."""
     if x.ndim == 0:
-        return gather(x.reshape(1), dim, _as_1d(index)).reshape(index.shape)
-    return gather(x, dim, index_tensor("gather", index, x))
+        return gather_checked(x.reshape(1), dim, _as_1d(index)).reshape(*index.shape)
+    return gather_checked(x, dim, index_tensor("gather", index, x))
 
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -189,7 +191,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
         return index_select(x.reshape(1), dim, index).reshape(*_as_1d(index).shape[1:])
     d = normalize_dim(dim, x.ndim, "index_select")
     index = _index_1d("index_select", index, x, d)
-    return gather(x, d, _along(index.to_dtype(int64), d, x.shape), range_checked=True)
+    return gather_checked(x, d, _along(index.to_dtype(int64), d, x.shape), range_checked=True)
 
 
 def _index_write(op: str, x: Tensor, dim: int, index: Tensor, source: Tensor,
@@ -243,14 +245,14 @@ def take(x: Tensor, index: Tensor) -> Tensor:
     """x read as 1-d at index (negative entries count from the end); index's shape."""
     index = index_tensor("take", index, x)
     flat = wrapped_index("take", index.reshape(-1), numel(x.shape), 0)
-    return gather(x.reshape(-1), 0, flat, range_checked=True).reshape(*index.shape)
+    return gather_checked(x.reshape(-1), 0, flat, range_checked=True).reshape(*index.shape)
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """gather with x and indices broadcast together off dim; dim=None reads x as 1-d."""
     indices = index_tensor("take_along_dim", indices, x)
     if dim is None:
-        return gather(x.reshape(-1), 0, indices.reshape(-1))
+        return gather_checked(x.reshape(-1), 0, indices.reshape(-1))
     if x.ndim != indices.ndim:
         raise ShapeError(f"take_along_dim: input {fmt(x.shape)} and indices "
                          f"{fmt(indices.shape)} must have as many dims")
@@ -260,7 +262,7 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     common = broadcast_shapes("take_along_dim", tuple(x_shape), tuple(i_shape))
     x_shape, i_shape = list(common), list(common)
     x_shape[d], i_shape[d] = x.shape[d], indices.shape[d]
-    return gather(x.expand(*x_shape), d, indices.expand(*i_shape))
+    return gather_checked(x.expand(*x_shape), d, indices.expand(*i_shape))
 
 
 def put(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
@@ -322,7 +324,7 @@ def _mask_positions(op: str, x: Tensor, mask: Tensor) -> tuple[Tensor, tuple[int
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     """x's entries where mask is true (x and mask broadcast together), as a 1-d tensor."""
     flat, shape = _mask_positions("masked_select", x, mask)
-    return gather(x.expand(*shape).reshape(-1), 0, flat, range_checked=True)
+    return gather_checked(x.expand(*shape).reshape(-1), 0, flat, range_checked=True)
 
 
 def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
