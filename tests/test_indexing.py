@@ -415,6 +415,9 @@ def test_indexing_on_opencl_matches_cpu(opencl):
         dev_key = tuple(k.to(opencl) if isinstance(k, shrew.Tensor) else k for k in key)
         np.testing.assert_array_equal(shrew.tensor(data, device=opencl)[dev_key].numpy(),
                                       shrew.tensor(data)[key].numpy())
+    cpu_index = shrew.tensor([2, -3])  # a cpu index for a device tensor, as torch allows
+    np.testing.assert_array_equal(shrew.tensor(data, device=opencl)[:, cpu_index].numpy(),
+                                  data[:, [2, 1]])
     for reduce in ("sum", "prod", "mean", "amax", "amin"):
         index = [[0, 2, 0, 1, 2]]
         got = shrew.tensor(data[0], device=opencl).scatter_reduce(

@@ -53,6 +53,8 @@ def index_tensor(op: str, index: object, like: Tensor) -> Tensor:
         if host.dtype.kind not in "iu":
             raise ShrewIndexError(f"{op}: indices must be integers, got {index!r}")
         index = tensor(host.astype(np.int64), device=like.device)
+    elif op == "index" and index.device == "cpu":  # x[key] takes cpu indices, as in torch
+        index = index.to(like.device)
     same_device(op, like, index)
     if index.dtype.category != 1 or index.dtype is bool_:
         # x[key] raises IndexError for these in torch, the functions a dtype error
