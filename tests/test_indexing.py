@@ -280,7 +280,11 @@ def test_index_functions_match_torch():
     _same(lambda a, b: a.index_copy(0, i_t, b), lambda a, b: a.index_copy(0, i_s, b), x, src)
     _same(lambda a: a.index_fill(1, torch.tensor([0, 2]), 7.0),
           lambda a: a.index_fill(1, shrew.tensor([0, 2]), 7.0), x)
+    _same(lambda a, v: a.index_fill(0, torch.tensor([1, 3, 1]), v),
+          lambda a, v: a.index_fill(0, shrew.tensor([1, 3, 1]), v), x, np.array(2.0))
     mask = _values((4, 3), seed=5) > 0
+    _same(lambda a: a.masked_fill(torch.tensor(mask[None]), 1.0),  # broadcasts x too
+          lambda a: a.masked_fill(shrew.tensor(mask[None]), 1.0), x)
     _same(lambda a: a.masked_fill(torch.tensor(mask), -1.0),
           lambda a: a.masked_fill(shrew.tensor(mask), -1.0), x)
     _same(lambda a, v: a.masked_fill(torch.tensor(mask[0]), v),
@@ -297,6 +301,10 @@ def test_index_functions_match_torch():
           lambda a: shrew.take_along_dim(a, shrew.tensor([[0, 2, 1]]), 0), x)
     _same(lambda a: torch.take_along_dim(a, torch.tensor([11, 0])),
           lambda a: shrew.take_along_dim(a, shrew.tensor([11, 0])), x)
+    with pytest.raises(IndexError):  # as torch: no wrapping without a dim
+        shrew.take_along_dim(shrew.tensor(x), shrew.tensor([-1]))
+    _same(lambda a: torch.take_along_dim(a, torch.tensor([[-1], [0], [-3], [2]]), 1),
+          lambda a: shrew.take_along_dim(a, shrew.tensor([[-1], [0], [-3], [2]]), 1), x)
     for accumulate in (False, True):
         index = [0, -1, 4] if not accumulate else [0, 4, 4]
         _same(lambda a, b, i=index, acc=accumulate: a.put(torch.tensor(i), b, accumulate=acc),
@@ -381,6 +389,8 @@ def test_bad_writes_raise_before_writing():
                      "index_fill", "4")
     _unchanged_after(x, lambda: x.masked_fill_(shrew.tensor([[True]] * 4), 0.0),
                      shrew.ShapeError, "masked_fill")
+    _unchanged_after(x, lambda: x.masked_fill_(shrew.tensor([[[True]]]), 0.0),
+                     shrew.ShapeError, "masked_fill_", "[1, 3, 4]")
     _unchanged_after(x, lambda: x.scatter_(0, shrew.tensor([[0, 5]]), 1.0), IndexError,
                      "scatter", "5")
     _unchanged_after(x, lambda: x.put_(shrew.tensor([12]), shrew.tensor([1.0])), IndexError,

@@ -222,15 +222,16 @@ def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
 
 
 def index_fill(x: Tensor, dim: int, index: Tensor, value: Tensor | Scalar) -> Tensor:
-    """x with value in the slices along dim at a 1-d index; a 0-d tensor value keeps its
-    gradient."""
+    """x with value in the slices along dim at a 1-d index.  A 0-d tensor value gets the
+    gradient of every filled entry once, however often the index names it."""
     if x.ndim == 0:
         return index_fill(x.reshape(1), dim, index, value).reshape()
     d = normalize_dim(dim, x.ndim, "index_fill")
     index = _index_1d("index_fill", index, x, d).to_dtype(int64)
-    shape = x.shape[:d] + (index.shape[0],) + x.shape[d + 1:]
-    return scatter_into("index_fill", x, d, _along(index, d, x.shape),
-                        _filled("index_fill", value, x, shape), "none")
+    lined = _along(index, d, x.shape)
+    hit = scatter_unchecked(constant(x.shape, False, bool_, x._backend), d, lined,
+                            constant(lined.shape, True, bool_, x._backend), "none")
+    return elementwise_where(hit, _filled("index_fill", value, x, ()), x)
 
 
 def _filled(op: str, value: Tensor | Scalar, x: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -251,9 +252,10 @@ def take(x: Tensor, index: Tensor) -> Tensor:
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
-    """gather with x and indices broadcast together off dim; dim=None reads x as 1-d."""
+    """gather with x and indices broadcast together off dim (negative indices count from
+    the end); dim=None reads x as 1-d (and refuses negative indices, as torch does)."""
     indices = index_tensor("take_along_dim", indices, x)
-    if dim is None:
+    if dim is None:  # torch wraps negative indices only along a dim
         return gather_checked(x.reshape(-1), 0, indices.reshape(-1))
     if x.ndim != indices.ndim:
         raise ShapeError(f"take_along_dim: input {fmt(x.shape)} and indices "
@@ -264,7 +266,8 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     common = broadcast_shapes("take_along_dim", tuple(x_shape), tuple(i_shape))
     x_shape, i_shape = list(common), list(common)
     x_shape[d], i_shape[d] = x.shape[d], indices.shape[d]
-    return gather_checked(x.expand(*x_shape), d, indices.expand(*i_shape))
+    indices = wrapped_index("take_along_dim", indices, x.shape[d], d)
+    return gather_checked(x.expand(*x_shape), d, indices.expand(*i_shape), range_checked=True)
 
 
 def put(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
@@ -291,11 +294,10 @@ def _mask(op: str, mask: object, x: Tensor) -> Tensor:
 
 
 def masked_fill(x: Tensor, mask: Tensor, value: Tensor | Scalar) -> Tensor:
-    """x with value (a number or a 0-d tensor) where mask, which broadcasts to x, is true."""
+    """x with value (a number or a 0-d tensor) where mask is true, the two broadcast
+    together (the in-place form needs their shape to be x's)."""
     mask = _mask("masked_fill", mask, x)
-    if broadcast_shapes("masked_fill", x.shape, mask.shape) != x.shape:
-        raise ShapeError(f"masked_fill: mask {fmt(mask.shape)} must broadcast to self "
-                         f"{fmt(x.shape)}")
+    broadcast_shapes("masked_fill", x.shape, mask.shape)
     return elementwise_where(mask, _filled("masked_fill", value, x, ()), x)
 
 
@@ -330,11 +332,9 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
 
 
 def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    """x with source's leading entries (in C order) written where mask is true."""
+    """x with source's leading entries (in C order) written where mask is true (x and
+    mask broadcast together)."""
     flat, shape = _mask_positions("masked_scatter", x, mask)
-    if shape != x.shape:
-        raise ShapeError(f"masked_scatter: mask {fmt(mask.shape)} must broadcast to self "
-                         f"{fmt(x.shape)}")
     if numel(source.shape) < flat.shape[0]:
         raise ShapeError(f"masked_scatter: mask selects {flat.shape[0]} entries but source "
                          f"{fmt(source.shape)} has only {numel(source.shape)}")
@@ -343,7 +343,8 @@ def masked_scatter(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         raise DTypeError(f"masked_scatter: source ({source.dtype}) must have the dtype of "
                          f"self ({x.dtype})")
     src = source.reshape(-1).narrow(0, 0, flat.shape[0])
-    return scatter_unchecked(x.reshape(-1), 0, flat, src, "none").reshape(*x.shape)
+    out = x.expand(*shape).contiguous().reshape(-1)
+    return scatter_unchecked(out, 0, flat, src, "none").reshape(*shape)
 
 
 def where(condition: Tensor, input: Tensor | Scalar | None = None,  # noqa: A002  (torch's name)
@@ -374,6 +375,9 @@ def write_into(op: str, dst: Tensor, compute: Callable[[Tensor], Tensor]) -> Ten
                          f"(an expanded view); write into a .contiguous() copy")
     before = snapshot(dst)
     new = compute(before)
+    if new.shape != dst.shape:  # an operand broadcast the result beyond dst
+        raise ShapeError(f"{op}: the result would have shape {fmt(new.shape)}, but it is "
+                         f"written into a tensor of shape {fmt(dst.shape)}")
     if new._op is not None:
         take_over(dst, new)
     else:
