@@ -61,21 +61,24 @@ def _lm_loss(model, tokens, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
+def classifier(name: str, problem) -> nn.Module:
+    """The mlp_step or cnn_step model (weights still PyTorch's default init)."""
+    if name == "mlp_step":
+        hidden = problem.params["0.weight"].shape[0]
+        return nn.Sequential(nn.Linear(784, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
+                             nn.ReLU(), nn.Linear(hidden, 10))
+    return nn.Sequential(nn.Conv2d(1, 16, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
+
+
 def build(name: str, problem, device: str = "cpu", checkpoint: bool = False):
     """checkpoint=True recomputes each transformer block in backward (TransformerBlock's
     own checkpointing)."""
     if name in ("tiny_chain", "deep_chain", "deep_chain_1m"):
         return _chain_step(problem, device)
-    if name == "mlp_step":
-        hidden = problem.params["0.weight"].shape[0]
-        model = nn.Sequential(nn.Linear(784, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
-                              nn.ReLU(), nn.Linear(hidden, 10))
-        return _training_step(model, problem, device, _classifier_loss)
-    if name == "cnn_step":
-        model = nn.Sequential(nn.Conv2d(1, 16, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-                              nn.Conv2d(16, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-                              nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
-        return _training_step(model, problem, device, _classifier_loss)
+    if name in ("mlp_step", "cnn_step"):
+        return _training_step(classifier(name, problem), problem, device, _classifier_loss)
     if name == "transformer_step":
         c = problem.config
         model = LanguageModel(c["vocab"], c["dim"], c["heads"], c["blocks"], checkpoint)

@@ -6,7 +6,8 @@ with create_graph=True they are recorded and can be differentiated again.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeAlias
 
 from . import op as O
@@ -135,6 +136,9 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
     grads = {root.id: gradient}
     mode = enable_grad() if create_graph else no_grad()
     anomaly = anomaly_enabled()
+    # Leaves with a post-accumulate hook land as soon as their last consumer has run
+    # (DistributedDataParallel starts communication then), not at the end of the order.
+    early = _hooked_leaves_by_last_consumer(order) if accumulate and _leaf_hooks else {}
     with mode:
         for node in order:
             grad = grads.pop(node.id, None)
@@ -142,9 +146,7 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                 continue
             op = node._op
             if op is None or node._retains_grad:
-                store.insert(node, grad)
-                if accumulate:
-                    node.grad = grad if node.grad is None else node.grad + grad
+                _land(node, grad, store, accumulate)
             if op is None:
                 continue
             pairs = input_grads(node, op, grad)
@@ -157,7 +159,82 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                 grads[x.id] = g if prev is None else prev + g
             if not retain_graph:
                 release(node, O.Released(type(op).__name__))
+            for leaf in early.get(node.id, ()):
+                leaf_grad = grads.pop(leaf.id, None)
+                if leaf_grad is not None:
+                    _land(leaf, leaf_grad, store, accumulate)
     return store
+
+
+def _land(node: Tensor, grad: Tensor, store: GradStore, accumulate: bool) -> None:
+    """A leaf's (or retained tensor's) final gradient of this backward: into the store and
+    .grad, then the tensor's post-accumulate hooks."""
+    store.insert(node, grad)
+    if accumulate:
+        node.grad = grad if node.grad is None else node.grad + grad
+        for hook in _leaf_hooks.get(node.id, ()):
+            hook(node, store)
+
+
+# -- "this leaf's gradient is final": post-accumulate hooks ------------------------------
+
+PostAccumulateHook: TypeAlias = Callable[[Tensor, GradStore], None]
+"""Called as hook(leaf, grads) once leaf.grad holds this backward's gradient; `grads` is
+the GradStore backward() will return (the hook may replace the leaf's entry)."""
+
+_leaf_hooks: dict[int, list[PostAccumulateHook]] = {}
+
+
+class HookHandle:
+    """Returned by register_post_accumulate_grad_hook; `remove()` unregisters the hook."""
+
+    __slots__ = ("_key", "_hook")
+
+    def __init__(self, key: int, hook: PostAccumulateHook) -> None:
+        self._key, self._hook = key, hook
+
+    def remove(self) -> None:
+        hooks = _leaf_hooks.get(self._key, [])
+        if self._hook in hooks:
+            hooks.remove(self._hook)
+        if not hooks:
+            _leaf_hooks.pop(self._key, None)
+
+
+def register_post_accumulate_grad_hook(leaf: Tensor, hook: PostAccumulateHook) -> HookHandle:
+    """Call hook(leaf, grads) in every backward(), right after leaf's gradient is final and
+    accumulated into leaf.grad -- as soon as the last operation that used leaf has run its
+    gradient rule, while the rest of backward goes on (like PyTorch's
+    Tensor.register_post_accumulate_grad_hook, which DistributedDataParallel builds on).
+    Hooks run in registration order; gradients computed inside a checkpoint's recomputation
+    do not trigger them (the outer backward does, once)."""
+    if not isinstance(leaf, Tensor) or not leaf.is_leaf or not leaf.requires_grad:
+        raise ShrewError("register_post_accumulate_grad_hook: needs a leaf tensor that "
+                         "requires grad")
+    if not callable(hook):
+        raise ShrewError(f"register_post_accumulate_grad_hook: hook must be callable, got "
+                         f"{type(hook).__name__}")
+    _leaf_hooks.setdefault(leaf.id, []).append(hook)
+    handle = HookHandle(leaf.id, hook)
+    weakref.finalize(leaf, handle.remove)  # a dead tensor's hooks go with it
+    return handle
+
+
+def _hooked_leaves_by_last_consumer(order: list[Tensor]) -> dict[int, list[Tensor]]:
+    """For each node, the hooked leaves whose gradient is complete once it has been
+    processed: the leaf's consumer latest in `order` (consumers come before producers)."""
+    last: dict[int, tuple[int, Tensor]] = {}
+    for node in order:
+        op = node._op
+        if op is None:
+            continue
+        for x in op.inputs():
+            if x._op is None and x.id in _leaf_hooks:
+                last[x.id] = (node.id, x)
+    early: dict[int, list[Tensor]] = {}
+    for consumer, leaf in last.values():
+        early.setdefault(consumer, []).append(leaf)
+    return early
 
 
 def _scatter_grads(dst: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, y: Tensor,

@@ -1,6 +1,7 @@
 """The examples run a few steps and their loss falls."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ EXAMPLES = Path(__file__).parents[1] / "examples"
 sys.path.insert(0, str(EXAMPLES))  # the examples import each other by name, as scripts do
 
 import checkpointed_transformer  # noqa: E402
+import export_c  # noqa: E402
 import train_cnn  # noqa: E402
 import train_mlp  # noqa: E402
 
@@ -33,6 +35,14 @@ def test_cnn_learns_in_two_epochs(capsys):
     assert result["losses"][-1] < 0.5 * result["losses"][0]
     assert result["accuracy"] > 0.8
     assert "test accuracy:" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")), reason="no C compiler")
+def test_export_c_trains_in_c_and_reads_back(tmp_path, capsys):
+    result = export_c.main(["--epochs", "3", "--out", str(tmp_path)])
+    assert result["losses"][-1] < 0.5 * result["losses"][0]
+    assert result["accuracy"] > 0.8
+    assert "test accuracy reached in C:" in capsys.readouterr().out
 
 
 def test_checkpointed_transformer_learns_and_reports(tmp_path, capsys):

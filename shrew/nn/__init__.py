@@ -6,6 +6,7 @@ from .layers import (GELU, AvgPool2d, Conv1d, Conv2d, Dropout, Embedding, Flatte
 from .module import Module, Sequential
 from .normalization import BatchNorm2d, LayerNorm
 from .parameter import Parameter, add_, assign_
+from . import parallel  # noqa: E402, F401  (DistributedDataParallel: built on the above)
 
 __all__ = [
     "functional", "init", "Module", "Sequential", "Parameter", "assign_", "add_", "Linear",

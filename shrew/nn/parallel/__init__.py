@@ -1,0 +1,4 @@
+"""Parallel training wrappers, as torch.nn.parallel: DistributedDataParallel on MPI."""
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]
