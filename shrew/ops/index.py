@@ -101,6 +101,12 @@ def note_host_range(t: Tensor, host: np.ndarray) -> None:
             weakref.finalize(t, _host_ranges.pop, key, None)
 
 
+def known_range(t: Tensor) -> tuple[int, int] | None:
+    """The range of t's values noted when it was uploaded (it or the tensor it views)."""
+    key = _allocation_id(t) if _host_ranges else None
+    return None if key is None else _host_ranges.get(key)
+
+
 def forget_host_range(t: Tensor) -> None:
     """`t`'s values changed in place (copy_)."""
     key = _allocation_id(t) if _host_ranges else None
@@ -120,8 +126,7 @@ def check_range(op: str, index: Tensor, size: int, dim: int, wraps: bool = False
     if numel(index.shape) == 0:
         return
     data = index._data
-    key = _allocation_id(index) if _host_ranges else None
-    known = None if key is None else _host_ranges.get(key)
+    known = known_range(index)
     least = -size if wraps else 0
     if isinstance(data, np.ndarray):
         lo, hi = int(data.min()), int(data.max())

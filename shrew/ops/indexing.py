@@ -16,8 +16,8 @@ from ..shape import broadcast_shapes, fmt, normalize_dim, numel
 from .common import constant, number, same_device
 from .creation import tensor
 from .elementwise import where as elementwise_where
-from .index import (_allocation_id, _host_ranges, check_range, forget_host_range,
-                    scatter_add_shape, scatter_unchecked)
+from .index import (check_range, forget_host_range, known_range, scatter_add_shape,
+                    scatter_unchecked)
 from .index import gather as gather_checked
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def wrapped_index(op: str, index: Tensor, size: int, dim: int) -> Tensor:
         if numel(index.shape) == 0 or data.min() >= 0:
             return index
         return wrap(np.where(data < 0, data + size, data), index._backend)
-    known = _host_ranges.get(_allocation_id(index) or -1) if _host_ranges else None
+    known = known_range(index)
     if known is not None and known[0] >= 0:
         return index
     return elementwise_where(index < 0, index + size, index)
@@ -100,15 +100,15 @@ def scatter_into(op: str, dst: Tensor, dim: int, index: object, src: Tensor | Sc
     same_device(op, dst, src)
     if src.dtype != dst.dtype:
         raise DTypeError(f"{op}: src ({src.dtype}) must have the dtype of self ({dst.dtype})")
-    if not index.ndim == src.ndim == dst.ndim and numel(index.shape):
+    if numel(index.shape) == 0:  # torch ignores an empty index, whatever its shape
+        return dst.contiguous()
+    if not index.ndim == src.ndim == dst.ndim:
         raise ShapeError(f"{op}: index {fmt(index.shape)}, src {fmt(src.shape)} and self "
                          f"{fmt(dst.shape)} must have as many dims")
     for i, si in enumerate(index.shape):
         if si > src.shape[i] or (i != d and si > dst.shape[i]):
             raise ShapeError(f"{op}: index {fmt(index.shape)} is larger than src "
                              f"{fmt(src.shape)} or than self {fmt(dst.shape)} in dim {i}")
-    if numel(index.shape) == 0:
-        return dst.contiguous()
     check_range(op, given, dst.shape[d], d)
     for i, si in enumerate(index.shape):
         if si < src.shape[i]:
