@@ -366,6 +366,12 @@ class ArrayModuleBackend:
         xp = self.xp
         # take_along_axis needs index and x to agree off `dim`; narrow x to index's extent.
         sl = tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(index.shape))
+        if index.size and all(step == 0 or index.shape[d] == 1
+                              for d, step in enumerate(index.strides) if d != dim):
+            # One index per slice, broadcast over the other dims (index_select, x[idx]):
+            # take whole slices, without reading the broadcast index entry by entry.
+            line = index[tuple(slice(None) if d == dim else 0 for d in range(index.ndim))]
+            return xp.take(x[sl], line, axis=dim)
         return xp.take_along_axis(x[sl], index, axis=dim)
 
     def _flat_offsets(self, shape, dim, index):
