@@ -18,7 +18,8 @@ from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import manual_seed, rand, randn
 from .ops.shape import cat, stack
 from .tensor import Tensor
-from . import nn, optim  # noqa: E402  (they build on everything above)
+from .generator import Generator
+from . import nn, optim, utils  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
@@ -34,7 +35,8 @@ __all__ = [
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "ShrewIndexError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
-    "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize",
+    "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
+    "utils",
     "gather", "scatter", "scatter_reduce", "index_select", "index_add", "index_copy",
     "index_fill", "index_put", "masked_fill", "masked_scatter", "masked_select", "take",
     "take_along_dim", "put", "nonzero", "argwhere",
