@@ -251,5 +251,5 @@ class Released(Op):
 VARIANTS = (
     Contiguous, Binary, Unary, Reduce, Matmul, Reshape, Transpose, Narrow, Affine, Conv2d,
     Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond, Gather, Pad, ToDtype,
-    ToDevice, ScatterAdd, Im2Col, Col2Im, Softmax, Standardize, Checkpoint,
+    ToDevice, ScatterAdd, Scatter, Im2Col, Col2Im, Softmax, Standardize, Checkpoint,
 )
