@@ -14,7 +14,6 @@ from .ops.conv import col2im, conv1d, conv2d, im2col
 from .ops.creation import (arange, clone, empty, empty_like, eye, from_dlpack, from_numpy, full,
                            full_like, linspace, logspace, meshgrid, ones, ones_like, tensor,
                            tril_indices, triu_indices, zeros, zeros_like)
-from .ops.elementwise import where
 from .ops.pointwise import (  # noqa: A004  (torch's names: abs, pow, round)
     abs, absolute, acos, acosh, add, addcdiv, addcmul, arccos, arccosh, arcsin, arcsinh, arctan,
     arctan2, arctanh, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_not, bitwise_or,
@@ -24,7 +23,11 @@ from .ops.pointwise import (  # noqa: A004  (torch's names: abs, pow, round)
     logical_not, logical_or, logical_xor, logit, maximum, minimum, mul, multiply, nan_to_num,
     neg, negative, pow, reciprocal, relu, remainder, round, rsqrt, sgn, sigmoid, sign, signbit,
     sin, sinh, sqrt, square, sub, subtract, tan, tanh, true_divide, trunc, xlogy)
-from .ops.index import scatter_add
+from .ops.indexing import (argwhere, gather, index_add, index_copy, index_fill,
+                           index_select, masked_fill, masked_scatter, masked_select, nonzero,
+                           put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
+                           where)
+from .ops.subscript import index_put
 from .ops.norm import standardize
 from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import (manual_seed, normal, rand, rand_like, randint, randn, randn_like,
@@ -68,6 +71,7 @@ __all__ = [
     "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "manual_seed", "no_grad", "enable_grad",
     "is_grad_enabled", "set_grad_enabled", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
+    "ShrewIndexError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
     "utils", "device", "cuda", "accelerator", "onnx", "ShrewIndexError", "ShrewTypeError",
@@ -108,4 +112,7 @@ __all__ = [
     "reciprocal", "relu", "remainder", "round", "rsqrt", "sgn", "sigmoid", "sign", "signbit",
     "sin", "sinh", "sqrt", "square", "sub", "subtract", "tan", "tanh", "true_divide", "trunc",
     "xlogy",
+    "gather", "scatter", "scatter_reduce", "index_select", "index_add", "index_copy",
+    "index_fill", "index_put", "masked_fill", "masked_scatter", "masked_select", "take",
+    "take_along_dim", "put", "nonzero", "argwhere",
 ]

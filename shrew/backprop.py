@@ -21,6 +21,7 @@ from .ops.creation import ones_like, zeros_like
 from .ops.elementwise import unary, where
 from .ops.index import scatter_add_unchecked
 from .ops.scan import cumprod_grad, products_of_others, reverse, scan
+from .ops.index import scatter_unchecked as scatter
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .shape import broadcast_dims, fmt, numel, reduced_shape
 from .tensor import Tensor
@@ -238,6 +239,31 @@ def _hooked_leaves_by_last_consumer(order: list[Tensor]) -> dict[int, list[Tenso
     return early
 
 
+def _scatter_grads(dst: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, y: Tensor,
+                   g: Tensor) -> InputGrads:
+    """Scatter's rules, as torch defines them: a store passes g to the entries it kept and
+    to every src entry; prod divides the result by each factor (a lone zero factor gets
+    the product of the others instead); amax/amin split g evenly among tied maxima."""
+    if reduce == "none":
+        return ((dst, scatter(g, dim, index, zeros_like(src), "none")), (src, g.gather(dim, index)))
+    if reduce == "sum":
+        return ((dst, g), (src, g.gather(dim, index)))
+    if reduce == "prod":
+        dst_nonzero = where(dst == 0, 1.0, dst)
+        without_dst = scatter(dst_nonzero, dim, index, src, "prod") / dst_nonzero
+        src_zero = src == 0
+        zeros_at = scatter(zeros_like(dst), dim, index, src_zero.to_dtype(dst.dtype), "sum")
+        lone_zero = where(src_zero, zeros_at.gather(dim, index) == 1, False)
+        others = scatter(dst, dim, index, where(lone_zero, 1.0, src), "prod")
+        grad_src = where(lone_zero, (g * others).gather(dim, index),
+                         (g * y).gather(dim, index) / where(src_zero, 1.0, src))
+        return ((dst, g * without_dst), (src, grad_src))
+    dst_is = (dst == y).to_dtype(g.dtype)  # amax, amin: the entries equal to the result
+    src_is = (src == y.gather(dim, index)).to_dtype(g.dtype)
+    share = g / scatter(dst_is, dim, index, src_is, "sum")
+    return ((dst, dst_is * share), (src, src_is * share.gather(dim, index)))
+
+
 def _expand(grad: Tensor, keep_shape: tuple[int, ...], shape: tuple[int, ...]) -> Tensor:
     """A reduced gradient (with keepdim dims restored) broadcast back to `shape`."""
     return grad.reshape(*keep_shape).expand(*shape)
@@ -349,6 +375,8 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, scatter_add_unchecked(x.shape, dim, index, g)),)
         case O.ScatterAdd(src, dim, index):
             return ((src, g.gather(dim, index)),)
+        case O.Scatter(dst, dim, index, src, reduce):
+            return _scatter_grads(dst, dim, index, src, reduce, y, g)
         # -- conv (ops/conv.py)
         case O.Im2Col(x, kernel, stride, padding):
             return ((x, col2im(g, x.shape, kernel, stride, padding)),)

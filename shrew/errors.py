@@ -17,9 +17,9 @@ class DTypeError(ShrewError):
     """A dtype the operation or the device does not support."""
 
 
-class ShrewIndexError(ShrewError, IndexError):
-    """An index out of range: an IndexError too, which Python's iteration protocols and
-    PyTorch programs rely on."""
+class ShrewIndexError(ShapeError, IndexError):
+    """An index out of range, or an index of the wrong kind: an IndexError too (where
+    PyTorch raises IndexError), which Python's iteration protocols rely on."""
 
 
 class ShrewTypeError(ShrewError, TypeError):

@@ -146,6 +146,22 @@ def replace_storage(t: Tensor, source: Tensor) -> None:
     t._data, t._backend, t.dtype = source._data, source._backend, source.dtype
 
 
+def snapshot(t: Tensor) -> Tensor:
+    """A second Tensor with t's fields (its storage, op and id): what t was before an
+    in-place write makes t a new node of the graph (take_over)."""
+    out = object.__new__(type(t))
+    for name in FIELDS:
+        setattr(out, name, getattr(t, name))
+    out.grad, out._retains_grad = None, False
+    return out
+
+
+def take_over(t: Tensor, new: Tensor) -> None:
+    """An in-place write recorded in the graph: t becomes `new` (its storage, op, and id,
+    which orders it after its inputs for backward), keeping its own grad."""
+    t._data, t._op, t.requires_grad, t.id = new._data, new._op, new.requires_grad, new.id
+
+
 def retain_grad(t: Tensor) -> None:
     t._retains_grad = True
 

@@ -4,6 +4,7 @@ Each variant is a frozen dataclass holding its input tensors and the parameters 
 gradient rule needs.  A leaf tensor has ``op is None``.  The set is DESIGN.md's list plus
 four variants that some gradient rules need to stay differentiable (ScatterAdd, Im2Col,
 Col2Im are the adjoints of Gather and the convolution lowering; ToDevice moves data),
+Scatter, the write of every index op (x[key] = v, index_put, scatter_reduce, ...),
 Checkpoint, which recomputes a function in backward, Prod, VectorNorm and Scan, whose
 gradients compositions would get wrong at zeros, and two fused kernels that earn their
 place in training time (Softmax, which also serves log_softmax, and Standardize, the
@@ -207,6 +208,18 @@ class ScatterAdd(Op):
 
 
 @dataclass(frozen=True, slots=True)
+class Scatter(Op):
+    """dst with src combined at index along dim (backend scatter): scatter, index_put,
+    __setitem__, scatter_reduce; src already narrowed to index's shape."""
+    dst: Any
+    dim: int
+    index: Any
+    src: Any
+    reduce: str  # base.SCATTER_REDUCE_FNS
+    TENSORS: ClassVar[tuple] = ("dst", "src")
+
+
+@dataclass(frozen=True, slots=True)
 class Im2Col(Op):
     x: Any
     kernel: tuple
@@ -261,6 +274,6 @@ class Released(Op):
 VARIANTS = (
     Contiguous, Binary, Unary, Reduce, Prod, VectorNorm, Scan, Matmul, Reshape, Transpose,
     Narrow, Affine, Conv2d, Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond,
-    Gather, Pad, ToDtype, ToDevice, ScatterAdd, Im2Col, Col2Im, Softmax, Standardize,
+    Gather, Pad, ToDtype, ToDevice, ScatterAdd, Scatter, Im2Col, Col2Im, Softmax, Standardize,
     Checkpoint,
 )

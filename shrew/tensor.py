@@ -18,9 +18,11 @@ from .methods.elementwise import ElementwiseMethods
 from .ops import creation as _creation
 from .ops import elementwise as _elementwise
 from .ops import index as _index
+from .ops import indexing as _indexing
 from .ops import linalg as _linalg
 from .ops import norm as _norm
 from .ops import shape as _shape
+from .ops import subscript as _subscript
 from .reduce_methods import ReductionMethods
 from .shape import Size, fmt, normalize_dim, numel
 from .tensor_linalg import LinalgMethods
@@ -313,14 +315,106 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
     def expand_as(self, other: Tensor) -> Tensor:  # (broadcast_to etc. in tensor_shape.py)
         return _shape.expand(self, (other.shape,))
 
-    def __getitem__(self, key: Index) -> Tensor:
-        """Basic indexing: ints, slices with step 1, None and Ellipsis."""
-        return _shape.getitem(self, key)
-
     def pad(self, pads: Sequence[int], value: Scalar = 0.0) -> Tensor:
         """Constant padding; `pads` as torch.nn.functional.pad (last dim first, negative crops)."""
         return _shape.pad(self, pads, value)
 
-    # -- indexing with tensors (ops/index.py) -----------------------------------------------
+    # -- indexing (ops/subscript.py, ops/indexing.py) ---------------------------------------
+    def __getitem__(self, key: Index) -> Tensor:
+        """torch's indexing: ints, slices, None, Ellipsis, integer and bool tensors/lists."""
+        return _subscript.getitem(self, key)
+
+    def __setitem__(self, key: Index, value: Tensor | Scalar) -> None:
+        _subscript.setitem(self, key, value)
+
+    def index_put(self, indices: Sequence[Tensor | None], values: Tensor | Scalar,
+                  accumulate: bool = False) -> Tensor:
+        return _subscript.index_put(self, tuple(indices), values, accumulate)
+
+    def index_put_(self, indices: Sequence[Tensor | None], values: Tensor | Scalar,
+                   accumulate: bool = False) -> Tensor:
+        return _subscript.index_put_(self, tuple(indices), values, accumulate)
+
     def gather(self, dim: int, index: Tensor) -> Tensor:
-        return _index.gather(self, dim, index)
+        return _indexing.gather(self, dim, index)
+
+    def scatter(self, dim: int, index: Tensor, src: Tensor | Scalar | None = None, *,
+                value: Scalar | None = None, reduce: str | None = None) -> Tensor:
+        return _indexing.scatter(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_(self, dim: int, index: Tensor, src: Tensor | Scalar | None = None, *,
+                 value: Scalar | None = None, reduce: str | None = None) -> Tensor:
+        return _indexing.in_place("scatter_", _indexing.scatter, self, dim, index, src,
+                                  value=value, reduce=reduce)
+
+    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        return _indexing.scatter_add(self, dim, index, src)
+
+    def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        return _indexing.in_place("scatter_add_", _indexing.scatter_add, self, dim, index, src)
+
+    def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                       include_self: bool = True) -> Tensor:
+        return _indexing.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                        include_self: bool = True) -> Tensor:
+        return _indexing.in_place("scatter_reduce_", _indexing.scatter_reduce, self, dim,
+                                  index, src, reduce, include_self=include_self)
+
+    def index_select(self, dim: int, index: Tensor) -> Tensor:
+        return _indexing.index_select(self, dim, index)
+
+    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Scalar = 1) -> Tensor:
+        return _indexing.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim: int, index: Tensor, source: Tensor, *,
+                   alpha: Scalar = 1) -> Tensor:
+        return _indexing.in_place("index_add_", _indexing.index_add, self, dim, index, source,
+                                  alpha=alpha)
+
+    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return _indexing.index_copy(self, dim, index, source)
+
+    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return _indexing.in_place("index_copy_", _indexing.index_copy, self, dim, index, source)
+
+    def index_fill(self, dim: int, index: Tensor, value: Tensor | Scalar) -> Tensor:
+        return _indexing.index_fill(self, dim, index, value)
+
+    def index_fill_(self, dim: int, index: Tensor, value: Tensor | Scalar) -> Tensor:
+        return _indexing.in_place("index_fill_", _indexing.index_fill, self, dim, index, value)
+
+    def masked_fill(self, mask: Tensor, value: Tensor | Scalar) -> Tensor:
+        return _indexing.masked_fill(self, mask, value)
+
+    def masked_fill_(self, mask: Tensor, value: Tensor | Scalar) -> Tensor:
+        return _indexing.in_place("masked_fill_", _indexing.masked_fill, self, mask, value)
+
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        return _indexing.masked_scatter(self, mask, source)
+
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        return _indexing.in_place("masked_scatter_", _indexing.masked_scatter, self, mask,
+                                  source)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        return _indexing.masked_select(self, mask)
+
+    def take(self, index: Tensor) -> Tensor:
+        return _indexing.take(self, index)
+
+    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
+        return _indexing.take_along_dim(self, indices, dim)
+
+    def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+        return _indexing.put(self, index, source, accumulate)
+
+    def put_(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+        return _indexing.in_place("put_", _indexing.put, self, index, source, accumulate)
+
+    def nonzero(self, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+        return _indexing.nonzero(self, as_tuple=as_tuple)
+
+    def argwhere(self) -> Tensor:
+        return _indexing.argwhere(self)

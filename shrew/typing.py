@@ -38,8 +38,9 @@ IntOrPair: TypeAlias = int | Sequence[int]
 Dims: TypeAlias = int | Sequence[int] | None
 """The ``dim=`` of reductions and ``squeeze``: one dim, several, or ``None`` for all."""
 
-IndexItem: TypeAlias = int | slice | None | EllipsisType
-"""One component of ``t[...]``: an int, a slice with step 1, ``None`` or ``...``."""
+IndexItem: TypeAlias = "int | bool | slice | None | EllipsisType | Tensor | Sequence[Any]"
+"""One component of ``t[...]``: an int, a slice (positive step), ``None``, ``...``, an
+integer or bool tensor, or a (nested) list of ints or bools."""
 
 Index: TypeAlias = IndexItem | tuple[IndexItem, ...]
 """What ``Tensor.__getitem__`` accepts."""

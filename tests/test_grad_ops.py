@@ -19,6 +19,7 @@ import shrew
 from shrew import op as O
 from shrew.backends.base import UNARY_FNS
 from shrew.ops.elementwise import unary
+from shrew.ops.index import scatter_unchecked
 from shrew.testing import gradcheck
 from support import Input, broadcast_pairs, check_grad, layouts, seeds, shapes
 
@@ -476,6 +477,16 @@ def test_gather(shape, seed, layout, data):
     np.testing.assert_array_equal(out.numpy(),
                                   np.take_along_axis(x.value[sl], index_np, axis=dim))
     check_grad(lambda t: t.gather(dim, index), x)
+
+
+@covers(O.Scatter)
+@pytest.mark.parametrize("reduce", ["none", "sum", "prod", "amax", "amin"])
+def test_scatter(reduce):
+    rng = np.random.default_rng(3)
+    dst = shrew.tensor(rng.uniform(0.5, 2, (3, 4)), requires_grad=True)
+    src = shrew.tensor(rng.uniform(0.5, 2, (2, 4)), requires_grad=True)
+    index = shrew.tensor([[2, 0, 1, 2], [1, 1, 0, 0]])  # distinct targets in each column
+    check_grad(lambda d, s: scatter_unchecked(d, 0, index, s, reduce), dst, src)
 
 
 @covers(O.ScatterAdd)

@@ -244,6 +244,16 @@ class ToyBackend:
             out[tuple(target)] += src.a[pos]
         return self._box(out)
 
+    def scatter(self, dst, dim, index, src, reduce):
+        combine = {"none": lambda old, new: new, "sum": np.add, "prod": np.multiply,
+                   "amax": np.maximum, "amin": np.minimum}[reduce]
+        out = np.array(dst.a, copy=True, order="C")
+        for pos in np.ndindex(*index.shape):  # in C order: along dim in index order
+            target = list(pos)
+            target[dim] = index.a[pos]
+            out[tuple(target)] = combine(out[tuple(target)], src.a[pos])
+        return self._box(out)
+
     # -- random numbers
     def manual_seed(self, seed):
         self._rng = np.random.RandomState(seed)

@@ -437,6 +437,12 @@ class ArrayModuleBackend:
         xp = self.xp
         # take_along_axis needs index and x to agree off `dim`; narrow x to index's extent.
         sl = tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(index.shape))
+        if index.size and all(step == 0 or index.shape[d] == 1
+                              for d, step in enumerate(index.strides) if d != dim):
+            # One index per slice, broadcast over the other dims (index_select, x[idx]):
+            # take whole slices, without reading the broadcast index entry by entry.
+            line = index[tuple(slice(None) if d == dim else 0 for d in range(index.ndim))]
+            return xp.take(x[sl], line, axis=dim)
         return xp.take_along_axis(x[sl], index, axis=dim)
 
     def _flat_offsets(self, shape, dim, index):
@@ -485,6 +491,22 @@ class ArrayModuleBackend:
             out = xp.zeros(size, dtype=src.dtype)
             xp.add.at(out, flat.ravel(), src.ravel())
         return out.astype(src.dtype, copy=False).reshape(shape)
+
+    # base.scatter: each combine as an unbuffered ufunc.at, which applies repeated targets
+    # one after another in index order (a plain store keeps the last).
+    _SCATTER_UFUNCS = {"sum": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
+
+    def scatter(self, dst, dim, index, src, reduce):
+        xp = self.xp
+        flat = self._flat_offsets(dst.shape, dim, index).ravel()
+        values = src[tuple(slice(0, s) for s in index.shape)].ravel()
+        out = xp.array(dst, copy=True, order="C")
+        target = out.reshape(-1)
+        if reduce == "none":
+            target[flat] = values
+        else:
+            getattr(xp, self._SCATTER_UFUNCS[reduce]).at(target, flat, values)
+        return out
 
     # -- random numbers ------------------------------------------------------------------
     def manual_seed(self, seed):

@@ -45,6 +45,7 @@ REDUCE_FNS = ("sum", "mean", "max", "min")
 ARG_REDUCE_FNS = ("argmax", "argmin")
 SCAN_FNS = ("sum", "prod")
 ARG_SCAN_FNS = ("max", "min")
+SCATTER_REDUCE_FNS = ("none", "sum", "prod", "amax", "amin")  # scatter's ways to combine
 
 
 @runtime_checkable
@@ -102,6 +103,7 @@ class Backend(Protocol):
     # -- indexing ----------------------------------------------------------------------
     def gather(self, x: Storage, dim: int, index: Storage) -> Storage: ...   # out[i][j] = x[index[i][j]][j] (dim 0 shown), int64 index in range
     def scatter_add(self, shape: tuple, dim: int, index: Storage, src: Storage) -> Storage: ...  # zeros(shape) then out[index[i][j]][j] += src[i][j]; deterministic order
+    def scatter(self, dst: Storage, dim: int, index: Storage, src: Storage, reduce: str) -> Storage: ...  # a C-contiguous copy of dst, then out[index[i][j]][j] = src[i][j] (reduce "none": the last along dim wins) or combined with it by reduce in SCATTER_REDUCE_FNS (amax/amin: NaN wins), in index order; index no larger than src, nor than dst off dim, int64 in range
 
     # -- random numbers ----------------------------------------------------------------
     def manual_seed(self, seed: int) -> None: ...                  # reset the generator

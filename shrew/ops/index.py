@@ -1,5 +1,6 @@
-"""Indexing with index tensors: gather and its adjoint scatter_add (index.cl on OpenCL
-and CUDA)."""
+"""Indexing with index tensors, the primitives: gather, its adjoint scatter_add, and
+scatter (index.cl on OpenCL and CUDA), with the range checks of their indices.  torch's
+index functions built on them are in indexing.py, x[key] in subscript.py."""
 from __future__ import annotations
 
 import weakref
@@ -10,7 +11,7 @@ import numpy as np
 
 from .. import op as O
 from ..dtype import int64
-from ..errors import DTypeError, ShapeError, ShrewError
+from ..errors import DTypeError, ShapeError, ShrewError, ShrewIndexError
 from ..factory import AnyTensor, record
 from ..shape import fmt, normalize_dim, numel
 from .common import same_device
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
 # the uploaded tensor, which keeps the allocation (and so its id) alive until then.
 _host_ranges: dict[int, tuple[int, int]] = {}
 # Range checks of indices computed on a device, waiting for the next read-back:
-# (op, dim, size, backend, device min, device max).
-deferred: list[tuple[str, int, int, Backend, Storage, Storage]] = []
+# (op, dim, lowest allowed, size, backend, device min, device max).
+deferred: list[tuple[str, int, int, int, Backend, Storage, Storage]] = []
 _MAX_DEFERRED = 64  # then they are read back at once, so that the list stays short
 
 
@@ -47,8 +48,9 @@ def gather(x: Tensor, dim: int, index: Tensor, range_checked: bool = False) -> T
     return record(data, x._backend, O.Gather(x, d, index), x)
 
 
-def scatter_add(shape: Sequence[int], dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """zeros(shape) with src added at index along dim (the adjoint of gather)."""
+def scatter_add_shape(shape: Sequence[int], dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """zeros(shape) with src added at index along dim (the adjoint of gather): index and
+    src of one shape."""
     shape = tuple(shape)
     d = normalize_dim(dim, len(shape), "scatter_add")
     given, index = index, _checked_index("scatter_add", index, src)
@@ -67,6 +69,13 @@ def scatter_add_unchecked(shape: tuple[int, ...], dim: int, index: Tensor, src: 
     was checked when it was made (gather's) or comes from a kernel (max_pool2d's)."""
     data = src._backend.scatter_add(shape, dim, index._data, src._data)
     return record(data, src._backend, O.ScatterAdd(src, dim, index), src)
+
+
+def scatter_unchecked(dst: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str) -> Tensor:
+    """dst with src combined at index along dim (reduce in base.SCATTER_REDUCE_FNS), for
+    arguments already checked: int64 index in range, src of index's shape and dst's dtype."""
+    data = dst._backend.scatter(dst._data, dim, index._data, src._data, reduce)
+    return record(data, dst._backend, O.Scatter(dst, dim, index, src, reduce), dst, src)
 
 
 def _checked_index(op: str, index: object, x: Tensor) -> Tensor:
@@ -92,6 +101,12 @@ def note_host_range(t: Tensor, host: np.ndarray) -> None:
             weakref.finalize(t, _host_ranges.pop, key, None)
 
 
+def known_range(t: Tensor) -> tuple[int, int] | None:
+    """The range of t's values noted when it was uploaded (it or the tensor it views)."""
+    key = _allocation_id(t) if _host_ranges else None
+    return None if key is None else _host_ranges.get(key)
+
+
 def forget_host_range(t: Tensor) -> None:
     """`t`'s values changed in place (copy_)."""
     key = _allocation_id(t) if _host_ranges else None
@@ -99,8 +114,9 @@ def forget_host_range(t: Tensor) -> None:
         _host_ranges.pop(key, None)
 
 
-def check_range(op: str, index: Tensor, size: int, dim: int) -> None:
-    """Indices must lie in [0, size).  Checked at once where that needs no device read:
+def check_range(op: str, index: Tensor, size: int, dim: int, wraps: bool = False) -> None:
+    """Indices must lie in [0, size) (in [-size, size) if `wraps`: negative ones count
+    from the end).  Checked at once where that needs no device read:
     an index in host memory (the cpu backend), or an upload from host data (or a view of
     one) whose values all lie in range.  An upload with values out of range is checked
     exactly, reading the device (an error, unless the view leaves those values out).  An
@@ -110,11 +126,11 @@ def check_range(op: str, index: Tensor, size: int, dim: int) -> None:
     if numel(index.shape) == 0:
         return
     data = index._data
-    key = _allocation_id(index) if _host_ranges else None
-    known = None if key is None else _host_ranges.get(key)
+    known = known_range(index)
+    least = -size if wraps else 0
     if isinstance(data, np.ndarray):
         lo, hi = int(data.min()), int(data.max())
-    elif known is not None and 0 <= known[0] and known[1] < size:
+    elif known is not None and least <= known[0] and known[1] < size:
         return  # a view of an upload whose every value is in range
     elif known is not None:  # some value of the upload is not: is one in this view?
         be = index._backend
@@ -124,13 +140,13 @@ def check_range(op: str, index: Tensor, size: int, dim: int) -> None:
     else:
         be = index._backend
         dims = tuple(range(index.ndim))
-        deferred.append((op, dim, size, be, be.reduce("min", data, dims, False),
+        deferred.append((op, dim, least, size, be, be.reduce("min", data, dims, False),
                          be.reduce("max", data, dims, False)))
         if len(deferred) >= _MAX_DEFERRED:
             raise_deferred()
         return
-    if lo < 0 or hi >= size:
-        raise ShapeError(_out_of_range(op, lo if lo < 0 else hi, size, dim))
+    if lo < least or hi >= size:
+        raise ShrewIndexError(_out_of_range(op, lo if lo < least else hi, least, size, dim))
 
 
 def raise_deferred() -> None:
@@ -138,15 +154,16 @@ def raise_deferred() -> None:
     and raise for the first that failed, naming its op."""
     pending = deferred[:]
     deferred.clear()
-    for op, dim, size, be, lo_data, hi_data in pending:
+    for op, dim, least, size, be, lo_data, hi_data in pending:
         lo, hi = int(be.to_numpy(lo_data)), int(be.to_numpy(hi_data))
-        if lo < 0 or hi >= size:
-            raise ShapeError(_out_of_range(op, lo if lo < 0 else hi, size, dim) +
+        if lo < least or hi >= size:
+            raise ShrewIndexError(_out_of_range(op, lo if lo < least else hi, least, size, dim) +
                              f"; an earlier {op} on {be.device}, with indices computed "
                              f"there, is found when a result is read back; its output "
                              f"holds 0 at those indices")
 
 
-def _out_of_range(op: str, bad: int, size: int, dim: int) -> str:
+def _out_of_range(op: str, bad: int, least: int, size: int, dim: int) -> str:
     return (f"{op}: index {bad} is out of range for dim {dim} of size {size} "
-            f"(indices must lie in [0, {size}))")
+            f"(indices must lie in [{least}, {size}))")
+

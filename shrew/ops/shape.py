@@ -6,7 +6,6 @@ import numbers
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
 
 from .. import op as O
 from ..dtype import bool_, result_type
@@ -19,7 +18,7 @@ from .common import constant, same_device
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
-    from ..typing import Dims, Index, Scalar, ShapeLike
+    from ..typing import Dims, Scalar, ShapeLike
 
 
 def contiguous(x: Tensor) -> Tensor:
@@ -138,43 +137,6 @@ def expand(x: Tensor, shape: tuple[ShapeLike, ...]) -> Tensor:
         view = x._backend.reshape(x._data, (1,) * lead + x.shape)
         return wrap(x._backend.expand(view, shape), x._backend)
     return x + constant(shape, 0, x.dtype, x._backend)  # type: ignore[arg-type]
-
-
-def getitem(x: Tensor, key: Index) -> Tensor:
-    """Basic indexing: ints, slices with step 1, None and Ellipsis."""
-    if not isinstance(key, tuple):
-        key = (key,)
-    if sum(k is Ellipsis for k in key) > 1:
-        raise ShapeError("index: only one Ellipsis is allowed")
-    used = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if used > x.ndim:
-        raise ShapeError(f"index: too many indices ({used}) for a {x.ndim}-d tensor")
-    if Ellipsis in key:
-        at = key.index(Ellipsis)
-        key = key[:at] + (slice(None),) * (x.ndim - used) + key[at + 1:]
-    out, dim, new_shape = x, 0, []
-    for k in key:
-        if k is None:
-            new_shape.append(1)
-            continue
-        size = x.shape[dim]
-        if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
-            i = int(k) + size if k < 0 else int(k)
-            if not 0 <= i < size:
-                raise ShapeError(f"index: {k} is out of range for dim {dim} of size {size}")
-            out = narrow(out, dim, i, 1)
-        elif isinstance(k, slice):
-            start, stop, step = k.indices(size)
-            if step != 1:
-                raise ShapeError(f"index: slice steps other than 1 are not supported ({k})")
-            out = narrow(out, dim, start, max(stop - start, 0))
-            new_shape.append(out.shape[dim])
-        else:
-            raise ShrewError(f"index: unsupported index {k!r} (use ints, slices with step "
-                             f"1, None, Ellipsis; or .gather for tensor indices)")
-        dim += 1
-    new_shape.extend(x.shape[dim:])
-    return out.reshape(*new_shape)
 
 
 def pad(x: Tensor, pads: Sequence[int], value: Scalar = 0.0) -> Tensor:

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 import shrew
-from shrew import DeviceError, DTypeError, ShapeError, ShrewError
+from shrew import DeviceError, DTypeError, ShapeError, ShrewError, ShrewIndexError
 from shrew.backends.array_module import ArrayModuleBackend
 
 
@@ -81,9 +81,9 @@ def cases(d: str, other: str) -> list:
          lambda: shrew.conv1d(ones(1, 1, 5), ones(1, 1, 2), padding=-1)),
         ("max_pool2d padding", ShapeError, ("max_pool2d", "padding"),
          lambda: shrew.max_pool2d(image, 2, padding=2)),
-        *[(f"gather index {bad}", ShapeError, ("gather", f"index {bad}", "size 3"),
+        *[(f"gather index {bad}", ShrewIndexError, ("gather", f"index {bad}", "size 3"),
            lambda bad=bad: x.gather(1, T([[0, bad], [1, 2]]))) for bad in (-1, 3, 100)],
-        ("scatter_add index", ShapeError, ("scatter_add", "index 3"),
+        ("scatter_add index", ShrewIndexError, ("scatter_add", "index 3"),
          lambda: shrew.scatter_add((2, 3), 1, T([[0, 3], [1, 2]]), ones(2, 2))),
         ("gather index dims", ShapeError, ("gather", "[2]"), lambda: x.gather(1, T([0, 1]))),
         ("gather index too big", ShapeError, ("gather", "[3, 1]"),
@@ -98,8 +98,16 @@ def cases(d: str, other: str) -> list:
         ("narrow length", ShapeError, ("narrow",), lambda: x.narrow(0, 0, -1)),
         ("narrow dim", ShapeError, ("narrow", "dim 2"), lambda: x.narrow(2, 0, 1)),
         ("narrow 0-d", ShapeError, ("narrow", "0-d"), lambda: T(1.0).narrow(0, 0, 1)),
-        ("index out of range", ShapeError, ("index", "out of range"), lambda: x[2]),
-        ("index step", ShapeError, ("index", "step"), lambda: x[::2]),
+        ("index out of range", ShrewIndexError, ("index", "out of range"), lambda: x[2]),
+        ("index list out of range", ShrewIndexError, ("index", "out of range"),
+         lambda: x[[0, -3]]),
+        ("index mask shape", ShrewIndexError, ("index", "mask", "[3]"),
+         lambda: x[T([True, False, True])]),
+        ("index float tensor", ShrewIndexError, ("index", "float32"),
+         lambda: x[T([0.0, 1.0])]),
+        ("index step", ShrewError, ("index", "step"), lambda: x[::-1]),
+        ("setitem value shape", ShapeError, ("__setitem__", "[3]", "[2]"),
+         lambda: x[:, :2].__setitem__(0, ones(3))),
         ("reshape count", ShapeError, ("reshape", "[2, 3]", "[4]"), lambda: x.reshape(4)),
         ("reshape two -1", ShapeError, ("reshape", "-1"), lambda: x.reshape(-1, -1)),
         ("transpose dim", ShapeError, ("transpose", "dim 2"), lambda: x.transpose(0, 2)),

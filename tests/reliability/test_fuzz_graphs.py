@@ -294,6 +294,14 @@ def g_scatter_add(draw, pool):
     return (i,), lambda x: shrew.scatter_add(out, dim, shrew.tensor(index), _up(x))
 
 
+def g_scatter(draw, pool):
+    i = _pick(draw, pool)
+    x = _up(pool[i])
+    dim = _valid_dim(draw, x.ndim)
+    index = _index(draw, x.shape, x.shape[dim])  # added into x itself (a sum: no ties)
+    return (i,), lambda x: _up(x).scatter_add(dim, shrew.tensor(index), _up(x))
+
+
 def g_pad(draw, pool):
     i = _pick(draw, pool)
     pads = draw(st.lists(st.integers(-1, 2), min_size=2, max_size=2 * max(pool[i].ndim, 1)))
@@ -344,7 +352,8 @@ TABLE = {
     O.Affine: g_affine, O.Conv2d: g_conv2d, O.Conv1d: g_conv1d, O.MaxPool2d: g_max_pool2d,
     O.AvgPool2d: g_avg_pool2d, O.Cat: g_cat, O.Powf: g_powf, O.Clamp: g_clamp,
     O.WhereCond: g_where, O.Gather: g_gather, O.Pad: g_pad, O.ToDtype: g_to_dtype,
-    O.ToDevice: g_to_device, O.ScatterAdd: g_scatter_add, O.Im2Col: g_im2col,
+    O.ToDevice: g_to_device, O.ScatterAdd: g_scatter_add, O.Scatter: g_scatter,
+    O.Im2Col: g_im2col,
     O.Col2Im: g_col2im, O.Softmax: g_softmax, O.Standardize: g_standardize,
     O.Checkpoint: g_checkpoint, O.Prod: g_prod, O.VectorNorm: g_vector_norm, O.Scan: g_scan,
 }

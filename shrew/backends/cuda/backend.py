@@ -7,7 +7,7 @@ What runs where, and what checks it without a GPU:
   optional conv2d, conv2d_backward (folded_conv.py: copies and cuBLAS GEMMs) and
   max_pool2d_backward (a store where windows do not overlap), is the code the CPU tests
   run with numpy; here the same lines call CuPy.
-- im2col, col2im, max_pool2d, avg_pool2d, gather, scatter_add (no atomics: one thread per
+- im2col, col2im, max_pool2d, avg_pool2d, gather, scatter_add, scatter (no atomics: one thread per
   output line) and the Philox RNG launch conv.cl, pool.cl, index.cl and random.cl
   (kernels/launches.py sets their arguments up), the sources the OpenCL backend runs.
   tests/test_cuda_nvrtc.py compiles them for CUDA with NVRTC, and

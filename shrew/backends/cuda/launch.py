@@ -17,7 +17,7 @@ BLOCK = 256  # threads per block; these 1-D kernels use no shared memory
 KERNELS = {
     "conv": ("im2col", "col2im"),
     "pool": ("max_pool2d", "avg_pool2d"),
-    "index": ("gather", "scatter_add"),
+    "index": ("gather", "scatter_add", "scatter"),
     "scan": ("scan_sum", "scan_prod", "arg_scan_max", "arg_scan_min"),
     "sort": ("argsort",),
     "random": ("rand_uniform", "rand_normal"),

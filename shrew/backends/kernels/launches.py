@@ -1,8 +1,9 @@
 """The primitives that OpenCL and CUDA both run from the shared kernel files (conv.cl,
 pool.cl, index.cl, scan.cl, sort.cl): output allocation and launch arguments, written once.
 
-A backend mixes `SharedLaunches` in and supplies four hooks:
-- ``_empty(shape, dtype)`` and ``full(shape, value, dtype)``: new C-contiguous storage;
+A backend mixes `SharedLaunches` in and supplies these hooks:
+- ``_empty(shape, dtype)`` and ``full(shape, value, dtype)``: new C-contiguous storage, and
+  ``contiguous(x)``, a C-contiguous copy of x;
 - ``_layout(x)``: x's strides in elements, then the offset of its first element, as the
   kernels read them from meta;
 - ``_meta(values)``: a device int64 array holding `values` (the backends cache it by value);
@@ -15,17 +16,19 @@ from typing import Any
 
 import numpy as np
 
+from ..base import SCATTER_REDUCE_FNS
 from . import compute_dtype, max_pool_fill, window_geometry
 
 _i64, _i32 = np.int64, np.int32
 
 
 class SharedLaunches:
-    """im2col, col2im, max_pool2d, avg_pool2d, gather, scatter_add, scan, arg_scan and
-    argsort on the shared kernels."""
+    """im2col, col2im, max_pool2d, avg_pool2d, gather, scatter_add, scatter, scan, arg_scan
+    and argsort on the shared kernels."""
 
     _empty: Any
     full: Any
+    contiguous: Any
     _layout: Any
     _meta: Any
     _arg: Any
@@ -98,6 +101,18 @@ class SharedLaunches:
             self._launch_1d("index", src.dtype, "scatter_add", lines, _i64(lines),
                             _i32(index.ndim), _i32(dim), _i64(shape[dim]), meta,
                             self._arg(index), self._arg(src), self._arg(out))
+        return out
+
+    def scatter(self, dst, dim, index, src, reduce):
+        out = self.contiguous(dst)
+        if index.size:
+            lines = index.size // index.shape[dim]  # index.cl: one work-item per line along dim
+            meta = self._meta(index.shape + self._layout(index) + self._layout(src)
+                              + self._layout(out))
+            self._launch_1d("index", dst.dtype, "scatter", lines, _i64(lines),
+                            _i32(index.ndim), _i32(dim), _i64(dst.shape[dim]),
+                            _i32(SCATTER_REDUCE_FNS.index(reduce)), meta, self._arg(index),
+                            self._arg(src), self._arg(out))
         return out
 
     # -- scans and sorting (scan.cl, sort.cl) ----------------------------------------------

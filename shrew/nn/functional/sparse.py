@@ -5,7 +5,7 @@ import numpy as np
 
 from ...ops.creation import arange, tensor, zeros
 from ...ops.elementwise import where
-from ...ops.index import check_range, gather, scatter_add
+from ...ops.index import check_range, gather, scatter_add_shape
 from ...ops.shape import stack
 from ...dtype import int32, int64
 from ...errors import DTypeError, ShapeError, ShrewError
@@ -128,7 +128,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     index = tensor(bag_of[kept], device=rows.device).reshape(-1, 1).expand(len(kept), dim)
     chosen = rows if len(kept) == rows.shape[0] else rows.gather(
         0, tensor(kept, device=rows.device).reshape(-1, 1).expand(len(kept), dim))
-    total = scatter_add((bags, dim), 0, index, chosen)
+    total = scatter_add_shape((bags, dim), 0, index, chosen)
     if mode == "sum":
         return total
     counts = np.bincount(bag_of[kept], minlength=bags).astype(np.float64)
