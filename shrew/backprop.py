@@ -19,6 +19,7 @@ from .factory import release, wrap
 from .ops.conv import col2im, im2col
 from .ops.creation import ones_like, zeros_like
 from .ops.elementwise import unary, where
+from .ops import inplace as _inplace
 from .ops.index import scatter_add_unchecked
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .shape import broadcast_dims, fmt, numel
@@ -90,13 +91,16 @@ def topological_order(root: Tensor) -> list[Tensor]:
     seen = {root.id: root}
     stack = [root]
     while stack:
-        op = stack.pop()._op
+        node = stack.pop()
+        op = node._op
         if op is None:
             continue
         if type(op) is O.Released:
             raise ShrewError(
                 f"backward: the graph through {op.variant} was freed by an earlier backward(); "
                 f"pass retain_graph=True to the first backward() to backpropagate twice")
+        if _inplace.rebased:  # inputs as they were when op was recorded
+            op = _inplace.as_recorded(op, node.id)
         for x in op.inputs():
             if x.requires_grad and x.id not in seen:
                 seen[x.id] = x
@@ -148,6 +152,10 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                 _land(node, grad, store, accumulate)
             if op is None:
                 continue
+            if _inplace.rebased:
+                op = _inplace.as_recorded(op, node.id)
+            if node.id < _inplace.last_write:  # written since: were saved tensors?
+                _inplace.check_versions(node, op)
             pairs = input_grads(node, op, grad)
             if anomaly:
                 check_gradients(node, op, pairs)
@@ -227,6 +235,8 @@ def _hooked_leaves_by_last_consumer(order: list[Tensor]) -> dict[int, list[Tenso
         op = node._op
         if op is None:
             continue
+        if _inplace.rebased:
+            op = _inplace.as_recorded(op, node.id)
         for x in op.inputs():
             if x._op is None and x.id in _leaf_hooks:
                 last[x.id] = (node.id, x)

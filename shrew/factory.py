@@ -37,7 +37,7 @@ class TensorFields:
     """The storage of a Tensor: its slots, and nothing else."""
 
     __slots__ = ("_data", "_backend", "shape", "dtype", "_op", "requires_grad", "id",
-                 "grad", "_retains_grad", "__weakref__")
+                 "grad", "_retains_grad", "_view", "_vc", "_before", "__weakref__")
     _data: Storage
     _backend: Backend
     shape: tuple[int, ...]
@@ -47,6 +47,11 @@ class TensorFields:
     id: int
     grad: Tensor | None
     _retains_grad: bool
+    # In-place machinery (shrew/ops/inplace.py).  Left unset by wrap, so that making a
+    # tensor costs nothing more; read with getattr(t, name, None).
+    _view: Any  # the Op variant (or Alias) that made this tensor as a view of op.x
+    _vc: Any  # inplace.Version: the writes into this storage (on the root of a view chain)
+    _before: Tensor  # the state this tensor had before an in-place op rebased it
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -62,8 +67,8 @@ else:
 """For ``isinstance(x, AnyTensor)`` in the ops: true for every Tensor (Tensor is the only
 direct subclass of TensorFields), without importing tensor.py; mypy reads it as Tensor."""
 
-FIELDS = TensorFields.__slots__[:-1]
-"""The field names, without __weakref__."""
+FIELDS = TensorFields.__slots__[:-4]
+"""The field names every tensor has set, without the in-place ones and __weakref__."""
 
 
 def init_leaf(t: TensorFields, data: Storage, backend: Backend, dtype: DType,
@@ -110,6 +115,63 @@ def record(data: Storage, backend: Backend, op: O.Op, *inputs: Tensor) -> Tensor
                 return wrap(data, backend, op)
             break
     return wrap(data, backend)
+
+
+def view(data: Storage, backend: Backend, op: O.Op, x: Tensor) -> Tensor:
+    """`record` for an op whose result may share x's memory (reshape, transpose, narrow):
+    the result remembers `op` as its view link, so in-place writes can find its base."""
+    t = record(data, backend, op, x)
+    t._view = op
+    return t
+
+
+def alias(t: Tensor) -> Tensor:
+    """A tensor sharing t's memory and version counter, recording nothing (detach)."""
+    out = wrap(t._data, t._backend)
+    out._view = Alias(t)
+    return out
+
+
+class Alias:
+    """The view link of a detached tensor: same memory as `x`, no gradient path."""
+
+    __slots__ = ("x",)
+
+    def __init__(self, x: Tensor) -> None:
+        self.x = x
+
+
+def next_id() -> int:
+    """A fresh id: ids also order events (version stamps, see ops/inplace.py)."""
+    return next(_ids)
+
+
+def become(t: Tensor, new: Tensor, before: Tensor | None) -> None:
+    """Give `t` the graph state of `new` (op, requires_grad) and a fresh id, remembering
+    its former state as `before` (inplace.rebase)."""
+    t._op = new._op
+    t.requires_grad = new.requires_grad
+    t.id = next(_ids)
+    if before is not None:
+        t._before = before
+
+
+def snapshot(t: Tensor, data: Storage) -> Tensor:
+    """A tensor with t's graph state and id around `data` (t's values before a write)."""
+    out = object.__new__(_tensor_class)
+    for name in FIELDS:
+        setattr(out, name, getattr(t, name))
+    out._data = data
+    out.grad = None
+    before = getattr(t, "_before", None)
+    if before is not None:
+        out._before = before
+    return out
+
+
+def detach_(t: Tensor) -> None:
+    t._op = None
+    t.requires_grad = False
 
 
 def leaf(data: Storage, backend: Backend, requires_grad: bool) -> Tensor:
