@@ -4,7 +4,8 @@ from .checkpoint import checkpoint, checkpoint_sequential, in_recomputation
 from .backends.registry import devices, register_backend
 from .dtype import DType, bool_ as bool, float16, float32, float64, int32, int64  # noqa: A004
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                        no_grad, set_grad_enabled)
 from .ops.conv import col2im, conv1d, conv2d, im2col
 from .ops.creation import (arange, eye, from_dlpack, from_numpy, full, ones, ones_like, tensor,
                            zeros, zeros_like)
@@ -19,6 +20,7 @@ from . import nn, optim  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
+from . import autograd, func  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -27,7 +29,8 @@ __all__ = [
     "int64", "bool", "zeros", "ones", "full", "rand", "randn", "arange", "eye", "from_numpy",
     "zeros_like", "ones_like", "cat", "stack", "where", "scatter_add", "im2col", "col2im",
     "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "manual_seed", "no_grad", "enable_grad",
-    "is_grad_enabled", "set_grad_enabled", "checkpoint", "checkpoint_sequential",
+    "is_grad_enabled", "set_grad_enabled", "inference_mode", "is_inference_mode_enabled",
+    "autograd", "func", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize",

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
     from . import op as O
     from .backends.base import Backend, Storage
-    from .backprop import GradStore
+    from .autograd.graph import Node
+    from .backprop import GradStore, HookHandle
     from .typing import DTypeLike, Dims, Index, Scalar, ShapeLike, TensorData
 
 
@@ -218,9 +219,45 @@ class Tensor(TensorFields):
         return _shape.contiguous(self)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
-                 create_graph: bool = False) -> GradStore:
+                 create_graph: bool = False, inputs: Tensor | Sequence[Tensor] | None = None,
+                 ) -> GradStore:
         from .backprop import backward  # backprop builds on Tensor: the one allowed cycle
-        return backward(self, gradient, retain_graph, create_graph)
+        return backward(self, gradient, retain_graph, create_graph, inputs)
+
+    # -- the autograd API (shrew/autograd) ------------------------------------------------
+    @property
+    def grad_fn(self) -> Node | None:
+        """The node that made this tensor (e.g. <MulBackward0>), None for a leaf."""
+        from .autograd.graph import grad_fn  # autograd builds on Tensor
+        return grad_fn(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def data(self) -> Tensor:
+        """This tensor's values outside the graph, sharing its memory (not its version)."""
+        return wrap(self._data, self._backend)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        _inplace.set_data(self, value)
+
+    def detach_(self) -> Tensor:
+        return _inplace.detach_(self)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> HookHandle:
+        """Call hook(grad) whenever this tensor's gradient is computed; a returned tensor
+        replaces it.  Returns a handle whose remove() unregisters the hook."""
+        from .backprop import register_hook
+        return register_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
+                                           ) -> HookHandle:
+        """Call hook(self) once this leaf's .grad holds this backward's gradient."""
+        from .backprop import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, lambda leaf, _grads: hook(leaf))
 
     # -- in place (ops/inplace.py: views, versions, rebased history) -------------------------
     @property

@@ -42,6 +42,7 @@ from .. import op as O
 from ..dtype import FLOAT, bool_
 from ..errors import DeviceError, DTypeError, ShapeError, ShrewError
 from ..factory import Alias, AnyTensor, become, next_id, snapshot
+from ..factory import detach_ as factory_detach_
 from ..grad_mode import is_grad_enabled, no_grad
 from ..shape import broadcast_shapes, fmt, numel
 from .index import forget_host_range
@@ -227,6 +228,25 @@ def _rebuilt_base(base: Tensor, steps: list[tuple[Any, tuple[int, ...]]],
     return where(written, placed, base.reshape(size)).reshape(*base.shape)
 
 
+def detach_(t: Tensor) -> Tensor:
+    """Make t a leaf outside the graph, in place (a view cannot be: its base's graph
+    would disagree)."""
+    if _view_chain(t)[1]:
+        raise ShrewError("detach_: can't detach a view in place; use detach() instead")
+    factory_detach_(t)
+    return t
+
+
+def set_data(t: Tensor, value: Any) -> None:
+    """t.data = value: t now holds value's memory, shape and dtype, keeping its graph
+    flags (a tensor's id stays, so optimizer state does)."""
+    from ..factory import replace_storage
+    if not isinstance(value, AnyTensor):
+        raise ShrewError(f"data: must be set to a Tensor, got {type(value).__name__}")
+    replace_storage(t, value)
+    t.shape = value.shape
+
+
 # -- backward: the state each node saw --------------------------------------------------------
 def resolve(x: Tensor, node_id: int) -> Tensor:
     """x as it was when the node with id `node_id` recorded it."""
@@ -242,6 +262,10 @@ def as_recorded(op: O.Op, node_id: int) -> O.Op:
         return op
     if type(op) is O.Cat:
         return dataclasses.replace(op, xs=tuple(resolve(x, node_id) for x in op.xs))
+    if type(op) is O.CustomFunction:
+        return dataclasses.replace(
+            op, tensors=tuple(resolve(x, node_id) for x in op.tensors),
+            args=tuple(resolve(a, node_id) if isinstance(a, AnyTensor) else a for a in op.args))
     if type(op) is O.Checkpoint:
         return dataclasses.replace(op, captured=tuple(resolve(x, node_id)
                                                       for x in op.captured))
