@@ -13,7 +13,7 @@ from typing import TypeAlias
 from . import op as O
 from .backends.base import fast_path
 from .checkpoint import checkpoint_grads
-from .diagnostics import anomaly_enabled, check_gradients
+from .diagnostics import anomaly_enabled, check_gradients, op_name
 from .errors import DeviceError, ShrewError
 from .factory import release, wrap
 from .ops.conv import col2im, im2col
@@ -194,7 +194,7 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                 prev = grads.get(x.id)
                 grads[x.id] = g if prev is None else prev + g
             if not retain_graph:
-                release(node, O.Released(type(op).__name__))
+                release(node, O.Released(op_name(op)))
             for leaf in early.get(node.id, ()):
                 leaf_grad = grads.pop(leaf.id, None)
                 if leaf_grad is not None:

@@ -218,6 +218,10 @@ class Tensor(TensorFields):
     def contiguous(self) -> Tensor:
         return _shape.contiguous(self)
 
+    def clone(self) -> Tensor:
+        """A copy in its own memory, recorded (the gradient passes through)."""
+        return _shape.contiguous(self)
+
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Tensor | Sequence[Tensor] | None = None,
                  ) -> GradStore:

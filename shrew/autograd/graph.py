@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import op as O
+from ..diagnostics import op_name
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -21,15 +22,12 @@ class Node:
     def name(self) -> str:
         """e.g. "MulBackward0" for a Binary mul, "ExpBackward0", "MatmulBackward0"."""
         op = self._op
-        if isinstance(op, O.Released):
-            base = op.variant
-        elif isinstance(op, (O.Unary, O.Binary, O.Reduce)):
-            base = "".join(part.capitalize() for part in op.fn.split("_"))
-        elif isinstance(op, O.CustomFunction):
-            base = op.function.__name__
-        else:
-            base = type(op).__name__
-        return f"{base}Backward0"
+        if isinstance(op, O.CustomFunction):
+            return f"{op.function.__name__}Backward"
+        # op_name: "Binary.mul", "Matmul", ...; a released op keeps it
+        name = op.variant if isinstance(op, O.Released) else op_name(op)
+        base = name.split(".")[-1]
+        return "".join(part[:1].upper() + part[1:] for part in base.split("_")) + "Backward0"
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:

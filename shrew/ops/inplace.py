@@ -198,6 +198,11 @@ def write_(t: Tensor, op: str, compute: Callable[[Tensor], Tensor]) -> Tensor:
     global rebased
     rebased = True
     if not steps:
+        if value._op is None:  # a leaf (copy_), or no grad (fill_, zero_, random_): a new
+            # node, with a zero gradient path from t as PyTorch's
+            from .elementwise import where
+            from .common import constant
+            value = where(constant(t.shape, True, bool_, t._backend), value, t)
         before = snapshot(t, t._backend.contiguous(t._data))
         _store(t, value, op)
         become(t, value, before)
@@ -279,7 +284,7 @@ def _reads_inputs(op: O.Op) -> bool:
         case O.Binary("add" | "sub") | O.Unary("neg") | O.Reduce("sum" | "mean") | O.Affine():
             return False
         case O.Contiguous() | O.Reshape() | O.Transpose() | O.Narrow() | O.Pad() | O.Cat() | \
-                O.ToDtype() | O.ToDevice() | O.ScatterAdd():
+                O.ToDtype() | O.ToDevice() | O.ScatterAdd() | O.WhereCond():
             return False
     return True
 
