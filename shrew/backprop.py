@@ -139,9 +139,9 @@ def root_gradient(op: str, root: Tensor, gradient: Tensor | None) -> Tensor:
     given tensor, checked against the root and cast to its dtype."""
     if gradient is None:
         if numel(root.shape) != 1:
-            raise ShrewError(f"{op}: grad can be implicitly created only for scalar outputs; "
-                             f"got shape {fmt(root.shape)}: reduce it first (e.g. .sum()) or "
-                             f"pass the output's gradient")
+            raise ShrewError(f"{op}: needs a single-element tensor (grad can be implicitly "
+                             f"created only for scalar outputs), got shape {fmt(root.shape)}; "
+                             f"reduce it first (e.g. .sum()) or pass its gradient")
         return ones_like(root)
     if not isinstance(gradient, Tensor) or gradient.shape != root.shape:
         got = fmt(gradient.shape) if isinstance(gradient, Tensor) else type(gradient).__name__
@@ -162,8 +162,8 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
     order = topological_order(root, *(t for t, _ in more))
     store = GradStore()
     grads = {root.id: gradient}
-    for t, g in more:
-        grads[t.id] = g if t.id not in grads else grads[t.id] + g
+    for t, t_grad in more:
+        grads[t.id] = t_grad if t.id not in grads else grads[t.id] + t_grad
     mode = enable_grad() if create_graph else no_grad()
     anomaly = anomaly_enabled()
     # Leaves with a post-accumulate hook land as soon as their last consumer has run

@@ -3,9 +3,10 @@ functions of tensors, whose arguments may be pytrees (tuples, lists, dicts) of t
 
 All are built on reverse mode (shrew.autograd): ``jvp`` is the vjp of a vjp and
 ``jacfwd`` is ``jacrev`` (same values; one backward per output element).  Transforms
-nest (``hessian`` is ``jacfwd(jacrev(f))``): an argument that already requires grad is
-differentiated with create_graph=True, so the result stays differentiable for the outer
-transform or an outer backward.
+nest (``hessian`` is ``jacfwd(jacrev(f))``): outside no_grad they differentiate with
+create_graph=True, so a result stays differentiable for an outer transform or for
+backward through tensors the function closes over (torch.func's composability); it may
+therefore require grad where torch.func's would not.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 from .autograd.functional import jacobian_rows, track, vjps
 from .errors import ShrewError
-from .grad_mode import enable_grad
+from .grad_mode import enable_grad, is_grad_enabled
 from .shape import numel
 from .tensor import Tensor
 
@@ -66,7 +67,9 @@ class _Call:
                                  f"tuple/list/dict of them")
             leaves_per_arg.append(leaves)
             self.rebuilds.append(rebuild)
-        self.nested = any(x.requires_grad for ls in leaves_per_arg for x in ls)
+        # Differentiated with create_graph whenever recording is on, so that the result
+        # stays differentiable for an outer transform, or through tensors func closes over.
+        self.nested = is_grad_enabled()
         with enable_grad():
             self.tracked = [[track(x, self.nested) for x in ls] for ls in leaves_per_arg]
             new_args = list(args)
@@ -92,14 +95,6 @@ class _Call:
             at += len(ls)
         return out[0] if self.single else tuple(out)
 
-    def result(self, value: Any) -> Any:
-        return value if self.nested else _detach_tree(value)
-
-
-def _detach_tree(tree: Any) -> Any:
-    leaves, rebuild = tree_flatten(tree)
-    return rebuild([x.detach() if isinstance(x, Tensor) else x for x in leaves])
-
 
 def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                    has_aux: bool = False) -> Callable[..., Any]:
@@ -113,9 +108,9 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                              f"{getattr(out, 'shape', type(out).__name__)}")
         with enable_grad():
             grads = vjps([out], call.inputs, [None], call.nested)
-        value = call.result(out)
+        value = out
         g = call.per_arg(list(grads))
-        return (g, (value, call.result(call.aux))) if has_aux else (g, value)
+        return (g, (value, call.aux)) if has_aux else (g, value)
     return wrapper
 
 
@@ -145,8 +140,8 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             grads = vjps(outs, call.inputs, cts, call.nested)
         return call.per_arg(list(grads))
 
-    value = call.result(call.out)
-    return (value, vjp_fn, call.result(call.aux)) if has_aux else (value, vjp_fn)
+    value = call.out
+    return (value, vjp_fn, call.aux) if has_aux else (value, vjp_fn)
 
 
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
@@ -166,8 +161,8 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
             d.requires_grad_(True)
         back = vjps(outs, call.inputs, dummies, True)  # linear in the dummies
         result = vjps(back, dummies, vs, call.nested)
-    value, tangent_out = call.result(call.out), call.result(rebuild(list(result)))
-    return (value, tangent_out, call.result(call.aux)) if has_aux else (value, tangent_out)
+    value, tangent_out = call.out, rebuild(list(result))
+    return (value, tangent_out, call.aux) if has_aux else (value, tangent_out)
 
 
 def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
@@ -179,8 +174,8 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
         outs, rebuild = tree_flatten(call.out)
         with enable_grad():
             table = jacobian_rows(outs, call.inputs, call.nested)
-        jac = call.result(rebuild([call.per_arg(row) for row in table]))
-        return (jac, call.result(call.aux)) if has_aux else jac
+        jac = rebuild([call.per_arg(row) for row in table])
+        return (jac, call.aux) if has_aux else jac
     return wrapper
 
 

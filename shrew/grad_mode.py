@@ -72,8 +72,9 @@ class enable_grad(_GradMode):
 
 
 class inference_mode(_GradMode):
-    """no_grad for inference (``mode=False`` leaves recording as it is).  shrew has no
-    separate inference tensors: results are ordinary tensors that do not require grad."""
+    """no_grad for inference; ``mode=False`` turns recording on (as PyTorch's).  shrew
+    has no separate inference tensors: results are ordinary tensors that do not require
+    grad."""
 
     _mode: bool
 
@@ -89,8 +90,7 @@ class inference_mode(_GradMode):
 
     def __enter__(self) -> inference_mode:
         self._prev = (is_grad_enabled(), is_inference_mode_enabled())
-        if self._mode:
-            _state.enabled, _state.inference = False, True
+        _state.enabled, _state.inference = not self._mode, self._mode
         return self
 
     def clone(self) -> inference_mode:

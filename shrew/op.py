@@ -231,7 +231,7 @@ class Checkpoint(Op):
 class CustomFunction(Op):
     """An output of a user's autograd.Function (shrew/autograd/function.py)."""
 
-    function: type  # the Function subclass: its backward is the rule
+    function: Any  # the Function subclass: its backward is the rule
     ctx: Any  # the FunctionCtx forward filled
     args: tuple  # apply's arguments, tensors and others, as given
     tensors: tuple  # the tensors among them

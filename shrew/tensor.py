@@ -325,23 +325,33 @@ class Tensor(TensorFields):
     def lerp_(self, end: Tensor, weight: Scalar | Tensor) -> Tensor:
         return _inplace.write_(self, "lerp_", lambda x: x + (end - x) * weight)
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
+    def uniform_(self, a: Scalar = 0.0, b: Scalar = 1.0) -> Tensor:
         return _inplace.random_(self, "uniform_", lambda u: u * float(b - a) + float(a))
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    def normal_(self, mean: Scalar = 0.0, std: Scalar = 1.0) -> Tensor:
         return _inplace.normal_(self, mean, std)
 
-    def bernoulli_(self, p: float | Tensor = 0.5) -> Tensor:
+    def bernoulli_(self, p: Scalar | Tensor = 0.5) -> Tensor:
         return _inplace.random_(self, "bernoulli_", lambda u: (u < p).to_dtype(self.dtype))
 
-    def exponential_(self, lambd: float = 1.0) -> Tensor:
+    def exponential_(self, lambd: Scalar = 1.0) -> Tensor:
         return _inplace.random_(self, "exponential_", lambda u: (1.0 - u).log() * (-1 / lambd))
 
-    def __iadd__(self, o: Tensor | Scalar) -> Tensor: return _inplace.add_(self, o, 1, "__iadd__")
-    def __isub__(self, o: Tensor | Scalar) -> Tensor: return _inplace.write_(self, "__isub__", lambda x: x - o)
-    def __imul__(self, o: Tensor | Scalar) -> Tensor: return _inplace.write_(self, "__imul__", lambda x: x * o)
-    def __itruediv__(self, o: Tensor | Scalar) -> Tensor: return _inplace.write_(self, "__itruediv__", lambda x: x / o)
-    def __ipow__(self, o: Scalar) -> Tensor: return _inplace.write_(self, "__ipow__", lambda x: x ** o)
+    def __iadd__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.add_(self, o, 1, "__iadd__")
+
+    def __isub__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "__isub__", lambda x: x - o)
+
+    def __imul__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "__imul__", lambda x: x * o)
+
+    def __itruediv__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "__itruediv__", lambda x: x / o)
+
+    def __ipow__(self, o: Scalar) -> Tensor:
+        return _inplace.write_(self, "__ipow__", lambda x: x ** o)
+
     def __ifloordiv__(self, o: Tensor | Scalar) -> Tensor:
         return _inplace.write_(self, "__ifloordiv__", lambda x: _inplace.div(x, o, "floor"))
     def __imod__(self, o: Tensor | Scalar) -> Tensor:

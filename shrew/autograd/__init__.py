@@ -141,13 +141,19 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
         grad_outputs = (grad_outputs,) if isinstance(grad_outputs, Tensor) else \
             tuple(grad_outputs)
     n = len(args)
+    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
 
     def first_grads(*all_args: Any) -> tuple[Tensor, ...]:
-        ins, gos = all_args[:n], all_args[n:]
-        outs = func(*ins)
-        outs = (outs,) if isinstance(outs, Tensor) else tuple(outs)
-        wrt = [a for a in ins if isinstance(a, Tensor) and a.requires_grad]
-        gs = grad(outs, wrt, gos, create_graph=True, allow_unused=True)
+        """The gradients of <func(inputs), grad_outputs>; the finite differences call it
+        under no_grad with fresh tensors, which are tracked here."""
+        with enable_grad():
+            ins = list(all_args[:n])
+            for i in positions:
+                ins[i] = functional.track(ins[i], True)
+            outs = func(*ins)
+            outs = (outs,) if isinstance(outs, Tensor) else tuple(outs)
+            wrt = [ins[i] for i in positions]
+            gs = grad(outs, wrt, all_args[n:], create_graph=True, allow_unused=True)
         return tuple(g if g is not None else zeros_like(w) for g, w in zip(gs, wrt))
 
     if not diff or not check_rev_over_rev:
