@@ -31,7 +31,8 @@ def _cnn(p, x, y):
 
 def _block(x, p, prefix, heads):
     batch, length, dim = x.shape
-    qkv = _linear(_layer_norm(x, p, f"{prefix}.ln1"), p, f"{prefix}.attn.in_proj")
+    qkv = _layer_norm(x, p, f"{prefix}.ln1").linear(p[f"{prefix}.attn.in_proj_weight"].T,
+                                                    p[f"{prefix}.attn.in_proj_bias"])
     q, k, v = (t.reshape(batch, length, heads, -1).transpose(1, 2) for t in qkv.chunk(3, dim=-1))
     attn = q.scaled_dot_product_attention(k, v, is_causal=True)
     x = x + _linear(attn.transpose(1, 2).reshape(batch, length, dim), p, f"{prefix}.attn.out_proj")

@@ -40,18 +40,20 @@ def _classifier_loss(model, x, y):
 
 
 class Attention(nn.Module):
-    """Causal self-attention with q, k, v stacked in in_proj, as shrew's MultiheadAttention."""
+    """Causal self-attention with q, k, v stacked in in_proj_weight, as MultiheadAttention."""
 
     def __init__(self, dim, heads):
         super().__init__()
         self.heads = heads
-        self.in_proj = nn.Linear(dim, 3 * dim)
+        self.in_proj_weight = nn.Parameter(torch.empty(3 * dim, dim))
+        self.in_proj_bias = nn.Parameter(torch.empty(3 * dim))
         self.out_proj = nn.Linear(dim, dim)
 
     def forward(self, x):
         batch, length, dim = x.shape
+        qkv = F.linear(x, self.in_proj_weight, self.in_proj_bias)
         q, k, v = (t.reshape(batch, length, self.heads, -1).transpose(1, 2)
-                   for t in self.in_proj(x).chunk(3, dim=-1))
+                   for t in qkv.chunk(3, dim=-1))
         out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.out_proj(out.transpose(1, 2).reshape(batch, length, dim))
 

@@ -113,9 +113,10 @@ def cnn_step(scale: float = 1.0) -> Problem:
 
 
 def transformer_step(scale: float = 1.0) -> Problem:
-    """A causal language model: embed, blocks.N (pre-LN TransformerBlock: ln1, attn.in_proj,
-    attn.out_proj, ln2, mlp.0, mlp.2 with a tanh-GELU between), ln_f, head; cross-entropy
-    of the logits at every position against random targets."""
+    """A causal language model: embed, blocks.N (pre-LN TransformerBlock: ln1,
+    attn.in_proj_weight / in_proj_bias, attn.out_proj, ln2, mlp.0, mlp.2 with a tanh-GELU
+    between), ln_f, head; cross-entropy of the logits at every position against random
+    targets."""
     rng = np.random.default_rng(0)
     heads, blocks, vocab = 4, 4, 256
     dim = _scaled(256, scale, heads, heads)
@@ -124,6 +125,9 @@ def transformer_step(scale: float = 1.0) -> Problem:
         p = f"blocks.{b}"
         _layer_norm(params, f"{p}.ln1", dim)
         _linear(params, rng, f"{p}.attn.in_proj", dim, 3 * dim)
+        # PyTorch's (and shrew's) MultiheadAttention names: in_proj_weight, in_proj_bias.
+        for part in ("weight", "bias"):
+            params[f"{p}.attn.in_proj_{part}"] = params.pop(f"{p}.attn.in_proj.{part}")
         _linear(params, rng, f"{p}.attn.out_proj", dim, dim)
         _layer_norm(params, f"{p}.ln2", dim)
         _linear(params, rng, f"{p}.mlp.0", dim, 4 * dim)

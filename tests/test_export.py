@@ -21,6 +21,15 @@ needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (cc or gcc) on P
 FLAGS = ["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror"]
 
 
+
+def c_state(model):
+    """The state the C step saves: everything but the integer step counters
+    (num_batches_tracked), which stay outside it."""
+    state = model.state_dict()
+    assert all(t.dtype.is_floating_point or n.endswith("num_batches_tracked")
+               for n, t in state.items())
+    return {n: t for n, t in state.items() if t.dtype.is_floating_point}
+
 def mlp():
     return nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 5))
 
@@ -103,7 +112,7 @@ def test_c_step_matches_eager(case, tmp_path):
         assert c_loss == pytest.approx(loss.item(), rel=1e-5)
     assert lib.shrew_save_params(str(tmp_path / "out.safetensors").encode()) == 0
     got = shrew.load(tmp_path / "out.safetensors")
-    for name, t in model.state_dict().items():
+    for name, t in c_state(model).items():
         np.testing.assert_allclose(got[name].numpy(), t.numpy(), rtol=1e-5, atol=1e-6,
                                    err_msg=name)
 
@@ -138,7 +147,7 @@ def test_batch_above_traced_size_is_refused_and_changes_nothing(tmp_path):
     assert math.isnan(c_step(lib, x, bad_y, 6))
     assert lib.shrew_save_params(str(tmp_path / "out.safetensors").encode()) == 0
     got = shrew.load(tmp_path / "out.safetensors")
-    for name, t in model.state_dict().items():
+    for name, t in c_state(model).items():
         np.testing.assert_array_equal(got[name].numpy(), t.numpy(), err_msg=name)
     assert lib.shrew_load_params(str(tmp_path / "missing.safetensors").encode()) != 0
 
@@ -175,7 +184,7 @@ def test_main_trains_from_a_data_file_under_sanitizers(tmp_path):
             opt.zero_grad()
             loss.backward()
             opt.step()
-    for name, t in model.state_dict().items():
+    for name, t in c_state(model).items():
         np.testing.assert_allclose(trained[name].numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
 
 
@@ -255,3 +264,12 @@ def test_a_step_traced_below_four_rows_runs_at_that_batch_only(tmp_path):
     assert math.isnan(c_step(lib, x, y, 2))
     loss = F.cross_entropy(model(shrew.tensor(x)), shrew.tensor(y))
     assert c_step(lib, x, y, 3) == pytest.approx(loss.item(), rel=1e-5)
+
+
+def test_a_cumulative_batch_norm_is_refused_and_left_as_it_was():
+    model, opt, x, y = setup("cnn")
+    model[1].momentum = None  # running averages over num_batches_tracked steps
+    before = model[1].num_batches_tracked
+    with pytest.raises(shrew.ShrewError, match="momentum=None"):
+        trace_training(model, F.cross_entropy, (shrew.tensor(x), shrew.tensor(y)), opt)
+    assert model[1].num_batches_tracked is before

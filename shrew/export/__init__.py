@@ -7,9 +7,10 @@ See docs/export.md for the trace, the memory plan, the C layout and the limits.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -38,8 +39,40 @@ def trace_training(model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor],
     graph for `(x, y) = example_inputs` (x float32 [B, ...], y int64 [B]).  The batch may be
     anything from 1 to B when run, where the graph's sizes follow the batch (found by
     tracing at B, B-1 and B-2); else exactly B.  Python control flow is taken as traced.
-    With measure_eager, eager shrew's peak memory for the same step is measured too."""
+    With measure_eager, eager shrew's peak memory for the same step is measured too.
+    Integer buffers (BatchNorm's num_batches_tracked step counter) are not part of the C
+    step: they are set aside while tracing, and the C step leaves them as they were."""
     x, y = _check_inputs(example_inputs)
+    with _step_counters_set_aside(model):
+        return _trace(model, loss_fn, x, y, optimizer, measure_eager)
+
+
+@contextlib.contextmanager
+def _step_counters_set_aside(model: Any) -> Iterator[None]:
+    """Each module's integer buffers (step counters) are None during the trace, so the
+    traced step neither reads nor counts them; a module whose step uses its counter
+    (BatchNorm with momentum=None: a cumulative average) is refused."""
+    aside = []
+    for name, module in model.named_modules():
+        for buffer_name, t in list(module.named_buffers(recurse=False)):
+            if t.dtype.is_floating_point:
+                continue
+            if getattr(module, "momentum", 0.1) is None:
+                raise ShrewError(f"export: {name or type(module).__name__} averages over "
+                                 f"its step counter (momentum=None), which a static step "
+                                 f"cannot follow; give it a momentum")
+            aside.append((module, buffer_name, t))
+    for module, buffer_name, _ in aside:
+        setattr(module, buffer_name, None)
+    try:
+        yield
+    finally:
+        for module, buffer_name, t in aside:
+            setattr(module, buffer_name, t)
+
+
+def _trace(model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor], x: Tensor, y: Tensor,
+           optimizer: Any, measure_eager: bool) -> Program:
     named = list(model.named_parameters())
     buffers = list(model.named_buffers())
     for name, t in named + buffers:

@@ -1,70 +1,193 @@
 """Multi-head attention and the pre-LayerNorm transformer block."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
 
 from ..checkpoint import checkpoint as run_checkpointed
+from ..dtype import DType
 from ..errors import ShapeError, ShrewError
+from ..ops.creation import zeros
+from ..ops.shape import cat
 from ..shape import fmt
+from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .layers import GELU, Dropout, Linear
-from .module import Module, Sequential
+from .activation import GELU
+from .layers import Dropout, Linear
+from .container import Sequential
+from .module import Module
 from .normalization import LayerNorm
-
-if TYPE_CHECKING:
-    from ..tensor import Tensor
+from .parameter import Parameter
 
 
 class MultiheadAttention(Module):
-    """Multi-head scaled dot-product attention on batch-first inputs.
+    """Multi-head attention, as torch.nn.MultiheadAttention: same arguments, parameter
+    names (a PyTorch state_dict loads), initialisation and results.
 
-    forward(query, key=None, value=None, causal=False): query [B, Tq, D], key and value
-    [B, Tk, D] (both default to query: self-attention) -> [B, Tq, D].  causal=True lets
-    position i attend to positions j <= i only.  Unlike torch.nn.MultiheadAttention the
-    inputs are always batch-first and only the output is returned, not the weights.
+    forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+    average_attn_weights=True, is_causal=False) -> (output, weights or None).  Inputs are
+    [L, N, E] ([N, L, E] with batch_first=True) or unbatched [L, E].  A bool attn_mask
+    ([L, S] or [N * num_heads, L, S]) or key_padding_mask ([N, S]) is True where attending
+    is NOT allowed; float masks are added to the scores.  is_causal=True without an
+    attn_mask applies the causal mask (PyTorch requires the mask as well).  The weights
+    returned are averaged over the heads unless average_attn_weights=False."""
 
-    Parameters as PyTorch names and initialises them: in_proj (weight [3D, D], q, k, v
-    stacked; xavier-uniform, zero bias) and out_proj (zero bias)."""
-
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0,
-                 bias: bool = True) -> None:
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False,
+                 kdim: int | None = None, vdim: int | None = None,
+                 batch_first: bool = False) -> None:
         super().__init__()
         if num_heads < 1 or embed_dim % num_heads:
             raise ShrewError(f"MultiheadAttention: embed_dim {embed_dim} must be divisible by "
                              f"num_heads {num_heads}")
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
-        self.in_proj = Linear(embed_dim, 3 * embed_dim, bias)
-        self.out_proj = Linear(embed_dim, embed_dim, bias)
-        init.xavier_uniform_(self.in_proj.weight)
-        if self.in_proj.bias is not None and self.out_proj.bias is not None:  # bias=True
-            init.zeros_(self.in_proj.bias)
-            init.zeros_(self.out_proj.bias)
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self.batch_first, self.add_zero_attn = batch_first, add_zero_attn
+        self.head_dim = embed_dim // num_heads
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        d = embed_dim
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(zeros(3 * d, d))
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(name, None)
+        else:
+            self.register_parameter("in_proj_weight", None)
+            self.q_proj_weight = Parameter(zeros(d, d))
+            self.k_proj_weight = Parameter(zeros(d, self.kdim))
+            self.v_proj_weight = Parameter(zeros(d, self.vdim))
+        self.in_proj_bias = Parameter(zeros(3 * d)) if bias else None
+        self.out_proj = Linear(d, d, bias=bias)
+        self.bias_k = Parameter(zeros(1, 1, d)) if add_bias_kv else None
+        self.bias_v = Parameter(zeros(1, 1, d)) if add_bias_kv else None
+        self._reset_parameters()
 
-    def _project(self, x: Tensor, which: int) -> Tensor:
-        """x @ W_which.T + b_which, split into heads: [B, T, D] -> [B, H, T, D/H]."""
+    def _reset_parameters(self) -> None:
+        """PyTorch's: xavier-uniform projections, zero biases, xavier-normal bias_k/v."""
+        for w in (self.in_proj_weight, self.q_proj_weight, self.k_proj_weight,
+                  self.v_proj_weight):
+            if w is not None:
+                init.xavier_uniform_(w)
+        for b in (self.in_proj_bias, self.out_proj.bias):
+            if b is not None:
+                init.zeros_(b)
+        for b in (self.bias_k, self.bias_v):
+            if b is not None:
+                fan_in, fan_out = init.fans(b)
+                init.normal_(b, 0.0, math.sqrt(2.0 / (fan_in + fan_out)))
+
+    def _projection(self, which: int) -> tuple[Tensor, Tensor | None]:
+        """(weight, bias) of the query (0), key (1) or value (2) projection."""
         d = self.embed_dim
-        if x.ndim != 3 or x.shape[2] != d:
-            raise ShapeError(f"MultiheadAttention: inputs must be [B, T, {d}], got {fmt(x.shape)}")
-        w = self.in_proj.weight.narrow(0, which * d, d)
-        b = None if self.in_proj.bias is None else self.in_proj.bias.narrow(0, which * d, d)
-        batch, length = x.shape[:2]
-        heads = F.linear(x, w, b).reshape(batch, length, self.num_heads, -1).transpose(1, 2)
-        # One copy to [B, H, T, D/H]: each head's matrix contiguous for the batched GEMMs.
-        return heads.contiguous()
+        if self.in_proj_weight is not None:
+            w = self.in_proj_weight.narrow(0, which * d, d)
+        else:
+            w = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)[which]
+        b = None if self.in_proj_bias is None else self.in_proj_bias.narrow(0, which * d, d)
+        return w, b
 
-    def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None,
-                causal: bool = False) -> Tensor:
-        key = query if key is None else key
-        value = key if value is None else value
-        q, k, v = self._project(query, 0), self._project(key, 1), self._project(value, 2)
-        out = F.scaled_dot_product_attention(
-            q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=causal)
-        batch, length = query.shape[:2]
-        return self.out_proj(out.transpose(1, 2).reshape(batch, length, self.embed_dim))
+    def _heads(self, x: Tensor) -> Tensor:
+        """[N, T, E] -> [N, H, T, E/H], each head's matrix contiguous for the batched GEMMs."""
+        n, t = x.shape[:2]
+        return x.reshape(n, t, self.num_heads, self.head_dim).transpose(1, 2).contiguous()
+
+    def _check(self, query: Tensor, key: Tensor, value: Tensor) -> bool:
+        """Whether the inputs are batched; a ShapeError naming them if they do not fit."""
+        dims = (self.embed_dim, self.kdim, self.vdim)
+        batched = query.ndim == 3
+        layout = "[N, L, E]" if self.batch_first else "[L, N, E]"
+        ok = query.ndim in (2, 3) and all(t.ndim == query.ndim and t.shape[-1] == e
+                                          for t, e in zip((query, key, value), dims))
+        if ok and batched:
+            batch = 0 if self.batch_first else 1
+            ok = query.shape[batch] == key.shape[batch] == value.shape[batch]
+        ok = ok and key.shape[:-1] == value.shape[:-1]
+        if not ok:
+            raise ShapeError(f"MultiheadAttention: query, key and value must be {layout} (or "
+                             f"unbatched [L, E]) with E = {dims} and matching batch and key "
+                             f"lengths, got {fmt(query.shape)}, {fmt(key.shape)}, "
+                             f"{fmt(value.shape)}")
+        return batched
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor,
+                key_padding_mask: Tensor | None = None, need_weights: bool = True,
+                attn_mask: Tensor | None = None, average_attn_weights: bool = True,
+                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        batched = self._check(query, key, value)
+        self_attention = query is key and key is value
+        # Work batch-first: [N, L, E].
+        if not batched:
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        elif not self.batch_first:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        n, length = query.shape[:2]
+        if self_attention and self.in_proj_weight is not None:
+            # One GEMM for q, k and v together.
+            qkv = F.linear(query, self.in_proj_weight, self.in_proj_bias)
+            q, k, v = (qkv.narrow(-1, i * self.embed_dim, self.embed_dim) for i in range(3))
+        else:
+            q, k, v = (F.linear(t, *self._projection(i)) for i, t in
+                       enumerate((query, key, value)))
+        extra_keys = 0
+        if self.bias_k is not None and self.bias_v is not None:
+            k = cat([k, self.bias_k.expand(n, 1, self.embed_dim)], 1)
+            v = cat([v, self.bias_v.expand(n, 1, self.embed_dim)], 1)
+            extra_keys += 1
+        q, k, v = self._heads(q), self._heads(k), self._heads(v)
+        if self.add_zero_attn:
+            zero = zeros(n, self.num_heads, 1, self.head_dim, dtype=k.dtype, device=k.device)
+            k, v = cat([k, zero], 2), cat([v, zero], 2)
+            extra_keys += 1
+        bias = self._bias(attn_mask, key_padding_mask, is_causal, n, length, key.shape[1],
+                          extra_keys, q.dtype, q.device)
+        out, weights = F.attention.attend(q, k, v, bias, self.dropout if self.training else 0.0,
+                                          1.0 / math.sqrt(self.head_dim))
+        out = self.out_proj(out.transpose(1, 2).reshape(n, length, self.embed_dim))
+        if not batched:
+            out = out.squeeze(0)
+        elif not self.batch_first:
+            out = out.transpose(0, 1)
+        if not need_weights:
+            return out, None
+        if average_attn_weights:
+            weights = weights.mean(1)
+        return out, weights if batched else weights.squeeze(0)
+
+    def _bias(self, attn_mask: Tensor | None, key_padding_mask: Tensor | None, is_causal: bool,
+              n: int, length: int, keys: int, extra_keys: int, dtype: DType,
+              device: str) -> Tensor | None:
+        """The additive mask [N or 1, H or 1, L, S] from attn_mask, key_padding_mask and
+        is_causal; the columns of bias_k and the zero key (extra_keys) are never masked."""
+        op = "MultiheadAttention"
+        h = self.num_heads
+        bias = None
+        if attn_mask is None and is_causal:
+            bias = F.attention.attention_bias(F.attention.causal_mask(length, keys, device),
+                                              dtype, op)
+        elif attn_mask is not None:
+            if attn_mask.shape == (length, keys):
+                shaped = attn_mask
+            elif attn_mask.shape == (n * h, length, keys):
+                shaped = attn_mask.reshape(n, h, length, keys)
+            else:
+                raise ShapeError(f"{op}: attn_mask must be [{length}, {keys}] or "
+                                 f"[{n * h}, {length}, {keys}], got {fmt(attn_mask.shape)}")
+            bias = F.attention.attention_bias(shaped, dtype, op, true_attends=False)
+        if key_padding_mask is not None:
+            if key_padding_mask.shape != (n, keys):
+                raise ShapeError(f"{op}: key_padding_mask must be [{n}, {keys}], got "
+                                 f"{fmt(key_padding_mask.shape)}")
+            padding = F.attention.attention_bias(key_padding_mask.reshape(n, 1, 1, keys), dtype,
+                                                 op, "key_padding_mask", true_attends=False)
+            bias = padding if bias is None else bias + padding
+        if bias is not None and extra_keys:
+            bias = bias.pad((0, extra_keys))
+        return bias
 
     def extra_repr(self) -> str:
-        return f"{self.embed_dim}, num_heads={self.num_heads}"
+        return ""
 
 
 class TransformerBlock(Module):
@@ -82,7 +205,7 @@ class TransformerBlock(Module):
         hidden = int(embed_dim * mlp_ratio)
         self.checkpoint, self.causal = checkpoint, causal
         self.ln1 = LayerNorm(embed_dim)
-        self.attn = MultiheadAttention(embed_dim, num_heads, dropout)
+        self.attn = MultiheadAttention(embed_dim, num_heads, dropout, batch_first=True)
         self.ln2 = LayerNorm(embed_dim)
         self.mlp = Sequential(Linear(embed_dim, hidden), GELU("tanh"),
                               Linear(hidden, embed_dim))
@@ -94,5 +217,6 @@ class TransformerBlock(Module):
         return self._block(x)
 
     def _block(self, x: Tensor) -> Tensor:
-        x = x + self.drop(self.attn(self.ln1(x), causal=self.causal))
+        h = self.ln1(x)
+        x = x + self.drop(self.attn(h, h, h, need_weights=False, is_causal=self.causal)[0])
         return x + self.drop(self.mlp(self.ln2(x)))

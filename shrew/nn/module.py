@@ -1,10 +1,12 @@
-"""Module: the container of parameters, buffers and sub-modules; and Sequential."""
+"""Module: the container of parameters, buffers and sub-modules (the containers of
+several modules are in container.py)."""
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..dtype import DType
+from ..dtype import DType, float16, float32, float64
 from ..errors import ShrewError
 from ..factory import replace_storage
 from ..grad_mode import no_grad
@@ -18,6 +20,36 @@ if TYPE_CHECKING:
 _M = TypeVar("_M", bound="Module")
 
 
+class SubmoduleError(ShrewError, AttributeError):
+    """A dotted module path names no sub-module (PyTorch raises AttributeError)."""
+
+
+class NameClashError(ShrewError, KeyError):
+    """A parameter, buffer or module name is empty, dotted or already an attribute
+    (PyTorch raises KeyError)."""
+
+
+class RemovableHandle:
+    """What register_forward_hook / register_forward_pre_hook return: remove() takes the
+    hook out again; usable as a context manager that removes it on exit."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: dict[int, Callable[..., Any]]) -> None:
+        self._hooks = hooks
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
 class Module:
     """Base class of layers and models.
 
@@ -28,23 +60,110 @@ class Module:
     def __init__(self) -> None:
         self.training = True
         self._buffer_names: list[str] = []
+        self._non_persistent: set[str] = set()
+        self._forward_pre_hooks: dict[int, Callable[..., Any]] = {}
+        self._forward_hooks: dict[int, Callable[..., Any]] = {}
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation; `module(...)` calls it.  Subclasses define it."""
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        # getattr: a subclass that skipped Module.__init__ still runs (without hooks).
+        pre, post = getattr(self, "_forward_pre_hooks", None), getattr(self, "_forward_hooks", None)
+        if not pre and not post:
+            return self.forward(*args, **kwargs)
+        for hook in list((pre or {}).values()):
+            changed = hook(self, args)
+            if changed is not None:
+                args = changed if isinstance(changed, tuple) else (changed,)
+        out = self.forward(*args, **kwargs)
+        for hook in list((post or {}).values()):
+            changed = hook(self, args, out)
+            if changed is not None:
+                out = changed
+        return out
 
-    def register_buffer(self, name: str, tensor: Tensor | None) -> None:
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """hook(module, args) runs before forward; a non-None result replaces args (a
+        single value is wrapped in a tuple)."""
+        handle = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_forward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """hook(module, args, output) runs after forward; a non-None result replaces the
+        output."""
+        handle = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[handle.id] = hook
+        return handle
+
+    def _check_new_name(self, what: str, name: object) -> str:
+        if not isinstance(name, str):
+            raise NameClashError(f"{what}: the name must be a str, got {type(name).__name__}")
+        if not name or "." in name:
+            raise NameClashError(f"{what}: the name must be non-empty and contain no '.', "
+                                 f"got {name!r}")
+        if hasattr(self, name) and name not in vars(self):
+            raise NameClashError(f"{what}: {name!r} is already an attribute of "
+                                 f"{type(self).__name__}")
+        return name
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """A tensor that is state but not learned (BatchNorm's running statistics): it is
-        saved in state_dict and moved by to(), and optimizers never see it."""
+        moved by to() and optimizers never see it; state_dict saves it unless
+        persistent=False."""
+        self._check_new_name("register_buffer", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise ShrewError(f"register_buffer: {name!r} must be a Tensor or None, got "
                              f"{type(tensor).__name__}")
         setattr(self, name, tensor)
         if name not in self._buffer_names:
             self._buffer_names.append(name)
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter under `name` (None keeps the name with no parameter, as a
+        layer built with bias=False)."""
+        self._check_new_name("register_parameter", name)
+        if param is not None and not isinstance(param, Parameter):
+            raise ShrewError(f"register_parameter: {name!r} must be a Parameter or None, got "
+                             f"{type(param).__name__}")
+        setattr(self, name, param)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a sub-module under `name` (as assigning it to an attribute does)."""
+        self._check_new_name("add_module", name)
+        if module is not None and not isinstance(module, Module):
+            raise ShrewError(f"add_module: {name!r} must be a Module or None, got "
+                             f"{type(module).__name__}")
+        setattr(self, name, module)
+
+    def register_module(self, name: str, module: Module | None) -> None:
+        """add_module under PyTorch's other name."""
+        self.add_module(name, module)
+
+    def get_submodule(self, target: str) -> Module:
+        """The sub-module at dotted path `target` ("" is this module)."""
+        module: Module = self
+        for part in target.split(".") if target else ():
+            child = vars(module).get(part)
+            if not isinstance(child, Module):
+                raise SubmoduleError(f"get_submodule: {type(module).__name__} has no "
+                                     f"sub-module {part!r} (path {target!r})")
+            module = child
+        return module
+
+    def apply(self: _M, fn: Callable[[Module], Any]) -> _M:
+        """Call fn on every sub-module, children before parents, then on self (the usual
+        way to run a custom weight initialisation); returns self."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
 
     # -- walking the tree ----------------------------------------------------------------
     def named_children(self) -> Iterator[tuple[str, Module]]:
@@ -76,47 +195,62 @@ class Module:
         """This module and every descendant, each once, parents first."""
         return (m for _, m in self.named_modules())
 
-    def _named_state(self) -> Iterator[tuple[str, Tensor]]:
-        """(name, tensor) of every parameter and buffer, shared ones under each name."""
-        for prefix, module in self.named_modules(remove_duplicate=False):
+    def _named_state(self, persistent_only: bool = False,
+                     recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """(name, tensor) of every parameter and buffer, shared ones under each name;
+        persistent_only leaves out the buffers registered with persistent=False."""
+        tree = self.named_modules(remove_duplicate=False) if recurse else iter([("", self)])
+        for prefix, module in tree:
             buffers = module._buffer_names
+            skipped = getattr(module, "_non_persistent", ()) if persistent_only else ()
             for name, value in vars(module).items():
-                if isinstance(value, Parameter) or (name in buffers and value is not None):
+                if isinstance(value, Parameter) or (name in buffers and value is not None
+                                                    and name not in skipped):
                     yield (f"{prefix}.{name}" if prefix else name), value
 
-    def named_parameters(self) -> Iterator[tuple[str, Parameter]]:
-        """(dotted name, parameter) of every parameter in the tree, each once."""
+    def named_parameters(self, prefix: str = "",
+                         recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """(dotted name, parameter) of every parameter in the tree (only this module's
+        with recurse=False), each once."""
         seen = set()
-        for name, t in self._named_state():
+        for name, t in self._named_state(recurse=recurse):
             if isinstance(t, Parameter) and t.id not in seen:
                 seen.add(t.id)
-                yield name, t
+                yield (f"{prefix}.{name}" if prefix else name), t
 
-    def parameters(self) -> Iterator[Parameter]:
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Every parameter in the tree, each once (what an optimizer takes)."""
-        return (p for _, p in self.named_parameters())
+        return (p for _, p in self.named_parameters(recurse=recurse))
 
-    def named_buffers(self) -> Iterator[tuple[str, Tensor]]:
+    def named_buffers(self, prefix: str = "",
+                      recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
         """(dotted name, tensor) of every registered buffer in the tree."""
-        return ((n, t) for n, t in self._named_state() if not isinstance(t, Parameter))
+        return ((f"{prefix}.{n}" if prefix else n, t)
+                for n, t in self._named_state(recurse=recurse) if not isinstance(t, Parameter))
 
-    def buffers(self) -> Iterator[Tensor]:
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         """Every registered buffer in the tree."""
-        return (t for _, t in self.named_buffers())
+        return (t for _, t in self.named_buffers(recurse=recurse))
 
     # -- state ---------------------------------------------------------------------------
-    def state_dict(self) -> dict[str, Tensor]:
-        """Parameters and buffers by dotted name, detached (they share memory with the
-        module's tensors)."""
-        return {name: t.detach() for name, t in self._named_state()}
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
+        """Parameters and persistent buffers by dotted name, in an OrderedDict, detached
+        unless keep_vars (they share memory with the module's tensors)."""
+        return OrderedDict((prefix + name, t if keep_vars else t.detach())
+                           for name, t in self._named_state(persistent_only=True))
 
     def load_state_dict(self, state_dict: Mapping[str, Any],
                         strict: bool = True) -> tuple[list[str], list[str]]:
         """Copy values into this module's tensors in place.  Missing or unexpected keys
         (when strict) and wrong shapes raise a ShrewError naming each of them, before
         anything is written.  Returns (missing, unexpected) key lists."""
-        own = dict(self._named_state())
-        missing = [k for k in own if k not in state_dict]
+        own = dict(self._named_state(persistent_only=True))
+        # Buffers a module lists in `optional_state` may be absent (BatchNorm's
+        # num_batches_tracked, which older checkpoints lack): they keep their value.
+        optional = {f"{prefix}.{name}" if prefix else name
+                    for prefix, m in self.named_modules()
+                    for name in getattr(m, "optional_state", ())}
+        missing = [k for k in own if k not in state_dict and k not in optional]
         unexpected = [k for k in state_dict if k not in own]
         values = {k: v if isinstance(v, Tensor) else Tensor(v) for k, v in state_dict.items()
                   if k in own}
@@ -147,11 +281,17 @@ class Module:
         """train(False); returns self."""
         return self.train(False)
 
-    def to(self: _M, device: str | DType | None = None, dtype: DTypeLike | None = None) -> _M:
+    def to(self: _M, device: Any = None, dtype: DTypeLike | None = None) -> _M:
         """Move parameters and buffers to `device` and floating ones to `dtype`, in place:
-        the same Parameter objects keep working in optimizers built before the move."""
+        the same Parameter objects keep working in optimizers built before the move.
+        Called as to(dtype), to(device), to(device, dtype) or to(tensor) (its device and
+        dtype)."""
         if isinstance(device, DType):
             device, dtype = None, device
+        elif isinstance(device, Tensor):
+            device, dtype = device.device, device.dtype
+        if device is not None and not isinstance(device, str):
+            device = str(device)  # a device object: its string form is what to() takes
         seen = set()
         for _, t in self._named_state():
             if t.id not in seen:
@@ -159,10 +299,35 @@ class Module:
                 _move(t, device, dtype if t.dtype.is_floating_point else None)
         return self
 
-    def zero_grad(self) -> None:
-        """Reset every parameter's .grad to None."""
+    def float(self: _M) -> _M:
+        """to(float32)."""
+        return self.to(float32)
+
+    def double(self: _M) -> _M:
+        """to(float64)."""
+        return self.to(float64)
+
+    def half(self: _M) -> _M:
+        """to(float16)."""
+        return self.to(float16)
+
+    def cpu(self: _M) -> _M:
+        """to("cpu")."""
+        return self.to("cpu")
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's .grad: to None, or to zeros with set_to_none=False."""
         for p in self.parameters():
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = p.grad * 0.0
+
+    def requires_grad_(self: _M, requires_grad: bool = True) -> _M:
+        """Switch gradient tracking of every parameter on or off (freezing); returns self."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
 
     # -- display -------------------------------------------------------------------------
     def extra_repr(self) -> str:
@@ -170,11 +335,14 @@ class Module:
         return ""
 
     def __repr__(self) -> str:
-        head = f"{type(self).__name__}({self.extra_repr()}"
+        # As PyTorch prints it: one line for a leaf, else the extra_repr lines and then
+        # "(name): child" lines indented inside the parentheses.
+        extra = self.extra_repr()
         kids = [f"({n}): " + repr(m).replace("\n", "\n  ") for n, m in self.named_children()]
-        if not kids:
-            return head + ")"
-        return head + "\n  " + "\n  ".join(kids) + "\n)"
+        if not kids and "\n" not in extra:
+            return f"{type(self).__name__}({extra})"
+        lines = (extra.split("\n") if extra else []) + kids
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
 def _move(t: Tensor, device: str | DType | None, dtype: DTypeLike | None) -> None:
@@ -187,30 +355,3 @@ def _move(t: Tensor, device: str | DType | None, dtype: DTypeLike | None) -> Non
     if t.grad is not None:
         t.grad = t.grad.to(device=device, dtype=dtype)
 
-
-class Sequential(Module):
-    """Modules applied in order; indexable (a slice gives a Sequential) and iterable."""
-
-    def __init__(self, *modules: Module) -> None:
-        super().__init__()
-        for i, m in enumerate(modules):
-            if not isinstance(m, Module):
-                raise ShrewError(f"Sequential: item {i} is a {type(m).__name__}, not a Module")
-            setattr(self, str(i), m)
-
-    def __getitem__(self, index: int | slice) -> Module:
-        items = list(self.children())
-        if isinstance(index, slice):
-            return Sequential(*items[index])
-        return items[index]
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self.children())
-
-    def __iter__(self) -> Iterator[Module]:
-        return self.children()
-
-    def forward(self, x: Any) -> Any:
-        for m in self.children():
-            x = m(x)
-        return x

@@ -1,8 +1,59 @@
-"""The CPU backend: numpy.  The reference every other backend is tested against."""
+"""The CPU backend: numpy.  The reference every other backend is tested against.
+
+float32 convolutions and average pooling, and on large arrays softmax, standardize (layer
+norm) and GELU, run on oneDNN where it is installed (``shrew[cpu-fast]``) and switched on
+(see onednn.py); everything else, and float64 always, runs on numpy.  The switch:
+
+- the environment variable ``SHREW_CPU_ONEDNN=0`` (read at import) turns oneDNN off;
+- ``set_onednn(False)`` / ``set_onednn(True)`` change it for the whole process, and
+  ``use_onednn(flag)`` is a context manager that sets it for a block;
+- ``onednn_active()`` says whether oneDNN serves calls now (installed, loaded, switched on).
+
+``set_num_threads(n)`` sets the OpenMP threads oneDNN runs on (OMP_NUM_THREADS is read
+when libgomp loads; threadpoolctl's limits apply too).  OpenBLAS, numpy's GEMMs, keeps its
+own setting (OPENBLAS_NUM_THREADS, threadpoolctl).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..host_memory import keep_freed_memory
 from ..array_module import ArrayModuleBackend
+from . import onednn
+from .onednn import get_num_threads, set_num_threads
+
+__all__ = ["CPUBackend", "factory", "set_onednn", "use_onednn", "onednn_active",
+           "set_num_threads", "get_num_threads"]
+
+
+def set_onednn(enabled: bool) -> bool:
+    """Let the cpu backend use oneDNN where it serves a call (True) or keep everything on
+    numpy (False), for the whole process; returns the previous setting."""
+    return onednn.set_enabled(enabled)
+
+
+@contextmanager
+def use_onednn(enabled: bool = True) -> Iterator[None]:
+    """``with use_onednn(False): ...`` runs the block with the oneDNN path switched off
+    (or on), then restores the previous setting."""
+    old = onednn.set_enabled(enabled)
+    try:
+        yield
+    finally:
+        onednn.set_enabled(old)
+
+
+def onednn_active() -> bool:
+    """Whether oneDNN serves calls now: installed, loadable and switched on."""
+    return onednn.available()
+
+
+# The unary functions oneDNN computes for the cpu backend (float32, large arrays).
+_ONEDNN_ELTWISE = {"gelu": onednn.GELU_ERF, "gelu_tanh": onednn.GELU_TANH}
 
 # Below this many elements numpy's own where is as fast.
 _SELECT_MIN_SIZE = 1 << 14
@@ -36,6 +87,50 @@ class CPUBackend(ArrayModuleBackend):
         out = np.broadcast_to(out, np.broadcast_shapes(out.shape, mask.shape)) & mask
         out ^= b_bits
         return out.view(a.dtype)
+
+    # -- oneDNN where it serves the call (float32), else the array module's numpy code ----
+    def conv2d(self, x, w, stride, padding):  # base.FastConv
+        out = onednn.conv2d(x, w, stride, padding)
+        return super().conv2d(x, w, stride, padding) if out is NotImplemented else out
+
+    def conv2d_backward(self, x, w, g, stride, padding, need_x, need_w):  # base.FastConv
+        if need_w and w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
+            # oneDNN's weight gradient of a shallow input is slow: on cnn_step's first
+            # layer (one channel) 2-4x the core's im2col lowering, which runs instead.
+            return super().conv2d_backward(x, w, g, stride, padding, need_x, need_w)
+        gx = onednn.conv2d_backward_data(g, w, x.shape, stride, padding) if need_x else None
+        gw = onednn.conv2d_backward_weights(x, g, w.shape, stride, padding) if need_w else None
+        if gx is NotImplemented or gw is NotImplemented:
+            return super().conv2d_backward(x, w, g, stride, padding, need_x, need_w)
+        return gx, gw
+
+    def unary(self, fn, x):
+        if fn in _ONEDNN_ELTWISE:
+            out = onednn.eltwise(x, _ONEDNN_ELTWISE[fn])
+            if out is not NotImplemented:
+                return out
+        return super().unary(fn, x)
+
+    def softmax(self, x, dim, log):
+        out = NotImplemented if log else onednn.softmax(x, dim)
+        # oneDNN leaves a row's other elements finite beside a NaN, where PyTorch makes
+        # the whole row NaN: a call with a NaN in its output (rare) is redone by numpy.
+        if out is NotImplemented or np.isnan(out).any():
+            return super().softmax(x, dim, log)
+        return out
+
+    def standardize(self, x, dims, eps):
+        cols = math.prod(x.shape[x.ndim - len(dims):])
+        got = onednn.layer_norm(x.reshape(-1, cols), eps) if cols else NotImplemented
+        if got is NotImplemented:
+            return super().standardize(x, dims, eps)
+        y, _, var = got
+        stat_shape = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
+        return y.reshape(x.shape), (1 / np.sqrt(var + np.float32(eps))).reshape(stat_shape)
+
+    def avg_pool2d(self, x, kernel, stride, padding):
+        out = onednn.pool2d(x, onednn.POOL_AVG_INCLUDE, kernel, stride, padding)
+        return super().avg_pool2d(x, kernel, stride, padding) if out is NotImplemented else out[0]
 
 
 def factory(index: int = 0) -> CPUBackend:

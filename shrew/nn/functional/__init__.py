@@ -1,0 +1,38 @@
+"""Stateless building blocks: layers as functions, activations, attention, losses.
+
+Everything is written with Tensor operations, so it runs on any device and backward comes
+from the core's gradient rules.  Inputs are checked before any kernel runs, and errors name
+the function and the shapes or dtypes at fault.  `import shrew.nn.functional as F`."""
+from .activation import (celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh,
+                         leaky_relu, log_softmax, logsigmoid, mish, prelu, relu, relu6, selu,
+                         sigmoid, silu, softmax, softmin, softplus, softshrink, softsign, tanh,
+                         tanhshrink, threshold)
+from .attention import scaled_dot_product_attention
+from .layers import (alpha_dropout, avg_pool2d, batch_norm, conv1d, conv2d, dropout, dropout1d,
+                     dropout2d, dropout3d, feature_alpha_dropout, layer_norm, linear,
+                     max_pool2d)
+from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, ctc_loss,
+                   cosine_embedding_loss, cross_entropy, gaussian_nll_loss, hinge_embedding_loss,
+                   huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss,
+                   multi_margin_loss, multilabel_soft_margin_loss, nll_loss, pairwise_distance,
+                   poisson_nll_loss, smooth_l1_loss, soft_margin_loss, triplet_margin_loss)
+from .normalization import (cosine_similarity, group_norm, instance_norm, local_response_norm,
+                            normalize, rms_norm)
+from .sparse import embedding, embedding_bag, one_hot
+from .vision import interpolate, pad, pixel_shuffle, pixel_unshuffle
+
+__all__ = [
+    "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
+    "leaky_relu", "log_softmax", "logsigmoid", "mish", "prelu", "relu", "relu6", "selu",
+    "sigmoid", "silu", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
+    "tanhshrink", "threshold", "scaled_dot_product_attention", "avg_pool2d", "batch_norm",
+    "conv1d", "conv2d", "dropout", "embedding", "layer_norm", "linear", "max_pool2d",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
+    "cross_entropy", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div",
+    "l1_loss", "margin_ranking_loss", "mse_loss", "multi_margin_loss",
+    "multilabel_soft_margin_loss", "nll_loss", "pairwise_distance", "poisson_nll_loss",
+    "smooth_l1_loss", "soft_margin_loss", "triplet_margin_loss", "ctc_loss", "cosine_similarity",
+    "group_norm", "instance_norm", "local_response_norm", "normalize", "rms_norm", "embedding",
+    "embedding_bag", "one_hot", "alpha_dropout", "dropout1d", "dropout2d", "dropout3d",
+    "feature_alpha_dropout", "interpolate", "pad", "pixel_shuffle", "pixel_unshuffle",
+]

@@ -1,0 +1,95 @@
+"""Scaled dot-product attention, composed of matmul, softmax and dropout."""
+from __future__ import annotations
+
+import math
+
+from ...ops.creation import arange
+from ...ops.elementwise import where
+from ...dtype import DType, bool_
+from ...errors import ShapeError, ShrewError
+from ...shape import broadcast_shapes, fmt
+from ...tensor import Tensor
+from ._checks import tensor_arg as _tensor
+from .layers import dropout
+
+
+def _repeat_heads(t: Tensor, times: int) -> Tensor:
+    """[..., H, T, E] -> [..., H * times, T, E], each head repeated `times` times in a row
+    (grouped-query attention shares one key/value head among `times` query heads)."""
+    if times == 1:
+        return t
+    *lead, heads, length, width = t.shape
+    return t.unsqueeze(-3).expand(*lead, heads, times, length, width) \
+        .reshape(*lead, heads * times, length, width)
+
+
+def attention_bias(mask: Tensor, dtype: DType, op: str, name: str = "attn_mask",
+                   true_attends: bool = True) -> Tensor:
+    """An additive mask: a bool mask becomes 0 where attending is allowed and -inf where
+    not (True allows it for scaled_dot_product_attention, forbids it for
+    MultiheadAttention: true_attends=False); a float mask is added as it is.  Adding
+    (rather than a where on the scores) passes the gradient of the scores straight through."""
+    if mask.dtype is bool_:
+        allowed, blocked = (0.0, float("-inf")) if true_attends else (float("-inf"), 0.0)
+        return where(mask, allowed, blocked).to_dtype(dtype)
+    if not mask.dtype.is_floating_point:
+        raise ShrewError(f"{op}: {name} must be bool or float, got {mask.dtype}")
+    return mask.to_dtype(dtype)
+
+
+def attend(query: Tensor, key: Tensor, value: Tensor, bias: Tensor | None, dropout_p: float,
+           scale: float) -> tuple[Tensor, Tensor]:
+    """(softmax(q k^T * scale + bias) v, the attention weights after dropout)."""
+    # Scaling q (L*E values) is cheaper than scaling the scores (L*S values).
+    scores = (query * scale) @ key.transpose(-1, -2)
+    if bias is not None:
+        scores = scores + bias
+    weights = dropout(scores.softmax(-1), dropout_p)
+    return weights @ value, weights
+
+
+def causal_mask(tq: int, tk: int, device: str) -> Tensor:
+    """[tq, tk] bool, True where key j <= query i (the lower triangle, top-left aligned)."""
+    rows = arange(tq, device=device).reshape(tq, 1)
+    return rows >= arange(tk, device=device).reshape(1, tk)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(q k^T * scale + mask) v over [..., L, E] queries and [..., S, E] keys.
+
+    attn_mask broadcasts to [..., L, S]: bool (True = may attend) or float (added to the
+    scores).  is_causal lets query i see keys j <= i only.  scale defaults to 1/sqrt(E).
+    dropout_p drops attention weights.  enable_gqa lets key and value have fewer heads
+    (dim -3) than the query, a divisor of its head count."""
+    op = "scaled_dot_product_attention"
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if _tensor(op, name, t).ndim < 2:
+            raise ShapeError(f"{op}: {name} must be [..., T, E], got {fmt(t.shape)}")
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ShapeError(f"{op}: query {fmt(query.shape)}, key {fmt(key.shape)} and value "
+                         f"{fmt(value.shape)} do not fit")
+    if is_causal and attn_mask is not None:
+        raise ShrewError(f"{op}: give attn_mask or is_causal=True, not both")
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        if key.shape[-3] != value.shape[-3] or query.shape[-3] % key.shape[-3]:
+            raise ShapeError(f"{op}: with enable_gqa the query's heads ({fmt(query.shape)}) "
+                             f"must be a multiple of the key's and value's "
+                             f"({fmt(key.shape)}, {fmt(value.shape)})")
+        times = query.shape[-3] // key.shape[-3]
+        key, value = _repeat_heads(key, times), _repeat_heads(value, times)
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores_shape = broadcast_shapes(op, query.shape[:-2], key.shape[:-2]) + \
+        (query.shape[-2], key.shape[-2])
+    if is_causal:
+        attn_mask = causal_mask(scores_shape[-2], scores_shape[-1], query.device)
+    bias = None
+    if attn_mask is not None:
+        _tensor(op, "attn_mask", attn_mask)
+        if broadcast_shapes(op, attn_mask.shape, scores_shape) != scores_shape:
+            raise ShapeError(f"{op}: attn_mask {fmt(attn_mask.shape)} does not broadcast to "
+                             f"the scores {fmt(scores_shape)}")
+        bias = attention_bias(attn_mask, query.dtype, op)
+    return attend(query, key, value, bias, dropout_p, factor)[0]

@@ -1,0 +1,591 @@
+"""Loss functions, composed of Tensor operations (backward comes from autograd).
+
+Every loss takes reduction "mean", "sum" or "none", and PyTorch's deprecated size_average /
+reduce pair.  shrew's older signatures put `reduction` third (cross_entropy(x, t, "sum")):
+a string in that place is still read as the reduction."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...ops.creation import arange, tensor
+from ...ops.creation import full as _full
+from ...ops.elementwise import where
+from ...dtype import check_float, int32, int64
+from ...errors import DTypeError, ShapeError, ShrewError
+from ...shape import broadcast_shapes, fmt
+from ...tensor import Tensor
+from ._checks import tensor_arg as _tensor
+from .activation import _softplus, logsigmoid
+from .normalization import vector_norm
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduction(op: str, size_average: Any, reduce: Any, reduction: str,
+               extra: tuple[str, ...] = ()) -> str:
+    """The reduction to apply: `reduction`, unless the legacy size_average / reduce flags
+    are given (reduce=False -> "none", size_average=False -> "sum").  `extra` names the
+    loss's own further reductions (kl_div's "batchmean")."""
+    if isinstance(size_average, str):  # shrew's older positional reduction
+        reduction, size_average = size_average, None
+    if size_average is not None or reduce is not None:
+        if reduce is False:
+            reduction = "none"
+        else:
+            reduction = "sum" if size_average is False else "mean"
+    if reduction not in _REDUCTIONS + extra:
+        names = ", ".join(repr(r) for r in _REDUCTIONS + extra)
+        raise ShrewError(f"{op}: reduction must be one of {names}, got {reduction!r}")
+    return reduction
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
+def _check_same_shape(op: str, a: Tensor, b: Tensor,
+                      names: tuple[str, str] = ("input", "target")) -> None:
+    _tensor(op, names[0], a)
+    if _tensor(op, names[1], b).shape != a.shape:
+        raise ShapeError(f"{op}: {names[0]} {fmt(a.shape)} and {names[1]} {fmt(b.shape)} must "
+                         f"have the same shape")
+
+
+def _elementwise(op: str, input: Tensor, target: Tensor) -> Tensor:
+    """input - target of two same-shaped float tensors."""
+    _check_same_shape(op, input, target)
+    check_float(input.dtype, op)
+    return input - target
+
+
+# -- classification with class indices ------------------------------------------------------
+def _class_dim(op: str, scores: Tensor) -> int:
+    if _tensor(op, "input", scores).ndim == 0:
+        raise ShapeError(f"{op}: input must be [N, C, ...] or [C], got a 0-d tensor")
+    check_float(scores.dtype, op)
+    return 1 if scores.ndim > 1 else 0
+
+
+def _check_index_target(op: str, scores: Tensor, target: Tensor) -> None:
+    """int target [N, d...] (or []) for scores [N, C, d...] (or [C])."""
+    if _tensor(op, "target", target).dtype not in (int32, int64):
+        raise DTypeError(f"{op}: target must hold int64 class indices (or, for cross_entropy, "
+                         f"float class probabilities shaped as the input), got {target.dtype} "
+                         f"{fmt(target.shape)} for input {fmt(scores.shape)}")
+    expected = scores.shape[:1] + scores.shape[2:] if scores.ndim > 1 else ()
+    if target.shape != expected:
+        raise ShapeError(f"{op}: target {fmt(target.shape)} does not fit input "
+                         f"{fmt(scores.shape)} (expected target shape {fmt(expected)})")
+
+
+def _check_weight(op: str, weight: Tensor | None, classes: int) -> None:
+    if weight is not None and _tensor(op, "weight", weight).shape != (classes,):
+        raise ShapeError(f"{op}: weight must have shape [{classes}] (one per class), got "
+                         f"{fmt(weight.shape)}")
+
+
+def _per_class(weight: Tensor, ndim: int, dim: int) -> Tensor:
+    """weight [C] shaped to broadcast against [N, C, d...] (or [C])."""
+    return weight.reshape(-1, *(1,) * (ndim - dim - 1))
+
+
+def _pick(op: str, logp: Tensor, target: Tensor, dim: int) -> Tensor:
+    """logp at each target class."""
+    try:
+        return logp.gather(dim, target.unsqueeze(dim)).squeeze(dim)
+    except ShapeError:
+        raise ShapeError(f"{op}: target holds a class index outside [0, {logp.shape[dim]}) "
+                         f"for input {fmt(logp.shape)}") from None
+
+
+def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
+         reduction: str, dim: int, smoothing: float = 0.0) -> Tensor:
+    """-weight[y] * logp[y] (blended with the uniform-target loss when smoothing > 0),
+    leaving out targets equal to ignore_index; "mean" divides by the total weight of the
+    targets kept, as PyTorch."""
+    classes = logp.shape[dim]
+    _check_weight(op, weight, classes)
+    # The plain case costs no more than a gather: an ignore_index outside [0, C) that no
+    # target holds lets every index through the gather's own range check.
+    keep = None
+    if not 0 <= ignore_index < classes:
+        try:
+            picked = -logp.gather(dim, target.unsqueeze(dim)).squeeze(dim)
+            safe = target
+        except ShapeError:
+            keep = target != ignore_index
+    else:
+        keep = target != ignore_index
+    if keep is not None:
+        safe = where(keep, target, 0)
+        picked = -_pick(op, logp, safe, dim)
+    w = None
+    if weight is not None:
+        w = weight.gather(0, safe.reshape(-1)).reshape(*safe.shape)
+        picked = picked * w
+    if smoothing:
+        full = logp * _per_class(weight, logp.ndim, dim) if weight is not None else logp
+        picked = picked * (1.0 - smoothing) - full.sum(dim) * (smoothing / classes)
+    if keep is not None:
+        picked = where(keep, picked, 0.0)
+        if w is not None:
+            w = where(keep, w, 0.0)
+    if reduction != "mean":
+        return _reduce(picked, reduction)
+    if w is not None:
+        return picked.sum() / w.sum()
+    if keep is not None:
+        return picked.sum() / keep.to_dtype(picked.dtype).sum()
+    return picked.mean()
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+             reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of log-probabilities [N, C, d...] (or [C]) at int64 classes
+    [N, d...] (or []), weighted per class; targets equal to ignore_index count for nothing."""
+    if isinstance(weight, str):
+        weight, size_average = None, weight
+    red = _reduction("nll_loss", size_average, reduce, reduction)
+    dim = _class_dim("nll_loss", input)
+    _check_index_target("nll_loss", input, target)
+    return _nll("nll_loss", input, target, weight, ignore_index, red, dim)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """log_softmax over the class dim, then nll_loss.  target is int64 class indices
+    [N, d...], or float class probabilities shaped as the input [N, C, d...];
+    label_smoothing mixes the target with the uniform distribution."""
+    op = "cross_entropy"
+    if isinstance(weight, str):
+        weight, size_average = None, weight
+    red = _reduction(op, size_average, reduce, reduction)
+    dim = _class_dim(op, input)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ShrewError(f"{op}: label_smoothing must lie in [0, 1], got {label_smoothing!r}")
+    logp = input.log_softmax(dim)
+    if isinstance(target, Tensor) and target.dtype.is_floating_point \
+            and target.shape == input.shape:
+        return _soft_cross_entropy(logp, target, weight, red, dim, label_smoothing)
+    _check_index_target(op, input, target)
+    return _nll(op, logp, target, weight, ignore_index, red, dim, label_smoothing)
+
+
+def _soft_cross_entropy(logp: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
+                        dim: int, smoothing: float) -> Tensor:
+    """-sum_c weight_c target_c logp_c for class-probability targets; "mean" averages over
+    the samples (and positions), not over the weights."""
+    op = "cross_entropy"
+    _check_same_shape(op, logp, target)
+    classes = logp.shape[dim]
+    _check_weight(op, weight, classes)
+    if smoothing:
+        target = target * (1.0 - smoothing) + smoothing / classes
+    terms = logp * target
+    if weight is not None:
+        terms = terms * _per_class(weight, logp.ndim, dim)
+    return _reduce(-terms.sum(dim), reduction)
+
+
+# -- binary classification ------------------------------------------------------------------
+def _clamped_log(p: Tensor) -> Tensor:
+    """log(p) clamped below at -100, as PyTorch's binary_cross_entropy.  p == 0 goes
+    through log(1) so that neither the value nor the gradient is inf or NaN."""
+    positive = p > 0
+    return where(positive, where(positive, p, 1.0).log().clamp(min=-100.0), -100.0)
+
+
+def _weighted(op: str, loss: Tensor, weight: Tensor | None, name: str = "weight") -> Tensor:
+    """loss * weight, where weight must broadcast to the loss's shape."""
+    if weight is None:
+        return loss
+    if broadcast_shapes(op, loss.shape, _tensor(op, name, weight).shape) != loss.shape:
+        raise ShapeError(f"{op}: {name} {fmt(weight.shape)} does not broadcast to the input's "
+                         f"shape {fmt(loss.shape)}")
+    return loss * weight
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Tensor:
+    """-(y log p + (1 - y) log(1 - p)) for probabilities p and targets y in [0, 1], times
+    weight (broadcast against the input)."""
+    if isinstance(weight, str):
+        weight, size_average = None, weight
+    red = _reduction("binary_cross_entropy", size_average, reduce, reduction)
+    _elementwise("binary_cross_entropy", input, target)
+    loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
+    return _reduce(_weighted("binary_cross_entropy", loss, weight), red)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: Any = None, reduce: Any = None,
+                                     reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """binary_cross_entropy(sigmoid(x), y) computed from the logits x without overflow:
+    (1 - y) x + (1 + (pos_weight - 1) y) softplus(-x).  pos_weight (broadcast along the
+    last, class, dim) weights the positive targets."""
+    op = "binary_cross_entropy_with_logits"
+    red = _reduction(op, size_average, reduce, reduction)
+    _elementwise(op, input, target)
+    positive = _softplus(-input)
+    if pos_weight is not None:
+        positive = _weighted(op, positive * target, pos_weight - 1.0, "pos_weight") + positive
+    loss = (1.0 - target) * input + positive
+    return _reduce(_weighted(op, loss, weight), red)
+
+
+# -- regression -----------------------------------------------------------------------------
+def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+             reduction: str = "mean") -> Tensor:
+    """(input - target) ** 2 of two same-shaped tensors."""
+    red = _reduction("mse_loss", size_average, reduce, reduction)
+    return _reduce(_elementwise("mse_loss", input, target).square(), red)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+            reduction: str = "mean") -> Tensor:
+    """|input - target|."""
+    red = _reduction("l1_loss", size_average, reduce, reduction)
+    return _reduce(_elementwise("l1_loss", input, target).abs(), red)
+
+
+def _huber(diff: Tensor, delta: float) -> Tensor:
+    """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2)."""
+    size = diff.abs()
+    return where(size < delta, diff.square() * 0.5, (size - 0.5 * delta) * delta)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """huber_loss(delta=beta) / beta: quadratic below beta, |d| - beta / 2 above
+    (l1_loss when beta is 0)."""
+    red = _reduction("smooth_l1_loss", size_average, reduce, reduction)
+    if beta < 0:
+        raise ShrewError(f"smooth_l1_loss: beta must be >= 0, got {beta!r}")
+    diff = _elementwise("smooth_l1_loss", input, target)
+    loss = diff.abs() if beta == 0 else _huber(diff, beta) * (1.0 / beta)
+    return _reduce(loss, red)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+               delta: float = 1.0) -> Tensor:
+    """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2), d = input - target."""
+    red = _reduction("huber_loss", None, None, reduction)
+    if delta <= 0:
+        raise ShrewError(f"huber_loss: delta must be > 0, got {delta!r}")
+    return _reduce(_huber(_elementwise("huber_loss", input, target), delta), red)
+
+
+def _xlogy(x: Tensor, y: Tensor) -> Tensor:
+    """x log y, and 0 where x is 0 (a zero target contributes nothing to a KL divergence)."""
+    nonzero = x != 0
+    return where(nonzero, x * where(nonzero, y, 1.0).log(), 0.0)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """target (log target - input) for log-probabilities `input` (target as
+    log-probabilities too with log_target).  reduction="batchmean" divides the sum by the
+    batch size, which is the mathematical KL divergence; "mean" divides by every element."""
+    op = "kl_div"
+    red = _reduction(op, size_average, reduce, reduction, ("batchmean",))
+    _elementwise(op, input, target)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = _xlogy(target, target) - target * input
+    if red == "batchmean":
+        return loss.sum() * (1.0 / input.shape[0]) if input.ndim else loss.sum()
+    return _reduce(loss, red)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: Any = None, eps: float = 1e-8, reduce: Any = None,
+                     reduction: str = "mean") -> Tensor:
+    """exp(input) - target input (log_input), or input - target log(input + eps); full adds
+    Stirling's approximation of log(target!) where target > 1."""
+    op = "poisson_nll_loss"
+    red = _reduction(op, size_average, reduce, reduction)
+    _elementwise(op, input, target)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        big = target > 1
+        safe = where(big, target, 1.0)
+        stirling = safe * safe.log() - safe + (safe * (2 * math.pi)).log() * 0.5
+        loss = loss + where(big, stirling, 0.0)
+    return _reduce(loss, red)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    """0.5 (log var + (input - target)^2 / var) (+ 0.5 log 2 pi with full).  var is shaped
+    as the input, or as the input without (or with size 1 in) its last dim; values below
+    eps are raised to eps without changing the gradient, as PyTorch."""
+    op = "gaussian_nll_loss"
+    red = _reduction(op, None, None, reduction)
+    diff = _elementwise(op, input, target)
+    if not isinstance(var, Tensor):
+        var = _full((), float(var), dtype=input.dtype, device=input.device)
+    if var.shape != input.shape:
+        if input.ndim and var.shape == input.shape[:-1]:
+            var = var.unsqueeze(-1)
+        elif not (input.ndim and var.shape == input.shape[:-1] + (1,)) and var.ndim:
+            raise ShapeError(f"{op}: var {fmt(var.shape)} must have the input's shape "
+                             f"{fmt(input.shape)}, or that shape without its last dim")
+    if (var.detach() < 0).max().item() if var.numel() else False:
+        raise ShrewError(f"{op}: var has negative entries")
+    var = var + (var.clamp(min=eps) - var).detach()
+    loss = (var.log() + diff.square() / var) * 0.5
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, red)
+
+
+# -- margins and embeddings ------------------------------------------------------------------
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,
+                     reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """log(1 + exp(-y x)) for targets y in {-1, 1}."""
+    red = _reduction("soft_margin_loss", size_average, reduce, reduction)
+    _elementwise("soft_margin_loss", input, target)
+    return _reduce(_softplus(-(input * target)), red)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average: Any = None, reduce: Any = None,
+                                reduction: str = "mean") -> Tensor:
+    """Per sample, the mean over classes of -(y log sigmoid(x) + (1 - y) log sigmoid(-x))
+    for input [N, C] and 0/1 targets [N, C]."""
+    op = "multilabel_soft_margin_loss"
+    red = _reduction(op, size_average, reduce, reduction)
+    _elementwise(op, input, target)
+    loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
+    loss = _weighted(op, loss, weight)
+    return _reduce(loss.mean(-1) if input.ndim else loss, red)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight: Tensor | None = None, size_average: Any = None,
+                      reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """Per sample, sum over classes i != y of max(0, margin - x[y] + x[i]) ** p, divided by
+    the number of classes (and scaled by weight[y]); input [N, C] or [C]."""
+    op = "multi_margin_loss"
+    red = _reduction(op, size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ShrewError(f"{op}: p must be 1 or 2, got {p!r}")
+    if _tensor(op, "input", input).ndim not in (1, 2):
+        raise ShapeError(f"{op}: input must be [N, C] or [C], got {fmt(input.shape)}")
+    dim = _class_dim(op, input)
+    _check_index_target(op, input, target)
+    classes = input.shape[dim]
+    _check_weight(op, weight, classes)
+    at_target = _pick(op, input, target, dim).unsqueeze(dim)
+    hinge = (input - at_target + margin).clamp(min=0.0)
+    if p == 2:
+        hinge = hinge.square()
+    if weight is not None:
+        hinge = hinge * weight.gather(0, target.reshape(-1)).reshape(*target.shape).unsqueeze(dim)
+    # The target class itself is left out of the sum.
+    others = arange(classes, device=input.device) != target.unsqueeze(-1)
+    return _reduce(where(others, hinge, 0.0).sum(dim) * (1.0 / classes), red)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, -y (x1 - x2) + margin) for targets y in {-1, 1}."""
+    op = "margin_ranking_loss"
+    red = _reduction(op, size_average, reduce, reduction)
+    _check_same_shape(op, input1, input2, ("input1", "input2"))
+    _check_same_shape(op, input1, target, ("input1", "target"))
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0.0), red)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
+                         size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Tensor:
+    """x where y is 1, max(0, margin - x) where y is -1."""
+    op = "hinge_embedding_loss"
+    red = _reduction(op, size_average, reduce, reduction)
+    _check_same_shape(op, input, target)
+    # As PyTorch: each term is left out only where the target is the other label.
+    below = where(target != 1, (margin - input).clamp(min=0.0), 0.0)
+    return _reduce(where(target != -1, input, 0.0) + below, red)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          size_average: Any = None, reduce: Any = None,
+                          reduction: str = "mean") -> Tensor:
+    """1 - cos(x1, x2) where y is 1, max(0, cos(x1, x2) - margin) where y is -1; inputs
+    [N, D] (or [D]) and targets [N] (or [])."""
+    op = "cosine_embedding_loss"
+    red = _reduction(op, size_average, reduce, reduction)
+    _check_same_shape(op, input1, input2, ("input1", "input2"))
+    if input1.ndim not in (1, 2) or _tensor(op, "target", target).shape != input1.shape[:-1]:
+        raise ShapeError(f"{op}: inputs must be [N, D] or [D] with target [N] or [], got "
+                         f"{fmt(input1.shape)} and target {fmt(target.shape)}")
+    # PyTorch's small constant under the norms keeps zero vectors finite.
+    eps = 1e-12
+    dot = (input1 * input2).sum(-1)
+    norms = ((input1.square().sum(-1) + eps) * (input2.square().sum(-1) + eps)).sqrt()
+    cos = dot / norms
+    loss = where(target == 1, 1.0 - cos, 0.0) + \
+        where(target == -1, (cos - margin).clamp(min=0.0), 0.0)
+    return _reduce(loss, red)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """The p-norm of x1 - x2 + eps along the last dim (broadcasting x1 and x2)."""
+    _tensor("pairwise_distance", "x2", x2)
+    return vector_norm(_tensor("pairwise_distance", "x1", x1) - x2 + eps, p, -1, keepdim)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
+                        margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)) with d the pairwise p-norm distance; swap uses
+    min(d(a, n), d(p, n)) as the negative distance."""
+    op = "triplet_margin_loss"
+    red = _reduction(op, size_average, reduce, reduction)
+    _check_same_shape(op, anchor, positive, ("anchor", "positive"))
+    _check_same_shape(op, anchor, negative, ("anchor", "negative"))
+    to_positive = pairwise_distance(anchor, positive, p, eps)
+    to_negative = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        between = pairwise_distance(positive, negative, p, eps)
+        to_negative = where(between < to_negative, between, to_negative)
+    return _reduce((to_positive - to_negative + margin).clamp(min=0.0), red)
+
+
+# -- connectionist temporal classification --------------------------------------------------
+def _as_lengths(op: str, name: str, value: Any, batch: int) -> np.ndarray:
+    values = np.atleast_1d(np.asarray(value.tolist() if isinstance(value, Tensor) else value,
+                                      dtype=np.int64))
+    if values.shape != (batch,):
+        raise ShapeError(f"{op}: {name} must hold {batch} lengths (one per sequence), got "
+                         f"{values.tolist()}")
+    return values
+
+
+def _logsumexp(*terms: Tensor) -> Tensor:
+    """log(sum(exp(t))) elementwise, -inf where every term is -inf, with a gradient that
+    stays finite there (no 0/0)."""
+    top = terms[0]
+    for t in terms[1:]:
+        top = where(t > top, t, top)
+    # The result does not depend on the shift, so it carries no gradient.
+    shift = where(top == float("-inf"), 0.0, top).detach()
+    total = (terms[0] - shift).exp()
+    for t in terms[1:]:
+        total = total + (t - shift).exp()
+    reachable = total > 0
+    return where(reachable, where(reachable, total, 1.0).log() + shift, float("-inf"))
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
+             blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """Connectionist temporal classification loss: -log of the total probability of all
+    alignments of each target with its input (the forward, alpha, recursion in log space).
+
+    log_probs [T, N, C] (or [T, C]) are log-probabilities; targets are [N, S] padded or
+    the targets of all sequences concatenated; input_lengths and target_lengths hold one
+    length per sequence.  "mean" divides each loss by its target length, then averages;
+    zero_infinity replaces impossible alignments' infinite losses (and their gradients)
+    by zero.  The gradient is autograd's through the recursion."""
+    op = "ctc_loss"
+    red = _reduction(op, None, None, reduction)
+    if _tensor(op, "log_probs", log_probs).ndim not in (2, 3):
+        raise ShapeError(f"{op}: log_probs must be [T, N, C] or [T, C], got "
+                         f"{fmt(log_probs.shape)}")
+    check_float(log_probs.dtype, op)
+    batched = log_probs.ndim == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    steps, batch, classes = lp.shape
+    if not 0 <= blank < classes:
+        raise ShrewError(f"{op}: blank {blank} is outside [0, {classes})")
+    in_len = _as_lengths(op, "input_lengths", input_lengths, batch)
+    tg_len = _as_lengths(op, "target_lengths", target_lengths, batch)
+    if (in_len < 0).any() or (in_len > steps).any() or (tg_len < 0).any():
+        raise ShrewError(f"{op}: input_lengths {in_len.tolist()} must lie in [0, {steps}] and "
+                         f"target_lengths {tg_len.tolist()} be >= 0")
+    labels = _ctc_labels(op, targets, tg_len, batch, batched)
+    used = np.arange(labels.shape[1]) < tg_len.reshape(-1, 1)
+    if ((labels < 0) | (labels >= classes) | (labels == blank))[used].any():
+        raise ShrewError(f"{op}: targets must be classes in [0, {classes}) other than the "
+                         f"blank {blank}")
+    longest = int(tg_len.max(initial=0))
+    width = 2 * longest + 1
+    # The extended labels: blank, l1, blank, l2, ..., blank (padded with blanks).
+    ext = np.full((batch, width), blank, np.int64)
+    for n in range(batch):
+        ext[n, 1:2 * tg_len[n]:2] = labels[n, :tg_len[n]]
+    # A label may be reached from two back when it differs from the label there.
+    skip = np.zeros((batch, width), bool)
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    index = tensor(ext, device=lp.device)
+    emit = lp.gather(2, index.unsqueeze(0).expand(steps, batch, width))  # [T, N, width]
+    neg_inf = float("-inf")
+    start = np.full((batch, width), neg_inf)
+    start[:, 0] = 0.0
+    if width > 1:
+        start[tg_len > 0, 1] = 0.0
+    alpha = emit[0] + tensor(start, dtype=lp.dtype, device=lp.device) \
+        if steps else tensor(start, dtype=lp.dtype, device=lp.device)
+    can_skip = tensor(skip, device=lp.device)
+    for t in range(1, int(in_len.max(initial=0))):
+        one_back = alpha.pad((1, 0), neg_inf).narrow(1, 0, width)
+        two_back = where(can_skip, alpha.pad((2, 0), neg_inf).narrow(1, 0, width), neg_inf)
+        advanced = _logsumexp(alpha, one_back, two_back) + emit[t]
+        running = tensor((t < in_len).reshape(-1, 1), device=lp.device)
+        alpha = where(running, advanced, alpha)
+    # The alignment ends on the last label or the blank after it.
+    last = tensor(2 * tg_len, device=lp.device).reshape(-1, 1)
+    before = tensor(np.maximum(2 * tg_len - 1, 0), device=lp.device).reshape(-1, 1)
+    end_on_label = where(tensor((tg_len > 0).reshape(-1, 1), device=lp.device),
+                             alpha.gather(1, before), neg_inf)
+    loss = -_logsumexp(alpha.gather(1, last), end_on_label).reshape(batch)
+    if (in_len == 0).any():  # no input steps: only an empty target is possible
+        empty = tensor(np.where(tg_len == 0, 0.0, np.inf), dtype=lp.dtype, device=lp.device)
+        loss = where(tensor(in_len == 0, device=lp.device), empty, loss)
+    if zero_infinity:
+        loss = where(loss == float("inf"), 0.0, loss)
+    if red == "mean":
+        divisor = tensor(np.maximum(tg_len, 1), dtype=lp.dtype, device=lp.device)
+        return (loss / divisor).mean()
+    if red == "sum":
+        return loss.sum()
+    return loss if batched else loss.reshape(())
+
+
+def _ctc_labels(op: str, targets: Tensor, lengths: np.ndarray, batch: int,
+                batched: bool) -> np.ndarray:
+    """The targets as a host array [N, max length] (from padded or concatenated form)."""
+    if _tensor(op, "targets", targets).dtype not in (int32, int64):
+        raise DTypeError(f"{op}: targets must be integer class indices, got {targets.dtype}")
+    values = targets.numpy() if batched else targets.numpy().reshape(1, -1)
+    longest = int(lengths.max(initial=0))
+    if values.ndim == 2:
+        if values.shape[0] != batch or values.shape[1] < longest:
+            raise ShapeError(f"{op}: padded targets {fmt(targets.shape)} do not fit {batch} "
+                             f"sequences of target_lengths {lengths.tolist()}")
+        return values[:, :longest]
+    if values.ndim != 1 or values.shape[0] != lengths.sum():
+        raise ShapeError(f"{op}: targets must be [N, S] or the {int(lengths.sum())} targets "
+                         f"concatenated, got {fmt(targets.shape)}")
+    out = np.zeros((batch, longest), np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    for n in range(batch):
+        out[n, :lengths[n]] = values[offsets[n]:offsets[n + 1]]
+    return out

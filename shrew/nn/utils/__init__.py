@@ -1,0 +1,4 @@
+"""Helpers as torch.nn.utils: rnn (padding and packing variable-length sequences)."""
+from . import rnn
+
+__all__ = ["rnn"]

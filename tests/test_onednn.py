@@ -1,0 +1,412 @@
+"""The oneDNN path of the cpu backend (backends/cpu/onednn.py): the binding against PyTorch
+(including the dilation and groups that shrew's conv2d does not take yet), the cpu
+backend's use of it against its numpy code, determinism, the cache, the switch and the
+threads."""
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+import shrew
+from shrew.backends import cpu
+from shrew.backends.cpu import onednn
+
+F = torch.nn.functional
+WHEELS_EXIST = sys.platform == "linux" and platform.machine() == "x86_64"
+
+needs_onednn = pytest.mark.skipif(onednn.load_error() is not None,
+                                  reason=f"oneDNN not loadable: {onednn.load_error()}")
+
+
+@pytest.fixture(autouse=True)
+def onednn_on():
+    """Every test here starts with the path switched on, whatever SHREW_CPU_ONEDNN says."""
+    with cpu.use_onednn(True):
+        yield
+
+
+def test_onednn_loads_where_its_wheels_exist():
+    """The test extra installs onednn-cpu-gomp on x86-64 Linux: there the path must be
+    live, or every other test here would be skipped without anyone noticing."""
+    if WHEELS_EXIST:
+        assert onednn.load_error() is None
+        assert cpu.onednn_active()
+
+
+def _close(got, want, terms):
+    """float32 results against PyTorch's, with room for a different summation order."""
+    tol = 1e-6 * max(terms, 1)
+    scale = max(1.0, float(np.abs(want).max(initial=0)))
+    np.testing.assert_allclose(got, want, rtol=tol * 10, atol=tol * scale)
+
+
+@st.composite
+def convs(draw):
+    groups = draw(st.integers(1, 3))
+    c, o = groups * draw(st.integers(1, 4)), groups * draw(st.integers(1, 3))
+    kernel = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    dilation = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    padding = (draw(st.integers(0, 3)), draw(st.integers(0, 3)))
+    span = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
+    hw = tuple(draw(st.integers(max(1, s - 2 * p), s + 8)) for s, p in zip(span, padding))
+    n = draw(st.integers(1, 3))
+    return (n, c, *hw), (o, c // groups, *kernel), stride, padding, dilation, groups
+
+
+@needs_onednn
+@given(conv=convs(), seed=st.integers(0, 2**16))
+def test_convolution_matches_torch(conv, seed):
+    x_shape, w_shape, stride, padding, dilation, groups = conv
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    ty = F.conv2d(tx, tw, None, stride, padding, dilation, groups)
+    g = rng.standard_normal(ty.shape).astype(np.float32)
+    ty.backward(torch.tensor(g))
+    args = (stride, padding, dilation, groups)
+    y = onednn.conv2d(x, w, *args)
+    dx = onednn.conv2d_backward_data(g, w, x.shape, *args)
+    dw = onednn.conv2d_backward_weights(x, g, w.shape, *args)
+    _close(y, ty.detach().numpy(), w[0].size)
+    _close(dx, tx.grad.numpy(), w.shape[0] * w[0, 0].size)
+    _close(dw, tw.grad.numpy(), g.shape[0] * g[0, 0].size)
+
+
+@needs_onednn
+@pytest.mark.parametrize("stride, padding, dilation, groups",
+                         [(1, 0, 1, 1), (2, 3, 1, 1), (1, 2, 3, 2), (3, 1, 2, 4)])
+def test_conv1d_as_a_conv2d_one_row_high_matches_torch(stride, padding, dilation, groups):
+    rng = np.random.default_rng(groups)
+    x = rng.standard_normal((2, 8, 23)).astype(np.float32)
+    w = rng.standard_normal((4, 8 // groups, 3)).astype(np.float32)
+    want = F.conv1d(torch.tensor(x), torch.tensor(w), None, stride, padding, dilation, groups)
+    got = onednn.conv2d(x[:, :, None], w[:, :, None], (1, stride), (0, padding),
+                        (1, dilation), groups)
+    _close(got[:, :, 0], want.numpy(), w[0].size)
+
+
+@needs_onednn
+@pytest.mark.parametrize("alg", ["max", "avg_include", "avg_exclude"])
+@pytest.mark.parametrize("x_shape, kernel, stride, padding",
+                         [((2, 3, 8, 8), (2, 2), (2, 2), (0, 0)),
+                          ((2, 3, 9, 7), (3, 2), (2, 1), (1, 1)),
+                          ((1, 2, 5, 6), (3, 3), (1, 2), (1, 0))])
+def test_pooling_matches_torch(alg, x_shape, kernel, stride, padding):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    x[0, 0, :2, :2] = 1.5   # ties: each picks its first maximum in the window
+    tx = torch.tensor(x, requires_grad=True)
+    if alg == "max":
+        code, ty = onednn.POOL_MAX, F.max_pool2d(tx, kernel, stride, padding)
+    else:
+        code = onednn.POOL_AVG_INCLUDE if alg == "avg_include" else onednn.POOL_AVG_EXCLUDE
+        ty = F.avg_pool2d(tx, kernel, stride, padding, count_include_pad=alg == "avg_include")
+    g = rng.standard_normal(ty.shape).astype(np.float32)
+    ty.backward(torch.tensor(g))
+    y, workspace = onednn.pool2d(x, code, kernel, stride, padding)
+    assert (workspace is not None) == (alg == "max")
+    dx = onednn.pool2d_backward(g, x.shape, code, kernel, stride, padding, workspace)
+    _close(y, ty.detach().numpy(), kernel[0] * kernel[1])
+    _close(dx, tx.grad.numpy(), kernel[0] * kernel[1])
+
+
+@needs_onednn
+def test_max_pooling_backward_needs_the_workspace():
+    x = np.ones((1, 1, 4, 4), np.float32)
+    onednn.pool2d(x, onednn.POOL_MAX, (2, 2), (2, 2), (0, 0))
+    with pytest.raises(onednn.OneDNNError, match="workspace"):
+        onednn.pool2d_backward(np.ones((1, 1, 2, 2), np.float32), x.shape, onednn.POOL_MAX,
+                               (2, 2), (2, 2), (0, 0))
+
+
+@needs_onednn
+def test_repeated_calls_give_the_same_bits():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((16, 16, 14, 14)).astype(np.float32)
+    w = rng.standard_normal((32, 16, 5, 5)).astype(np.float32)
+    g = rng.standard_normal((16, 32, 14, 14)).astype(np.float32)
+
+    def once():
+        return (onednn.conv2d(x, w, (1, 1), (2, 2)),
+                onednn.conv2d_backward_data(g, w, x.shape, (1, 1), (2, 2)),
+                onednn.conv2d_backward_weights(x, g, w.shape, (1, 1), (2, 2)))
+
+    first = once()
+    for _ in range(3):
+        assert all(np.array_equal(a, b) for a, b in zip(first, once()))
+
+
+def _cnn_grads(dtype):
+    """Loss and gradients of a small convolutional net on the default cpu device."""
+    rng = np.random.default_rng(2)
+    x = shrew.tensor(rng.standard_normal((4, 3, 12, 12)).astype(dtype), requires_grad=True)
+    w1 = shrew.tensor(rng.standard_normal((8, 3, 3, 3)).astype(dtype) / 5, requires_grad=True)
+    w2 = shrew.tensor(rng.standard_normal((6, 8, 1, 5)).astype(dtype) / 6, requires_grad=True)
+    w3 = shrew.tensor(rng.standard_normal((5, 6, 3)).astype(dtype) / 4, requires_grad=True)
+    h = shrew.conv2d(x, w1, 1, 1).relu()
+    h = shrew.avg_pool2d(h, 2, padding=1)
+    h = shrew.conv2d(h, w2, (1, 2), (0, 2)).tanh()
+    h = shrew.conv1d(h.reshape(4, 6, -1), w3, 2, 1)
+    loss = (h * h).sum()
+    grads = loss.backward()
+    return [loss.numpy()] + [grads[t].numpy() for t in (x, w1, w2, w3)]
+
+
+@needs_onednn
+def test_the_cpu_backend_runs_float32_on_onednn_and_agrees_with_numpy(monkeypatch):
+    calls = []
+    for name in ("conv2d", "conv2d_backward_data", "conv2d_backward_weights", "pool2d"):
+        real = getattr(onednn, name)
+        monkeypatch.setattr(onednn, name,
+                            lambda *a, real=real, name=name: calls.append(name) or real(*a))
+    fast = _cnn_grads(np.float32)
+    assert sorted(set(calls)) == ["conv2d", "conv2d_backward_data", "conv2d_backward_weights",
+                                  "pool2d"]
+    with cpu.use_onednn(False):
+        reference = _cnn_grads(np.float32)
+    for got, want in zip(fast, reference):
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4 * np.abs(want).max())
+    assert all(np.array_equal(a, b) for a, b in zip(fast, _cnn_grads(np.float32)))
+
+
+@needs_onednn
+def test_shallow_inputs_take_the_weight_gradient_from_the_lowering(monkeypatch):
+    """oneDNN's weight gradient is slow on few input channels (cnn_step's first layer):
+    there the whole backward is the core's; the forward stays on oneDNN."""
+    calls = []
+    for name in ("conv2d", "conv2d_backward_data", "conv2d_backward_weights"):
+        real = getattr(onednn, name)
+        monkeypatch.setattr(onednn, name,
+                            lambda *a, real=real, name=name: calls.append(name) or real(*a))
+    rng = np.random.default_rng(3)
+    x_np = rng.standard_normal((4, 1, 10, 10)).astype(np.float32)
+    w_np = rng.standard_normal((6, 1, 5, 5)).astype(np.float32)
+    x, w = shrew.tensor(x_np, requires_grad=True), shrew.tensor(w_np, requires_grad=True)
+    shrew.conv2d(x, w, 1, 2).sum().backward()
+    assert calls == ["conv2d"]
+    tx, tw = torch.tensor(x_np, requires_grad=True), torch.tensor(w_np, requires_grad=True)
+    F.conv2d(tx, tw, None, 1, 2).sum().backward()
+    _close(x.grad.numpy(), tx.grad.numpy(), 6 * 25)
+    _close(w.grad.numpy(), tw.grad.numpy(), 4 * 100)
+
+
+@needs_onednn
+def test_float64_and_float16_stay_on_numpy():
+    """float64 is the bitwise reference: the switch changes none of its bits; float16
+    declines (no oneDNN float16 kernels on AVX2 machines) and runs numpy's code too."""
+    before = onednn.cache_info()["entries"]
+    for dtype in (np.float64, np.float16):
+        on = _cnn_grads(dtype)
+        with cpu.use_onednn(False):
+            off = _cnn_grads(dtype)
+        assert all(np.array_equal(a, b) for a, b in zip(on, off))
+    assert onednn.cache_info()["entries"] == before
+
+
+@needs_onednn
+def test_empty_batches_decline():
+    x, w = np.zeros((0, 3, 5, 5), np.float32), np.zeros((2, 3, 3, 3), np.float32)
+    assert onednn.conv2d(x, w) is NotImplemented
+    assert shrew.conv2d(shrew.tensor(x), shrew.tensor(w)).shape == (0, 2, 3, 3)
+
+
+@needs_onednn
+def test_the_cache_is_bounded_and_frees_what_it_evicts(monkeypatch):
+    onednn.clear_cache()
+    monkeypatch.setattr(onednn, "CACHE_SIZE", 3)
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
+    for size in range(4, 10):
+        x = rng.standard_normal((1, 2, size, size)).astype(np.float32)
+        want = F.conv2d(torch.tensor(x), torch.tensor(w), padding=1).numpy()
+        _close(onednn.conv2d(x, w, (1, 1), (1, 1)), want, w[0].size)
+        assert onednn.cache_info() == {"entries": min(size - 3, 3), "capacity": 3}
+    # The most recently used entries survive; a hit moves an entry to the end.
+    keys = list(onednn._cache)
+    assert [k[1][2] for k in keys] == [7, 8, 9]
+    onednn.conv2d(rng.standard_normal((1, 2, 7, 7)).astype(np.float32), w, (1, 1), (1, 1))
+    assert [k[1][2] for k in onednn._cache] == [8, 9, 7]
+    onednn.clear_cache()
+    assert onednn.cache_info()["entries"] == 0
+
+
+def test_the_switch():
+    assert cpu.set_onednn(False) is True
+    assert not cpu.onednn_active()
+    with cpu.use_onednn(True):
+        assert cpu.onednn_active() == (onednn.load_error() is None)
+    assert not cpu.onednn_active()
+    assert cpu.set_onednn(True) is False
+    x = np.ones((1, 1, 3, 3), np.float32)
+    with cpu.use_onednn(False):
+        assert onednn.conv2d(x, x) is NotImplemented
+
+
+@pytest.mark.parametrize("value, active", [("0", False), ("off", False), ("1", True)])
+def test_the_environment_variable(value, active):
+    env = {**os.environ, "SHREW_CPU_ONEDNN": value}
+    out = subprocess.run([sys.executable, "-c", "from shrew.backends import cpu; "
+                          "print(cpu.onednn_active())"], env=env, check=True,
+                         capture_output=True, text=True).stdout.strip()
+    assert out == str(active and onednn.load_error() is None)
+
+
+@needs_onednn
+def test_threads_follow_the_setting():
+    old = cpu.get_num_threads()
+    try:
+        cpu.set_num_threads(1)
+        assert cpu.get_num_threads() == 1
+        rng = np.random.default_rng(4)
+        x = rng.standard_normal((8, 8, 10, 10)).astype(np.float32)
+        w = rng.standard_normal((8, 8, 3, 3)).astype(np.float32)
+        one = onednn.conv2d(x, w, (1, 1), (1, 1))
+        cpu.set_num_threads(2)
+        assert cpu.get_num_threads() == 2
+        _close(onednn.conv2d(x, w, (1, 1), (1, 1)), one, w[0].size)
+    finally:
+        cpu.set_num_threads(old)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(shrew.ShrewError, match="set_num_threads"):
+            cpu.set_num_threads(bad)
+
+
+def test_omp_num_threads_sets_the_default():
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", "from shrew.backends import cpu; "
+                          "print(cpu.get_num_threads())"], env=env, check=True,
+                         capture_output=True, text=True).stdout.strip()
+    assert out == ("1" if onednn.load_error() is None else "None")
+
+
+@pytest.mark.parametrize("policy", [None, "ACTIVE"])
+def test_idle_openmp_threads_sleep_unless_the_user_says(policy):
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if policy:
+        env["OMP_WAIT_POLICY"] = policy
+    out = subprocess.run([sys.executable, "-c", "import os; from shrew.backends import cpu; "
+                          "cpu.onednn_active(); print(os.environ.get('OMP_WAIT_POLICY'))"],
+                         env=env, check=True, capture_output=True, text=True).stdout.strip()
+    loads = onednn.load_error() is None
+    assert out == (policy or ("PASSIVE" if loads else "None"))
+
+
+LARGE = onednn.MIN_ELEMENTWISE_SIZE   # elementwise calls below it stay on numpy
+
+
+@needs_onednn
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape, dim", [((4, 2, 64, 64), 3), ((LARGE // 100 + 1, 100, 1), 1),
+                                        ((4, 2, 64, 64), 1)])
+def test_softmax_matches_torch_and_numpy(monkeypatch, log, shape, dim):
+    """softmax along the innermost dim runs on oneDNN; log_softmax, and softmax along an
+    outer dim, on numpy."""
+    calls = []
+    real = onednn.softmax
+    monkeypatch.setattr(onednn, "softmax", lambda *a: calls.append(a[1:]) or real(*a))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32) * 4
+    np.moveaxis(x, dim, -1)[0, ..., 5:] = -np.inf     # a causal mask's -inf
+    be = cpu.CPUBackend()
+    got = be.softmax(x, dim, log)
+    want = (F.log_softmax if log else F.softmax)(torch.tensor(x), dim).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    with cpu.use_onednn(False):
+        np.testing.assert_allclose(got, be.softmax(x, dim, log), rtol=1e-5, atol=1e-6)
+    innermost = all(n == 1 for n in shape[dim + 1:])
+    assert calls[:1] == ([] if log else [(dim,)])
+    assert (real(x, dim) is NotImplemented) != innermost   # outer dims: numpy's code
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf inputs, on purpose
+@needs_onednn
+def test_softmax_carries_a_nan_to_its_whole_row_as_torch_does():
+    x = np.zeros((LARGE // 64, 64), np.float32)
+    x[3, 10] = np.nan
+    x[5] = -np.inf   # all masked: NaN too
+    got = cpu.CPUBackend().softmax(x, 1, False)
+    want = F.softmax(torch.tensor(x), 1).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got[[3, 5]]).all() and not np.isnan(np.delete(got, [3, 5], 0)).any()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf inputs, on purpose
+@needs_onednn
+@pytest.mark.parametrize("fn, approximate", [("gelu", "none"), ("gelu_tanh", "tanh")])
+def test_gelu_matches_torch(fn, approximate):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(LARGE + 7) * 3).astype(np.float32)
+    x[:9] = [np.inf, -np.inf, np.nan, 1e10, -1e10, 20, -20, -5, 0]
+    got = cpu.CPUBackend().unary(fn, x)
+    want = F.gelu(torch.tensor(x), approximate=approximate).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    small = x[:100]   # below MIN_ELEMENTWISE_SIZE: numpy's code, the same bits as off
+    on = cpu.CPUBackend().unary(fn, small)
+    with cpu.use_onednn(False):
+        assert np.array_equal(on, cpu.CPUBackend().unary(fn, small), equal_nan=True)
+
+
+@needs_onednn
+@pytest.mark.parametrize("shape, ndims", [((8, 64, 96), 1), ((4, 32, 16, 24), 2)])
+def test_standardize_matches_layer_norm(shape, ndims):
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    x[0, 0] = np.nan
+    be = cpu.CPUBackend()
+    y, rstd = be.standardize(x, tuple(range(x.ndim - ndims, x.ndim)), 1e-5)
+    want = F.layer_norm(torch.tensor(x), shape[-ndims:], eps=1e-5).numpy()
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+    with cpu.use_onednn(False):
+        y_np, rstd_np = be.standardize(x, tuple(range(x.ndim - ndims, x.ndim)), 1e-5)
+    assert rstd.shape == rstd_np.shape and rstd.dtype == rstd_np.dtype == np.float32
+    np.testing.assert_allclose(rstd, rstd_np, rtol=1e-5)
+    np.testing.assert_allclose(y, y_np, rtol=1e-4, atol=1e-5)
+
+
+@needs_onednn
+def test_threads_share_the_cache_while_it_evicts(monkeypatch):
+    """A cache of one entry and four threads on three geometries: every call evicts
+    another's primitive, which must wait for the thread using it, and every result holds."""
+    import threading
+    monkeypatch.setattr(onednn, "CACHE_SIZE", 1)
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    inputs = [rng.standard_normal((2, 3, s, s)).astype(np.float32) for s in (9, 11, 13)]
+    wants = [F.conv2d(torch.tensor(x), torch.tensor(w), padding=1).numpy() for x in inputs]
+    failures = []
+
+    def work(seed):
+        for i in range(30):
+            k = (seed + i) % 3
+            got = onednn.conv2d(inputs[k], w, (1, 1), (1, 1))
+            if not np.allclose(got, wants[k], rtol=1e-4, atol=1e-4):
+                failures.append((seed, i))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
+    onednn.clear_cache()
+
+
+@needs_onednn
+def test_threadpoolctl_limits_onednn_threads_too():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    old = cpu.get_num_threads()
+    with threadpoolctl.threadpool_limits(1, user_api="openmp"):
+        assert cpu.get_num_threads() == 1
+    assert cpu.get_num_threads() == old
