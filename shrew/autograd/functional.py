@@ -99,7 +99,7 @@ def _detached(out: Any, create_graph: bool) -> Any:
 
 def jacobian_rows(outs: Sequence[Tensor], ins: Sequence[Tensor], create_graph: bool
                   ) -> list[list[Tensor]]:
-    """J[i][j]: d outs[i] / d ins[j], of shape outs[i].shape + ins[j].shape (one reverse
+    """For each output o and input x, d o / d x, of shape o.shape + x.shape (one reverse
     pass per output element)."""
     table = []
     for o in outs:
