@@ -15,7 +15,7 @@ from .backends.base import fast_path
 from .checkpoint import checkpoint_grads
 from .diagnostics import anomaly_enabled, check_gradients, op_name
 from .errors import DeviceError, ShrewError
-from .factory import release, wrap
+from .factory import accumulate_grad, release, wrap
 from .ops.conv import col2im, im2col
 from .ops.creation import ones_like, zeros_like
 from .ops.elementwise import unary, where
@@ -130,7 +130,7 @@ def backward(root: Tensor, gradient: Tensor | None = None, retain_graph: bool | 
     for t in targets:
         g = store.get(t)
         if g is not None:
-            t.grad = g if t.grad is None else t.grad + g
+            accumulate_grad(t, g)
     return store
 
 
@@ -238,7 +238,7 @@ def _land(node: Tensor, grad: Tensor, store: GradStore, accumulate: bool) -> Non
     .grad, then the tensor's post-accumulate hooks."""
     store.insert(node, grad)
     if accumulate:
-        node.grad = grad if node.grad is None else node.grad + grad
+        accumulate_grad(node, grad)
         for hook in _leaf_hooks.get(node.id, ()):
             hook(node, store)
 

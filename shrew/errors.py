@@ -15,3 +15,7 @@ class DeviceError(ShrewError):
 
 class DTypeError(ShrewError):
     """A dtype the operation or the device does not support."""
+
+
+class ArgumentTypeError(ShrewError, TypeError):
+    """An argument of the wrong Python type, where PyTorch raises TypeError."""

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .dtype import BY_NUMPY as _BY_NUMPY
+from .errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError
 from .grad_mode import is_grad_enabled
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ class TensorFields:
     """The storage of a Tensor: its slots, and nothing else."""
 
     __slots__ = ("_data", "_backend", "shape", "dtype", "_op", "requires_grad", "id",
-                 "grad", "_retains_grad", "_view", "_vc", "_before", "__weakref__")
+                 "_grad", "_retains_grad", "_view", "_vc", "_before", "__weakref__")
     _data: Storage
     _backend: Backend
     shape: tuple[int, ...]
@@ -45,7 +46,7 @@ class TensorFields:
     _op: O.Op | None
     requires_grad: bool
     id: int
-    grad: Tensor | None
+    _grad: Tensor | None  # Tensor.grad; set_grad checks what users assign
     _retains_grad: bool
     # In-place machinery (shrew/ops/inplace.py).  Left unset by wrap, so that making a
     # tensor costs nothing more; read with getattr(t, name, None).
@@ -81,7 +82,7 @@ def init_leaf(t: TensorFields, data: Storage, backend: Backend, dtype: DType,
     t._op = None
     t.requires_grad = bool(requires_grad)
     t.id = next(_ids)
-    t.grad = None
+    t._grad = None
     t._retains_grad = False
 
 
@@ -100,7 +101,7 @@ def wrap(data: Storage, backend: Backend, op: O.Op | None = None) -> Tensor:
     t._op = op
     t.requires_grad = op is not None
     t.id = next(_ids)
-    t.grad = None
+    t._grad = None
     t._retains_grad = False
     if op is not None and _site_recorder is not None:
         _site_recorder(t)
@@ -162,7 +163,7 @@ def snapshot(t: Tensor, data: Storage) -> Tensor:
     for name in FIELDS:
         setattr(out, name, getattr(t, name))
     out._data = data
-    out.grad = None
+    out._grad = None
     before = getattr(t, "_before", None)
     if before is not None:
         out._before = before
@@ -190,7 +191,7 @@ def copy_leaf(t: Tensor, memo: dict[int, Any]) -> Tensor:
     out._data = t._backend.contiguous(t._data)
     out._op = None
     out.id = next(_ids)
-    out.grad = None if t.grad is None else t.grad.__deepcopy__(memo)
+    out._grad = None if t._grad is None else t._grad.__deepcopy__(memo)
     memo[id(t)] = out
     return out
 
@@ -205,6 +206,30 @@ def adopt(t: TensorFields, source: Tensor, requires_grad: bool) -> None:
 def replace_storage(t: Tensor, source: Tensor) -> None:
     """Point `t` at `source`'s storage, device and dtype, keeping its id (Module.to)."""
     t._data, t._backend, t.dtype = source._data, source._backend, source.dtype
+
+
+def set_grad(t: Tensor, grad: Tensor | None) -> None:
+    """t.grad = grad, checked as PyTorch checks it: a tensor of t's shape, dtype and
+    device, or None."""
+    if grad is not None:
+        if not isinstance(grad, _tensor_class):
+            raise ArgumentTypeError(f"grad: assigned grad expected to be a Tensor or None but got "
+                            f"{type(grad).__name__}")
+        if grad.dtype is not t.dtype:
+            raise DTypeError(f"grad: attempting to assign a gradient with dtype {grad.dtype} "
+                             f"to a tensor with dtype {t.dtype}")
+        if grad.device != t.device:
+            raise DeviceError(f"grad: assigned grad expected to be on {t.device} but got grad "
+                              f"on {grad.device}")
+        if grad.shape != t.shape:
+            raise ShapeError(f"grad: attempting to assign a gradient of size {list(grad.shape)} "
+                             f"to a tensor of size {list(t.shape)}")
+    t._grad = grad
+
+
+def accumulate_grad(t: Tensor, grad: Tensor) -> None:
+    """Add a backward's gradient into t.grad (backprop; the engine made it t's dtype)."""
+    t._grad = grad if t._grad is None else t._grad + grad
 
 
 def retain_grad(t: Tensor) -> None:

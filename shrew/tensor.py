@@ -11,7 +11,7 @@ import numpy as np
 from . import diagnostics as _diagnostics
 from .dtype import DType, bool_, float32, int64
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError
-from .factory import TensorFields, alias, copy_leaf, retain_grad, wrap
+from .factory import TensorFields, alias, copy_leaf, retain_grad, set_grad, wrap
 from .ops import cast as _cast
 from .ops import creation as _creation
 from .ops import elementwise as _elementwise
@@ -54,8 +54,6 @@ class Tensor(TensorFields):
     """Whether backward computes a gradient for this tensor (floating-point tensors only)."""
     id: int
     """Unique in the process: it keys gradients (GradStore) and optimizer state."""
-    grad: Tensor | None
-    """A leaf's accumulated gradient (each backward adds to it), else None."""
     _data: Storage
     _backend: Backend
     _op: O.Op | None
@@ -234,6 +232,16 @@ class Tensor(TensorFields):
         """The node that made this tensor (e.g. <MulBackward0>), None for a leaf."""
         from .autograd.graph import grad_fn  # autograd builds on Tensor
         return grad_fn(self)
+
+    @property
+    def grad(self) -> Tensor | None:
+        """A leaf's accumulated gradient (each backward adds to it), else None; assignable
+        (a tensor of this one's shape, dtype and device, or None)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        set_grad(self, value)
 
     @property
     def retains_grad(self) -> bool:

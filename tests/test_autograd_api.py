@@ -132,6 +132,24 @@ def test_grad_fn_names_and_next_functions():
         assert x.grad_fn is None and x.is_leaf and not y.is_leaf
 
 
+def test_grad_is_assignable_and_checked_as_torch():
+    for lib in (shrew, torch):
+        x = lib.ones(3, requires_grad=True)
+        x.grad = lib.full((3,), 2.0)
+        (x * 3).sum().backward()
+        assert x.grad.tolist() == [5.0, 5.0, 5.0]
+        bad = [(lib.ones(2), "size"), (lib.ones(3, dtype=lib.float64), "dtype"),
+               ([1.0, 2.0, 3.0], "Tensor")]
+        for value, words in bad:
+            with pytest.raises((RuntimeError, TypeError, shrew.ShrewError), match=words):
+                x.grad = value
+        assert x.grad.tolist() == [5.0, 5.0, 5.0]
+        x.grad = None
+        assert x.grad is None
+    with pytest.raises(TypeError):
+        shrew.ones(1).grad = 1.0
+
+
 def test_data_detach_and_requires_grad():
     for lib in (shrew, torch):
         x, _ = leaves(lib)
