@@ -246,6 +246,8 @@ def test_bad_writes_are_refused_before_anything_is_written():
         ints += 1.5
     with pytest.raises(shrew.ShrewError, match="single memory location"):
         shrew.tensor(ROW).expand(3, 4).add_(1.0)
+    with pytest.raises(TypeError):
+        x *= "a"
     np.testing.assert_array_equal(x.numpy(), A)
     assert ints.tolist() == [1, 2, 3] and x._version == 0
 

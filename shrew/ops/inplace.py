@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import op as O
 from ..dtype import FLOAT, bool_
-from ..errors import DeviceError, DTypeError, ShapeError, ShrewError
+from ..errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError, ShrewError
 from ..factory import Alias, AnyTensor, become, next_id, snapshot
 from ..factory import detach_ as factory_detach_
 from ..grad_mode import is_grad_enabled, no_grad
@@ -161,6 +161,8 @@ def check_writable(t: Tensor, op: str) -> None:
 def fit(t: Tensor, value: Tensor, op: str) -> Tensor:
     """value as it will be written into t: t's shape (value may broadcast to it, not
     grow it), dtype (a float into an integer tensor is refused, as PyTorch) and device."""
+    if not isinstance(value, AnyTensor):  # an operator gave NotImplemented
+        raise ArgumentTypeError(f"{op}: unsupported operand for a tensor of {t.dtype}")
     if value.shape != t.shape:
         if broadcast_shapes(op, value.shape, t.shape) != t.shape:
             raise ShapeError(f"{op}: output with shape {fmt(t.shape)} doesn't match the "
@@ -250,6 +252,7 @@ def set_data(t: Tensor, value: Any) -> None:
         raise ShrewError(f"data: must be set to a Tensor, got {type(value).__name__}")
     replace_storage(t, value)
     t.shape = value.shape
+    t._view = None  # its own memory now
 
 
 # -- backward: the state each node saw --------------------------------------------------------
