@@ -1,7 +1,8 @@
 """The shrew benchmark suite: shrew beside PyTorch (CPU) and, on OpenCL, beside tinygrad.
 
     python benchmarks/run.py [--rounds 15] [--cl-rounds 5] [--only mlp_step,memory]
-                             [--quick] [--no-opencl] [--scale 1.0] [--out benchmarks/results]
+                             [--quick] [--no-opencl] [--opencl-device opencl:1]
+                             [--scale 1.0] [--out benchmarks/results]
 
 Each (framework, device) runs in its own worker process (worker.py), all built from the
 same numpy weights and data.  Before timing, the first two losses of every worker must
@@ -126,15 +127,20 @@ class Report:
         print(f"  note: {text}", flush=True)
 
 
-def opencl_description() -> str | None:
-    """The first OpenCL device (shrew's "opencl"), or None where there is none."""
+def opencl_description(device: str) -> str | None:
+    """Which OpenCL platform and device shrew's `device` ("opencl" is opencl:0) is, or None
+    where it is not a working device here (`python -m shrew.backends.opencl` lists them)."""
     try:
-        import pyopencl as cl
-        device = next(d for p in cl.get_platforms() for d in p.get_devices())
-    except Exception:  # no pyopencl, no platform or no device: all mean no OpenCL here
+        from shrew.backends.opencl import describe
+        found = describe()
+    except Exception:  # no pyopencl, or no platform: both mean no OpenCL here
         return None
-    return (f"{device.platform.name.strip()} {device.platform.version.strip()} / "
-            f"{device.name.strip()}, {device.max_compute_units} compute units")
+    name = device if ":" in device else f"{device}:0"
+    for info in found:
+        if info.device == name:
+            return (f"{info.device} = {info.title()}, "
+                    f"{info.cl_device.max_compute_units} compute units")
+    return None
 
 
 def tinygrad_setup() -> tuple:
@@ -245,7 +251,7 @@ def bench(workload, lanes: list, scale: float, report: Report) -> dict:
             lane.samples = [lane.worker.hello["first_s"]]
         samples[lane.key] = lane.samples
         median, best = statistics.median(lane.samples) * 1e3, min(lane.samples) * 1e3
-        print(f"  {lane.framework:>8} {lane.device:<6} {median:10.2f} ms/step, best {best:.2f}"
+        print(f"  {lane.framework:>8} {lane.device:<8} {median:10.2f} ms/step, best {best:.2f}"
               f"  ({len(lane.samples)} x {lane.repeat} steps, first loss "
               f"{lane.worker.hello['losses'][0]:.6g})", flush=True)
     for heading, ratio in ratios(samples, statistics.median).items():
@@ -363,6 +369,10 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="a fast pass: 3 CPU rounds, 1 OpenCL round, no deep_chain_1m")
     parser.add_argument("--no-opencl", action="store_true", help="skip the OpenCL lanes")
+    parser.add_argument("--opencl-device", default="opencl", metavar="opencl:N",
+                        help="the OpenCL device (platform) the opencl lane measures; "
+                             "`python -m shrew.backends.opencl` lists them (default: opencl, "
+                             "the first working one)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="shrink the workloads (smoke tests); 1 is the benchmark")
     parser.add_argument("--out", default=str(HERE / "results"),
@@ -378,8 +388,9 @@ def main(argv=None) -> int:
              if (n in wanted if wanted else not (args.quick and workloads.WORKLOADS[n].once))]
 
     started = time.perf_counter()
-    cl = None if args.no_opencl else opencl_description()
-    cl_line = "skipped (--no-opencl)" if args.no_opencl else cl or "no OpenCL device"
+    cl = None if args.no_opencl else opencl_description(args.opencl_device)
+    cl_line = "skipped (--no-opencl)" if args.no_opencl else \
+        cl or f"no working OpenCL device {args.opencl_device}"
     tinygrad_env, tinygrad_absent = tinygrad_setup()
     stamp = time.strftime("%Y-%m-%d %H:%M")
     header = [f"{stamp}, `{' '.join(['run.py'] + sys.argv[1:])}`",
@@ -397,7 +408,7 @@ def main(argv=None) -> int:
         lanes = [Lane("shrew", "shrew", "cpu", args.rounds, w.repeat),
                  Lane("torch", "torch", "cpu", args.rounds, w.repeat)]
         if w.training and cl:
-            lanes.append(Lane("opencl", "shrew", "opencl", args.cl_rounds, 1))
+            lanes.append(Lane("opencl", "shrew", args.opencl_device, args.cl_rounds, 1))
             if tinygrad_env:
                 lanes.append(Lane("tinygrad", "tinygrad", "CL", args.cl_rounds, 1, tinygrad_env))
         results[name] = bench(w, lanes, args.scale, report)

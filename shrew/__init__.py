@@ -16,7 +16,8 @@ from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import manual_seed, rand, randn
 from .ops.shape import cat, stack
 from .tensor import Tensor
-from . import nn, optim  # noqa: E402  (they build on everything above)
+from .generator import Generator
+from . import nn, optim, utils  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
@@ -33,5 +34,6 @@ __all__ = [
     "autograd", "func", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
-    "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize",
+    "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
+    "utils",
 ]

@@ -1,44 +1,130 @@
-"""save / load of state dicts in the safetensors format: plain arrays and a JSON header,
-so loading a file never runs code (no pickle)."""
+"""shrew.save / shrew.load: files that never run code when loaded.
+
+- A {name: Tensor} state dict is saved as a plain safetensors file (readable by
+  safetensors' own loaders and by PyTorch through them).
+- Any other checkpoint (nested dicts, lists and tuples of tensors, numpy arrays,
+  numbers, strings, None: model, optimizer and scheduler state, the epoch) is saved as a
+  safetensors file of its arrays, with a JSON description of the structure in the
+  file's metadata (io_tree).
+- shrew.load also reads PyTorch's .pt / .pth files (torch.save's zip format) through a
+  restricted unpickler that can only rebuild tensors and plain containers (io_torch)."""
 from __future__ import annotations
 
+import io
+import json
 import os
 from collections.abc import Mapping
+from typing import IO, Any
 
+import numpy as np
 import safetensors.numpy
 from safetensors import SafetensorError
 
+from . import io_tree
 from .errors import DTypeError, ShrewError
 from .ops.creation import from_numpy
+from .io_torch import looks_like_pickle, looks_like_zip, read_torch_zip
 from .tensor import Tensor
 
-
-def save(state_dict: Mapping[str, Tensor], path: str | os.PathLike[str]) -> None:
-    """Write a {name: Tensor} mapping (e.g. module.state_dict()) to a .safetensors file."""
-    arrays = {}
-    for name, t in state_dict.items():
-        if not isinstance(name, str) or not isinstance(t, Tensor):
-            raise ShrewError(f"save: state_dict must map str names to Tensors, got "
-                             f"{name!r}: {type(t).__name__}")
-        arrays[name] = t.numpy()
-    safetensors.numpy.save_file(arrays, os.fspath(path))
+PathOrFile = str | os.PathLike[str] | IO[bytes]
 
 
-def load(path: str | os.PathLike[str], device: str = "cpu") -> dict[str, Tensor]:
-    """Read a .safetensors file into {name: Tensor} on `device`.  A file that is not valid
-    safetensors raises ShrewError."""
+def _is_state_dict(obj: Any) -> bool:
+    return (isinstance(obj, Mapping) and len(obj) > 0
+            and all(isinstance(k, str) and isinstance(v, Tensor) for k, v in obj.items()))
+
+
+def save(state_dict: Any, path: PathOrFile, pickle_module: Any = None,
+         pickle_protocol: Any = None, _use_new_zipfile_serialization: bool = True) -> None:
+    """Write `state_dict` (torch.save's `obj`: a {name: Tensor} mapping such as
+    module.state_dict(), or any checkpoint) to `path` (torch.save's `f`: a path or a
+    binary file object).  A {name: Tensor} mapping becomes a plain .safetensors file,
+    anything else a checkpoint (safetensors with the structure in its metadata).  The
+    pickle arguments of torch.save are accepted and ignored: nothing is pickled."""
+    if _is_state_dict(state_dict):
+        arrays = {name: t.numpy() for name, t in state_dict.items()}
+        metadata = None
+    else:
+        arrays, description = io_tree.encode(state_dict)
+        metadata = {io_tree.FORMAT_KEY: description, "format": f"shrew-{io_tree.FORMAT}"}
+    data = safetensors.numpy.save(arrays, metadata=metadata)
+    if hasattr(path, "write"):
+        path.write(data)
+    else:
+        with open(os.fspath(path), "wb") as out:
+            out.write(data)
+
+
+def _device_of(device: Any, map_location: Any) -> str:
+    chosen = device if map_location is None else map_location
+    if isinstance(chosen, Mapping) or callable(chosen):
+        raise ShrewError("load: map_location must name one device (a str or a device); "
+                         "mappings and functions are not supported")
+    return str(chosen)
+
+
+def load(path: PathOrFile, device: Any = "cpu", map_location: Any = None, *,
+         weights_only: bool | None = None, mmap: bool | None = None,
+         **pickle_load_args: Any) -> Any:
+    """Read what shrew.save wrote (a {name: Tensor} dict or a nested checkpoint), any
+    safetensors file, or a PyTorch .pt / .pth zip file of tensors and state dicts, from
+    `path` (torch.load's `f`: a path or a binary file object), with the tensors on
+    `device` (or `map_location`, PyTorch's name for it).  Nothing in a file is ever run:
+    a pickle in a PyTorch file may only rebuild tensors and plain containers, and a bare
+    pickle is refused.  Bad files raise ShrewError."""
+    device = _device_of(device, map_location)
+    if hasattr(path, "read"):
+        where, data = "the file object", path.read()
+    else:
+        where = repr(os.fspath(path))
+        with open(os.fspath(path), "rb") as src:
+            data = src.read()
+    if looks_like_zip(data[:4]):
+        return read_torch_zip(io.BytesIO(data), where, device)
+    if looks_like_pickle(data[:1]):
+        raise ShrewError(f"load: {where} is not a valid safetensors file or PyTorch zip file: "
+                         f"it is a bare pickle (PyTorch's legacy format, or pickle.dump), "
+                         f"which shrew never loads because unpickling can run code")
+    return _read_safetensors(data, where, device)
+
+
+def _read_safetensors(data: bytes, where: str, device: str) -> Any:
     try:
-        arrays = safetensors.numpy.load_file(os.fspath(path))
+        arrays = safetensors.numpy.load(data)
+        metadata = _metadata(data)
     except SafetensorError as exc:
-        raise ShrewError(f"load: {os.fspath(path)!r} is not a valid safetensors file "
-                         f"({exc})") from None
-    except TypeError as exc:  # numpy has no such dtype (bfloat16, float8)
-        raise DTypeError(f"load: {os.fspath(path)!r} holds a dtype shrew does not support "
-                         f"({exc})") from None
-    out = {}
-    for name, a in arrays.items():
+        raise ShrewError(f"load: {where} is not a valid safetensors file ({exc})") from None
+    except (TypeError, KeyError) as exc:  # numpy has no such dtype (bfloat16, float8)
+        raise DTypeError(f"load: {where} holds a dtype shrew does not support ({exc})") from None
+
+    def tensor(name: str) -> Tensor:
         try:
-            out[name] = from_numpy(a, device=device)
+            return from_numpy(arrays[name], device=device)
         except DTypeError as exc:
-            raise DTypeError(f"load: tensor {name!r} in {os.fspath(path)!r}: {exc}") from None
-    return out
+            raise DTypeError(f"load: tensor {name!r} in {where}: {exc}") from None
+        except KeyError:
+            raise ShrewError(f"load: {where}: the structure names a tensor {name!r} the file "
+                             f"lacks") from None
+
+    description = (metadata or {}).get(io_tree.FORMAT_KEY)
+    if description is None:
+        return {name: tensor(name) for name in arrays}
+
+    def ndarray(name: str) -> np.ndarray:
+        if name not in arrays:
+            raise ShrewError(f"load: {where}: the structure names an array {name!r} the file "
+                             f"lacks")
+        return arrays[name]
+
+    def parameter(t: Tensor, requires_grad: bool) -> Tensor:
+        from .nn.parameter import Parameter
+        return Parameter(t, requires_grad=requires_grad)
+
+    return io_tree.decode(description, tensor, ndarray, parameter)
+
+
+def _metadata(data: bytes) -> dict[str, str] | None:
+    """The __metadata__ of safetensors bytes already validated by safetensors itself."""
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + size])
+    return header.get("__metadata__")

@@ -88,16 +88,30 @@ def broadcast_pairs(draw, min_dims=0, max_dims=3):
 
 # -- devices ---------------------------------------------------------------------------
 def device_or_fail(name: str) -> str:
-    """`name` ("cpu" or "opencl") as a device string for a test that must run on it.
+    """`name` ("cpu", "opencl" or "opencl:N") as a device string for a test that must run
+    on it.
 
-    A missing OpenCL device fails the test (CI must not pass without it) unless the
-    environment sets SHREW_ALLOW_NO_OPENCL=1, which skips it instead."""
+    On a machine without such a working device the test is skipped, saying why (the
+    DeviceError names each OpenCL device left out, its compiler's message and what to
+    install), unless the environment sets SHREW_REQUIRE_OPENCL=1, as CI does where pip's
+    OpenCL extra guarantees a device: then it fails, so CI cannot pass by skipping."""
     if name == "cpu":
         return "cpu"
-    found = [d for d in shrew.devices() if d.split(":")[0] == name]
+    listed = shrew.devices()
+    found = [d for d in listed if d == name or d.split(":")[0] == name]
     if found:
         return found[0]
-    if os.environ.get("SHREW_ALLOW_NO_OPENCL") == "1":
-        pytest.skip(f"no {name} device (SHREW_ALLOW_NO_OPENCL=1)")
-    pytest.fail(f"no {name} device: shrew.devices() is {shrew.devices()}; install pyopencl and "
-                f"pocl-binary-distribution, or set SHREW_ALLOW_NO_OPENCL=1 to skip")
+    try:
+        shrew.zeros(1, device=name)
+        why = f"shrew.devices() is {listed}"
+    except shrew.DeviceError as exc:
+        why = str(exc)
+    if os.environ.get("SHREW_REQUIRE_OPENCL") == "1":
+        pytest.fail(f"no {name} device (SHREW_REQUIRE_OPENCL=1): {why}")
+    pytest.skip(f"no {name} device: {why}")
+
+
+def each_device(name: str) -> list[str]:
+    """Every device of `name` ("opencl": opencl:0, opencl:1, ...) to parametrize a test
+    with; [name] when there is none, for device_or_fail to skip or fail on."""
+    return [d for d in shrew.devices() if d.split(":")[0] == name] or [name]

@@ -182,3 +182,17 @@ def test_an_unusable_device_fails_the_run(tmp_path):
     assert run.returncode not in (0, 5), run.stdout + run.stderr
     assert "--shrew-device nosuchdevice: unknown device" in run.stdout + run.stderr
     assert " passed" not in run.stdout
+
+
+def test_name_all_checks_every_device_of_the_name(tmp_path):
+    run = _suite(tmp_path, "offexp:all", "-k", "exp-0")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "device: offexp:0" in run.stdout and "FAILED" in run.stdout
+
+
+def test_name_all_without_a_device_skips_saying_why(tmp_path):
+    run = _suite(tmp_path, "nosuchdevice:all", "-rs")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert " passed" not in run.stdout and " skipped" in run.stdout
+    assert "--shrew-device nosuchdevice:all: no usable nosuchdevice device: unknown device " \
+           "'nosuchdevice:0'" in run.stdout

@@ -90,7 +90,6 @@ def _with_header(header: bytes, data: bytes = b"") -> bytes:
     _with_header(b'{"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}', b"\0" * 4),
     _with_header(b'{"w": {"dtype": "F32", "shape": [1000000000000], "data_offsets": [0, 4]}}',
                  b"\0" * 4),  # claims 4 TB
-    b"PK\x03\x04" + bytes(100),  # a zip archive, as torch.save writes
 ])
 def test_malformed_headers_raise_shrew_error(tmp_path, content):
     path = tmp_path / "bad.safetensors"
@@ -122,7 +121,7 @@ def test_truncated_file_and_unsupported_dtypes(tmp_path):
 
 
 def test_save_rejects_non_tensors_and_missing_files_are_os_errors(tmp_path):
-    with pytest.raises(shrew.ShrewError, match="save: state_dict must map str names to Tensors"):
-        save({"w": np.ones(2)}, tmp_path / "x.safetensors")
+    with pytest.raises(shrew.ShrewError, match=r"save: cannot save a object at \['w'\]"):
+        save({"w": object()}, tmp_path / "x.safetensors")
     with pytest.raises(OSError):
         load(os.fspath(tmp_path / "missing.safetensors"))

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import shrew
 from shrew.backends import base
 from shrew.backends.cpu import CPUBackend
 from shrew.backends.opencl import factory
@@ -138,7 +139,7 @@ def test_implements_every_primitive():
 
 
 def test_factory_errors_name_the_device():
-    with pytest.raises(RuntimeError, match="opencl:99"):
+    with pytest.raises(shrew.DeviceError, match="opencl:99: .* working OpenCL device"):
         factory(99)
     assert factory.device_count() >= 1
 
@@ -327,8 +328,13 @@ def test_reduce(fn, dtype, shape, keepdim, data):
     dev, ref, what = data.draw(operand(shape, dtype, special=fn in ("max", "min")))
     with np.errstate(all="ignore"):
         want = CPU.reduce(fn, ref, dims, keepdim)
+        if dtype == np.float16 and fn in ("sum", "mean"):
+            # The kernel accumulates float16 in float32 (as PyTorch does), where numpy rounds
+            # each partial sum to float16: compare with the float64 sum, rounded.
+            want = CPU.reduce(fn, ref.astype(np.float64), dims, keepdim).astype(dtype)
     check(ocl().reduce(fn, dev, dims, keepdim), want,
-          f"reduce {fn} dims={dims} keepdim={keepdim} {dtype} {what}", rtol=1e-4, atol=1e-4)
+          f"reduce {fn} dims={dims} keepdim={keepdim} {dtype} {what}",
+          rtol=max(1e-4, tolerance(dtype)[0]), atol=max(1e-4, tolerance(dtype)[1]))
 
 
 @pytest.mark.parametrize("fn", base.ARG_REDUCE_FNS)
@@ -380,7 +386,7 @@ def test_matmul_large_tiles():
         got = ocl().matmul(ocl().from_numpy(ra),
                            ocl().transpose(ocl().from_numpy(rb.T.copy()), 0, 1))
         check(got, CPU.matmul(ra, rb), f"matmul {dtype} (70, 130) @ (130, 45) [transposed]",
-              rtol=1e-4, atol=1e-4)
+              rtol=max(1e-4, tolerance(dtype)[0]), atol=max(1e-4, tolerance(dtype)[1]))
 
 
 @pytest.mark.parametrize("m, k, n, a_transposed", [(3, 40, 50, False), (37, 19, 45, True),
@@ -519,6 +525,9 @@ def test_rng_seed_state_and_distribution(dtype):
     assert first.dtype == dtype and normal.dtype == dtype
     assert 0 <= first.min() and first.max() < 1 and abs(first.mean() - 0.5) < 0.05
     assert abs(normal.mean()) < 0.05 and abs(normal.std() - 1) < 0.05
-    assert len(np.unique(first)) > 990                     # no repeated blocks
+    # No repeated blocks: nearly as many distinct values as 1001 draws from the dtype's
+    # 2**UNIFORM_BITS uniform values can give (float16 has only 2048 of them).
+    values = 2.0 ** {"e": 11, "f": 24, "d": 53}[dtype.char]
+    assert len(np.unique(first)) > 0.97 * values * -np.expm1(-1001 / values)
     assert backend.to_numpy(backend.rand((0, 3), dtype)).shape == (0, 3)
     assert pickle.loads(pickle.dumps(state)) == state

@@ -1,36 +1,66 @@
-"""The Optimizer base: parameter groups, gradient lookup and the no-grad update loop."""
+"""The Optimizer base: parameter groups, gradient lookup, the no-grad update loop and
+PyTorch-layout state dicts."""
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, TypeAlias
+import copy
+from collections.abc import Callable, Iterable
+from typing import Any, TypeAlias
 
+from ..backprop import GradStore
 from ..errors import ShrewError
-from ..grad_mode import no_grad
+from ..grad_mode import enable_grad, no_grad
+from ..ops.creation import zeros_like
 from ..shape import fmt
 from ..tensor import Tensor
-
-if TYPE_CHECKING:
-    from ..backprop import GradStore
 
 Params: TypeAlias = Tensor | Iterable[Tensor] | Iterable[dict[str, Any]]
 """What optimizers take: tensors, or parameter groups (dicts with "params" and options)."""
 
-Step: TypeAlias = tuple[Tensor, float] | Tensor
-"""What `Optimizer.update` returns: (direction, scale) for p += scale * direction, or p's
-new value."""
+Step: TypeAlias = tuple[Tensor, float] | Tensor | None
+"""What `Optimizer.update` returns: (direction, scale) for p += scale * direction, p's new
+value, or None when the update already wrote p."""
+
+
+class ParamState(dict[int, dict[str, Any]]):
+    """Per-parameter state keyed by the parameter's id; indexing with the parameter
+    itself works too (`opt.state[p]`, as in PyTorch)."""
+
+    @staticmethod
+    def _key(key: Any) -> Any:
+        return key.id if isinstance(key, Tensor) else key
+
+    def __getitem__(self, key: Any) -> dict[str, Any]:
+        return super().__getitem__(self._key(key))
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(self._key(key))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return super().get(self._key(key), default)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        return super().setdefault(self._key(key), default)
 
 
 class Optimizer:
     """Holds `param_groups` (dicts with "params" and per-group options, as PyTorch's) and
-    per-parameter `state`; subclasses define `update(p, grad, group, state)`, which returns
-    the parameter's step as (direction, scale): p += scale * direction, in one in-place
-    pass (`add_`), or the parameter's new value as a tensor.  Updates are tensor operations
-    on the parameter's device."""
+    per-parameter `state` (keyed by the parameter's id, or the parameter); subclasses define
+    `update(p, grad, group, state)`, which returns the parameter's step as
+    (direction, scale): p += scale * direction, in one in-place pass, or the parameter's
+    new value as a tensor.  Updates are tensor operations on the parameter's device.
+
+    Every optimizer takes `maximize` (ascend instead of descend) and `weight_decay`; the
+    base applies both to the gradient before `update` sees it: L2 decay adds
+    weight_decay * p to the gradient, decoupled decay (AdamW, `decoupled_weight_decay=True`)
+    shrinks p by lr * weight_decay first."""
+
+    decoupled = False  # weight decay shrinks p (AdamW) instead of adding to the gradient
 
     def __init__(self, params: Params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self.param_groups: list[dict[str, Any]] = []
-        self.state: dict[int, dict[str, Any]] = {}  # parameter id -> that parameter's state
+        self.state = ParamState()  # parameter id -> that parameter's state
+        _refuse_a_set(type(self).__name__, params)
         groups: list[Any] = [params] if isinstance(params, Tensor) else list(params)
         if not groups:
             raise ShrewError(f"{type(self).__name__}: got an empty parameter list")
@@ -39,12 +69,20 @@ class Optimizer:
         for group in groups:
             self.add_param_group(group)
 
-    def add_param_group(self, group: dict[str, Any]) -> None:
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {v}" for k, v in sorted(group.items()) if k != "params"]
+        return "\n".join(lines + [")"])
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group: a dict with "params" and options that override the defaults."""
         name = type(self).__name__
-        if not isinstance(group, dict) or "params" not in group:
+        if not isinstance(param_group, dict) or "params" not in param_group:
             raise ShrewError(f"{name}: a parameter group must be a dict with a 'params' entry")
-        params = group["params"]
+        params = param_group["params"]
+        _refuse_a_set(name, params)
         params = [params] if isinstance(params, Tensor) else list(params)
         taken = {p.id for g in self.param_groups for p in g["params"]}
         for p in params:
@@ -57,39 +95,131 @@ class Optimizer:
                 raise ShrewError(f"{name}: a parameter (shape {fmt(p.shape)}) appears in more than "
                                  f"one place")
             taken.add(p.id)
-        group = {**self.defaults, **group, "params": params}
+        group = {**self.defaults, **param_group, "params": params}
         self.check(group)
         self.param_groups.append(group)
 
     def check(self, group: dict[str, Any]) -> None:
-        """Validate a group's options (each optimizer names its own)."""
-        for key in ("lr", "weight_decay"):
-            if not group[key] >= 0:
+        """Validate a group's options (each optimizer checks its own on top)."""
+        for key in ("lr", "weight_decay", "eps"):
+            if key in group and not group[key] >= 0:
                 raise ShrewError(f"{type(self).__name__}: {key} must be >= 0, got {group[key]!r}")
 
-    def zero_grad(self) -> None:
-        """Reset the .grad of every parameter to None."""
+    def check_betas(self, group: dict[str, Any]) -> None:
+        """The (beta1, beta2) pair of the Adam family: two numbers in [0, 1)."""
+        betas = group["betas"] = tuple(group["betas"])
+        if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
+            raise ShrewError(f"{type(self).__name__}: betas must be two numbers in [0, 1), "
+                             f"got {betas!r}")
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's .grad: to None (the default, as PyTorch's), or to zeros
+        in place with set_to_none=False."""
         for group in self.param_groups:
             for p in group["params"]:
-                p.grad = None
+                if set_to_none or p.grad is None:
+                    p.grad = None
+                else:
+                    p.grad.copy_(zeros_like(p.grad))
 
-    def step(self, grads: GradStore | None = None) -> None:
+    def step(self, grads: GradStore | Callable[[], Any] | None = None,
+             closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient: from `grads` (a GradStore) if given,
-        else from its .grad."""
+        else from its .grad.  A `closure` (also accepted in the first place, as in
+        `opt.step(closure)`) is called first with gradients enabled; its result is returned."""
+        if callable(grads) and not isinstance(grads, GradStore):
+            grads, closure = None, grads
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
                     g = p.grad if grads is None else grads.get(p)
                     if g is not None:
-                        step = self.update(p, g, group, self.state.setdefault(p.id, {}))
-                        if isinstance(step, tuple):
-                            p.add_(step[0], alpha=step[1])
-                        else:
-                            p.copy_(step)
+                        self._step_one(p, g, group)
+        return loss
+
+    def _step_one(self, p: Tensor, grad: Tensor, group: dict[str, Any]) -> None:
+        if group.get("maximize"):
+            grad = -grad
+        wd = group.get("weight_decay", 0.0)
+        if wd and (self.decoupled or group.get("decoupled_weight_decay")):
+            p.add_(p, alpha=-group["lr"] * wd)  # p *= 1 - lr * wd, in place
+        elif wd:
+            grad = grad + p * wd
+        step = self.update(p, grad, group, self.state.setdefault(p.id, {}))
+        if isinstance(step, tuple):
+            p.add_(step[0], alpha=step[1])
+        elif step is not None:
+            p.copy_(step)
 
     def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
                state: dict[str, Any]) -> Step:
-        """Parameter p's step, (direction, scale), or its new value, given its gradient, its
-        group's options and its state dict (which the method may update).  Subclasses
-        define it."""
+        """Parameter p's step, (direction, scale), or its new value, given its gradient
+        (maximize and weight decay already applied), its group's options and its state dict
+        (which the method may update).  Subclasses define it."""
         raise NotImplementedError
+
+    # -- state dicts, in PyTorch's layout -------------------------------------------------
+    def _all_params(self) -> list[Tensor]:
+        return [p for group in self.param_groups for p in group["params"]]
+
+    def state_dict(self) -> dict[str, Any]:
+        """{"state": {index: that parameter's state}, "param_groups": [options with
+        "params" as indices]}, indices counting the parameters of all groups in order, as
+        torch.optim's; tensors in it are the optimizer's own (save or clone them)."""
+        index = {p.id: i for i, p in enumerate(self._all_params())}
+        groups = [{**{k: v for k, v in g.items() if k != "params"},
+                   "params": [index[p.id] for p in g["params"]]} for g in self.param_groups]
+        state = {index[pid]: dict(s) for pid, s in self.state.items() if pid in index and s}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore a state_dict() of an optimizer built over the same parameters (one of
+        torch.optim's loads too: its tensor steps become numbers).  State tensors move to
+        their parameter's device and dtype."""
+        name = type(self).__name__
+        if not isinstance(state_dict, dict) or set(state_dict) != {"state", "param_groups"}:
+            raise ShrewError(f"{name}.load_state_dict: expected a dict with 'state' and "
+                             f"'param_groups', got {type(state_dict).__name__}")
+        saved = state_dict["param_groups"]
+        if len(saved) != len(self.param_groups):
+            raise ShrewError(f"{name}.load_state_dict: the state dict has {len(saved)} "
+                             f"parameter groups, the optimizer {len(self.param_groups)}")
+        for i, (ours, theirs) in enumerate(zip(self.param_groups, saved)):
+            if len(ours["params"]) != len(theirs["params"]):
+                raise ShrewError(f"{name}.load_state_dict: group {i} has "
+                                 f"{len(ours['params'])} parameters, the state dict's "
+                                 f"{len(theirs['params'])}")
+        by_index = {i: p for g_ours, g_theirs in zip(self.param_groups, saved)
+                    for i, p in zip(g_theirs["params"], g_ours["params"])}
+        state = ParamState()
+        for i, s in state_dict["state"].items():
+            p = by_index.get(int(i))
+            if p is None:
+                raise ShrewError(f"{name}.load_state_dict: state for parameter index {i}, "
+                                 f"which no group lists")
+            state[p.id] = {k: _restore(k, v, p) for k, v in s.items()}
+        self.state = state
+        self.param_groups = [{**copy.deepcopy({k: v for k, v in theirs.items() if k != "params"}),
+                              "params": ours["params"]}
+                             for ours, theirs in zip(self.param_groups, saved)]
+
+
+def _refuse_a_set(name: str, params: Any) -> None:
+    if isinstance(params, (set, frozenset)):
+        raise ShrewError(f"{name}: parameters must be an ordered collection, not a set "
+                         f"(a set's order changes between runs)")
+
+
+def _restore(key: str, value: Any, p: Tensor) -> Any:
+    """One state entry as the optimizer keeps it: counters as numbers, buffers as tensors
+    on p's device in p's dtype."""
+    if isinstance(value, Tensor):
+        if key in ("step", "mu_product") and value.ndim == 0:  # torch's 0-d tensor scalars
+            number = value.item()
+            return int(number) if key == "step" and float(number).is_integer() else number
+        return value.to(device=p.device, dtype=p.dtype)
+    return copy.deepcopy(value)

@@ -1,4 +1,5 @@
-"""Stochastic gradient descent with momentum and weight decay (PyTorch's formulas)."""
+"""Stochastic gradient descent with momentum, dampening, Nesterov and weight decay
+(PyTorch's formulas)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -12,24 +13,39 @@ if TYPE_CHECKING:
 
 
 class SGD(Optimizer):
-    """g = grad + weight_decay * p; buf = momentum * buf + g (buf = g at first);
-    p = p - lr * buf (or lr * g without momentum)."""
+    """g = grad + weight_decay * p; buf = g at first, then momentum * buf + (1 - dampening) * g;
+    p -= lr * (g + momentum * buf if nesterov else buf), or lr * g without momentum."""
 
-    def __init__(self, params: Params, lr: float, momentum: float = 0.0,
-                 weight_decay: float = 0.0) -> None:
-        super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay})
+    def __init__(self, params: Params, lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
+                 maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        # foreach / fused choose PyTorch kernels; shrew has one update path, so they are
+        # accepted and change nothing.  A differentiable step is not supported.
+        if differentiable:
+            raise ShrewError("SGD: differentiable=True is not supported")
+        super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
+                                  "weight_decay": weight_decay, "nesterov": nesterov,
+                                  "maximize": maximize})
 
     def check(self, group: dict[str, Any]) -> None:
         super().check(group)
         if not group["momentum"] >= 0:
             raise ShrewError(f"SGD: momentum must be >= 0, got {group['momentum']!r}")
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ShrewError("SGD: nesterov momentum needs momentum > 0 and dampening == 0, "
+                             f"got momentum={group['momentum']!r}, "
+                             f"dampening={group['dampening']!r}")
 
     def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
                state: dict[str, Any]) -> Step:
-        if group["weight_decay"]:
-            grad = grad + p * group["weight_decay"]
-        if group["momentum"]:
+        momentum = group["momentum"]
+        if momentum:
             buf = state.get("momentum_buffer")
-            grad = grad if buf is None else buf * group["momentum"] + grad
-            state["momentum_buffer"] = grad
+            if buf is None:
+                buf = grad
+            else:
+                buf = buf * momentum + grad * (1.0 - group["dampening"])
+            state["momentum_buffer"] = buf
+            grad = grad + buf * momentum if group["nesterov"] else buf
         return grad, -group["lr"]

@@ -1,7 +1,8 @@
 """pytest plugin of the backend conformance suite: the --shrew-device option and the
-report printed at the end of a run that included the suite.
+report printed at the end of a run that included the suite, one section per device.
 
     pytest --pyargs shrew.testing.conformance --shrew-device NAME
+    pytest --pyargs shrew.testing.conformance --shrew-device opencl:all   # every opencl:N
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ _UNIMPLEMENTED = pytest.StashKey[set]()
 def pytest_addoption(parser):
     parser.getgroup("shrew").addoption(
         "--shrew-device", dest="shrew_device", default="cpu", metavar="NAME",
-        help="device the shrew conformance suite checks against the CPU (default: cpu)")
+        help="device the shrew conformance suite checks against the CPU (default: cpu); "
+             "NAME:all checks every device of NAME that shrew.devices() lists, in one run")
 
 
 def pytest_configure(config):
@@ -36,11 +38,12 @@ def pytest_runtest_makereport(item, call):
     outcome = report.outcome
     if hasattr(report, "wasxfail"):
         outcome = "xfailed" if report.skipped else "xpassed"
-    item.config.stash[_OUTCOMES][area, outcome] += 1
+    device = getattr(item, "callspec", None) and item.callspec.params.get("device")
+    item.config.stash[_OUTCOMES][device, area, outcome] += 1
     if call.excinfo is not None:
         missing = _unimplemented_primitive(call.excinfo.value)
         if missing:
-            item.config.stash[_UNIMPLEMENTED].add(missing)
+            item.config.stash[_UNIMPLEMENTED].add((device, missing))
     return report
 
 
@@ -63,11 +66,22 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     outcomes = config.stash.get(_OUTCOMES, Counter())
     if not outcomes:
         return
+    terminalreporter.write_sep("=", "shrew conformance report")
+    devices = sorted({device for device, _, _ in outcomes if device is not None})
+    for device in devices:
+        _report_device(terminalreporter.write_line, device,
+                       Counter({(a, o): n for (d, a, o), n in outcomes.items() if d == device}),
+                       config.stash[_UNIMPLEMENTED])
+    if not devices:  # every case skipped before a device was known
+        for (_, area, outcome), n in sorted(outcomes.items()):
+            terminalreporter.write_line(f"  {area:<12} {n:>5} cases ({n} {outcome})")
+
+
+def _report_device(write, device, outcomes, unimplemented) -> None:
+    """What ran on one device, per area, and the primitives it lacks."""
     from shrew.backends.base import PRIMITIVES
     from shrew.backends.registry import get_backend
-    backend = get_backend(config.getoption("shrew_device"))
-    write = terminalreporter.write_line
-    terminalreporter.write_sep("=", "shrew conformance report")
+    backend = get_backend(device)
     kind = type(backend)
     description = getattr(backend, "description", None) or f"{kind.__module__}.{kind.__qualname__}"
     write(f"device: {backend.device} ({description})")
@@ -78,6 +92,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         detail = ", ".join(f"{n} {o}" for o, n in counts.items())
         write(f"  {area:<12} {ran:>5} cases" + (f" ({detail})" if detail else ""))
     absent = [p for p in PRIMITIVES if not callable(getattr(backend, p, None))]
-    raised = sorted(config.stash[_UNIMPLEMENTED])
+    raised = sorted(r for d, r in unimplemented if d == device)
     write("primitives not implemented: " + (", ".join(absent + [f"{r} (NotImplementedError)"
                                                                for r in raised]) or "none"))

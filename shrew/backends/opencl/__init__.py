@@ -1,42 +1,54 @@
-"""The OpenCL backend (pyopencl).  ``opencl:N`` is the N-th device over all platforms."""
+"""The OpenCL backend (pyopencl).  ``opencl:N`` is the N-th working device over all
+platforms (see discovery.py for the order); ``describe()`` lists every device found."""
 from __future__ import annotations
 
+from ...errors import DeviceError
+from .discovery import INSTALL_HINT, DeviceInfo, discover
 
-def _devices() -> list:
-    """Every OpenCL device, platform by platform; empty without pyopencl or a platform."""
-    try:
-        import pyopencl as cl
-    except ImportError:
-        return []
-    try:
-        platforms = cl.get_platforms()
-    except cl.Error:
-        return []
-    devices = []
-    for platform in platforms:
-        try:
-            devices.extend(platform.get_devices())
-        except cl.Error:  # a platform with no device
-            pass
-    return devices
+
+def describe() -> list[DeviceInfo]:
+    """Every OpenCL device on this machine: platform, device, OpenCL version, float64 and
+    float16 support, work-group limits and preferred vector widths, as the device reports
+    them.  The working ones come first, as ``opencl:0``, ``opencl:1``, ...; a device whose
+    compiler failed shrew's probe kernel follows with ``device=None`` and the compiler's
+    message in ``error``.  ``python -m shrew.backends.opencl`` prints it."""
+    return list(discover())
+
+
+def _working() -> list[DeviceInfo]:
+    return [info for info in discover() if info.works]
+
+
+def _unavailable(index: int) -> DeviceError:
+    """Why there is no opencl:index: how many devices work, and each one left out."""
+    working = _working()
+    left_out = [info for info in discover() if not info.works]
+    if not working and not left_out:
+        found = "pyopencl found no OpenCL platform"
+    else:
+        found = f"{len(working)} working OpenCL device(s)" + "".join(
+            f"; {info.device}: {info.title()}" for info in working)
+    why = "".join(f"\n  left out, {info.title()}: its compiler failed shrew's probe kernel:"
+                  f"\n    " + info.error.replace("\n", "\n    ")
+                  for info in left_out if info.error)
+    hint = f"\n{INSTALL_HINT}" if why or not working else ""
+    return DeviceError(f"no OpenCL device opencl:{index}: {found}{why}{hint}")
 
 
 def factory(index: int = 0):
-    """The backend for device ``opencl:index``; RuntimeError says why there is none."""
+    """The backend for device ``opencl:index``; DeviceError says why there is none."""
     try:
         import pyopencl  # noqa: F401
     except ImportError as e:
-        raise RuntimeError("the OpenCL backend needs pyopencl (pip install pyopencl; "
-                           "pocl-binary-distribution adds a CPU device)") from e
-    devices = _devices()
-    if not 0 <= index < len(devices):
-        raise RuntimeError(f"no OpenCL device opencl:{index}: "
-                           f"{len(devices)} device(s) found over all platforms")
+        raise DeviceError(f"the OpenCL backend needs pyopencl: {INSTALL_HINT}") from e
+    working = _working()
+    if not 0 <= index < len(working):
+        raise _unavailable(index)
     from .backend import OpenCLBackend
-    return OpenCLBackend(devices[index], index)
+    return OpenCLBackend(working[index])
 
 
-factory.device_count = lambda: len(_devices())  # type: ignore[attr-defined]
+factory.device_count = lambda: len(_working())  # type: ignore[attr-defined]
 
 
 def __getattr__(name):

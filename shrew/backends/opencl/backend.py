@@ -18,6 +18,7 @@ from ..host_memory import keep_freed_memory
 from ..kernels import compute_dtype
 from ..kernels.launches import SharedLaunches
 from ..kernels.philox import PhiloxRNG
+from .discovery import DeviceInfo
 from .programs import Programs
 from .storage import CLStorage, broadcast_layout, collapse, contiguous_strides, view_strides
 
@@ -30,29 +31,30 @@ _MM_RM, _MM_RN, _MM_LX, _MM_LY, _MM_PACK_W = 4, 16, 4, 4, 16
 class OpenCLBackend(PhiloxRNG, SharedLaunches):
     """The primitive kernel set on one OpenCL device."""
 
-    def __init__(self, cl_device: cl.Device, index: int):
-        self.device = f"opencl:{index}"
-        if cl_device.type & cl.device_type.CPU:  # its buffers are host memory
+    def __init__(self, info: DeviceInfo):
+        """The backend of a device that discovery.py found working (its ``info``)."""
+        cl_device = info.cl_device
+        self.device = info.device
+        if info.kind == "CPU":  # its buffers are host memory
             keep_freed_memory()
+        self.info = info
         self.cl_device = cl_device
-        self.description = (f"{cl_device.platform.name.strip()} / {cl_device.name.strip()} "
-                            f"({cl_device.version.strip()})")
+        self.description = info.title()
         self.context = cl.Context([cl_device])
         self.queue = cl.CommandQueue(self.context)
-        extensions = cl_device.extensions.split()
         dtypes = ["float32", "int32", "int64", "bool"]
-        if "cl_khr_fp64" in extensions:
-            dtypes.append("float64")
-        if "cl_khr_fp16" in extensions:
-            dtypes.append("float16")
+        dtypes += ["float64"] * info.float64 + ["float16"] * info.float16
         self.dtypes = frozenset(np.dtype(t) for t in dtypes)
-        # 1-D work-groups of wg items (a power of two); matmul uses tile x tile of them.
-        self.wg = 1 << (min(256, cl_device.max_work_group_size).bit_length() - 1)
+        # 1-D work-groups of wg items (a power of two), within what the device allows for a
+        # work-group, its first dimension, and the reductions' two local arrays of wg
+        # 8-byte values (reduce.cl).
+        limit = min(256, info.max_work_group_size, info.max_work_item_sizes[0],
+                    info.local_mem_size // 16)
+        self.wg = 1 << (limit.bit_length() - 1)
         self.tile = 16 if self.wg >= 256 else 8
         # Elementwise spans (common.h): on a CPU a work-group is one work-item looping over a
         # long span, which the compiler vectorizes; a GPU wants one element per work-item.
-        is_cpu = bool(cl_device.type & cl.device_type.CPU)
-        self._span, self._span_wg = (4096, 1) if is_cpu else (1, self.wg)
+        self._span, self._span_wg = (4096, 1) if info.kind == "CPU" else (1, self.wg)
         self._programs = Programs(self.context, {
             "HAS_F64": int(np.dtype("float64") in self.dtypes),
             "HAS_F16": int(np.dtype("float16") in self.dtypes),

@@ -1,10 +1,23 @@
 """Builds each kernel family once per (context, dtype) and hands out its kernels."""
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Iterator
+
 import numpy as np
 import pyopencl as cl
 
 from ..kernels import dtype_defines, source
+
+
+@contextlib.contextmanager
+def quiet_compiler() -> Iterator[None]:
+    """Silences pyopencl's warning about a successful build's log: Intel's compiler logs
+    every build ("Compilation started ...").  A failed build still raises with its log."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        yield
 
 
 class Programs:
@@ -37,7 +50,8 @@ class Programs:
             defines = {**self._device_defines, **dtype_defines(dtype)}
             options = [f"-D{name}={value}" for name, value in defines.items()]
             try:
-                program = cl.Program(self._context, source(family)).build(options=options)
+                with quiet_compiler():
+                    program = cl.Program(self._context, source(family)).build(options=options)
             except cl.Error as e:
                 raise RuntimeError(f"building OpenCL kernels {family}.cl for {dtype} "
                                    f"failed:\n{e}") from e

@@ -13,6 +13,7 @@ import numpy as np
 from ...ops.creation import arange, tensor
 from ...ops.creation import full as _full
 from ...ops.elementwise import where
+from ...ops.index import check_range, gather
 from ...dtype import check_float, int32, int64
 from ...errors import DTypeError, ShapeError, ShrewError
 from ...shape import broadcast_shapes, fmt
@@ -96,8 +97,9 @@ def _per_class(weight: Tensor, ndim: int, dim: int) -> Tensor:
 
 def _pick(op: str, logp: Tensor, target: Tensor, dim: int) -> Tensor:
     """logp at each target class."""
-    try:
-        return logp.gather(dim, target.unsqueeze(dim)).squeeze(dim)
+    try:  # the range on target itself, whose host range is known when it was uploaded
+        check_range("gather", target, logp.shape[dim], dim)
+        return gather(logp, dim, target.unsqueeze(dim), range_checked=True).squeeze(dim)
     except ShapeError:
         raise ShapeError(f"{op}: target holds a class index outside [0, {logp.shape[dim]}) "
                          f"for input {fmt(logp.shape)}") from None
@@ -115,10 +117,18 @@ def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_in
     keep = None
     if not 0 <= ignore_index < classes:
         try:
-            picked = -logp.gather(dim, target.unsqueeze(dim)).squeeze(dim)
+            check_range("gather", target, classes, dim)
+            picked = -gather(logp, dim, target.unsqueeze(dim), range_checked=True).squeeze(dim)
             safe = target
         except ShapeError:
             keep = target != ignore_index
+            # The gather's check has read the targets already (some lie outside [0, C));
+            # any of them that is not ignore_index is the caller's error, reported now.
+            kept = where(keep, target, 0)
+            if kept.min().item() < 0 or kept.max().item() >= classes:
+                raise ShapeError(f"{op}: target holds a class index outside [0, {classes}) "
+                                 f"that is not ignore_index={ignore_index}, for input "
+                                 f"{fmt(logp.shape)}") from None
     else:
         keep = target != ignore_index
     if keep is not None:

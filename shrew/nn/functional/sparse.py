@@ -5,7 +5,7 @@ import numpy as np
 
 from ...ops.creation import arange, tensor, zeros
 from ...ops.elementwise import where
-from ...ops.index import scatter_add
+from ...ops.index import check_range, gather, scatter_add
 from ...ops.shape import stack
 from ...dtype import int32, int64
 from ...errors import DTypeError, ShapeError, ShrewError
@@ -48,8 +48,9 @@ def _renorm_(op: str, weight: Tensor, input: Tensor, max_norm: float, norm_type:
 def _lookup(op: str, input: Tensor, weight: Tensor) -> Tensor:
     n, dim = input.numel(), weight.shape[1]
     rows = input.reshape(n, 1).expand(n, dim)
-    try:
-        out = weight.gather(0, rows)
+    try:  # the range on input itself, whose host range is known when it was uploaded
+        check_range("gather", input, weight.shape[0], 0)
+        out = gather(weight, 0, rows, range_checked=True)
     except ShapeError:
         raise ShapeError(f"{op}: an index is outside [0, {weight.shape[0]}) for weight "
                          f"{fmt(weight.shape)}") from None
