@@ -14,10 +14,22 @@ from .ops.index import scatter_add
 from .ops.norm import standardize
 from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import manual_seed, rand, randn
-from .ops.shape import cat, stack
+from .ops.shape import cat, flatten, narrow, squeeze, stack, transpose, unsqueeze
+from .ops.rearrange import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
+                            broadcast_tensors, broadcast_to, chunk, column_stack, diag,
+                            diag_embed, diagonal, dstack, flip, fliplr, flipud, hstack,
+                            movedim, moveaxis, numel, repeat_interleave, roll, row_stack,
+                            split, swapaxes, swapdims, t, tensor_split, tile, trace, tril,
+                            triu, unbind, unflatten, vstack)
+from .ops.rearrange import permute_fn as permute, reshape_fn as reshape
+from .shape import Size
+from .ops.linalg import matmul
+from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmul, cross, dot,
+                           inner, kron, matrix_power, mm, mv, outer, tensordot)
+from .ops.products import dot as vdot, outer as ger
 from .tensor import Tensor
 from .generator import Generator
-from . import nn, optim, utils  # noqa: E402  (they build on everything above)
+from . import linalg, nn, optim, utils  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
@@ -36,4 +48,15 @@ __all__ = [
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
     "utils",
+    # shape and views (ops/shape.py, ops/rearrange.py)
+    "Size", "flatten", "narrow", "squeeze", "transpose", "unsqueeze", "atleast_1d",
+    "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "broadcast_to",
+    "chunk", "column_stack", "diag", "diag_embed", "diagonal", "dstack", "flip", "fliplr",
+    "flipud", "hstack", "movedim", "moveaxis", "numel", "repeat_interleave", "roll",
+    "row_stack", "split", "swapaxes", "swapdims", "t", "tensor_split", "tile", "trace",
+    "tril", "triu", "unbind", "unflatten", "vstack", "permute", "reshape",
+    # products (ops/linalg.py, ops/products.py) and shrew.linalg
+    "matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cross",
+    "dot", "inner", "kron", "matrix_power", "mm", "mv", "outer", "tensordot", "vdot", "ger",
+    "linalg",
 ]

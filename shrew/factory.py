@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .dtype import BY_NUMPY as _BY_NUMPY
 from .errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError
 from .grad_mode import is_grad_enabled
+from .shape import Size
 
 if TYPE_CHECKING:
     from . import op as O
@@ -77,7 +78,7 @@ def init_leaf(t: TensorFields, data: Storage, backend: Backend, dtype: DType,
     """Fill the fields of a new leaf `t` (Tensor.__init__, Parameter.__init__)."""
     t._data = data
     t._backend = backend
-    t.shape = data.shape
+    t.shape = Size(data.shape)
     t.dtype = dtype
     t._op = None
     t.requires_grad = bool(requires_grad)
@@ -96,7 +97,7 @@ def wrap(data: Storage, backend: Backend, op: O.Op | None = None) -> Tensor:
     t = object.__new__(_tensor_class)
     t._data = data
     t._backend = backend
-    t.shape = data.shape
+    t.shape = Size(data.shape)
     t.dtype = _BY_NUMPY[data.dtype]
     t._op = op
     t.requires_grad = op is not None

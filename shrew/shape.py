@@ -8,6 +8,19 @@ from typing import Any
 from .errors import ShapeError
 
 
+class Size(tuple):
+    """A tensor's shape: a tuple of ints (Tensor.shape, Tensor.size()) with torch.Size's
+    extras."""
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+    def __repr__(self) -> str:
+        return f"shrew.Size({list(self)})"
+
+
 def fmt(shape: Iterable[object]) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 

@@ -24,7 +24,9 @@ from .ops import shape as _shape
 from .ops.elementwise import binary as _binary
 from .ops.elementwise import compare as _compare
 from .ops.elementwise import unary as _unary
-from .shape import fmt, normalize_dim, numel
+from .shape import Size, fmt, normalize_dim, numel
+from .tensor_linalg import LinalgMethods
+from .tensor_shape import ShapeMethods
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -40,7 +42,7 @@ def _unary_of(fn: str) -> Callable[[Tensor], Tensor]:
     return lambda x: _unary(fn, x)
 
 
-class Tensor(TensorFields):
+class Tensor(TensorFields, ShapeMethods, LinalgMethods):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()
@@ -84,12 +86,12 @@ class Tensor(TensorFields):
         return numel(self.shape)
 
     @overload
-    def size(self, dim: None = None) -> tuple[int, ...]: ...
+    def size(self, dim: None = None) -> Size: ...
     @overload
     def size(self, dim: int) -> int: ...
-    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+    def size(self, dim: int | None = None) -> Size | int:
         if dim is None:
-            return self.shape
+            return Size(self.shape)
         return self.shape[normalize_dim(dim, self.ndim, "size")]
 
     def dim(self) -> int:
@@ -177,7 +179,8 @@ class Tensor(TensorFields):
         that made it, e.g. <Binary.mul>) or requires_grad=True for a leaf."""
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(", threshold=200)
         count = numel(self.shape)
-        extras = [f"shape={self.shape}"] if count > 200 or (count == 0 and self.ndim > 1) else []
+        summarised = count > 200 or (count == 0 and self.ndim > 1)
+        extras = [f"shape={tuple(self.shape)}"] if summarised else []
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
         if self.dtype not in (float32, int64, bool_):
@@ -497,7 +500,7 @@ class Tensor(TensorFields):
     def T(self) -> Tensor:
         return _shape.permute(self, tuple(reversed(range(self.ndim))))
 
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+    def narrow(self, dim: int, start: int | Tensor, length: int) -> Tensor:
         return _shape.narrow(self, dim, start, length)
 
     def unsqueeze(self, dim: int) -> Tensor:
@@ -513,7 +516,7 @@ class Tensor(TensorFields):
         """Broadcast to `shape` (-1 keeps a dim), differentiably."""
         return _shape.expand(self, shape)
 
-    def expand_as(self, other: Tensor) -> Tensor:
+    def expand_as(self, other: Tensor) -> Tensor:  # (broadcast_to etc. in tensor_shape.py)
         return _shape.expand(self, (other.shape,))
 
     def __getitem__(self, key: Index) -> Tensor:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import tracemalloc
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -282,8 +283,9 @@ def eager_peak_bytes(model: Any, loss_fn: Callable, example_inputs: tuple[Tensor
     backend = get_backend("cpu")
     rng = backend.get_rng_state()
     twin = copy.deepcopy(model)
+    accepted = inspect.signature(type(optimizer)).parameters  # AdamW fixes some defaults
     opt = type(optimizer)(list(twin.parameters()), **{
-        k: v for k, v in optimizer.defaults.items()})
+        k: v for k, v in optimizer.defaults.items() if k in accepted})
     x, y = example_inputs
     tracemalloc.start()
     try:

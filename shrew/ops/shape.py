@@ -60,13 +60,17 @@ def permute(x: Tensor, dims: tuple[int | Sequence[int], ...]) -> Tensor:
     return out
 
 
-def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+def narrow(x: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
     if x.ndim == 0:
         raise ShapeError("narrow: cannot narrow a 0-d tensor")
     d = normalize_dim(dim, x.ndim, "narrow")
     size = x.shape[d]
+    if isinstance(start, AnyTensor) and start.ndim == 0 and not start.dtype.is_floating_point \
+            and start.dtype is not bool_:
+        start = int(start.item())  # torch accepts a 0-d integer tensor start
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, length)):
         raise ShrewError(f"narrow: start and length must be ints, got {start!r}, {length!r}")
+    start = int(start)  # (for mypy: the check above leaves only ints)
     if start < 0:
         start += size
     if start < 0 or length < 0 or start + length > size:

@@ -1,0 +1,68 @@
+"""Tensor's product methods beyond matmul: one-line calls into shrew/ops/products.py (a
+mixin, so that tensor.py stays short)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .ops import products as _p
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+    from .typing import Scalar
+
+
+class LinalgMethods:
+    """Mixed into Tensor; every method's first argument is the Tensor itself."""
+
+    __slots__ = ()
+
+    def mm(self: Tensor, mat2: Tensor) -> Tensor:  # type: ignore[misc]
+        return _p.mm(self, mat2)
+
+    def bmm(self: Tensor, mat2: Tensor) -> Tensor:  # type: ignore[misc]
+        return _p.bmm(self, mat2)
+
+    def mv(self: Tensor, vec: Tensor) -> Tensor:  # type: ignore[misc]
+        return _p.mv(self, vec)
+
+    def dot(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
+        return _p.dot(self, other)
+
+    vdot = dot  # (real dtypes only: no conjugate to take)
+
+    def inner(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
+        return _p.inner(self, other)
+
+    def outer(self: Tensor, vec2: Tensor) -> Tensor:  # type: ignore[misc]
+        return _p.outer(self, vec2)
+
+    ger = outer
+
+    def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Scalar = 1,  # type: ignore[misc]
+              alpha: Scalar = 1) -> Tensor:
+        return _p.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def addmv(self: Tensor, mat: Tensor, vec: Tensor, *, beta: Scalar = 1,  # type: ignore[misc]
+              alpha: Scalar = 1) -> Tensor:
+        return _p.addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def addr(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Scalar = 1,  # type: ignore[misc]
+             alpha: Scalar = 1) -> Tensor:
+        return _p.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+
+    def baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *,  # type: ignore[misc]
+                beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
+        return _p.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *,  # type: ignore[misc]
+               beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
+        return _p.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def kron(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
+        return _p.kron(self, other)
+
+    def cross(self: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # type: ignore[misc]
+        return _p.cross(self, other, dim)
+
+    def matrix_power(self: Tensor, n: int) -> Tensor:  # type: ignore[misc]
+        return _p.matrix_power(self, n)
