@@ -9,7 +9,8 @@ from .dtype import ALIASES as _ALIASES
 from .device_name import device
 from .errors import (DeviceError, DTypeError, ShapeError, ShrewError, ShrewIndexError,
                      ShrewTypeError)
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                        no_grad, set_grad_enabled)
 from .ops.conv import col2im, conv1d, conv2d, im2col
 from .ops.creation import (arange, clone, empty, empty_like, eye, from_dlpack, from_numpy, full,
                            full_like, linspace, logspace, meshgrid, ones, ones_like, tensor,
@@ -59,6 +60,7 @@ from . import linalg, nn, optim, return_types, utils  # noqa: E402  (they build 
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
+from . import autograd, func  # noqa: E402
 
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
@@ -69,7 +71,8 @@ __all__ = [
     "int64", "bool", "zeros", "ones", "full", "rand", "randn", "arange", "eye", "from_numpy",
     "zeros_like", "ones_like", "cat", "stack", "where", "scatter_add", "im2col", "col2im",
     "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "manual_seed", "no_grad", "enable_grad",
-    "is_grad_enabled", "set_grad_enabled", "checkpoint", "checkpoint_sequential",
+    "is_grad_enabled", "set_grad_enabled", "inference_mode", "is_inference_mode_enabled",
+    "autograd", "func", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "ShrewIndexError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",

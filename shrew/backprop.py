@@ -13,12 +13,13 @@ from typing import TypeAlias
 from . import op as O
 from .backends.base import fast_path
 from .checkpoint import checkpoint_grads
-from .diagnostics import anomaly_enabled, check_gradients
+from .diagnostics import anomaly_enabled, check_gradients, op_name
 from .errors import DeviceError, ShrewError
-from .factory import release, wrap
+from .factory import accumulate_grad, release, wrap
 from .ops.conv import col2im, im2col
 from .ops.creation import ones_like, zeros_like
 from .ops.elementwise import unary, where
+from .ops import inplace as _inplace
 from .ops.index import scatter_add_unchecked
 from .ops.scan import cumprod_grad, products_of_others, reverse, scan
 from .ops.index import scatter_unchecked as scatter
@@ -83,23 +84,26 @@ def sum_to_shape(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     return grad.reshape(*shape)
 
 
-def topological_order(root: Tensor) -> list[Tensor]:
+def topological_order(root: Tensor, *more: Tensor) -> list[Tensor]:
     """Every tensor that needs grad and leads to `root`, consumers before producers.
 
     An iterative walk (no recursion, so any depth works) collects the nodes; sorting them
     by creation id, newest first, is a valid topological order that depends only on the
     order in which operations ran.  Gradients therefore accumulate in the same order when a
     checkpointed segment is recomputed, which keeps checkpointing bit-exact."""
-    seen = {root.id: root}
-    stack = [root]
+    seen = {t.id: t for t in (root, *more)}
+    stack = list(seen.values())
     while stack:
-        op = stack.pop()._op
+        node = stack.pop()
+        op = node._op
         if op is None:
             continue
         if type(op) is O.Released:
             raise ShrewError(
                 f"backward: the graph through {op.variant} was freed by an earlier backward(); "
                 f"pass retain_graph=True to the first backward() to backpropagate twice")
+        if _inplace.rebased:  # inputs as they were when op was recorded
+            op = _inplace.as_recorded(op, node.id)
         for x in op.inputs():
             if x.requires_grad and x.id not in seen:
                 seen[x.id] = x
@@ -108,34 +112,61 @@ def topological_order(root: Tensor) -> list[Tensor]:
 
 
 def backward(root: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
-             create_graph: bool = False) -> GradStore:
-    """Backpropagate from `root`; return the GradStore and accumulate leaves' .grad."""
+             create_graph: bool = False, inputs: Tensor | Sequence[Tensor] | None = None,
+             ) -> GradStore:
+    """Backpropagate from `root`; return the GradStore and accumulate leaves' .grad (only
+    the given `inputs`' .grad when they are given, leaves or not)."""
     if not isinstance(root, Tensor) or not root.requires_grad:
         raise ShrewError("backward: the tensor does not require grad (no input of its graph "
                          "has requires_grad=True, or it was computed under no_grad)")
-    if gradient is None:
-        if numel(root.shape) != 1:
-            raise ShrewError(f"backward: needs a single-element tensor, got shape "
-                             f"{fmt(root.shape)}; reduce it first (e.g. .sum()) or pass gradient=")
-        gradient = ones_like(root)
-    elif not isinstance(gradient, Tensor) or gradient.shape != root.shape:
-        raise ShrewError(f"backward: gradient must be a tensor of shape {fmt(root.shape)}")
-    elif gradient.device != root.device:
-        raise DeviceError(f"backward: gradient is on {gradient.device} but the tensor is on "
-                          f"{root.device}")
-    else:
-        gradient = gradient.to_dtype(root.dtype)  # so every gradient has its tensor's dtype
+    gradient = root_gradient("backward", root, gradient)
     if retain_graph is None:
         retain_graph = create_graph
-    return run_backward(root, gradient, retain_graph, create_graph, accumulate=True)
+    if inputs is None:
+        return run_backward(root, gradient, retain_graph, create_graph, accumulate=True)
+    targets = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if not targets or not all(isinstance(t, Tensor) and t.requires_grad for t in targets):
+        raise ShrewError("backward: inputs must be a non-empty sequence of tensors that "
+                         "require grad")
+    store = run_backward(root, gradient, retain_graph, create_graph, accumulate=False,
+                         capture=frozenset(t.id for t in targets))
+    for t in targets:
+        g = store.get(t)
+        if g is not None:
+            accumulate_grad(t, g)
+    return store
+
+
+def root_gradient(op: str, root: Tensor, gradient: Tensor | None) -> Tensor:
+    """The gradient backpropagation starts from: ones for a one-element root, else the
+    given tensor, checked against the root and cast to its dtype."""
+    if gradient is None:
+        if numel(root.shape) != 1:
+            raise ShrewError(f"{op}: needs a single-element tensor (grad can be implicitly "
+                             f"created only for scalar outputs), got shape {fmt(root.shape)}; "
+                             f"reduce it first (e.g. .sum()) or pass its gradient")
+        return ones_like(root)
+    if not isinstance(gradient, Tensor) or gradient.shape != root.shape:
+        got = fmt(gradient.shape) if isinstance(gradient, Tensor) else type(gradient).__name__
+        raise ShrewError(f"{op}: gradient must be a tensor of shape {fmt(root.shape)}, got "
+                         f"{got}")
+    if gradient.device != root.device:
+        raise DeviceError(f"{op}: gradient is on {gradient.device} but the tensor is on "
+                          f"{root.device}")
+    return gradient.to_dtype(root.dtype)  # so every gradient has its tensor's dtype
 
 
 def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_graph: bool,
-                 accumulate: bool) -> GradStore:
-    """The engine.  With accumulate=False leaves' .grad is left alone (checkpoint uses it)."""
-    order = topological_order(root)
+                 accumulate: bool, more: Sequence[tuple[Tensor, Tensor]] = (),
+                 capture: frozenset[int] = frozenset()) -> GradStore:
+    """The engine.  With accumulate=False leaves' .grad is left alone (checkpoint uses it).
+    `more`: further (root, gradient) pairs; `capture`: ids of non-leaf tensors whose
+    gradient goes into the store too (autograd.grad's inputs)."""
+    order = topological_order(root, *(t for t, _ in more))
     store = GradStore()
     grads = {root.id: gradient}
+    for t, t_grad in more:
+        grads[t.id] = t_grad if t.id not in grads else grads[t.id] + t_grad
     mode = enable_grad() if create_graph else no_grad()
     anomaly = anomaly_enabled()
     # Leaves with a post-accumulate hook land as soon as their last consumer has run
@@ -146,11 +177,17 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
             grad = grads.pop(node.id, None)
             if grad is None:
                 continue
+            if tensor_hooks:
+                grad = run_tensor_hooks(node, grad)
             op = node._op
-            if op is None or node._retains_grad:
+            if op is None or node._retains_grad or node.id in capture:
                 _land(node, grad, store, accumulate)
             if op is None:
                 continue
+            if _inplace.rebased:
+                op = _inplace.as_recorded(op, node.id)
+            if node.id < _inplace.last_write:  # written since: were saved tensors?
+                _inplace.check_versions(node, op)
             pairs = input_grads(node, op, grad)
             if anomaly:
                 check_gradients(node, op, pairs)
@@ -160,7 +197,7 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                 prev = grads.get(x.id)
                 grads[x.id] = g if prev is None else prev + g
             if not retain_graph:
-                release(node, O.Released(type(op).__name__))
+                release(node, O.Released(op_name(op)))
             for leaf in early.get(node.id, ()):
                 leaf_grad = grads.pop(leaf.id, None)
                 if leaf_grad is not None:
@@ -168,12 +205,43 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
     return store
 
 
+# -- Tensor.register_hook: hooks that see (and may replace) a tensor's gradient ------------
+
+TensorHook: TypeAlias = Callable[[Tensor], "Tensor | None"]
+tensor_hooks: dict[int, list[TensorHook]] = {}
+
+
+def run_tensor_hooks(node: Tensor, grad: Tensor) -> Tensor:
+    for hook in tensor_hooks.get(node.id, ()):
+        out = hook(grad)
+        if out is not None:
+            if not isinstance(out, Tensor) or out.shape != grad.shape:
+                raise ShrewError(f"register_hook: a hook must return None or a tensor of "
+                                 f"shape {fmt(grad.shape)}, got {out!r}")
+            grad = out
+    return grad
+
+
+def register_hook(t: Tensor, hook: TensorHook) -> HookHandle:
+    """Call hook(grad) each time t's gradient is computed; a tensor it returns replaces
+    the gradient (for a leaf: before it is accumulated into .grad)."""
+    if not isinstance(t, Tensor) or not t.requires_grad:
+        raise ShrewError("register_hook: cannot register a hook on a tensor that doesn't "
+                         "require gradient")
+    if not callable(hook):
+        raise ShrewError(f"register_hook: hook must be callable, got {type(hook).__name__}")
+    tensor_hooks.setdefault(t.id, []).append(hook)
+    handle = HookHandle(tensor_hooks, t.id, hook)
+    weakref.finalize(t, handle.remove)
+    return handle
+
+
 def _land(node: Tensor, grad: Tensor, store: GradStore, accumulate: bool) -> None:
     """A leaf's (or retained tensor's) final gradient of this backward: into the store and
     .grad, then the tensor's post-accumulate hooks."""
     store.insert(node, grad)
     if accumulate:
-        node.grad = grad if node.grad is None else node.grad + grad
+        accumulate_grad(node, grad)
         for hook in _leaf_hooks.get(node.id, ()):
             hook(node, store)
 
@@ -188,19 +256,20 @@ _leaf_hooks: dict[int, list[PostAccumulateHook]] = {}
 
 
 class HookHandle:
-    """Returned by register_post_accumulate_grad_hook; `remove()` unregisters the hook."""
+    """Returned by register_hook and register_post_accumulate_grad_hook; `remove()`
+    unregisters the hook."""
 
-    __slots__ = ("_key", "_hook")
+    __slots__ = ("_table", "_key", "_hook")
 
-    def __init__(self, key: int, hook: PostAccumulateHook) -> None:
-        self._key, self._hook = key, hook
+    def __init__(self, table: dict[int, list], key: int, hook: Callable) -> None:
+        self._table, self._key, self._hook = table, key, hook
 
     def remove(self) -> None:
-        hooks = _leaf_hooks.get(self._key, [])
+        hooks = self._table.get(self._key, [])
         if self._hook in hooks:
             hooks.remove(self._hook)
         if not hooks:
-            _leaf_hooks.pop(self._key, None)
+            self._table.pop(self._key, None)
 
 
 def register_post_accumulate_grad_hook(leaf: Tensor, hook: PostAccumulateHook) -> HookHandle:
@@ -217,7 +286,7 @@ def register_post_accumulate_grad_hook(leaf: Tensor, hook: PostAccumulateHook) -
         raise ShrewError(f"register_post_accumulate_grad_hook: hook must be callable, got "
                          f"{type(hook).__name__}")
     _leaf_hooks.setdefault(leaf.id, []).append(hook)
-    handle = HookHandle(leaf.id, hook)
+    handle = HookHandle(_leaf_hooks, leaf.id, hook)
     weakref.finalize(leaf, handle.remove)  # a dead tensor's hooks go with it
     return handle
 
@@ -230,6 +299,8 @@ def _hooked_leaves_by_last_consumer(order: list[Tensor]) -> dict[int, list[Tenso
         op = node._op
         if op is None:
             continue
+        if _inplace.rebased:
+            op = _inplace.as_recorded(op, node.id)
         for x in op.inputs():
             if x._op is None and x.id in _leaf_hooks:
                 last[x.id] = (node.id, x)
@@ -429,6 +500,10 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
         # -- checkpoint (checkpoint.py)
         case O.Checkpoint():
             return checkpoint_grads(y, op, g, run_backward)
+        # -- custom functions (autograd/function.py, which builds on this module)
+        case O.CustomFunction():
+            from .autograd.function import custom_grads
+            return custom_grads(y, op, g)
     raise ShrewError(f"backward: no gradient rule for {type(op).__name__}")
 
 

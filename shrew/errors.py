@@ -24,3 +24,7 @@ class ShrewIndexError(ShapeError, IndexError):
 
 class ShrewTypeError(ShrewError, TypeError):
     """An argument of the wrong kind, where PyTorch (and Python) raise TypeError."""
+
+
+class ArgumentTypeError(ShrewError, TypeError):
+    """An argument of the wrong Python type, where PyTorch raises TypeError."""

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .dtype import BY_NUMPY as _BY_NUMPY
+from .errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError
 from .grad_mode import is_grad_enabled
 from .shape import Size
 
@@ -38,7 +39,7 @@ class TensorFields:
     """The storage of a Tensor: its slots, and nothing else."""
 
     __slots__ = ("_data", "_backend", "shape", "dtype", "_op", "requires_grad", "id",
-                 "grad", "_retains_grad", "__weakref__")
+                 "_grad", "_retains_grad", "_view", "_vc", "_before", "__weakref__")
     _data: Storage
     _backend: Backend
     shape: tuple[int, ...]
@@ -46,8 +47,13 @@ class TensorFields:
     _op: O.Op | None
     requires_grad: bool
     id: int
-    grad: Tensor | None
+    _grad: Tensor | None  # Tensor.grad; set_grad checks what users assign
     _retains_grad: bool
+    # In-place machinery (shrew/ops/inplace.py).  Left unset by wrap, so that making a
+    # tensor costs nothing more; read with getattr(t, name, None).
+    _view: Any  # the Op variant (or Alias) that made this tensor as a view of op.x
+    _vc: Any  # inplace.Version: the writes into this storage (on the root of a view chain)
+    _before: Tensor  # the state this tensor had before an in-place op rebased it
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -63,8 +69,8 @@ else:
 """For ``isinstance(x, AnyTensor)`` in the ops: true for every Tensor (Tensor is the only
 direct subclass of TensorFields), without importing tensor.py; mypy reads it as Tensor."""
 
-FIELDS = TensorFields.__slots__[:-1]
-"""The field names, without __weakref__."""
+FIELDS = TensorFields.__slots__[:-4]
+"""The field names every tensor has set, without the in-place ones and __weakref__."""
 
 
 def init_leaf(t: TensorFields, data: Storage, backend: Backend, dtype: DType,
@@ -77,7 +83,7 @@ def init_leaf(t: TensorFields, data: Storage, backend: Backend, dtype: DType,
     t._op = None
     t.requires_grad = bool(requires_grad)
     t.id = next(_ids)
-    t.grad = None
+    t._grad = None
     t._retains_grad = False
 
 
@@ -96,7 +102,7 @@ def wrap(data: Storage, backend: Backend, op: O.Op | None = None) -> Tensor:
     t._op = op
     t.requires_grad = op is not None
     t.id = next(_ids)
-    t.grad = None
+    t._grad = None
     t._retains_grad = False
     if op is not None and _site_recorder is not None:
         _site_recorder(t)
@@ -111,6 +117,63 @@ def record(data: Storage, backend: Backend, op: O.Op, *inputs: Tensor) -> Tensor
                 return wrap(data, backend, op)
             break
     return wrap(data, backend)
+
+
+def view(data: Storage, backend: Backend, op: O.Op, x: Tensor) -> Tensor:
+    """`record` for an op whose result may share x's memory (reshape, transpose, narrow):
+    the result remembers `op` as its view link, so in-place writes can find its base."""
+    t = record(data, backend, op, x)
+    t._view = op
+    return t
+
+
+def alias(t: Tensor) -> Tensor:
+    """A tensor sharing t's memory and version counter, recording nothing (detach)."""
+    out = wrap(t._data, t._backend)
+    out._view = Alias(t)
+    return out
+
+
+class Alias:
+    """The view link of a detached tensor: same memory as `x`, no gradient path."""
+
+    __slots__ = ("x",)
+
+    def __init__(self, x: Tensor) -> None:
+        self.x = x
+
+
+def next_id() -> int:
+    """A fresh id: ids also order events (version stamps, see ops/inplace.py)."""
+    return next(_ids)
+
+
+def become(t: Tensor, new: Tensor, before: Tensor | None) -> None:
+    """Give `t` the graph state of `new` (op, requires_grad) and a fresh id, remembering
+    its former state as `before` (inplace.rebase)."""
+    t._op = new._op
+    t.requires_grad = new.requires_grad
+    t.id = next(_ids)
+    if before is not None:
+        t._before = before
+
+
+def snapshot(t: Tensor, data: Storage) -> Tensor:
+    """A tensor with t's graph state and id around `data` (t's values before a write)."""
+    out = object.__new__(_tensor_class)
+    for name in FIELDS:
+        setattr(out, name, getattr(t, name))
+    out._data = data
+    out._grad = None
+    before = getattr(t, "_before", None)
+    if before is not None:
+        out._before = before
+    return out
+
+
+def detach_(t: Tensor) -> None:
+    t._op = None
+    t.requires_grad = False
 
 
 def leaf(data: Storage, backend: Backend, requires_grad: bool) -> Tensor:
@@ -129,7 +192,7 @@ def copy_leaf(t: Tensor, memo: dict[int, Any]) -> Tensor:
     out._data = t._backend.contiguous(t._data)
     out._op = None
     out.id = next(_ids)
-    out.grad = None if t.grad is None else t.grad.__deepcopy__(memo)
+    out._grad = None if t._grad is None else t._grad.__deepcopy__(memo)
     memo[id(t)] = out
     return out
 
@@ -146,20 +209,28 @@ def replace_storage(t: Tensor, source: Tensor) -> None:
     t._data, t._backend, t.dtype = source._data, source._backend, source.dtype
 
 
-def snapshot(t: Tensor) -> Tensor:
-    """A second Tensor with t's fields (its storage, op and id): what t was before an
-    in-place write makes t a new node of the graph (take_over)."""
-    out = object.__new__(type(t))
-    for name in FIELDS:
-        setattr(out, name, getattr(t, name))
-    out.grad, out._retains_grad = None, False
-    return out
+def set_grad(t: Tensor, grad: Tensor | None) -> None:
+    """t.grad = grad, checked as PyTorch checks it: a tensor of t's shape, dtype and
+    device, or None."""
+    if grad is not None:
+        if not isinstance(grad, _tensor_class):
+            raise ArgumentTypeError(f"grad: assigned grad expected to be a Tensor or None but got "
+                            f"{type(grad).__name__}")
+        if grad.dtype is not t.dtype:
+            raise DTypeError(f"grad: attempting to assign a gradient with dtype {grad.dtype} "
+                             f"to a tensor with dtype {t.dtype}")
+        if grad.device != t.device:
+            raise DeviceError(f"grad: assigned grad expected to be on {t.device} but got grad "
+                              f"on {grad.device}")
+        if grad.shape != t.shape:
+            raise ShapeError(f"grad: attempting to assign a gradient of size {list(grad.shape)} "
+                             f"to a tensor of size {list(t.shape)}")
+    t._grad = grad
 
 
-def take_over(t: Tensor, new: Tensor) -> None:
-    """An in-place write recorded in the graph: t becomes `new` (its storage, op, and id,
-    which orders it after its inputs for backward), keeping its own grad."""
-    t._data, t._op, t.requires_grad, t.id = new._data, new._op, new.requires_grad, new.id
+def accumulate_grad(t: Tensor, grad: Tensor) -> None:
+    """Add a backward's gradient into t.grad (backprop; the engine made it t's dtype)."""
+    t._grad = grad if t._grad is None else t._grad + grad
 
 
 def retain_grad(t: Tensor) -> None:

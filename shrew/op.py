@@ -264,6 +264,21 @@ class Checkpoint(Op):
 
 
 @dataclass(frozen=True, slots=True)
+class CustomFunction(Op):
+    """An output of a user's autograd.Function (shrew/autograd/function.py)."""
+
+    function: Any  # the Function subclass: its backward is the rule
+    ctx: Any  # the FunctionCtx forward filled
+    args: tuple  # apply's arguments, tensors and others, as given
+    tensors: tuple  # the tensors among them
+    output_index: int  # which tensor output this is
+    n_outputs: int
+
+    def inputs(self) -> tuple:
+        return self.tensors
+
+
+@dataclass(frozen=True, slots=True)
 class Released(Op):
     """Stands in for an Op whose saved tensors an earlier backward() freed."""
 
@@ -275,5 +290,5 @@ VARIANTS = (
     Contiguous, Binary, Unary, Reduce, Prod, VectorNorm, Scan, Matmul, Reshape, Transpose,
     Narrow, Affine, Conv2d, Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond,
     Gather, Pad, ToDtype, ToDevice, ScatterAdd, Scatter, Im2Col, Col2Im, Softmax, Standardize,
-    Checkpoint,
+    Checkpoint, CustomFunction,
 )

@@ -3,7 +3,7 @@ op family, which check the arguments and record the Op variant; shrew/factory.py
 out and fills the fields."""
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
@@ -12,13 +12,14 @@ from . import diagnostics as _diagnostics
 from .dtype import DType, bool_, get_default_dtype, int64
 from .device_name import device as _device
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError, ShrewTypeError
-from .factory import TensorFields, copy_leaf, retain_grad, wrap
+from .factory import TensorFields, alias, copy_leaf, retain_grad, set_grad, wrap
 from .methods.cast import CastMethods
 from .methods.elementwise import ElementwiseMethods
 from .ops import creation as _creation
-from .ops import elementwise as _elementwise
+from .ops.elementwise import unary as _unary
 from .ops import index as _index
 from .ops import indexing as _indexing
+from .ops import inplace as _inplace
 from .ops import linalg as _linalg
 from .ops import norm as _norm
 from .ops import shape as _shape
@@ -33,8 +34,13 @@ if TYPE_CHECKING:
 
     from . import op as O
     from .backends.base import Backend, Storage
-    from .backprop import GradStore
+    from .autograd.graph import Node
+    from .backprop import GradStore, HookHandle
     from .typing import DTypeLike, Dims, Index, Scalar, ShapeLike, TensorData
+
+
+def _unary_of(fn: str) -> Callable[[Tensor], Tensor]:
+    return lambda x: _unary(fn, x)
 
 
 class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, LinalgMethods,
@@ -52,8 +58,6 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
     """Whether backward computes a gradient for this tensor (floating-point tensors only)."""
     id: int
     """Unique in the process: it keys gradients (GradStore) and optimizer state."""
-    grad: Tensor | None
-    """A leaf's accumulated gradient (each backward adds to it), else None."""
     _data: Storage
     _backend: Backend
     _op: O.Op | None
@@ -212,7 +216,8 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         return copy_leaf(self, memo)
 
     def detach(self) -> Tensor:
-        return wrap(self._data, self._backend)
+        """A tensor sharing this one's memory and version counter, outside the graph."""
+        return alias(self)
 
     # -- creation (ops/creation.py) ---------------------------------------------------------
     def clone(self) -> Tensor:
@@ -243,18 +248,159 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         return _shape.contiguous(self)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
-                 create_graph: bool = False) -> GradStore:
+                 create_graph: bool = False, inputs: Tensor | Sequence[Tensor] | None = None,
+                 ) -> GradStore:
         from .backprop import backward  # backprop builds on Tensor: the one allowed cycle
-        return backward(self, gradient, retain_graph, create_graph)
+        return backward(self, gradient, retain_graph, create_graph, inputs)
 
-    # -- in place (no graph is recorded): optimizer steps, load_state_dict, init ----------
-    def copy_(self, src: Tensor) -> Tensor:
-        """Write src's values into this tensor's memory (moved to its device and dtype)."""
-        return _elementwise.copy_(self, src)
+    # -- the autograd API (shrew/autograd) ------------------------------------------------
+    @property
+    def grad_fn(self) -> Node | None:
+        """The node that made this tensor (e.g. <MulBackward0>), None for a leaf."""
+        from .autograd.graph import grad_fn  # autograd builds on Tensor
+        return grad_fn(self)
 
-    def add_(self, other: Tensor, *, alpha: Scalar = 1) -> Tensor:
+    @property
+    def grad(self) -> Tensor | None:
+        """A leaf's accumulated gradient (each backward adds to it), else None; assignable
+        (a tensor of this one's shape, dtype and device, or None)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        set_grad(self, value)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def data(self) -> Tensor:
+        """This tensor's values outside the graph, sharing its memory (not its version)."""
+        return wrap(self._data, self._backend)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        _inplace.set_data(self, value)
+
+    def detach_(self) -> Tensor:
+        return _inplace.detach_(self)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> HookHandle:
+        """Call hook(grad) whenever this tensor's gradient is computed; a returned tensor
+        replaces it.  Returns a handle whose remove() unregisters the hook."""
+        from .backprop import register_hook
+        return register_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
+                                           ) -> HookHandle:
+        """Call hook(self) once this leaf's .grad holds this backward's gradient."""
+        from .backprop import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, lambda leaf, _grads: hook(leaf))
+
+    # -- in place (ops/inplace.py: views, versions, rebased history) -------------------------
+    @property
+    def _version(self) -> int:
+        """How many in-place writes went into this tensor's memory (shared by its views)."""
+        return _inplace.version(self)
+
+    def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
+        """Write src's values into this tensor's memory (broadcast, moved to its device
+        and dtype)."""
+        return _inplace.copy_(self, src, non_blocking)
+
+    def add_(self, other: Tensor | Scalar, *, alpha: Scalar = 1) -> Tensor:
         """self += alpha * other in this tensor's memory; other may be self."""
-        return _elementwise.add_(self, other, alpha)
+        return _inplace.add_(self, other, alpha)
+
+    def sub_(self, other: Tensor | Scalar, *, alpha: Scalar = 1) -> Tensor:
+        return _inplace.sub_(self, other, alpha)
+
+    def mul_(self, other: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "mul_", lambda x: x * other)
+
+    def div_(self, other: Tensor | Scalar, *, rounding_mode: str | None = None) -> Tensor:
+        return _inplace.write_(self, "div_", lambda x: x.div(other, rounding_mode=rounding_mode))
+
+    def pow_(self, exponent: Scalar) -> Tensor:
+        return _inplace.write_(self, "pow_", lambda x: x ** exponent)
+
+    def clamp_(self, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
+        return _inplace.clamp_(self, min, max)
+
+    def clamp_min_(self, min: Scalar) -> Tensor:
+        return _inplace.clamp_(self, min, None, "clamp_min_")
+
+    def clamp_max_(self, max: Scalar) -> Tensor:
+        return _inplace.clamp_(self, None, max, "clamp_max_")
+
+    def zero_(self) -> Tensor:
+        return _inplace.fill_(self, 0, "zero_")
+
+    def fill_(self, value: Scalar | Tensor) -> Tensor:
+        return _inplace.fill_(self, value)
+
+    def relu_(self) -> Tensor: return _inplace.write_(self, "relu_", _unary_of("relu"))
+    def exp_(self) -> Tensor: return _inplace.write_(self, "exp_", _unary_of("exp"))
+    def log_(self) -> Tensor: return _inplace.write_(self, "log_", _unary_of("log"))
+    def sqrt_(self) -> Tensor: return _inplace.write_(self, "sqrt_", _unary_of("sqrt"))
+    def neg_(self) -> Tensor: return _inplace.write_(self, "neg_", _unary_of("neg"))
+    def abs_(self) -> Tensor: return _inplace.write_(self, "abs_", _unary_of("abs"))
+    def sigmoid_(self) -> Tensor: return _inplace.write_(self, "sigmoid_", _unary_of("sigmoid"))
+    def tanh_(self) -> Tensor: return _inplace.write_(self, "tanh_", _unary_of("tanh"))
+    def floor_(self) -> Tensor: return _inplace.write_(self, "floor_", _unary_of("floor"))
+    def round_(self) -> Tensor: return _inplace.write_(self, "round_", _unary_of("round"))
+
+    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1) -> Tensor:
+        return _inplace.write_(self, "addcmul_", lambda x: x + tensor1 * tensor2 * value)
+
+    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1) -> Tensor:
+        return _inplace.write_(self, "addcdiv_", lambda x: x + tensor1 / tensor2 * value)
+
+    def lerp_(self, end: Tensor, weight: Scalar | Tensor) -> Tensor:
+        return _inplace.write_(self, "lerp_", lambda x: x + (end - x) * weight)
+
+    def uniform_(self, a: Scalar = 0.0, b: Scalar = 1.0) -> Tensor:
+        return _inplace.random_(self, "uniform_", lambda u: u * float(b - a) + float(a))
+
+    def normal_(self, mean: Scalar = 0.0, std: Scalar = 1.0) -> Tensor:
+        return _inplace.normal_(self, mean, std)
+
+    def bernoulli_(self, p: Scalar | Tensor = 0.5) -> Tensor:
+        return _inplace.random_(self, "bernoulli_", lambda u: (u < p).to_dtype(self.dtype))
+
+    def exponential_(self, lambd: Scalar = 1.0) -> Tensor:
+        return _inplace.random_(self, "exponential_", lambda u: (1.0 - u).log() * (-1 / lambd))
+
+    def __iadd__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.add_(self, o, 1, "__iadd__")
+
+    def __isub__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "__isub__", lambda x: x - o)
+
+    def __imul__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "__imul__", lambda x: x * o)
+
+    def __itruediv__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "__itruediv__", lambda x: x / o)
+
+    def __ipow__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "__ipow__", lambda x: x ** o)
+
+    def __ifloordiv__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "__ifloordiv__", lambda x: x // o)
+
+    def __imod__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "__imod__", lambda x: x % o)
+
+    def __iand__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "__iand__", lambda x: x & o)
+
+    def __ior__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "__ior__", lambda x: x | o)
+
+    def __ixor__(self, o: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "__ixor__", lambda x: x ^ o)
 
     # -- normalisations (ops/norm.py) -------------------------------------------------------
     def softmax(self, dim: int) -> Tensor:

@@ -793,6 +793,36 @@ def test_checkpoint(seed, layout, n):
     np.testing.assert_array_equal(ckpt.numpy(), plain.numpy())
 
 
+# -- custom functions (autograd/function.py) ------------------------------------------------
+class _ScaledSinCos(shrew.autograd.Function):
+    """Two outputs, a non-tensor argument, a saved input: sin(a) * k and cos(a) * b."""
+
+    @staticmethod
+    def forward(ctx, a, k, b):
+        ctx.save_for_backward(a, b)
+        ctx.k = k
+        return a.sin() * k, a.cos() * b
+
+    @staticmethod
+    def backward(ctx, g_sin, g_cos):
+        a, b = ctx.saved_tensors
+        ga = g_sin * a.cos() * ctx.k - g_cos * a.sin() * b
+        return ga, None, (g_cos * a.cos()).sum(0) if ctx.needs_input_grad[2] else None
+
+
+@covers(O.CustomFunction)
+@given(seed=seeds, layout=layouts, n=st.integers(1, 3))
+def test_custom_function(seed, layout, n):
+    x, b = Input((n, 3), seed, layout), Input((3,), seed + 1)
+    out = _ScaledSinCos.apply(x.view(x.leaf), 1.5, b.leaf)
+    assert isinstance(out[0].op, O.CustomFunction) and out[1].op.output_index == 1
+    check_grad(lambda a, c: _ScaledSinCos.apply(a, 1.5, c), x, b)
+    # Inside a checkpoint: recomputed in backward, same gradients.
+    check_grad(lambda a, c: shrew.checkpoint(lambda p, q: _ScaledSinCos.apply(p, 1.5, q)[0]
+                                             * _ScaledSinCos.apply(p, 1.5, q)[1], a, c),
+               x, b)
+
+
 def test_checkpoint_with_several_outputs():
     x = Input((2, 3), 1)
 

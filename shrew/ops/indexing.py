@@ -10,13 +10,14 @@ import numpy as np
 
 from ..dtype import bool_, float64, int64
 from ..errors import DTypeError, ShapeError, ShrewError, ShrewIndexError
-from ..factory import AnyTensor, snapshot, take_over, wrap
+from ..factory import AnyTensor, wrap
 from ..grad_mode import is_grad_enabled
 from ..shape import broadcast_shapes, fmt, normalize_dim, numel
 from .common import constant, number, same_device
 from .creation import tensor
 from .elementwise import where as elementwise_where
-from .index import (check_range, forget_host_range, known_range, scatter_add_shape,
+from .inplace import write_
+from .index import (check_range, known_range, scatter_add_shape,
                     scatter_unchecked)
 from .index import gather as gather_checked
 
@@ -361,29 +362,16 @@ def where(condition: Tensor, input: Tensor | Scalar | None = None,  # noqa: A002
 # -- writing in place ------------------------------------------------------------------------
 def write_into(op: str, dst: Tensor, compute: Callable[[Tensor], Tensor]) -> Tensor:
     """The one way the index ops write in place (x[key] = v, index_put_, scatter_, ...):
-    `compute(before)` builds the new value out of place from `before`, dst as it is now,
-    checking every argument first, so a refused write leaves dst unchanged.  A new value
-    that needs grad makes dst the new node of the graph: dst takes its storage and op, and
-    `before` (a record of dst's old storage and op) is what that op read.  Otherwise the
-    values are copied into dst's own memory, where views of it see them."""
-    if dst.is_leaf and dst.requires_grad and is_grad_enabled():
-        raise ShrewError(f"{op}: a leaf tensor that requires grad cannot be written in "
-                         f"place (do it under shrew.no_grad(), or clone it first)")
-    data = dst._data
-    if isinstance(data, np.ndarray) and not data.flags.writeable:
-        raise ShrewError(f"{op}: cannot write into a tensor whose entries share memory "
-                         f"(an expanded view); write into a .contiguous() copy")
-    before = snapshot(dst)
-    new = compute(before)
-    if new.shape != dst.shape:  # an operand broadcast the result beyond dst
-        raise ShapeError(f"{op}: the result would have shape {fmt(new.shape)}, but it is "
-                         f"written into a tensor of shape {fmt(dst.shape)}")
-    if new._op is not None:
-        take_over(dst, new)
-    else:
-        dst._backend.copy_(dst._data, new._data)
-        forget_host_range(dst)
-    return dst
+    `compute(dst)` builds the new value out of place, checking every argument first, so a
+    refused write leaves dst unchanged; shrew's in-place machinery (ops/inplace.write_)
+    then stores it in dst's memory (seen through views), bumps its version and, where
+    grad is needed, records the write in the graph."""
+    # The index ops read dst through views of it (a flattened dst for the scatter); a
+    # recorded write reads a copy instead, so that the graph never holds a view of the
+    # memory it overwrites.
+    if is_grad_enabled():
+        return write_(dst, op, lambda t: compute(t.clone()))
+    return write_(dst, op, compute)
 
 
 def in_place(op: str, fn: Callable[..., Tensor], dst: Tensor, *args: Any,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .. import op as O
 from ..dtype import bool_, result_type
 from ..errors import ShapeError, ShrewError, ShrewIndexError, ShrewTypeError
-from ..factory import AnyTensor, record, wrap
+from ..factory import AnyTensor, record, view, wrap
 from ..grad_mode import is_grad_enabled
 from ..shape import (broadcast_shapes, fmt, infer_reshape, normalize_dim, normalize_dims,
                      numel)
@@ -31,7 +31,7 @@ def reshape(x: Tensor, shape: tuple[ShapeLike, ...]) -> Tensor:
     new = infer_reshape("reshape", x.shape, shape)
     if new == x.shape:
         return x
-    return record(x._backend.reshape(x._data, new), x._backend, O.Reshape(x), x)
+    return view(x._backend.reshape(x._data, new), x._backend, O.Reshape(x), x)
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -39,7 +39,7 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     d1 = normalize_dim(dim1, x.ndim, "transpose")
     if d0 == d1:
         return x
-    return record(x._backend.transpose(x._data, d0, d1), x._backend, O.Transpose(x, d0, d1), x)
+    return view(x._backend.transpose(x._data, d0, d1), x._backend, O.Transpose(x, d0, d1), x)
 
 
 def permute(x: Tensor, dims: tuple[int | Sequence[int], ...]) -> Tensor:
@@ -77,7 +77,7 @@ def narrow(x: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
                          f"of size {size} (shape {fmt(x.shape)})")
     if start == 0 and length == size:
         return x
-    return record(x._backend.narrow(x._data, d, start, length), x._backend,
+    return view(x._backend.narrow(x._data, d, start, length), x._backend,
                   O.Narrow(x, d, start, length), x)
 
 

@@ -336,6 +336,24 @@ def g_col2im(draw, pool):
     return (i,), round_trip
 
 
+class _SinTimes(shrew.autograd.Function):
+    """x * sin(x) with a hand-written backward (an O.CustomFunction)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x.sin()
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * (x.sin() + x * x.cos())
+
+
+def g_custom_function(draw, pool):
+    return (_pick(draw, pool),), _SinTimes.apply
+
+
 def g_checkpoint(draw, pool):
     """Another variant's step on one operand, recomputed in backward (not ToDtype's, which
     check replaces)."""
@@ -356,6 +374,7 @@ TABLE = {
     O.Im2Col: g_im2col,
     O.Col2Im: g_col2im, O.Softmax: g_softmax, O.Standardize: g_standardize,
     O.Checkpoint: g_checkpoint, O.Prod: g_prod, O.VectorNorm: g_vector_norm, O.Scan: g_scan,
+    O.CustomFunction: g_custom_function,
 }
 
 

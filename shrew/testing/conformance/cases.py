@@ -97,6 +97,20 @@ def _checkpointed(x, w):
     return shrew.checkpoint(lambda a: (a @ w).tanh(), x)
 
 
+class _SinTimes(shrew.autograd.Function):
+    """x * sin(x) with a hand-written backward: an O.CustomFunction on the device."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x.sin()
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * (x.sin() + x * x.cos())
+
+
 # -- the table -----------------------------------------------------------------------------
 _UNARY_DOMAIN = {"log": "positive", "sqrt": "positive", "round": "halves", "floor": "wide",
                  "ceil": "wide", "trunc": "wide", "rsqrt": "positive", "log1p": "positive",
@@ -444,4 +458,6 @@ CASES: tuple = (
          raises=(S(F(4, 6), F(4, 5)),)),
     Case("checkpoint", _checkpointed, (S(F(4, 6), F(6, 3)),), (O.Checkpoint,),
          ("get_rng_state", "set_rng_state", "matmul"), jacobian=True, terms=_inner),
+    Case("custom_function", _SinTimes.apply, (S(F(4, 6)),), (O.CustomFunction,),
+         ("unary", "binary"), jacobian=True),
 )

@@ -1,0 +1,382 @@
+"""In-place operations: how an op writes into a tensor's memory, as PyTorch does.
+
+The one entry point is ``write_(t, op, compute)``: ``compute(t)`` gives t's new value,
+computed out of place with ordinary (recorded) ops; ``write_`` checks it, writes it into
+t's memory and keeps autograd right:
+
+* Storage.  Views (reshape/view when it needs no copy, transpose, permute, narrow, basic
+  indexing, squeeze/unsqueeze/flatten, ``t``, ``T``) and ``detach()`` share their base's
+  memory on every backend (numpy views on cpu, CuPy views on cuda, CLStorage views of one
+  buffer on opencl).  Each such tensor remembers its view link (``_view``: the Op that made
+  it from its base, or ``factory.Alias`` for detach), so a write through a view is seen
+  through the base and every other view of it.  A reshape that had to copy is not a view
+  (as PyTorch's reshape), nor is ``expand`` (writing into one is an error, as in PyTorch).
+* Versions.  The root of a view chain holds a ``Version``: how many writes went into that
+  memory, and when (stamps from the id counter, so they compare with the ids of the nodes
+  that saved a tensor).  ``t._version`` reads it.  A bump is an int increment and a list
+  append; backward checks saved tensors only for nodes made before the latest write.
+* Graph (PyTorch's rebase of history).  When the write needs grad (t, its base or the new
+  value requires grad, and grad mode is on), t takes the new value's Op and a fresh id, and
+  its former state is kept as a snapshot (``t._before``) holding a copy of its old values.
+  Nodes recorded before the write still name the tensor object; backward (``resolve``)
+  follows ``_before`` back to the state each node saw: a tensor's inputs always have
+  smaller ids than it, so an input id at least the node's id means the input was rebased
+  later.  A write through a view rebuilds the base as ``where(written, new values, old
+  base)`` (a scatter of the view's flat positions in the base), and the view is taken
+  again from the rebuilt base.
+
+Backward therefore always sees the values each node saw: a write that rebases a tensor
+never corrupts its gradient.  The version error is raised where values were really lost:
+a tensor saved by a node was written afterwards without a rebase (under no_grad, on a
+tensor that needs no grad, through ``detach()``, or through another view of its base).
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import op as O
+from ..dtype import FLOAT, bool_
+from ..errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError, ShrewError
+from ..factory import Alias, AnyTensor, become, next_id, snapshot
+from ..factory import detach_ as factory_detach_
+from ..grad_mode import is_grad_enabled, no_grad
+from ..shape import broadcast_shapes, fmt, numel
+from .index import forget_host_range
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+_HISTORY = 8  # write stamps kept per memory: enough to name the version a node saw
+
+
+class Version:
+    """The writes into one memory: their count, the latest stamps and the last op."""
+
+    __slots__ = ("n", "stamps", "op")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.stamps: list[int] = []
+        self.op = ""
+
+
+last_write = 0
+"""The stamp of the latest in-place write anywhere: backward checks versions only for
+nodes made before it (none, in a loop that steps the optimizer before the next forward)."""
+rebased = False
+"""Whether any tensor was ever rebased: until then backward resolves nothing."""
+
+
+# -- views and versions ---------------------------------------------------------------------
+def _shares_memory(a: Tensor, b: Tensor) -> bool:
+    allocation = getattr(a._backend, "allocation", None)
+    if allocation is not None:
+        return bool(allocation(a._data) is allocation(b._data))
+    xp = np if isinstance(a._data, np.ndarray) else getattr(a._backend, "xp", np)
+    return bool(xp.may_share_memory(a._data, b._data))
+
+
+def _link(t: Tensor) -> Any:
+    """t's view link, or None when t owns its memory (a reshape that copied is no view)."""
+    link = getattr(t, "_view", None)
+    if type(link) is O.Reshape and not _shares_memory(t, link.x):
+        t._view = link = None
+    return link
+
+
+def memory_root(t: Tensor) -> Tensor:
+    """The tensor at the root of t's views: it holds the memory's Version."""
+    while (link := _link(t)) is not None:
+        t = link.x
+    return t
+
+
+def version(t: Tensor) -> int:
+    vc = getattr(memory_root(t), "_vc", None)
+    return 0 if vc is None else vc.n
+
+
+def bump(t: Tensor, op: str) -> None:
+    """Count a write into t's memory (and so into every view of it)."""
+    global last_write
+    root = memory_root(t)
+    vc = getattr(root, "_vc", None)
+    if vc is None:
+        vc = root._vc = Version()
+    vc.n += 1
+    vc.op = op
+    last_write = next_id()
+    vc.stamps.append(last_write)
+    if len(vc.stamps) > _HISTORY:
+        del vc.stamps[0]
+    forget_host_range(t)
+
+
+def _view_chain(t: Tensor) -> tuple[Tensor, list[tuple[Any, tuple[int, ...]]]]:
+    """(graph base, steps): the view ops from the base down to t (a detach link ends the
+    chain: no gradient flows through it)."""
+    steps = []
+    while (link := _link(t)) is not None and type(link) is not Alias:
+        steps.append((link, t.shape))
+        t = link.x
+    return t, steps[::-1]
+
+
+def _replay(x: Tensor, steps: list[tuple[Any, tuple[int, ...]]]) -> Tensor:
+    for link, shape in steps:
+        match link:
+            case O.Reshape():
+                x = x.reshape(*shape)
+            case O.Transpose(_, d0, d1):
+                x = x.transpose(d0, d1)
+            case O.Narrow(_, dim, start, length):
+                x = x.narrow(dim, start, length)
+    return x
+
+
+# -- the write ------------------------------------------------------------------------------
+def check_writable(t: Tensor, op: str) -> None:
+    """PyTorch's refusals, before anything is computed or written."""
+    if not isinstance(t, AnyTensor):
+        raise ShrewError(f"{op}: expects a Tensor, got {type(t).__name__}")
+    if is_grad_enabled():
+        base, steps = _view_chain(t)
+        if base.requires_grad and base._op is None:
+            what = "a view of a leaf tensor" if steps else "a leaf tensor"
+            raise ShrewError(f"{op}: {what} that requires grad is being used in an in-place "
+                             f"operation; wrap it in `with shrew.no_grad():` (as optimizers "
+                             f"and init functions do) or operate on a clone")
+    data = t._data
+    if any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)) or \
+            (isinstance(data, np.ndarray) and not data.flags.writeable):
+        raise ShrewError(f"{op}: unsupported operation: more than one element of the "
+                         f"written-to tensor (shape {fmt(t.shape)}) refers to a single memory "
+                         f"location (an expand()ed tensor); call .clone() before writing")
+
+
+def fit(t: Tensor, value: Tensor, op: str) -> Tensor:
+    """value as it will be written into t: t's shape (value may broadcast to it, not
+    grow it), dtype (a float into an integer tensor is refused, as PyTorch) and device."""
+    if not isinstance(value, AnyTensor):  # an operator gave NotImplemented
+        raise ArgumentTypeError(f"{op}: unsupported operand for a tensor of {t.dtype}")
+    if value.shape != t.shape:
+        if broadcast_shapes(op, value.shape, t.shape) != t.shape:
+            raise ShapeError(f"{op}: output with shape {fmt(t.shape)} doesn't match the "
+                             f"broadcast shape {fmt(broadcast_shapes(op, value.shape, t.shape))}")
+        value = value.expand(*t.shape)
+    if value.dtype is not t.dtype:
+        if value.dtype.category == FLOAT and t.dtype.category != FLOAT or \
+                (t.dtype is bool_ and value.dtype is not bool_ and op != "copy_"):
+            raise DTypeError(f"{op}: result type {value.dtype} can't be cast to the desired "
+                             f"output type {t.dtype}")
+        value = value.to_dtype(t.dtype)
+    if value._backend is not t._backend:
+        raise DeviceError(f"{op}: the value is on {value.device} but the tensor is on "
+                          f"{t.device}")
+    return value
+
+
+def _store(t: Tensor, value: Tensor, op: str) -> None:
+    t._backend.copy_(t._data, value._data)
+    bump(t, op)
+
+
+def write_(t: Tensor, op: str, compute: Callable[[Tensor], Tensor]) -> Tensor:
+    """Write compute(t) into t's memory and return t (see the module docstring).  Every
+    in-place op, ``x[...] = v`` included, goes through here."""
+    check_writable(t, op)
+    value = fit(t, compute(t), op)
+    if not is_grad_enabled():
+        _store(t, value, op)
+        return t
+    base, steps = _view_chain(t)
+    if not (value.requires_grad or t.requires_grad or base.requires_grad):
+        _store(t, value, op)
+        return t
+    global rebased
+    rebased = True
+    if not steps:
+        if value._op is None:  # a leaf (copy_), or no grad (fill_, zero_, random_): a new
+            # node, with a zero gradient path from t as PyTorch's
+            from .elementwise import where
+            from .common import constant
+            value = where(constant(t.shape, True, bool_, t._backend), value, t)
+        before = snapshot(t, t._backend.contiguous(t._data))
+        _store(t, value, op)
+        become(t, value, before)
+        return t
+    new_base = _rebuilt_base(base, steps, value)
+    base_before = snapshot(base, base._backend.contiguous(base._data))
+    t_before = snapshot(t, t._backend.contiguous(t._data))
+    _store(t, value, op)
+    become(base, new_base, base_before)
+    become(t, _replay(base, steps), t_before)
+    return t
+
+
+def _rebuilt_base(base: Tensor, steps: list[tuple[Any, tuple[int, ...]]],
+                  value: Tensor) -> Tensor:
+    """base with the view's region replaced by value, as recorded ops: the view's flat
+    positions in the base are found by taking the same view of arange(numel)."""
+    from .creation import arange  # creation imports index, as this module does
+    from .elementwise import where
+    from .index import scatter_add_unchecked
+    size = numel(base.shape)
+    with no_grad():
+        positions = _replay(arange(size, device=base.device).reshape(*base.shape), steps)
+        flat = positions.reshape(numel(positions.shape))
+        ones = value.detach().reshape(numel(value.shape)) * 0 + 1
+        written = scatter_add_unchecked((size,), 0, flat, ones) > 0
+    placed = scatter_add_unchecked((size,), 0, flat, value.reshape(numel(value.shape)))
+    return where(written, placed, base.reshape(size)).reshape(*base.shape)
+
+
+def detach_(t: Tensor) -> Tensor:
+    """Make t a leaf outside the graph, in place (a view cannot be: its base's graph
+    would disagree)."""
+    if _view_chain(t)[1]:
+        raise ShrewError("detach_: can't detach a view in place; use detach() instead")
+    factory_detach_(t)
+    return t
+
+
+def set_data(t: Tensor, value: Any) -> None:
+    """t.data = value: t now holds value's memory, shape and dtype, keeping its graph
+    flags (a tensor's id stays, so optimizer state does)."""
+    from ..factory import replace_storage
+    if not isinstance(value, AnyTensor):
+        raise ShrewError(f"data: must be set to a Tensor, got {type(value).__name__}")
+    replace_storage(t, value)
+    t.shape = value.shape
+    t._view = None  # its own memory now
+
+
+# -- backward: the state each node saw --------------------------------------------------------
+def resolve(x: Tensor, node_id: int) -> Tensor:
+    """x as it was when the node with id `node_id` recorded it."""
+    while x.id >= node_id:
+        x = x._before
+    return x
+
+
+def as_recorded(op: O.Op, node_id: int) -> O.Op:
+    """op with each input tensor as it was when op was recorded (unchanged if none was
+    rebased since)."""
+    if not any(x.id >= node_id for x in op.inputs()):
+        return op
+    if type(op) is O.Cat:
+        return dataclasses.replace(op, xs=tuple(resolve(x, node_id) for x in op.xs))
+    if type(op) is O.CustomFunction:
+        return dataclasses.replace(
+            op, tensors=tuple(resolve(x, node_id) for x in op.tensors),
+            args=tuple(resolve(a, node_id) if isinstance(a, AnyTensor) else a for a in op.args))
+    if type(op) is O.Checkpoint:
+        return dataclasses.replace(op, captured=tuple(resolve(x, node_id)
+                                                      for x in op.captured))
+    return dataclasses.replace(op, **{name: resolve(getattr(op, name), node_id)
+                                      for name in op.TENSORS})
+
+
+def _reads_inputs(op: O.Op) -> bool:
+    """Whether op's gradient rule reads its inputs' values (so a later write loses them)."""
+    match op:
+        case O.Binary("add" | "sub") | O.Unary("neg") | O.Reduce("sum" | "mean") | O.Affine():
+            return False
+        case O.Contiguous() | O.Reshape() | O.Transpose() | O.Narrow() | O.Pad() | O.Cat() | \
+                O.ToDtype() | O.ToDevice() | O.ScatterAdd() | O.WhereCond():
+            return False
+    return True
+
+
+def _reads_output(op: O.Op) -> bool:
+    match op:
+        case O.Unary("exp" | "sqrt" | "sigmoid" | "tanh") | O.Binary("div") | O.Softmax() | \
+                O.Standardize() | O.Reduce("max" | "min"):
+            return True
+    return False
+
+
+def check_versions(node: Tensor, op: O.Op) -> None:
+    """Raise if a tensor this node saved for backward was written after it saved it."""
+    saved = [(f"input {i}", x) for i, x in enumerate(op.inputs())] if _reads_inputs(op) else []
+    if _reads_output(op):
+        saved.append(("output", node))
+    for role, x in saved:
+        vc = getattr(memory_root(x), "_vc", None)
+        if vc is None or vc.stamps[-1] < node.id:
+            continue
+        later = sum(1 for s in vc.stamps if s > node.id)
+        from ..diagnostics import op_name  # diagnostics builds on the ops
+        raise ShrewError(
+            f"backward: one of the variables needed for gradient computation has been "
+            f"modified by an inplace operation: the {role} of {op_name(op)} (shape "
+            f"{fmt(x.shape)}, {x.dtype}) is at version {vc.n}; expected version "
+            f"{vc.n - later} instead (last written by {vc.op}).  Write out of place, or "
+            f"write into a .clone()")
+
+
+# -- the in-place ops (Tensor's `_` methods and augmented assignment) -------------------------
+def add_(t: Tensor, other: Any, alpha: Any = 1, op: str = "add_") -> Tensor:
+    """t += alpha * other.  The optimizer's case (a same-shaped float tensor, nothing to
+    record) is one backend pass, as before."""
+    if isinstance(other, AnyTensor) and other.shape == t.shape and \
+            other._backend is t._backend and other.dtype is t.dtype and \
+            t.dtype.category == FLOAT and \
+            not (is_grad_enabled() and (t.requires_grad or other.requires_grad)):
+        check_writable(t, op)
+        t._backend.add_(t._data, other._data, float(alpha))
+        bump(t, op)
+        return t
+    return write_(t, op, lambda x: x + (other if alpha == 1 else other * alpha))
+
+
+def sub_(t: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    return write_(t, "sub_", lambda x: x - (other if alpha == 1 else other * alpha))
+
+
+def clamp_(t: Tensor, min: Any = None, max: Any = None, op: str = "clamp_") -> Tensor:  # noqa: A002
+    return write_(t, op, lambda x: x.clamp(min, max))
+
+
+def fill_(t: Tensor, value: Any, op: str = "fill_") -> Tensor:
+    from .creation import full
+    if isinstance(value, AnyTensor):
+        if value.ndim:
+            raise ShapeError(f"{op}: only supports a 0-dim value tensor, got shape "
+                             f"{fmt(value.shape)}")
+        return write_(t, op, lambda x: value.to(t.device))
+    return write_(t, op, lambda x: full(t.shape, value, dtype=t.dtype, device=t.device))
+
+
+def copy_(t: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """Write src into t: broadcast to t's shape, cast to its dtype, moved to its device."""
+    if not isinstance(src, AnyTensor):
+        raise ShrewError(f"copy_: the source must be a Tensor, got {type(src).__name__}")
+    if src.shape == t.shape and not (is_grad_enabled() and (t.requires_grad or
+                                                            src.requires_grad)):
+        check_writable(t, "copy_")   # the optimizer's and load_state_dict's case
+        t._backend.copy_(t._data, src.detach().to(device=t.device, dtype=t.dtype)._data)
+        bump(t, "copy_")
+        return t
+    return write_(t, "copy_", lambda x: src.to(device=t.device).to_dtype(t.dtype))
+
+
+def random_(t: Tensor, op: str, draw: Callable[[Tensor], Tensor]) -> Tensor:
+    """uniform_, normal_, bernoulli_, exponential_: draw(u) from a tensor of t's shape,
+    uniform in [0, 1) from t's device generator (a float tensor only)."""
+    from .random import rand
+    if t.dtype.category != FLOAT:
+        raise DTypeError(f"{op}: needs a floating-point tensor, got {t.dtype}")
+    return write_(t, op, lambda x: draw(rand(*t.shape, dtype=t.dtype, device=t.device)))
+
+
+def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    from .random import randn
+    if t.dtype.category != FLOAT:
+        raise DTypeError(f"normal_: needs a floating-point tensor, got {t.dtype}")
+    return write_(t, "normal_", lambda x: randn(*t.shape, dtype=t.dtype, device=t.device)
+                  * float(std) + float(mean))
