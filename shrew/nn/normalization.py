@@ -37,23 +37,16 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
-class _BatchNorm(Module):
-    """Per-channel normalisation of [N, C, ...].  Training normalises with the batch's
-    statistics and updates the running_mean / running_var buffers (once per step, even
-    under checkpoint; momentum=None makes them a cumulative average over
-    num_batches_tracked steps); eval() normalises with the buffers.  Without
-    track_running_stats there are no buffers and the batch statistics are always used."""
+class _PerChannelNorm(Module):
+    """What batch and instance norm share: a per-channel weight and bias (affine), and
+    running statistics with their step counter (track_running_stats)."""
 
-    input_dims: tuple[int, ...] = ()
-    layout = ""
-    optional_state = ("num_batches_tracked",)
     running_mean: Tensor | None
     running_var: Tensor | None
     num_batches_tracked: Tensor | None
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True, *,
-                 bias: bool = True) -> None:
+    def __init__(self, num_features: int, eps: float, momentum: float | None, affine: bool,
+                 track_running_stats: bool, bias: bool) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -64,6 +57,22 @@ class _BatchNorm(Module):
         self.register_buffer("running_var", ones(num_features) if tracked else None)
         self.register_buffer("num_batches_tracked",
                              zeros((), dtype=int64) if tracked else None)
+
+
+class _BatchNorm(_PerChannelNorm):
+    """Per-channel normalisation of [N, C, ...].  Training normalises with the batch's
+    statistics and updates the running_mean / running_var buffers (once per step, even
+    under checkpoint; momentum=None makes them a cumulative average over
+    num_batches_tracked steps); eval() normalises with the buffers.  Without
+    track_running_stats there are no buffers and the batch statistics are always used."""
+
+    input_dims: tuple[int, ...] = ()
+    layout = ""
+    optional_state = ("num_batches_tracked",)
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, *,
+                 bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, bias)
 
     def forward(self, x: Tensor) -> Tensor:
         name = type(self).__name__
@@ -128,28 +137,16 @@ class GroupNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_PerChannelNorm):
     """instance_norm of batched or unbatched input; optional affine weights and running
     statistics (used in eval() when track_running_stats)."""
 
     spatial = 0
-    running_mean: Tensor | None
-    running_var: Tensor | None
-    num_batches_tracked: Tensor | None
-
+    momentum: float  # an instance norm always has one
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = False, track_running_stats: bool = False, *,
                  bias: bool = True) -> None:
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        self.weight = Parameter(ones(num_features)) if affine else None
-        self.bias = Parameter(zeros(num_features)) if affine and bias else None
-        tracked = track_running_stats
-        self.register_buffer("running_mean", zeros(num_features) if tracked else None)
-        self.register_buffer("running_var", ones(num_features) if tracked else None)
-        self.register_buffer("num_batches_tracked",
-                             zeros((), dtype=int64) if tracked else None)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, bias)
 
     def forward(self, x: Tensor) -> Tensor:
         name = type(self).__name__
