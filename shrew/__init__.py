@@ -54,7 +54,7 @@ from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmu
 from .ops.products import dot as vdot, outer as ger
 from .tensor import Tensor
 from . import cuda  # noqa: E402
-from . import accelerator, onnx  # noqa: E402
+from . import accelerator, amp, onnx  # noqa: E402
 from .generator import Generator
 from . import linalg, nn, optim, return_types, utils  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
@@ -77,7 +77,7 @@ __all__ = [
     "ShrewIndexError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
-    "utils", "device", "cuda", "accelerator", "onnx", "ShrewIndexError", "ShrewTypeError",
+    "utils", "device", "cuda", "accelerator", "amp", "onnx", "ShrewIndexError", "ShrewTypeError",
     "float", "double", "half", "int", "long", "backends",
     # reductions, scans, sorting and selection
     "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "aminmax", "max", "min",

@@ -1,4 +1,5 @@
 """``shrew.cuda``: PyTorch's ``torch.cuda`` functions for the CUDA devices (CuPy)."""
+from . import amp
 from .device_module import DeviceModule
 
 _cuda = DeviceModule("cuda")
@@ -11,4 +12,4 @@ manual_seed = _cuda.manual_seed
 manual_seed_all = _cuda.manual_seed_all
 
 __all__ = ["is_available", "device_count", "current_device", "get_device_name", "synchronize",
-           "manual_seed", "manual_seed_all"]
+           "manual_seed", "manual_seed_all", "amp"]

@@ -74,6 +74,14 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         return _device(self._backend.device)
 
     @property
+    def is_cuda(self) -> bool:
+        return self._backend.device.startswith("cuda")
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._backend.device == "cpu"
+
+    @property
     def ndim(self) -> int:
         return len(self.shape)
 
@@ -191,6 +199,16 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         return bool(self.item())
 
     __hash__ = object.__hash__
+
+    def __format__(self, spec: str) -> str:
+        """f"{t:.4f}" formats a one-element tensor's value, as PyTorch; an empty spec is
+        str(t)."""
+        if not spec:
+            return str(self)
+        if self.numel() != 1:
+            raise ShrewTypeError(f"format: a format spec ({spec!r}) needs a one-element "
+                                 f"tensor, got shape {fmt(self.shape)}")
+        return format(self.item(), spec)
 
     def __repr__(self) -> str:
         """As PyTorch: values (summarised when large), then the shape when summarised or

@@ -191,3 +191,39 @@ def test_onnx_imports_and_refuses_to_export():
     import shrew.onnx
     with pytest.raises(shrew.ShrewError, match="ONNX"):
         shrew.onnx.export(None, None, "model.onnx")
+
+
+def test_is_cuda_is_cpu_and_format_as_torch():
+    t, ref = shrew.tensor(2.0 / 3.0), torch.tensor(2.0 / 3.0)
+    assert (t.is_cuda, t.is_cpu) == (ref.is_cuda, ref.is_cpu)
+    assert f"{t:.4f}" == f"{ref:.4f}" and f"{t:>10.2e}" == f"{ref:>10.2e}"
+    assert f"{t}" == str(t)
+    with pytest.raises(TypeError, match="one-element"):
+        f"{shrew.ones(2):.3f}"
+
+
+def test_amp_entry_points_run_disabled_programs_unchanged():
+    model = shrew.nn.Linear(3, 1)
+    opt = shrew.optim.SGD(model.parameters(), lr=0.1)
+    before = model.weight.detach().clone()
+    scaler = shrew.cuda.amp.GradScaler(enabled=False)
+    with shrew.amp.autocast(device_type="cpu", dtype=shrew.bfloat16, enabled=False):
+        loss = model(shrew.ones(2, 3)).sum()
+    assert scaler.scale(loss) is loss and loss.dtype == shrew.float32
+    scaler.scale(loss).backward()
+    scaler.unscale_(opt)
+    scaler.step(opt)
+    scaler.update()
+    assert not np.array_equal(model.weight.detach().numpy(), before.numpy())
+    with pytest.warns(UserWarning, match="does not scale"):
+        assert not shrew.amp.GradScaler(enabled=True).is_enabled()
+
+
+def test_rnn_flatten_parameters_and_cuda_matmul_flags_are_accepted():
+    lstm = shrew.nn.LSTM(3, 4)
+    state = {k: v.numpy().copy() for k, v in lstm.state_dict().items()}
+    lstm.flatten_parameters()
+    assert all(np.array_equal(v.numpy(), state[k]) for k, v in lstm.state_dict().items())
+    shrew.backends.cuda.matmul.allow_tf32 = True
+    assert shrew.backends.cuda.matmul.allow_tf32
+    shrew.backends.cuda.matmul.allow_tf32 = False

@@ -146,6 +146,10 @@ class RNNBase(Module):
                     self._flat_weights_names.append(base + suffix)
         self.reset_parameters()
 
+    def flatten_parameters(self) -> None:
+        """Nothing to do: PyTorch packs the weights for cuDNN here; shrew reads them as
+        they are."""
+
     def reset_parameters(self) -> None:
         bound = 1.0 / math.sqrt(self.hidden_size)
         for p in self.parameters():
