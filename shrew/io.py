@@ -16,7 +16,9 @@ import os
 from collections.abc import Mapping
 from typing import IO, Any
 
+import ml_dtypes
 import numpy as np
+import safetensors
 import safetensors.numpy
 from safetensors import SafetensorError
 
@@ -88,9 +90,24 @@ def load(path: PathOrFile, device: Any = "cpu", map_location: Any = None, *,
     return _read_safetensors(data, where, device)
 
 
+# safetensors' dtype names; numpy's loader lacks BF16, which ml_dtypes gives numpy
+_SAFETENSORS_DTYPES = {
+    "F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16,
+    "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8,
+    "BOOL": np.bool_, "U64": np.uint64, "U32": np.uint32, "U16": np.uint16,
+    "C64": np.complex64,
+}
+
+
+def _arrays(data: bytes) -> dict[str, np.ndarray]:
+    """{name: array} of a safetensors file's bytes (KeyError for a dtype numpy lacks)."""
+    return {name: np.frombuffer(view["data"], dtype=_SAFETENSORS_DTYPES[view["dtype"]])
+            .reshape(view["shape"]) for name, view in safetensors.deserialize(data)}
+
+
 def _read_safetensors(data: bytes, where: str, device: str) -> Any:
     try:
-        arrays = safetensors.numpy.load(data)
+        arrays = _arrays(data)
         metadata = _metadata(data)
     except SafetensorError as exc:
         raise ShrewError(f"load: {where} is not a valid safetensors file ({exc})") from None

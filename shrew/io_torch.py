@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import IO, Any
 
+import ml_dtypes
 import numpy as np
 
 from .errors import DTypeError, ShrewError
@@ -24,7 +25,7 @@ _STORAGES = {
     "DoubleStorage": np.float64, "FloatStorage": np.float32, "HalfStorage": np.float16,
     "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
     "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
-    "BFloat16Storage": None, "ComplexFloatStorage": np.complex64,
+    "BFloat16Storage": ml_dtypes.bfloat16, "ComplexFloatStorage": np.complex64,
     "ComplexDoubleStorage": np.complex128, "UntypedStorage": np.uint8,
 }
 
@@ -125,9 +126,6 @@ def read_torch_zip(file: IO[bytes], where: str, device: str) -> Any:
     storages: dict[str, np.ndarray] = {}
 
     def storage(kind: _StorageType, key: str, numel: int) -> np.ndarray:
-        if kind.dtype is None:
-            raise DTypeError(f"load: {where} holds a {kind.name} tensor; shrew has no such "
-                             f"dtype")
         if key not in storages:
             try:
                 raw = archive.read(f"{prefix}data/{key}")

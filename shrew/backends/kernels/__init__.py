@@ -65,6 +65,8 @@ def wrapped(value, dtype: np.dtype):
     """A Python int as `dtype` holds it, wrapping around as PyTorch's integers do (-2 is
     254 in uint8); numpy refuses out-of-range ints.  Other values pass unchanged."""
     dtype = np.dtype(dtype)
+    if dtype.kind in "iu" and isinstance(value, float) and value.is_integer():
+        value = int(value)  # a whole float (a pad or fill value) wraps as that int
     if dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
         return np.array(value).astype(dtype)[()]
     return value
