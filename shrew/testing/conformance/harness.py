@@ -86,7 +86,8 @@ def _values(arg, dtype: np.dtype, rng) -> np.ndarray:
     if dtype.kind == "b":
         return np.asarray(rng.random(arg.shape) < 0.5)
     if arg.domain == "lowest":  # every element the dtype's lowest value: -inf for floats
-        return np.full(arg.shape, -np.inf if dtype.kind == "f" else np.iinfo(dtype).min, dtype)
+        # (bfloat16, from ml_dtypes, is a float whose numpy kind is "V")
+        return np.full(arg.shape, np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf, dtype)
     if dtype.kind in "iu":
         low, high = {"positive": (1, 6), "ties": (-2, 3)}.get(arg.domain, (-5, 6))
         if dtype.kind == "u":  # unsigned: the same spread, shifted up
