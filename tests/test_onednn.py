@@ -1,4 +1,4 @@
-"""The oneDNN path of the cpu backend (backends/cpu/onednn.py): the binding against PyTorch
+"""The oneDNN path of the cpu backend (backends/cpu/onednn/): the binding against PyTorch
 (including the dilation and groups that shrew's conv2d does not take yet), the cpu
 backend's use of it against its numpy code, determinism, the cache, the switch and the
 threads."""
@@ -224,7 +224,7 @@ def test_empty_batches_decline():
 @needs_onednn
 def test_the_cache_is_bounded_and_frees_what_it_evicts(monkeypatch):
     onednn.clear_cache()
-    monkeypatch.setattr(onednn, "CACHE_SIZE", 3)
+    monkeypatch.setattr(onednn.primitive, "CACHE_SIZE", 3)
     rng = np.random.default_rng(0)
     w = rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
     for size in range(4, 10):
@@ -233,10 +233,10 @@ def test_the_cache_is_bounded_and_frees_what_it_evicts(monkeypatch):
         _close(onednn.conv2d(x, w, (1, 1), (1, 1)), want, w[0].size)
         assert onednn.cache_info() == {"entries": min(size - 3, 3), "capacity": 3}
     # The most recently used entries survive; a hit moves an entry to the end.
-    keys = list(onednn._cache)
+    keys = list(onednn.primitive._cache)
     assert [k[1][2] for k in keys] == [7, 8, 9]
     onednn.conv2d(rng.standard_normal((1, 2, 7, 7)).astype(np.float32), w, (1, 1), (1, 1))
-    assert [k[1][2] for k in onednn._cache] == [8, 9, 7]
+    assert [k[1][2] for k in onednn.primitive._cache] == [8, 9, 7]
     onednn.clear_cache()
     assert onednn.cache_info()["entries"] == 0
 
@@ -380,7 +380,7 @@ def test_threads_share_the_cache_while_it_evicts(monkeypatch):
     """A cache of one entry and four threads on three geometries: every call evicts
     another's primitive, which must wait for the thread using it, and every result holds."""
     import threading
-    monkeypatch.setattr(onednn, "CACHE_SIZE", 1)
+    monkeypatch.setattr(onednn.primitive, "CACHE_SIZE", 1)
     rng = np.random.default_rng(6)
     w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
     inputs = [rng.standard_normal((2, 3, s, s)).astype(np.float32) for s in (9, 11, 13)]

@@ -2,7 +2,7 @@
 
 float32 convolutions and average pooling, and on large arrays softmax, standardize (layer
 norm) and GELU, run on oneDNN where it is installed (``shrew[cpu-fast]``) and switched on
-(see onednn.py); everything else, and float64 always, runs on numpy.  The switch:
+(see the onednn package); everything else, and float64 always, runs on numpy.  The switch:
 
 - the environment variable ``SHREW_CPU_ONEDNN=0`` (read at import) turns oneDNN off;
 - ``set_onednn(False)`` / ``set_onednn(True)`` change it for the whole process, and
