@@ -16,6 +16,7 @@ from .checkpoint import checkpoint_grads
 from .diagnostics import anomaly_enabled, check_gradients, op_name
 from .errors import DeviceError, ShrewError
 from .factory import accumulate_grad, release, wrap
+from .grads.conv import conv_grads
 from .ops.conv import col2im, im2col
 from .ops.creation import ones_like, zeros_like
 from .ops.elementwise import unary, where
@@ -453,16 +454,16 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, col2im(g, x.shape, kernel, stride, padding)),)
         case O.Col2Im(cols, _, kernel, stride, padding):
             return ((cols, im2col(g, kernel, stride, padding)),)
-        case O.Conv2d(x, w, stride, padding):
-            return _conv_grads(x, w, g, w.shape[2:], stride, padding, x.requires_grad,
-                               w.requires_grad)
+        case O.Conv2d(x, w, stride, padding, dilation, groups):
+            return conv_grads(x, w, g, stride, padding, x.requires_grad, w.requires_grad,
+                              dilation, groups)
         case O.Conv1d(x, w, stride, padding):
             n, c, length = x.shape
             x4 = x.reshape(n, c, 1, length)
             w4 = w.reshape(w.shape[0], w.shape[1], 1, w.shape[2])
             g4 = g.reshape(g.shape[0], g.shape[1], 1, g.shape[2])
-            (_, gx), (_, gw) = _conv_grads(x4, w4, g4, (1, w.shape[2]), (1, stride),
-                                           (0, padding), x.requires_grad, w.requires_grad)
+            (_, gx), (_, gw) = conv_grads(x4, w4, g4, (1, stride), (0, padding),
+                                          x.requires_grad, w.requires_grad)
             return ((x, gx.reshape(*x.shape) if gx is not None else None),
                     (w, gw.reshape(*w.shape) if gw is not None else None))
         # -- pool (ops/pool.py)
@@ -530,35 +531,6 @@ def _cast_like(g: Tensor, x: Tensor) -> Tensor:
     if g._backend is not x._backend:
         g = g.to(x.device)
     return g.reshape(*x.shape) if g.shape != x.shape else g
-
-
-def _conv_grads(x: Tensor, w: Tensor, g: Tensor, kernel: tuple[int, ...],
-                stride: tuple[int, ...], padding: tuple[int, ...], need_x: bool,
-                need_w: bool) -> tuple[tuple[Tensor, Tensor | None], tuple[Tensor, Tensor | None]]:
-    """The backend's conv2d_backward where it has one and takes this geometry
-    (base.FastConv) and no graph is being built; else conv as im2col + GEMM, differentiated
-    with recorded operations (so that create_graph=True works): dW = g . cols^T,
-    dX = col2im(W^T . g)."""
-    be = x._backend
-    if not is_grad_enabled():
-        grads = fast_path(be, "conv2d_backward", x._data, w._data, g._data, stride, padding,
-                          need_x, need_w)
-        if grads is not NotImplemented:
-            gx_data, gw_data = grads
-            return ((x, None if gx_data is None else wrap(gx_data, be)),
-                    (w, None if gw_data is None else wrap(gw_data, be)))
-    n, o = g.shape[:2]
-    g_mat = g.reshape(n, o, numel(g.shape[2:]))       # [N, O, L]
-    w_mat = w.reshape(o, numel(w.shape[1:]))          # [O, C*kh*kw]
-    gw = gx = None
-    if need_w:
-        cols = im2col(x, kernel, stride, padding)    # [N, CKK, L]
-        # As (cols . g^T)^T: the big cols is then BLAS's plain left operand, not a
-        # transposed right one that each batch's GEMM repacks (~30% faster on OpenBLAS).
-        gw = (cols @ g_mat.transpose(1, 2)).sum(0).transpose(0, 1).reshape(*w.shape)
-    if need_x:
-        gx = col2im(w_mat.transpose(0, 1) @ g_mat, x.shape, kernel, stride, padding)
-    return (x, gx), (w, gw)
 
 
 def _binary_grads(fn: str, a: Tensor, b: Tensor, y: Tensor,

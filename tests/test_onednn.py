@@ -1,7 +1,6 @@
 """The oneDNN path of the cpu backend (backends/cpu/onednn/): the binding against PyTorch
-(including the dilation and groups that shrew's conv2d does not take yet), the cpu
-backend's use of it against its numpy code, determinism, the cache, the switch and the
-threads."""
+(with dilation and groups), the cpu backend's use of it against its numpy code,
+determinism, the cache, the switch and the threads."""
 from __future__ import annotations
 
 import os
@@ -199,6 +198,115 @@ def test_shallow_inputs_take_the_weight_gradient_from_the_lowering(monkeypatch):
     F.conv2d(tx, tw, None, 1, 2).sum().backward()
     _close(x.grad.numpy(), tx.grad.numpy(), 6 * 25)
     _close(w.grad.numpy(), tw.grad.numpy(), 4 * 100)
+
+
+def _count_calls(monkeypatch, names):
+    """Record the names of the onednn functions in `names` as the cpu backend calls them."""
+    calls = []
+    for name in names:
+        real = getattr(onednn, name)
+        monkeypatch.setattr(onednn, name,
+                            lambda *a, real=real, name=name: calls.append(name) or real(*a))
+    return calls
+
+
+def _grouped_dilated(x, w, g, kind, stride, padding, dilation, groups, create_graph=False,
+                     grads=True):
+    """conv2d, conv1d (x and w one row high, squeezed) or conv_transpose2d of shrew's
+    or torch's tensors, and the gradients of sum(y * g)."""
+    lib = shrew if isinstance(x, shrew.Tensor) else torch
+    conv = {"conv2d": lambda: lib.nn.functional.conv2d(x, w, None, stride, padding, dilation,
+                                                       groups),
+            "conv1d": lambda: lib.nn.functional.conv1d(
+                x[:, :, 0], w[:, :, 0], None, stride[1], padding[1], dilation[1], groups),
+            "conv_transpose2d": lambda: lib.nn.functional.conv_transpose2d(
+                x, w, None, stride, padding, 0, groups, dilation)}[kind]
+    y = conv()
+    if not grads:
+        return (y,)
+    loss = (y * lib.tensor(g[:, :, 0] if kind == "conv1d" else g)).sum()
+    if lib is torch:
+        gx, gw = torch.autograd.grad(loss, (x, w), create_graph=create_graph)
+    else:
+        grads = loss.backward(create_graph=create_graph)
+        gx, gw = grads[x], grads[w]
+    return y, gx, gw
+
+
+def _output_shape(x, w, kind, *args):
+    """The shape of the output, one row high for conv1d too."""
+    y = _grouped_dilated(torch.tensor(x), torch.tensor(w), None, kind, *args, grads=False)[0]
+    return tuple(y.shape) if kind != "conv1d" else (y.shape[0], y.shape[1], 1, y.shape[2])
+
+
+_GROUPED = [("conv2d", (1, 1), (1, 1), (2, 2), 2), ("conv2d", (2, 1), (2, 0), (1, 3), 4),
+            ("conv2d", (1, 2), (0, 1), (1, 1), 8), ("conv1d", (1, 2), (0, 3), (1, 2), 2),
+            ("conv_transpose2d", (2, 2), (1, 0), (2, 1), 2)]
+
+
+@needs_onednn
+@pytest.mark.parametrize("kind, stride, padding, dilation, groups", _GROUPED)
+def test_grouped_and_dilated_convolutions_run_on_onednn(monkeypatch, kind, stride, padding,
+                                                        dilation, groups):
+    """A dilated or grouped convolution is one oneDNN call each way (not the composition of
+    one convolution per group with a zero-dilated kernel), agrees with torch, and with the
+    composition that runs with oneDNN off."""
+    rng = np.random.default_rng(groups)
+    x = rng.standard_normal((2, 8, 1 if kind == "conv1d" else 11, 13)).astype(np.float32)
+    kh = 1 if kind == "conv1d" else 3
+    w_shape = (8, 16 // groups, kh, 3) if kind == "conv_transpose2d" else (16, 8 // groups, kh, 3)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    g = rng.standard_normal(_output_shape(x, w, kind, stride, padding, dilation, groups))
+    g = g.astype(np.float32)
+    want = _grouped_dilated(torch.tensor(x, requires_grad=True),
+                            torch.tensor(w, requires_grad=True), g, kind, stride, padding,
+                            dilation, groups)
+    calls = _count_calls(monkeypatch, ("conv2d", "conv2d_backward_data",
+                                       "conv2d_backward_weights"))
+    got = _grouped_dilated(shrew.tensor(x, requires_grad=True),
+                           shrew.tensor(w, requires_grad=True), g, kind, stride, padding,
+                           dilation, groups)
+    assert calls == ["conv2d", "conv2d_backward_data", "conv2d_backward_weights"]
+    with cpu.use_onednn(False):
+        composed = _grouped_dilated(shrew.tensor(x, requires_grad=True),
+                                    shrew.tensor(w, requires_grad=True), g, kind, stride,
+                                    padding, dilation, groups)
+    terms = w[0].size * max(dilation) * 4
+    for ours, ref, theirs in zip(got, composed, want):
+        _close(ours.numpy(), theirs.detach().numpy(), terms)
+        _close(ours.numpy(), ref.numpy(), terms)
+
+
+@needs_onednn
+@pytest.mark.parametrize("kind, stride, padding, dilation, groups", _GROUPED[1:3] + _GROUPED[4:])
+def test_grouped_and_dilated_second_derivatives_and_a_backward_without_onednn(
+        kind, stride, padding, dilation, groups):
+    """Where the forward ran on oneDNN but the backward cannot (create_graph=True, or the
+    path switched off in between), the gradient is the composition's, recorded: first and
+    second derivatives agree with torch's."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 8, 9, 10)).astype(np.float32)
+    w_shape = (8, 16 // groups, 3, 2) if kind == "conv_transpose2d" else (16, 8 // groups, 3, 2)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    args = (kind, stride, padding, dilation, groups)
+    g = rng.standard_normal(_output_shape(x, w, *args)).astype(np.float32)
+    v = rng.standard_normal(x.shape).astype(np.float32)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    _, tgx, tgw = _grouped_dilated(tx, tw, g, *args, create_graph=True)
+    t_hx, t_hw = torch.autograd.grad(((tgx * torch.tensor(v)).sum() + (tgw ** 2).sum()),
+                                     (tx, tw))
+    sx, sw = shrew.tensor(x, requires_grad=True), shrew.tensor(w, requires_grad=True)
+    _, gx, gw = _grouped_dilated(sx, sw, g, *args, create_graph=True)
+    hv = ((gx * shrew.tensor(v)).sum() + (gw ** 2).sum()).backward()
+    terms = w[0].size * max(dilation) * 4
+    for ours, theirs in ((gx, tgx), (gw, tgw), (hv[sx], t_hx), (hv[sw], t_hw)):
+        _close(ours.numpy(), theirs.detach().numpy(), terms * terms)
+    sx, sw = shrew.tensor(x, requires_grad=True), shrew.tensor(w, requires_grad=True)
+    y = _grouped_dilated(sx, sw, g, *args, grads=False)[0]
+    with cpu.use_onednn(False):
+        grads = (y * shrew.tensor(g)).sum().backward()
+    _close(grads[sx].numpy(), tgx.detach().numpy(), terms)
+    _close(grads[sw].numpy(), tgw.detach().numpy(), terms)
 
 
 @needs_onednn

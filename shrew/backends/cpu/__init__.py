@@ -89,19 +89,26 @@ class CPUBackend(ArrayModuleBackend):
         return out.view(a.dtype)
 
     # -- oneDNN where it serves the call (float32), else the array module's numpy code ----
-    def conv2d(self, x, w, stride, padding):  # base.FastConv
-        out = onednn.conv2d(x, w, stride, padding)
-        return super().conv2d(x, w, stride, padding) if out is NotImplemented else out
+    def conv2d(self, x, w, stride, padding, dilation, groups):  # base.FastConv
+        out = onednn.conv2d(x, w, stride, padding, dilation, groups)
+        if out is NotImplemented:
+            return super().conv2d(x, w, stride, padding, dilation, groups)
+        return out
 
-    def conv2d_backward(self, x, w, g, stride, padding, need_x, need_w):  # base.FastConv
-        if need_w and w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
+    def conv2d_backward(self, x, w, g, stride, padding, dilation, groups, need_x,
+                        need_w):  # base.FastConv
+        args = (stride, padding, dilation, groups)
+        plain = dilation == (1, 1) and groups == 1
+        if need_w and plain and w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
             # oneDNN's weight gradient of a shallow input is slow: on cnn_step's first
             # layer (one channel) 2-4x the core's im2col lowering, which runs instead.
-            return super().conv2d_backward(x, w, g, stride, padding, need_x, need_w)
-        gx = onednn.conv2d_backward_data(g, w, x.shape, stride, padding) if need_x else None
-        gw = onednn.conv2d_backward_weights(x, g, w.shape, stride, padding) if need_w else None
+            # (A grouped or dilated one has no such lowering: the core's composition
+            # is slower still.)
+            return super().conv2d_backward(x, w, g, *args, need_x, need_w)
+        gx = onednn.conv2d_backward_data(g, w, x.shape, *args) if need_x else None
+        gw = onednn.conv2d_backward_weights(x, g, w.shape, *args) if need_w else None
         if gx is NotImplemented or gw is NotImplemented:
-            return super().conv2d_backward(x, w, g, stride, padding, need_x, need_w)
+            return super().conv2d_backward(x, w, g, *args, need_x, need_w)
         return gx, gw
 
     def unary(self, fn, x):
