@@ -518,3 +518,63 @@ def test_threadpoolctl_limits_onednn_threads_too():
     with threadpoolctl.threadpool_limits(1, user_api="openmp"):
         assert cpu.get_num_threads() == 1
     assert cpu.get_num_threads() == old
+
+
+def _a_step_on_every_onednn_path():
+    """Outputs and gradients of conv2d (grouped and dilated too), avg_pool2d, softmax,
+    layer norm and GELU on float32 inputs large enough for oneDNN."""
+    rng = np.random.default_rng(9)
+    x = shrew.tensor(rng.standard_normal((4, 8, 24, 24)).astype(np.float32), requires_grad=True)
+    w = shrew.tensor(rng.standard_normal((16, 8, 3, 3)).astype(np.float32) / 8,
+                     requires_grad=True)
+    wg = shrew.tensor(rng.standard_normal((16, 4, 3, 3)).astype(np.float32) / 8,
+                      requires_grad=True)
+    h = shrew.conv2d(x, w, 1, 1) + shrew.conv2d(x, wg, 1, 2, 2, 2)
+    h = shrew.avg_pool2d(h, 2)                                     # [4, 16, 12, 12]
+    rows = h.reshape(64, -1).repeat(1, 8)                          # [64, 1152]: > 32768
+    out = shrew.nn.functional.layer_norm(rows, (rows.shape[1],))
+    out = shrew.nn.functional.gelu(out).softmax(-1)
+    loss = (out * shrew.tensor(rng.standard_normal(out.shape).astype(np.float32))).sum()
+    grads = loss.backward()
+    return [out.numpy()] + [grads[t].numpy() for t in (x, w, wg)]
+
+
+@needs_onednn
+def test_the_same_inputs_give_the_same_bits_run_to_run(monkeypatch):
+    """Determinism through shrew with oneDNN on: every path, several runs, several
+    thread counts each (oneDNN's primitives are deterministic for a fixed count)."""
+    calls = _count_calls(monkeypatch, ("conv2d", "conv2d_backward_data",
+                                       "conv2d_backward_weights", "pool2d", "softmax",
+                                       "layer_norm", "eltwise"))
+    old = shrew.get_num_threads()
+    try:
+        for threads in (1, 2):
+            shrew.set_num_threads(threads)
+            first = _a_step_on_every_onednn_path()
+            for _ in range(2):
+                assert all(np.array_equal(a, b)
+                           for a, b in zip(first, _a_step_on_every_onednn_path()))
+    finally:
+        shrew.set_num_threads(old)
+    assert set(calls) == {"conv2d", "conv2d_backward_data", "conv2d_backward_weights",
+                          "pool2d", "softmax", "layer_norm", "eltwise"}
+
+
+@needs_onednn
+def test_shrew_set_num_threads_sets_onednn_and_blas_threads():
+    """shrew.set_num_threads (torch's name) sizes oneDNN's OpenMP pool and numpy's BLAS
+    pool alike; get_num_threads reads it back."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    old = shrew.get_num_threads()
+    try:
+        for n in (1, 2):
+            shrew.set_num_threads(n)
+            assert shrew.get_num_threads() == n == cpu.get_num_threads()
+            blas = [p["num_threads"] for p in threadpoolctl.threadpool_info()
+                    if p["user_api"] == "blas"]
+            assert blas and all(b == n for b in blas)
+    finally:
+        shrew.set_num_threads(old)
+    for bad in (0, -2, 2.0, False, "2"):
+        with pytest.raises(shrew.ShrewError, match="set_num_threads"):
+            shrew.set_num_threads(bad)
