@@ -467,6 +467,27 @@ def test_gelu_matches_torch(fn, approximate):
 
 
 @needs_onednn
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_gradient_matches_torch(monkeypatch, approximate):
+    """GELU's gradient rule multiplies by its derivative, a unary function the cpu backend
+    takes from oneDNN's eltwise backward on large float32 arrays."""
+    calls = _count_calls(monkeypatch, ("eltwise_derivative",))
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(LARGE + 7) * 3).astype(np.float32)
+    x[:9] = [np.inf, -np.inf, np.nan, 1e10, -1e10, 20, -20, -5, 0]
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    sx = shrew.tensor(x, requires_grad=True)
+    got = (shrew.nn.functional.gelu(sx, approximate=approximate) * shrew.tensor(g)).sum()
+    got = got.backward()[sx].numpy()
+    assert calls == ["eltwise_derivative"]
+    tx = torch.tensor(x, requires_grad=True)
+    F.gelu(tx, approximate=approximate).backward(torch.tensor(g))
+    want = tx.grad.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+@needs_onednn
 @pytest.mark.parametrize("shape, ndims", [((8, 64, 96), 1), ((4, 32, 16, 24), 2)])
 def test_standardize_matches_layer_norm(shape, ndims):
     rng = np.random.default_rng(2)

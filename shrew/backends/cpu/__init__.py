@@ -52,8 +52,11 @@ def onednn_active() -> bool:
     return onednn.available()
 
 
-# The unary functions oneDNN computes for the cpu backend (float32, large arrays).
+# The unary functions oneDNN computes for the cpu backend (float32, large arrays): the
+# GELUs, and their derivatives (GELU's gradient rule), as oneDNN's eltwise backward.
 _ONEDNN_ELTWISE = {"gelu": onednn.GELU_ERF, "gelu_tanh": onednn.GELU_TANH}
+_ONEDNN_DERIVATIVE = {"gelu_derivative": onednn.GELU_ERF,
+                      "gelu_tanh_derivative": onednn.GELU_TANH}
 
 # Below this many elements numpy's own where is as fast.
 _SELECT_MIN_SIZE = 1 << 14
@@ -112,11 +115,12 @@ class CPUBackend(ArrayModuleBackend):
         return gx, gw
 
     def unary(self, fn, x):
+        out = NotImplemented
         if fn in _ONEDNN_ELTWISE:
             out = onednn.eltwise(x, _ONEDNN_ELTWISE[fn])
-            if out is not NotImplemented:
-                return out
-        return super().unary(fn, x)
+        elif fn in _ONEDNN_DERIVATIVE:
+            out = onednn.eltwise_derivative(x, _ONEDNN_DERIVATIVE[fn])
+        return super().unary(fn, x) if out is NotImplemented else out
 
     def softmax(self, x, dim, log):
         out = NotImplemented if log else onednn.softmax(x, dim)

@@ -91,6 +91,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         "dnnl_eltwise_forward_primitive_desc_create": (
             status, [out, h, ctypes.c_int, ctypes.c_int, h, h,
                      ctypes.c_float, ctypes.c_float, h]),
+        "dnnl_eltwise_backward_primitive_desc_create": (
+            status, [out, h, ctypes.c_int, h, h, h, ctypes.c_float, ctypes.c_float, h, h]),
         "dnnl_softmax_forward_primitive_desc_create": (
             status, [out, h, ctypes.c_int, ctypes.c_int, h, h, ctypes.c_int,
                      h]),

@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from .binding import (ARG_DST, ARG_MEAN, ARG_SRC, ARG_VARIANCE, FORWARD_INFERENCE,
+from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DST, ARG_MEAN, ARG_SRC, ARG_VARIANCE,
+                      FORWARD_INFERENCE,
                       FORWARD_TRAINING, NORMALIZATION_FLAGS_NONE, SOFTMAX)
 from .primitive import Primitive, create_pd, execute, usable, with_mds
 
@@ -44,6 +45,38 @@ def eltwise(x, alg):
     y = np.empty(x.shape, dtype=np.float32)
     ran = execute(("eltwise", alg, shape), make, {ARG_SRC: np.ascontiguousarray(x), ARG_DST: y})
     return y if ran else NotImplemented
+
+
+def eltwise_derivative(x, alg):
+    """The derivative of alg (GELU_TANH, GELU_ERF) at every element of a float32 x, as
+    oneDNN's eltwise backward with an output gradient of ones; or NotImplemented."""
+    if not _large_float32(x):
+        return NotImplemented
+    shape = (x.size,)
+
+    def make(runtime):
+        lib = runtime.lib
+
+        def create(src_md, diff_md):
+            fwd = create_pd(lib.dnnl_eltwise_forward_primitive_desc_create, runtime.engine,
+                            FORWARD_TRAINING, alg, src_md, diff_md, 0.0, 0.0, None)
+            if fwd is None:
+                return None, None
+            return fwd, create_pd(lib.dnnl_eltwise_backward_primitive_desc_create,
+                                  runtime.engine, alg, diff_md, diff_md, src_md, 0.0, 0.0, fwd,
+                                  None)
+        fwd, pd = with_mds(lib, (shape, shape), False, create)
+        if pd is None:
+            if fwd is not None:
+                lib.dnnl_primitive_desc_destroy(fwd)
+            return None
+        return Primitive(runtime, pd, {ARG_SRC: shape, ARG_DIFF_DST: shape, ARG_DIFF_SRC: shape},
+                         hint=fwd)
+    dx = np.empty(x.shape, dtype=np.float32)
+    ran = execute(("eltwise_derivative", alg, shape), make,
+                  {ARG_SRC: np.ascontiguousarray(x), ARG_DIFF_DST: np.ones(x.shape, np.float32),
+                   ARG_DIFF_SRC: dx})
+    return dx if ran else NotImplemented
 
 
 def softmax(x, axis):
