@@ -8,7 +8,8 @@
 steps, then --steps more: nothing of torch's runs, so the profile is shrew's alone.  It
 runs from any checkout that has benchmarks/shrew_steps.py (PYTHONPATH picks which shrew).
 `summarize` reads py-spy's raw (collapsed) output and prints the frames with the largest
-share of samples: self (the frame on top of the stack) and total (anywhere on it).
+share of the samples taken inside a step (shrew_steps' `step`, so not the imports and the
+set-up): self (the frame on top of the stack) and total (anywhere on it).
 """
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ def summarize(path: str, top: int) -> str:
             if not stack or not count.isdigit():
                 continue
             frames = [_frame(f) for f in stack.split(";")]
+            if not any(f.endswith("step (shrew_steps.py)") for f in frames):
+                continue
             samples += int(count)
             self_counts[frames[-1]] += int(count)
             for frame in set(frames):
