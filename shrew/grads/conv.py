@@ -1,4 +1,4 @@
-"""Gradients of the convolutions (ops/conv.py)."""
+"""Gradient rules of the conv family (ops/conv.py)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -8,6 +8,7 @@ from ..factory import wrap
 from ..grad_mode import is_grad_enabled
 from ..ops.conv import col2im, dilate, im2col
 from ..shape import numel
+from .common import InputGrads
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -72,3 +73,15 @@ def _composed_conv_grads(x: Tensor, w: Tensor, g: Tensor, stride: tuple[int, ...
         gw = cat([gw for _, (_, gw) in parts if gw is not None], 0)
         gw = gw[:, :, ::dilation[0], ::dilation[1]]
     return (x, gx), (w, gw)
+
+
+def conv1d_grads(x: Tensor, w: Tensor, g: Tensor, stride: int, padding: int) -> InputGrads:
+    """conv1d's gradients as those of a conv2d of height 1."""
+    n, c, length = x.shape
+    x4 = x.reshape(n, c, 1, length)
+    w4 = w.reshape(w.shape[0], w.shape[1], 1, w.shape[2])
+    g4 = g.reshape(g.shape[0], g.shape[1], 1, g.shape[2])
+    (_, gx), (_, gw) = conv_grads(x4, w4, g4, (1, stride), (0, padding), x.requires_grad,
+                                  w.requires_grad)
+    return ((x, gx.reshape(*x.shape) if gx is not None else None),
+            (w, gw.reshape(*w.shape) if gw is not None else None))
