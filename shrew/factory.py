@@ -12,6 +12,8 @@ import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .dtype import BY_NUMPY as _BY_NUMPY
 from .errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError
 from .grad_mode import is_grad_enabled
@@ -207,6 +209,14 @@ def adopt(t: TensorFields, source: Tensor, requires_grad: bool) -> None:
 def replace_storage(t: Tensor, source: Tensor) -> None:
     """Point `t` at `source`'s storage, device and dtype, keeping its id (Module.to)."""
     t._data, t._backend, t.dtype = source._data, source._backend, source.dtype
+
+
+def own_array(t: Tensor) -> None:
+    """Make a 0-d cpu tensor's storage a 0-d array: numpy gives a scalar for a reduction
+    over every dim or arithmetic on 0-d arrays, and an in-place write needs memory to
+    write into (ops/inplace.py)."""
+    if isinstance(t._data, np.generic):
+        t._data = np.asarray(t._data)
 
 
 def set_grad(t: Tensor, grad: Tensor | None) -> None:
