@@ -9,6 +9,7 @@ it without importing tensor.py, which imports them.
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,8 @@ class TensorFields:
     """The storage of a Tensor: its slots, and nothing else."""
 
     __slots__ = ("_data", "_backend", "shape", "dtype", "_op", "requires_grad", "id",
-                 "_grad", "_retains_grad", "_view", "_vc", "_before", "__weakref__")
+                 "_grad", "_retains_grad", "_view", "_vc", "_before", "_views",
+                 "__weakref__")
     _data: Storage
     _backend: Backend
     shape: tuple[int, ...]
@@ -56,6 +58,7 @@ class TensorFields:
     _view: Any  # the Op variant (or Alias) that made this tensor as a view of op.x
     _vc: Any  # inplace.Version: the writes into this storage (on the root of a view chain)
     _before: Tensor  # the state this tensor had before an in-place op rebased it
+    _views: list  # weak references to the recorded views of this (non-leaf) tensor
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -71,7 +74,7 @@ else:
 """For ``isinstance(x, AnyTensor)`` in the ops: true for every Tensor (Tensor is the only
 direct subclass of TensorFields), without importing tensor.py; mypy reads it as Tensor."""
 
-FIELDS = TensorFields.__slots__[:-4]
+FIELDS = TensorFields.__slots__[:-5]
 """The field names every tensor has set, without the in-place ones and __weakref__."""
 
 
@@ -126,7 +129,23 @@ def view(data: Storage, backend: Backend, op: O.Op, x: Tensor) -> Tensor:
     the result remembers `op` as its view link, so in-place writes can find its base."""
     t = record(data, backend, op, x)
     t._view = op
+    if t._op is not None and x._op is not None:  # a write into x rebases t (ops/inplace)
+        _add_view(x, t)
     return t
+
+
+def _add_view(x: Tensor, t: Tensor) -> None:
+    views = getattr(x, "_views", None)
+    if views is None:
+        views = x._views = []
+    elif len(views) >= 8:  # drop the views that are gone, so the list stays short
+        views[:] = [v for v in views if v() is not None]
+    views.append(weakref.ref(t))
+
+
+def live_views(x: Tensor) -> list[Tensor]:
+    """The recorded views of x still alive."""
+    return [v for ref in getattr(x, "_views", ()) if (v := ref()) is not None]
 
 
 def alias(t: Tensor) -> Tensor:

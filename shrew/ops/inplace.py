@@ -41,7 +41,7 @@ import numpy as np
 from .. import op as O
 from ..dtype import FLOAT, bool_
 from ..errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError, ShrewError
-from ..factory import Alias, AnyTensor, become, next_id, own_array, snapshot
+from ..factory import Alias, AnyTensor, become, live_views, next_id, own_array, snapshot
 from ..factory import detach_ as factory_detach_
 from ..grad_mode import is_grad_enabled, no_grad
 from ..shape import broadcast_shapes, fmt, numel
@@ -196,12 +196,13 @@ def _store(t: Tensor, value: Tensor, op: str, stamp: int | None = None) -> None:
     bump(t, op, stamp)
 
 
-def _snapshot(t: Tensor, op: str, stamp: int) -> Tensor:
+def _snapshot(t: Tensor, op: str, stamp: int, copy: bool = True) -> Tensor:
     """t's state before the write `op` that begins at `stamp`: its graph state and a copy
     of its values.  Its own Version holds that one write: a node recorded before it that
     saved t is refused at backward, as PyTorch refuses it, while the nodes that compute
-    the written value (made after `stamp`) read the copy, PyTorch's saved original."""
-    before = snapshot(t, t._backend.contiguous(t._data))
+    the written value (made after `stamp`) read the copy, PyTorch's saved original.  (A
+    view rebased because its base was written needs no copy: no such node reads it.)"""
+    before = snapshot(t, t._backend.contiguous(t._data) if copy else t._data)
     vc = before._vc = Version()
     vc.n, vc.stamps, vc.op = version(t) + 1, [stamp], op
     return before
@@ -231,6 +232,7 @@ def write_(t: Tensor, op: str, compute: Callable[[Tensor], Tensor]) -> Tensor:
         before = _snapshot(t, op, stamp)
         _store(t, value, op, stamp)
         become(t, value, before)
+        _rebase_views(t, op, stamp, {id(t)})
         return t
     new_base = _rebuilt_base(base, steps, value)
     base_before = _snapshot(base, op, stamp)
@@ -238,7 +240,21 @@ def write_(t: Tensor, op: str, compute: Callable[[Tensor], Tensor]) -> Tensor:
     _store(t, value, op, stamp)
     become(base, new_base, base_before)
     become(t, _replay(base, steps), t_before)
+    done = {id(base), id(t)}
+    _rebase_views(base, op, stamp, done)
+    _rebase_views(t, op, stamp, done)
     return t
+
+
+def _rebase_views(x: Tensor, op: str, stamp: int, done: set[int]) -> None:
+    """After x was rebased, take each recorded view of x (and their views) again from x,
+    as PyTorch regenerates a view's node from its base: a view taken before a write into
+    its base gets the write's gradient.  `done`: the ids of the tensors already rebased."""
+    for v in live_views(x):
+        if id(v) not in done:
+            done.add(id(v))
+            become(v, _replay(x, [(v._view, v.shape)]), _snapshot(v, op, stamp, copy=False))
+        _rebase_views(v, op, stamp, done)
 
 
 def _rebuilt_base(base: Tensor, steps: list[tuple[Any, tuple[int, ...]]],
