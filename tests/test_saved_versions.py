@@ -54,6 +54,9 @@ PROGRAMS = [
     "a=x*1; y=a.exp(); y.detach().add_(1)",
     "a=x*1; y=a.tanh(); y[0]=5.",
     "a=x*1; y=a*a\nwith T.no_grad(): a.add_(1)",
+    "c=T.zeros(2); c.scatter_reduce_(0, T.tensor([0,0]), x*1, 'amax'); c[T.tensor([1])] = 1.; y=c",
+    "c=T.zeros(2); c.scatter_(0, T.tensor([1,0]), x*1); c[T.tensor([1])] = 1.; y=c*2",
+    "c=T.zeros(2); c[T.tensor([1])] = x[0:1]*3; y=c.exp(); c[T.tensor([0])] = 1.",
 ]
 
 
@@ -166,3 +169,36 @@ def test_a_view_taken_before_a_write_into_its_base_follows_the_base(views, write
     np.testing.assert_allclose(sv, tv, rtol=1e-5)
     np.testing.assert_allclose(sg, tg, rtol=1e-4, atol=1e-6)
     assert sn == tn
+
+
+@pytest.mark.parametrize("dst_requires_grad", [False, True])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "amax", "amin", "mean"])
+def test_index_writes_that_read_the_old_values_have_torch_gradients(reduce, dst_requires_grad):
+    """scatter_reduce_ reads dst's old values for its gradient; the write keeps them."""
+    def run(lib):
+        x = lib.tensor([0.5, 2.0, -1.0, 3.0], requires_grad=True)
+        d = lib.tensor([1.0, 5.0, 2.0], requires_grad=dst_requires_grad)
+        dst = d * 1 if dst_requires_grad else d
+        dst.scatter_reduce_(0, lib.tensor([0, 2, 2, 0]), x * 1, reduce)
+        (dst * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return (dst.detach().numpy(), x.grad.numpy(),
+                d.grad.numpy() if dst_requires_grad else None)
+
+    for ours, theirs in zip(run(shrew), run(torch)):
+        if theirs is None:
+            assert ours is None
+        else:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def test_a_recorded_index_write_copies_the_tensor_once(monkeypatch):
+    """The write keeps one copy of the old values (for the nodes that read them), and the
+    index op reads that copy: no second clone."""
+    base = shrew.tensor(np.arange(6, dtype=np.float32), requires_grad=True) * 1
+    backend = base._backend
+    calls = []
+    original = type(backend).contiguous
+    monkeypatch.setattr(type(backend), "contiguous",
+                        lambda self, x: calls.append(x.shape) or original(self, x))
+    base[shrew.tensor([1, 3])] = shrew.tensor([10.0, 20.0], requires_grad=True)
+    assert calls.count((6,)) == 1

@@ -201,19 +201,24 @@ def _snapshot(t: Tensor, op: str, stamp: int, copy: bool = True) -> Tensor:
     of its values.  Its own Version holds that one write: a node recorded before it that
     saved t is refused at backward, as PyTorch refuses it, while the nodes that compute
     the written value (made after `stamp`) read the copy, PyTorch's saved original.  (A
-    view rebased because its base was written needs no copy: no such node reads it.)"""
+    tensor rebased because another was written needs no copy: no such node reads it.)"""
     before = snapshot(t, t._backend.contiguous(t._data) if copy else t._data)
     vc = before._vc = Version()
     vc.n, vc.stamps, vc.op = version(t) + 1, [stamp], op
     return before
 
 
-def write_(t: Tensor, op: str, compute: Callable[[Tensor], Tensor]) -> Tensor:
+def write_(t: Tensor, op: str, compute: Callable[[Tensor], Tensor],
+           reads_copy: bool = False) -> Tensor:
     """Write compute(t) into t's memory and return t (see the module docstring).  Every
-    in-place op, ``x[...] = v`` included, goes through here."""
+    in-place op, ``x[...] = v`` included, goes through here.  With `reads_copy` (the
+    index writes, which read t through views of it), compute reads the copy of t's old
+    values that a recorded write keeps anyway, so that no node made for the new value
+    holds memory the write overwrites."""
     check_writable(t, op)
     stamp = next_id()
-    value = fit(t, compute(t), op)
+    before = _snapshot(t, op, stamp) if reads_copy and is_grad_enabled() else None
+    value = fit(t, compute(t if before is None else before), op)
     if not is_grad_enabled():
         _store(t, value, op, stamp)
         return t
@@ -223,23 +228,23 @@ def write_(t: Tensor, op: str, compute: Callable[[Tensor], Tensor]) -> Tensor:
         return t
     global rebased
     rebased = True
+    if before is None:
+        before = _snapshot(t, op, stamp)
     if not steps:
         if value._op is None:  # a leaf (copy_), or no grad (fill_, zero_, random_): a new
             # node, with a zero gradient path from t as PyTorch's
             from .elementwise import where
             from .common import constant
             value = where(constant(t.shape, True, bool_, t._backend), value, t)
-        before = _snapshot(t, op, stamp)
         _store(t, value, op, stamp)
         become(t, value, before)
         _rebase_views(t, op, stamp, {id(t)})
         return t
     new_base = _rebuilt_base(base, steps, value)
-    base_before = _snapshot(base, op, stamp)
-    t_before = _snapshot(t, op, stamp)
+    base_before = _snapshot(base, op, stamp, copy=False)  # no node reads its values
     _store(t, value, op, stamp)
     become(base, new_base, base_before)
-    become(t, _replay(base, steps), t_before)
+    become(t, _replay(base, steps), before)
     done = {id(base), id(t)}
     _rebase_views(base, op, stamp, done)
     _rebase_views(t, op, stamp, done)
