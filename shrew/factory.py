@@ -148,9 +148,10 @@ def live_views(x: Tensor) -> list[Tensor]:
     return [v for ref in getattr(x, "_views", ()) if (v := ref()) is not None]
 
 
-def alias(t: Tensor) -> Tensor:
-    """A tensor sharing t's memory and version counter, recording nothing (detach)."""
-    out = wrap(t._data, t._backend)
+def alias(t: Tensor, data: Storage | None = None) -> Tensor:
+    """A tensor sharing t's memory and version counter, recording nothing: detach(), or
+    `data`, a view of t's memory (an expand without grad)."""
+    out = wrap(t._data if data is None else data, t._backend)
     out._view = Alias(t)
     return out
 

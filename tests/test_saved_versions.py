@@ -202,3 +202,17 @@ def test_a_recorded_index_write_copies_the_tensor_once(monkeypatch):
                         lambda self, x: calls.append(x.shape) or original(self, x))
     base[shrew.tensor([1, 3])] = shrew.tensor([10.0, 20.0], requires_grad=True)
     assert calls.count((6,)) == 1
+
+
+def test_expand_shares_memory_and_version_with_its_base_as_torch():
+    for lib in (shrew, torch):
+        a = lib.zeros(3)
+        e = a.expand(2, 3)
+        a.add_(1.0)
+        assert e._version == a._version == 1
+        np.testing.assert_array_equal(e.numpy(), np.ones((2, 3), dtype=np.float32))
+        c = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = e * c  # saves e for c's gradient
+        a.mul_(2.0)
+        with pytest.raises((shrew.ShrewError, RuntimeError), match="inplace operation"):
+            y.sum().backward()
