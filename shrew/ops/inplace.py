@@ -10,25 +10,28 @@ t's memory and keeps autograd right:
   buffer on opencl).  Each such tensor remembers its view link (``_view``: the Op that made
   it from its base, or ``factory.Alias`` for detach), so a write through a view is seen
   through the base and every other view of it.  A reshape that had to copy is not a view
-  (as PyTorch's reshape), nor is ``expand`` (writing into one is an error, as in PyTorch).
+  (as PyTorch's reshape); ``expand`` without grad is one through an Alias link (writing
+  into it is an error, as in PyTorch).
 * Versions.  The root of a view chain holds a ``Version``: how many writes went into that
-  memory, and when (stamps from the id counter, so they compare with the ids of the nodes
-  that saved a tensor).  ``t._version`` reads it.  A bump is an int increment and a list
-  append; backward checks saved tensors only for nodes made before the latest write.
+  memory, and when (stamps from the id counter, taken when a write begins, so they compare
+  with the ids of the nodes that saved a tensor).  ``t._version`` reads it.  A bump is an
+  int increment and a list append; backward checks the tensors a node saved (ops/saved.py,
+  PyTorch's choice) only for nodes made before the latest write.
 * Graph (PyTorch's rebase of history).  When the write needs grad (t, its base or the new
   value requires grad, and grad mode is on), t takes the new value's Op and a fresh id, and
-  its former state is kept as a snapshot (``t._before``) holding a copy of its old values.
-  Nodes recorded before the write still name the tensor object; backward (``resolve``)
-  follows ``_before`` back to the state each node saw: a tensor's inputs always have
-  smaller ids than it, so an input id at least the node's id means the input was rebased
-  later.  A write through a view rebuilds the base as ``where(written, new values, old
-  base)`` (a scatter of the view's flat positions in the base), and the view is taken
-  again from the rebuilt base.
+  its former state is kept as a snapshot (``t._before``) holding a copy of its old values
+  and a Version of its own with this one write.  Nodes recorded before the write still name
+  the tensor object; backward (``resolve``) follows ``_before`` back to the state each node
+  saw: a tensor's inputs always have smaller ids than it, so an input id at least the
+  node's id means the input was rebased later.  A write through a view rebuilds the base
+  as ``where(written, new values, old base)`` (a scatter of the view's flat positions in
+  the base), and the view is taken again from the rebuilt base; so is every live recorded
+  view of a rebased tensor (``factory.live_views``), as PyTorch regenerates views.
 
-Backward therefore always sees the values each node saw: a write that rebases a tensor
-never corrupts its gradient.  The version error is raised where values were really lost:
-a tensor saved by a node was written afterwards without a rebase (under no_grad, on a
-tensor that needs no grad, through ``detach()``, or through another view of its base).
+A node made before the write that saved t is refused at backward (the snapshot's Version
+says t was written after the node), exactly as PyTorch refuses it; the nodes that computed
+the written value (``a.mul_(w)`` reads the old ``a`` for ``w``'s gradient) were made after
+the write began and read the snapshot's copy, as PyTorch reads its saved original.
 """
 from __future__ import annotations
 
