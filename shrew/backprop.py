@@ -24,6 +24,7 @@ from .ops.index import scatter_add_unchecked
 from .ops.scan import cumprod_grad, products_of_others, reverse, scan
 from .ops.index import scatter_unchecked as scatter
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
+from .grads.pool import avg_pool2d_grad, max_pool2d_grad
 from .shape import broadcast_dims, fmt, numel, reduced_shape
 from .tensor import Tensor
 
@@ -466,25 +467,11 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, gx.reshape(*x.shape) if gx is not None else None),
                     (w, gw.reshape(*w.shape) if gw is not None else None))
         # -- pool (ops/pool.py)
-        case O.MaxPool2d(x, kernel, stride, _, index):
-            if not is_grad_enabled():   # a plain backward: the backend's FastPool, if any
-                data = fast_path(x._backend, "max_pool2d_backward", g._data, index._data,
-                                 x.shape, kernel, stride)
-                if data is not NotImplemented:
-                    return ((x, wrap(data, x._backend)),)
-            n, c, h, w = x.shape
-            # Explicit sizes, not -1, which is ambiguous for an empty batch.
-            flat_g = g.reshape(n, c, g.shape[2] * g.shape[3])
-            flat_idx = index.reshape(n, c, g.shape[2] * g.shape[3])
-            grad = scatter_add_unchecked((n, c, h * w), 2, flat_idx, flat_g)
-            return ((x, grad.reshape(n, c, h, w)),)
-        case O.AvgPool2d(x, kernel, stride, padding):
-            n, c = x.shape[:2]
-            k = kernel[0] * kernel[1]
-            length = g.shape[2] * g.shape[3]
-            spread = (g * (1.0 / k)).reshape(n, c, 1, length).expand(n, c, k, length)
-            cols = spread.reshape(n, c * k, length)
-            return ((x, col2im(cols, x.shape, kernel, stride, padding)),)
+        case O.MaxPool2d(x, kernel, stride, dilation, index):
+            return ((x, max_pool2d_grad(x, kernel, stride, dilation, index, g)),)
+        case O.AvgPool2d(x, kernel, stride, padding, ceil_mode, include_pad, divisor):
+            return ((x, avg_pool2d_grad(x, kernel, stride, padding, ceil_mode, include_pad,
+                                        divisor, g)),)
         # -- norm (ops/norm.py)
         case O.Softmax(x, dim, False):
             return ((x, y * (g - (g * y).sum(dim, keepdim=True))),)
