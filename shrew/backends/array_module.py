@@ -448,7 +448,8 @@ class ArrayModuleBackend:
         total = win.sum(axis=(-2, -1), dtype=x.dtype)
         divisor = avg_pool_divisor((h, w), kernel, stride, padding, out_hw,
                                    count_include_pad, divisor_override)
-        return total / xp.asarray(divisor, dtype=x.dtype)
+        # Divided in float64 and rounded once to x's dtype (integers truncate, as mean's).
+        return (total / xp.asarray(divisor)).astype(x.dtype, copy=False)
 
     # -- indexing ------------------------------------------------------------------------
     def gather(self, x, dim, index):
