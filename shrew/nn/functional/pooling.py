@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ...dtype import int64
 from ...errors import ShapeError
 from ...ops.conv import col2im, dilate, im2col
@@ -140,8 +142,9 @@ def _bounds(size: int, out: int) -> list[tuple[int, int]]:
 
 def _averaging(x: Tensor, size: int, out: int) -> Tensor:
     """[out, size]: row i averages window i's entries (x's dtype and device)."""
-    rows = [[1.0 / (end - start) if start <= j < end else 0.0 for j in range(size)]
-            for start, end in _bounds(size, out)]
+    rows = np.zeros((out, size))   # float64, rounded once to x's dtype
+    for i, (start, end) in enumerate(_bounds(size, out)):
+        rows[i, start:end] = 1.0 / (end - start)
     return new_tensor(x, rows, None, None, False)
 
 
