@@ -157,7 +157,8 @@ def test_unfold_and_fold(device, args):
 @device_param
 def test_modules_match_torch(device):
     data = np.random.default_rng(6).standard_normal((2, 3, 10, 9))
-    pairs = [(nn.MaxPool2d(3, 2, 1, 2, ceil_mode=True), torch.nn.MaxPool2d(3, 2, 1, 2, ceil_mode=True)),
+    pairs = [(nn.MaxPool2d(3, 2, 1, 2, ceil_mode=True),
+              torch.nn.MaxPool2d(3, 2, 1, 2, ceil_mode=True)),
              (nn.MaxPool2d(2, return_indices=True), torch.nn.MaxPool2d(2, return_indices=True)),
              (nn.AvgPool2d(3, 2, 1, True, False), torch.nn.AvgPool2d(3, 2, 1, True, False)),
              (nn.AvgPool2d(2, divisor_override=3), torch.nn.AvgPool2d(2, divisor_override=3)),
