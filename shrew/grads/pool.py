@@ -1,5 +1,7 @@
-"""Gradients of the pool family (ops/pool.py)."""
+"""Gradient rules of the pool family (ops/pool.py)."""
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from ..backends.base import fast_path
 from ..backends.kernels import avg_pool_divisor
@@ -8,7 +10,9 @@ from ..grad_mode import is_grad_enabled
 from ..ops.conv import col2im
 from ..ops.creation import new_tensor
 from ..ops.index import scatter_add_unchecked
-from ..tensor import Tensor
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 
 def max_pool2d_grad(x: Tensor, kernel: tuple, stride: tuple, dilation: tuple, index: Tensor,
