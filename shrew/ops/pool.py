@@ -18,17 +18,29 @@ if TYPE_CHECKING:
 PoolGeometry = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 
 
+def is_default_stride(stride: object) -> bool:
+    return stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0)
+
+
+def window_pair(value: object, name: str, op: str, minimum: int) -> tuple[int, ...]:
+    """A pooling argument as a pair: an int, a 1-sequence (both dims alike, as PyTorch's
+    pools take it) or a pair."""
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = value[0]
+    return pair(value, name, op, minimum)
+
+
 def pool_geometry(op: str, x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None,
                   padding: IntOrPair, dilation: IntOrPair = 1,
                   ceil_mode: bool = False) -> PoolGeometry:
     """Validated (kernel, stride, padding, dilation) pairs of a 2-d pooling of x, with
     PyTorch's checks: padding at most half the kernel, at least one window per dim."""
     check_input(op, x)
-    kernel = pair(kernel_size, "kernel_size", op, 1)
-    # PyTorch takes stride=None and stride=[] (its modules' default) as the kernel size.
-    stride = kernel if stride is None or stride == [] else pair(stride, "stride", op, 1)
-    padding = pair(padding, "padding", op, 0)
-    dilation = pair(dilation, "dilation", op, 1)
+    kernel = window_pair(kernel_size, "kernel_size", op, 1)
+    # PyTorch takes stride=None and an empty stride (its modules' default) as the kernel.
+    stride = kernel if is_default_stride(stride) else window_pair(stride, "stride", op, 1)
+    padding = window_pair(padding, "padding", op, 0)
+    dilation = window_pair(dilation, "dilation", op, 1)
     if any(p * 2 > k for p, k in zip(padding, kernel)):
         raise ShapeError(f"{op}: padding {padding} must be at most half the kernel {kernel}")
     for size, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):

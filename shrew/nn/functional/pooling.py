@@ -21,6 +21,7 @@ from ...errors import ShapeError
 from ...ops.conv import col2im, dilate, im2col
 from ...ops.creation import new_tensor, zeros
 from ...ops.pool import avg_pool2d as _avg_pool2d
+from ...ops.pool import is_default_stride, window_pair
 from ...ops.pool import max_pool2d as _max_pool2d
 from ...shape import fmt, pair
 from ...tensor import Tensor
@@ -67,7 +68,7 @@ def _line(op: str, kernel_size: Any, stride: Any, padding: Any,
           dilation: Any = 1) -> tuple[tuple[int, int], tuple[int, int] | None,
                                       tuple[int, int], tuple[int, int]]:
     """A 1-d pool's kernel, stride, padding and dilation as a 2-d pool's, of height 1."""
-    stride = None if stride is None or stride == [] else _one(op, "stride", stride)
+    stride = None if is_default_stride(stride) else _one(op, "stride", stride)
     return ((1, _one(op, "kernel_size", kernel_size)), None if stride is None else (1, stride),
             (0, _one(op, "padding", padding)), (1, _one(op, "dilation", dilation)))
 
@@ -235,9 +236,9 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntOrPair,  # noqa
     value of [N, C, H, W] (or [C, H, W]) at its flat index in its plane."""
     op = "max_unpool2d"
     x, added = _batched(op, input, 2)
-    kernel = pair(kernel_size, "kernel_size", op, 1)
-    stride = kernel if stride is None or stride == [] else pair(stride, "stride", op, 1)
-    padding = pair(padding, "padding", op, 0)
+    kernel = window_pair(kernel_size, "kernel_size", op, 1)
+    stride = kernel if is_default_stride(stride) else window_pair(stride, "stride", op, 1)
+    padding = window_pair(padding, "padding", op, 0)
     index = tensor_arg(op, "indices", indices)
     if index.shape != input.shape or index.dtype.name != "int64":
         raise ShapeError(f"{op}: indices must be int64 of the input's shape {fmt(input.shape)},"
