@@ -46,8 +46,9 @@ def pool_geometry(op: str, x: Tensor, kernel_size: IntOrPair, stride: IntOrPair 
     for size, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):
         out = pool_output_size(size, k, s, p, d, ceil_mode)
         if out < 1:
-            raise ShapeError(f"{op}: kernel {kernel} with dilation {dilation} spans more than "
-                             f"the padded input {fmt(x.shape)} (padding {padding})")
+            raise ShapeError(f"{op}: kernel size {k} with dilation {d} spans more than the "
+                             f"padded input size {size + 2 * p} (input {fmt(x.shape)}, "
+                             f"padding {padding})")
         # A window wholly in the padding (an input smaller than the dilation) has no
         # element to name; PyTorch names one outside the plane.  Refused here.
         starts = (i * s - p for i in range(out))
