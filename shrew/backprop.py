@@ -389,10 +389,11 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
         case O.Conv1d(x, w, stride, padding):
             return conv1d_grads(x, w, g, stride, padding)
         # -- pool (ops/pool.py)
-        case O.MaxPool2d(x, kernel, stride, _, index):
-            return ((x, max_pool2d_grad(x, kernel, stride, index, g)),)
-        case O.AvgPool2d(x, kernel, stride, padding):
-            return ((x, avg_pool2d_grad(x, kernel, stride, padding, g)),)
+        case O.MaxPool2d(x, kernel, stride, dilation, index):
+            return ((x, max_pool2d_grad(x, kernel, stride, dilation, index, g)),)
+        case O.AvgPool2d(x, kernel, stride, padding, ceil_mode, include_pad, divisor):
+            return ((x, avg_pool2d_grad(x, kernel, stride, padding, ceil_mode, include_pad,
+                                        divisor, g)),)
         # -- norm (ops/norm.py)
         case O.Softmax(x, dim, False):
             return ((x, y * (g - (g * y).sum(dim, keepdim=True))),)

@@ -136,7 +136,7 @@ class MaxPool2d(Op):
     x: Any
     kernel: tuple
     stride: tuple
-    padding: tuple
+    dilation: tuple
     indices: Any  # int64 tensor: flat argmax per output into each input plane
 
 
@@ -146,6 +146,9 @@ class AvgPool2d(Op):
     kernel: tuple
     stride: tuple
     padding: tuple
+    ceil_mode: bool
+    count_include_pad: bool
+    divisor_override: int | None
 
 
 @dataclass(frozen=True, slots=True)

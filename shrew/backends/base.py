@@ -97,8 +97,8 @@ class Backend(Protocol):
     def matmul(self, a: Storage, b: Storage) -> Storage: ...       # [..., m, k] @ [..., k, n], batch dims broadcast, ndim >= 2
     def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # [N,C,H,W] -> [N, C*kh*kw, Ho*Wo], zero padding
     def col2im(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # adjoint of im2col: sums columns back into an array of shape [N,C,H,W]
-    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> tuple: ...  # (values, int64 argmax as flat h*W+w index into each input plane); padding is -inf but never named: a window whose values all equal the fill names its first element inside the plane
-    def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # window mean, padded zeros counted (divisor kh*kw)
+    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, ceil_mode: bool) -> tuple: ...  # (values, int64 argmax as flat h*W+w index into each input plane); output size shape.pool_output_size; taps dilation apart; padding (and taps past the padded input, ceil_mode) is -inf but never named: a window whose values all equal the fill names its first tap inside the plane
+    def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple, ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Storage: ...  # window sum of the taps inside x over kernels.avg_pool_divisor (PyTorch's count)
 
     # -- indexing ----------------------------------------------------------------------
     def gather(self, x: Storage, dim: int, index: Storage) -> Storage: ...   # out[i][j] = x[index[i][j]][j] (dim 0 shown), int64 index in range
@@ -161,7 +161,7 @@ class FastPool(Protocol):
     max_pool2d's gradients."""
 
     def max_pool2d_backward(self, g: Storage, index: Storage, shape: tuple, kernel: tuple,
-                            stride: tuple) -> Storage: ...  # zeros(shape) [N,C,H,W], then each g [N,C,Ho,Wo] added at its max_pool2d index in its plane; or NotImplemented
+                            stride: tuple, dilation: tuple) -> Storage: ...  # zeros(shape) [N,C,H,W], then each g [N,C,Ho,Wo] added at its max_pool2d index in its plane; or NotImplemented
 
 
 FAST_POOL = ("max_pool2d_backward",)

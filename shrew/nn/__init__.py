@@ -7,9 +7,9 @@ from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Ha
 from .attention import MultiheadAttention, TransformerBlock
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
-from .layers import (AlphaDropout, AvgPool2d, Dropout, Dropout1d, Dropout2d,
+from .layers import (AlphaDropout, Dropout, Dropout1d, Dropout2d,
                      Dropout3d, Embedding, EmbeddingBag, FeatureAlphaDropout, Flatten, Identity,
-                     Linear, MaxPool2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample)
+                     Linear, PixelShuffle, PixelUnshuffle, Unflatten, Upsample)
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, CTCLoss,
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
                    MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
@@ -18,6 +18,9 @@ from .module import Module, RemovableHandle
 from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
                             LayerNorm, LocalResponseNorm, RMSNorm)
 from .parameter import Parameter
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                      AvgPool1d, AvgPool2d, Fold, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d,
+                      Unfold)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
@@ -35,6 +38,9 @@ __all__ = [
     "InstanceNorm2d", "LocalResponseNorm", "RMSNorm",
     "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
     "TransformerDecoderLayer",
+    # pooling and patches
+    "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "Fold", "Unfold",
     # activations
     "CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
     "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "Sigmoid",

@@ -139,9 +139,13 @@ class CPUBackend(ArrayModuleBackend):
         stat_shape = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
         return y.reshape(x.shape), (1 / np.sqrt(var + np.float32(eps))).reshape(stat_shape)
 
-    def avg_pool2d(self, x, kernel, stride, padding):
+    def avg_pool2d(self, x, kernel, stride, padding, ceil_mode, count_include_pad,
+                   divisor_override):
+        args = (x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if ceil_mode or not count_include_pad or divisor_override is not None:
+            return super().avg_pool2d(*args)   # oneDNN's path here takes the defaults only
         out = onednn.pool2d(x, onednn.POOL_AVG_INCLUDE, kernel, stride, padding)
-        return super().avg_pool2d(x, kernel, stride, padding) if out is NotImplemented else out[0]
+        return super().avg_pool2d(*args) if out is NotImplemented else out[0]
 
 
 def factory(index: int = 0) -> CPUBackend:

@@ -333,16 +333,27 @@ CASES: tuple = (
           S(F(1, 18, 16), shape=(1, 2, 7, 7), k=3, stride=2, padding=1)),
          (O.Col2Im,), ("col2im",), jacobian=True, terms=_kernel,
          raises=(S(F(1, 18, 15), shape=(1, 2, 7, 7), k=3, stride=2, padding=1),)),
-    Case("max_pool2d", lambda x, k=2, s=None, p=0: shrew.max_pool2d(x, k, s, p),
+    Case("max_pool2d", lambda x, k=2, s=None, p=0, d=1, ceil=False:
+         shrew.max_pool2d(x, k, s, p, d, ceil),
          (S(F(2, 3, 6, 7)), S(F(1, 2, 9, 8), k=3, s=2, p=1), S(F(1, 2, 17, 19), k=(3, 2), s=1),
           # windows of -inf that overlap the padding: the gradient lands inside the input
-          S(F(1, 2, 5, 4, domain="lowest"), k=3, s=2, p=1)),
-         (O.MaxPool2d,), ("max_pool2d", "scatter_add"), jacobian=True, shapes=gen.pools(),
-         raises=(S(F(1, 1, 2, 2), k=3), S(F(1, 1, 5, 5), k=2, p=2))),
-    Case("avg_pool2d", lambda x, k=2, s=None, p=0: shrew.avg_pool2d(x, k, s, p),
-         (S(F(2, 3, 6, 7)), S(F(1, 2, 9, 8), k=3, s=2, p=1), S(F(1, 2, 17, 19), k=(3, 2), s=1)),
+          S(F(1, 2, 5, 4, domain="lowest"), k=3, s=2, p=1),
+          # dilated taps, and ceil_mode's last windows reaching past the input
+          S(F(1, 2, 9, 8), k=3, s=2, p=1, d=(2, 3)), S(F(2, 1, 8, 7), k=2, s=3, p=1, ceil=True),
+          S(F(1, 2, 4, 5, domain="lowest"), k=(2, 3), s=2, p=1, d=(1, 2), ceil=True)),
+         (O.MaxPool2d,), ("max_pool2d", "scatter_add"), jacobian=True, shapes=gen.max_pools(),
+         raises=(S(F(1, 1, 2, 2), k=3), S(F(1, 1, 5, 5), k=2, p=2), S(F(1, 1, 4, 4), k=3, d=2),
+                 S(F(1, 1, 5, 5), k=2, d=0))),
+    Case("avg_pool2d", lambda x, k=2, s=None, p=0, ceil=False, include=True, divisor=None:
+         shrew.avg_pool2d(x, k, s, p, ceil, include, divisor),
+         (S(F(2, 3, 6, 7)), S(F(1, 2, 9, 8), k=3, s=2, p=1), S(F(1, 2, 17, 19), k=(3, 2), s=1),
+          # ceil_mode, padding left out of the divisor, a divisor given
+          S(F(1, 2, 9, 8), k=3, s=2, p=1, ceil=True, include=False),
+          S(F(2, 1, 7, 6), k=(2, 3), s=(3, 2), p=1, ceil=True),
+          S(F(1, 2, 6, 7), k=2, p=1, divisor=3)),
          (O.AvgPool2d,), ("avg_pool2d", "col2im"), jacobian=True, terms=_kernel,
-         shapes=gen.pools(), raises=(S(F(1, 1, 2, 2), k=3), S(F(1, 1, 5, 5), k=2, p=2))),
+         shapes=gen.avg_pools(), raises=(S(F(1, 1, 2, 2), k=3), S(F(1, 1, 5, 5), k=2, p=2),
+                                         S(F(1, 1, 5, 5), k=2, divisor=0))),
     # indexing
     Case("gather", lambda x, index, dim=0: x.gather(dim, index),
          (S(F(4, 5), I(3, 5, high=4)), S(F(3, 6), I(3, 4, high=6), dim=-1),
