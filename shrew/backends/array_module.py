@@ -239,6 +239,8 @@ class ArrayModuleBackend:
         return x * mul + add
 
     def powf(self, x, exponent):
+        if exponent == 3:  # PyTorch multiplies a cube out; power() can differ by an ulp
+            return x * x * x
         return self.xp.power(x, x.dtype.type(exponent))
 
     def clamp(self, x, lo, hi):
