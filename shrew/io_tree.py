@@ -66,7 +66,8 @@ def encode(obj: Any) -> tuple[dict[str, np.ndarray], str]:
             return {"set": [node(v, f"{path} item") for v in x]}
         if isinstance(x, Module):
             return module(x, path)
-        if isinstance(x, (FunctionType, type)):
+        if isinstance(x, (FunctionType, type)) and "<" not in x.__qualname__:
+            # by name (a lambda or a local function has none a load could look up)
             from .serialization import global_name
             return {"global": global_name(x)}
         raise ShrewError(f"save: cannot save a {type(x).__name__} at {path or 'the top'}: a "
