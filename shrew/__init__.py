@@ -57,7 +57,7 @@ from .threads import get_num_threads, set_num_threads
 from . import cuda  # noqa: E402
 from . import accelerator, amp, onnx  # noqa: E402
 from .generator import Generator
-from . import linalg, nn, optim, return_types, utils  # noqa: E402  (they build on everything above)
+from . import linalg, nn, optim, return_types, serialization, utils  # noqa: E402  (they build on everything above)
 from .io import load, save  # noqa: E402
 from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
@@ -77,7 +77,7 @@ __all__ = [
     "autograd", "func", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "ShrewIndexError",
-    "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
+    "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load", "serialization",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
     "utils", "device", "cuda", "accelerator", "amp", "onnx", "ShrewIndexError", "ShrewTypeError",
     "float", "double", "half", "int", "long", "backends",

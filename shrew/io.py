@@ -3,9 +3,10 @@
 - A {name: Tensor} state dict is saved as a plain safetensors file (readable by
   safetensors' own loaders and by PyTorch through them).
 - Any other checkpoint (nested dicts, lists and tuples of tensors, numpy arrays,
-  numbers, strings, None: model, optimizer and scheduler state, the epoch) is saved as a
-  safetensors file of its arrays, with a JSON description of the structure in the
-  file's metadata (io_tree).
+  numbers, strings, None: model, optimizer and scheduler state, the epoch; a whole
+  nn.Module) is saved as a safetensors file of its arrays, with a JSON description of
+  the structure in the file's metadata (io_tree).  A module comes back only if its class
+  is allowed (shrew.serialization).
 - shrew.load also reads PyTorch's .pt / .pth files (torch.save's zip format) through a
   restricted unpickler that can only rebuild tensors and plain containers (io_torch)."""
 from __future__ import annotations
@@ -22,7 +23,7 @@ import safetensors
 import safetensors.numpy
 from safetensors import SafetensorError
 
-from . import io_tree
+from . import io_tree, serialization
 from .errors import DTypeError, ShrewError
 from .ops.creation import from_numpy
 from .io_torch import looks_like_pickle, looks_like_zip, read_torch_zip
@@ -73,7 +74,11 @@ def load(path: PathOrFile, device: Any = "cpu", map_location: Any = None, *,
     `path` (torch.load's `f`: a path or a binary file object), with the tensors on
     `device` (or `map_location`, PyTorch's name for it).  Nothing in a file is ever run:
     a pickle in a PyTorch file may only rebuild tensors and plain containers, and a bare
-    pickle is refused.  Bad files raise ShrewError."""
+    pickle is refused.  Bad files raise ShrewError.
+
+    `weights_only` is accepted, and shrew loads the same way whatever it says: tensors,
+    containers, and nn.Modules of allowed classes (shrew.serialization); with False, a
+    file naming anything else is still refused, and the error says so."""
     device = _device_of(device, map_location)
     if hasattr(path, "read"):
         where, data = "the file object", path.read()
@@ -82,12 +87,12 @@ def load(path: PathOrFile, device: Any = "cpu", map_location: Any = None, *,
         with open(os.fspath(path), "rb") as src:
             data = src.read()
     if looks_like_zip(data[:4]):
-        return read_torch_zip(io.BytesIO(data), where, device)
+        return read_torch_zip(io.BytesIO(data), where, device, weights_only)
     if looks_like_pickle(data[:1]):
         raise ShrewError(f"load: {where} is not a valid safetensors file or PyTorch zip file: "
                          f"it is a bare pickle (PyTorch's legacy format, or pickle.dump), "
                          f"which shrew never loads because unpickling can run code")
-    return _read_safetensors(data, where, device)
+    return _read_safetensors(data, where, device, weights_only)
 
 
 # safetensors' dtype names; numpy's loader lacks BF16, which ml_dtypes gives numpy
@@ -105,7 +110,7 @@ def _arrays(data: bytes) -> dict[str, np.ndarray]:
             .reshape(view["shape"]) for name, view in safetensors.deserialize(data)}
 
 
-def _read_safetensors(data: bytes, where: str, device: str) -> Any:
+def _read_safetensors(data: bytes, where: str, device: str, weights_only: bool | None) -> Any:
     try:
         arrays = _arrays(data)
         metadata = _metadata(data)
@@ -137,7 +142,8 @@ def _read_safetensors(data: bytes, where: str, device: str) -> Any:
         from .nn.parameter import Parameter
         return Parameter(t, requires_grad=requires_grad)
 
-    return io_tree.decode(description, tensor, ndarray, parameter)
+    return io_tree.decode(description, tensor, ndarray, parameter,
+                          lambda name: serialization.resolve(name, weights_only))
 
 
 def _metadata(data: bytes) -> dict[str, str] | None:

@@ -88,17 +88,19 @@ _ALLOWED: dict[tuple[str, str], Any] = {
 
 class _RestrictedUnpickler(pickle.Unpickler):
     def __init__(self, file: IO[bytes], storage: Callable[[_StorageType, str, int], np.ndarray],
-                 where: str) -> None:
+                 where: str, weights_only: bool | None) -> None:
         super().__init__(file)
-        self._storage, self._where = storage, where
+        self._storage, self._where, self._weights_only = storage, where, weights_only
 
     def find_class(self, module: str, name: str) -> Any:
         found = _ALLOWED.get((module, name))
         if found is None:
+            even = ", even with weights_only=False" if self._weights_only is False else ""
             raise ShrewError(f"load: {self._where} refers to {module}.{name}, which shrew "
                              f"refuses to load: only tensors, parameters and plain containers "
                              f"(dict, OrderedDict, list, tuple, numbers, strings) are allowed, "
-                             f"and nothing in the file is run")
+                             f"and nothing in the file is run{even} (save a state_dict "
+                             f"instead of a pickled object)")
         return found
 
     def persistent_load(self, pid: Any) -> np.ndarray:
@@ -109,7 +111,8 @@ class _RestrictedUnpickler(pickle.Unpickler):
         return self._storage(kind, str(key), int(numel))
 
 
-def read_torch_zip(file: IO[bytes], where: str, device: str) -> Any:
+def read_torch_zip(file: IO[bytes], where: str, device: str,
+                   weights_only: bool | None = None) -> Any:
     """The object torch.save wrote into the zip `file`, its tensors on `device`."""
     try:
         archive = zipfile.ZipFile(file)
@@ -141,7 +144,8 @@ def read_torch_zip(file: IO[bytes], where: str, device: str) -> Any:
         return storages[key]
 
     try:
-        obj = _RestrictedUnpickler(io.BytesIO(archive.read(pickles[0])), storage, where).load()
+        obj = _RestrictedUnpickler(io.BytesIO(archive.read(pickles[0])), storage, where,
+                                   weights_only).load()
     except ShrewError:
         raise
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError,

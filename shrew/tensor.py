@@ -75,6 +75,9 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
     def is_cpu(self) -> bool:
         return self._backend.device == "cpu"
 
+    # PyTorch's other device kinds, which shrew never runs on (programs test them)
+    is_xpu = is_mps = is_meta = property(lambda self: False)
+
     @property
     def ndim(self) -> int:
         return len(self.shape)

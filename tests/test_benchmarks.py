@@ -58,3 +58,16 @@ def test_run_writes_results(tmp_path):
     table = (tmp_path / "results.md").read_text()
     assert "| mlp_step |" in table and "shrew, checkpointed blocks" in table
     assert (tmp_path / "results.png").stat().st_size > 0
+
+
+def test_rnn_step_matches_torch(monkeypatch):
+    pytest.importorskip("torch")
+    import torch
+
+    import rnn_step
+    import shrew
+    for name, small in (("VOCAB", 50), ("EMBED", 16), ("HIDDEN", 16), ("SEQ", 6), ("BATCH", 3)):
+        monkeypatch.setattr(rnn_step, name, small)
+    for cell in ("LSTM", "GRU"):
+        step_s, step_t = rnn_step.make_step(shrew, cell), rnn_step.make_step(torch, cell)
+        assert [step_s(), step_s()] == pytest.approx([step_t(), step_t()], rel=1e-4)

@@ -197,6 +197,14 @@ def test_operators_with_numbers(op, dtype, number):
     assert_same(getattr(a, op)(number), getattr(ta, op)(number), rtol=1e-6)
 
 
+def test_float_squares_and_cubes_are_torchs_to_the_bit():
+    # PyTorch multiplies x ** 2 and x ** 3 out; a general power can differ by an ulp
+    values = np.random.default_rng(0).standard_normal(4096).astype(np.float32)
+    for exponent in (2, 3):
+        np.testing.assert_array_equal((shrew.tensor(values) ** exponent).numpy(),
+                                      (torch.tensor(values) ** exponent).numpy())
+
+
 def test_integer_arithmetic_follows_torch():
     a, ta = pair(np.array([-7, -6, -1, 0, 5, 7]), "int64")
     b, tb = pair(np.array([2, -4, 3, 5, -2, 7]), "int64")

@@ -96,7 +96,18 @@ def test_channel_and_alpha_dropout_statistics(p):
     assert abs(z.mean()) < 0.02 and abs(z.std() - 1) < 0.02  # self-normalising
     assert F.alpha_dropout(x, p) is x  # training=False by default, as PyTorch
     with pytest.raises(shrew.ShapeError, match=r"dropout2d: input must be \[N, C, ...\]"):
-        F.dropout2d(shrew.randn(2, 3), 0.5)
+        F.dropout2d(shrew.randn(2, 3, 4, 5, 6), 0.5)
+
+
+def test_dropout2d_of_a_matrix_drops_elements_with_pytorchs_warning():
+    x = shrew.ones(400, 50)
+    with pytest.warns(UserWarning, match="dropout2d: a 2-D input is deprecated"):
+        y = F.dropout2d(x, 0.25).numpy()
+    with pytest.warns(UserWarning, match="dropout2d: Received a 2-D input"):
+        ref = torch.nn.functional.dropout2d(torch.ones(400, 50), 0.25).numpy()
+    for out in (y, ref):  # elements, not rows, dropped; the rest scaled by 1 / (1 - p)
+        assert set(np.unique(out)) == {0.0, np.float32(1 / 0.75)}
+        assert abs((out == 0).mean() - 0.25) < 0.02 and (out == 0).all(axis=1).sum() == 0
 
 
 def test_normalisation_gradients_pass_gradcheck():

@@ -195,7 +195,8 @@ def test_onnx_imports_and_refuses_to_export():
 
 def test_is_cuda_is_cpu_and_format_as_torch():
     t, ref = shrew.tensor(2.0 / 3.0), torch.tensor(2.0 / 3.0)
-    assert (t.is_cuda, t.is_cpu) == (ref.is_cuda, ref.is_cpu)
+    assert (t.is_cuda, t.is_cpu, t.is_xpu, t.is_mps, t.is_meta) == (
+        ref.is_cuda, ref.is_cpu, ref.is_xpu, ref.is_mps, ref.is_meta)
     assert f"{t:.4f}" == f"{ref:.4f}" and f"{t:>10.2e}" == f"{ref:>10.2e}"
     assert f"{t}" == str(t)
     with pytest.raises(TypeError, match="one-element"):

@@ -85,7 +85,12 @@ class ArrayModuleBackend:
         return self.xp.concatenate(xs, axis=dim)
 
     def pad(self, x, pads, value):
-        return self.xp.pad(x, pads, mode="constant", constant_values=value)
+        # a filled array with x written into its middle: numpy's own pad costs several
+        # times more, and narrow's gradient (a pad) runs once per narrow in backward
+        shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, pads))
+        out = self.xp.full(shape, value, dtype=x.dtype)
+        out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, pads))] = x
+        return out
 
     def cast(self, x, dtype):
         return x.astype(dtype)
@@ -234,6 +239,8 @@ class ArrayModuleBackend:
         return x * mul + add
 
     def powf(self, x, exponent):
+        if exponent == 3:  # PyTorch multiplies a cube out; power() can differ by an ulp
+            return x * x * x
         return self.xp.power(x, x.dtype.type(exponent))
 
     def clamp(self, x, lo, hi):

@@ -25,6 +25,7 @@ from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBas
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 from . import parallel  # noqa: E402, F401  (DistributedDataParallel: built on the above)
+from . import modules  # noqa: E402, F401  (PyTorch's class paths of the classes above)
 
 __all__ = [
     "functional", "init", "utils", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",

@@ -2,8 +2,8 @@
 (arguments, parameter names, initialisation, results).
 
 They run step by step on the existing Tensor operations, and backward is autograd through
-the steps.  Each layer multiplies all its input steps by weight_ih in one GEMM up front;
-only the hidden-state product is left inside the loop."""
+the steps.  Each layer multiplies all its input steps by weight_ih in one GEMM up front
+(adding both biases there); only the hidden-state product is left inside the loop."""
 from __future__ import annotations
 
 import math
@@ -63,6 +63,17 @@ def _gru_step(gx: Tensor, state: State, w: Sequence[Tensor | None]) -> State:
     r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
     n = (xn + r * hn).tanh()
     return (n + z * (h - n),)
+
+
+def _input_products(mode: str, x: Tensor, w_ih: Tensor, b_ih: Tensor | None,
+                    hidden: list[Tensor | None]) -> tuple[Tensor, list[Tensor | None]]:
+    """(x @ weight_ih.T + bias_ih for every row of x, the weights left for each step).
+    Except in a GRU (whose reset gate scales the hidden product with its bias), bias_hh
+    joins bias_ih here, once for the whole sequence, instead of once per step."""
+    w_hh, b_hh, w_hr = hidden
+    if mode == "GRU" or b_hh is None or b_ih is None:
+        return F.linear(x, w_ih, b_ih), hidden
+    return F.linear(x, w_ih, b_ih + b_hh), [w_hh, None, w_hr]
 
 
 _Step = Callable[[Tensor, State, Sequence["Tensor | None"]], State]
@@ -217,8 +228,9 @@ class RNNBase(Module):
             for direction in range(directions):
                 w_ih, b_ih, rest = self._weights(layer, direction)
                 index = layer * directions + direction
-                out, state = _run(step, F.linear(data, w_ih, b_ih), batch_sizes,
-                                  tuple(s[index] for s in initial), rest, bool(direction))
+                gx, rest = _input_products(self.mode, data, w_ih, b_ih, rest)
+                out, state = _run(step, gx, batch_sizes, tuple(s[index] for s in initial),
+                                  rest, bool(direction))
                 outs.append(out)
                 for kept, s in zip(finals, state):
                     kept.append(s)
@@ -321,8 +333,9 @@ class RNNCellBase(Module):
                     raise ShapeError(f"{name}: hidden state must be {fmt(expected)} for input "
                                      f"{fmt(input.shape)}, got {fmt(s.shape)}")
             hx = hx if batched else tuple(s.unsqueeze(0) for s in hx)
-        new = _STEPS[self.mode](F.linear(x, self.weight_ih, self.bias_ih), hx,
-                                [self.weight_hh, self.bias_hh, None])
+        gx, rest = _input_products(self.mode, x, self.weight_ih, self.bias_ih,
+                                   [self.weight_hh, self.bias_hh, None])
+        new = _STEPS[self.mode](gx, hx, rest)
         return new if batched else tuple(s.squeeze(0) for s in new)
 
     def extra_repr(self) -> str:

@@ -287,9 +287,10 @@ KERNEL void clip(SPAN_ARGS, const GLOBAL T* x, const CT lo, const CT hi, const i
 
 #if IS_FLOAT
 /* numpy computes x ** 0.5 as sqrt(x) and x ** 2 as x * x (so (-inf) ** 0.5 is nan). */
+/* numpy's special cases (square root, square) and PyTorch's cube, which it multiplies out */
 DEVICE CT numpy_pow(const CT v, const CT e)
 {
-    return e == (CT)0.5 ? sqrt(v) : e == (CT)2 ? v * v : pow(v, e);
+    return e == (CT)0.5 ? sqrt(v) : e == (CT)2 ? v * v : e == (CT)3 ? v * v * v : pow(v, e);
 }
 
 KERNEL void power(SPAN_ARGS, const GLOBAL T* x, const CT exponent, GLOBAL T* out)

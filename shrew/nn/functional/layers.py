@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -167,7 +168,15 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
-    """Zero whole channels of [N, C, H, W] (or [C, H, W]) with probability p."""
+    """Zero whole channels of [N, C, H, W] (or [C, H, W]) with probability p.  A 2-d
+    input, which PyTorch still accepts with a deprecation warning, gets its behaviour:
+    every element dropped on its own, as dropout does (pytorch/examples' mnist_rnn
+    relies on it)."""
+    if _tensor("dropout2d", "input", input).ndim == 2:
+        warnings.warn("dropout2d: a 2-D input is deprecated (PyTorch will refuse it); it is "
+                      "dropped element by element, as dropout does: use dropout instead",
+                      UserWarning, stacklevel=2)
+        return dropout(input, p, training)
     return _feature_dropout("dropout2d", input, p, training, 2)
 
 

@@ -1,0 +1,141 @@
+"""Whole-module save/load, shrew.serialization's allowlist and shrew.nn.modules' class
+paths, against PyTorch's names."""
+import io
+import json
+
+import numpy as np
+import pytest
+import safetensors.numpy
+import torch
+
+import shrew
+from shrew import nn
+from shrew.io_tree import FORMAT, FORMAT_KEY
+
+
+class LanguageModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(7, 4)
+        self.rnn = nn.LSTM(4, 5, num_layers=2)
+        self.encoder = nn.TransformerEncoderLayer(5, 1, 8, dropout=0.0)
+        self.decoder = nn.Linear(5, 7)
+        self.tied = self.decoder  # the same module twice
+        self.vocabulary = {"a", "b"}
+        self.sizes = (4, 5)
+
+    def forward(self, tokens):
+        return self.decoder(self.encoder(self.rnn(self.embed(tokens))[0]))
+
+
+def saved(obj):
+    buffer = io.BytesIO()
+    shrew.save(obj, buffer)
+    buffer.seek(0)
+    return buffer
+
+
+def test_a_whole_module_round_trips_when_its_class_is_allowed():
+    model = LanguageModel()
+    with shrew.serialization.safe_globals([LanguageModel]):
+        loaded = shrew.load(saved(model))
+    assert type(loaded) is LanguageModel and loaded.tied is loaded.decoder
+    assert loaded.encoder.activation is model.encoder.activation
+    assert loaded.vocabulary == {"a", "b"} and loaded.sizes == (4, 5)
+    assert list(loaded.state_dict()) == list(model.state_dict())
+    assert all(isinstance(p, nn.Parameter) for p in loaded.parameters())
+    tokens = shrew.tensor([[1, 2], [3, 4], [5, 6]])
+    np.testing.assert_array_equal(loaded(tokens).numpy(), model(tokens).numpy())
+    # the loaded module trains: its parameters are leaves with gradients
+    loaded(tokens).sum().backward()
+    assert loaded.decoder.weight.grad is not None
+
+
+def test_a_module_of_an_unlisted_class_is_refused_whatever_weights_only_says():
+    buffer = saved(LanguageModel())
+    with pytest.raises(shrew.ShrewError, match="LanguageModel, which is not allowed.*"
+                                               "add_safe_globals"):
+        shrew.load(buffer)
+    buffer.seek(0)
+    with pytest.raises(shrew.ShrewError, match="even with weights_only=False"):
+        shrew.load(buffer, weights_only=False)
+
+
+def test_shrew_modules_need_no_allowlist():
+    model = nn.Sequential(nn.Linear(3, 2), nn.GELU(approximate="tanh"))
+    loaded = shrew.load(saved(model))
+    x = shrew.randn(4, 3)
+    np.testing.assert_array_equal(loaded(x).numpy(), model(x).numpy())
+    assert repr(loaded) == repr(model)
+
+
+def test_the_allowlist_functions_as_in_pytorch():
+    shrew.serialization.clear_safe_globals()
+    assert shrew.serialization.get_safe_globals() == []
+    with shrew.serialization.safe_globals([LanguageModel]):
+        assert shrew.serialization.get_safe_globals() == [LanguageModel]
+    assert shrew.serialization.get_safe_globals() == []
+    shrew.serialization.add_safe_globals([(LanguageModel, "elsewhere.Model")])
+    try:
+        assert shrew.serialization.get_safe_globals() == [LanguageModel]
+    finally:
+        shrew.serialization.clear_safe_globals()
+    with pytest.raises(shrew.ShrewError, match="add_safe_globals: 3 is not a class"):
+        shrew.serialization.add_safe_globals([3])
+    for name in ("safe_globals", "add_safe_globals", "get_safe_globals", "clear_safe_globals"):
+        assert hasattr(torch.serialization, name)
+
+
+def crafted(description):
+    """A shrew checkpoint file whose structure is `description` (as an attacker writes it)."""
+    metadata = {FORMAT_KEY: json.dumps(description), "format": f"shrew-{FORMAT}"}
+    data = safetensors.numpy.save({"t0": np.zeros(1, np.float32)}, metadata=metadata)
+    return io.BytesIO(data)
+
+
+@pytest.mark.parametrize("name", ["os:system", "builtins:eval", "shrew.io:os.system",
+                                  "shrew.io_tree:json.loads", "shrew.tensor:Tensor"])
+def test_a_file_cannot_name_anything_else(name):
+    for description in ({"global": name},
+                        {"object": name, "id": "m0", "state": {"dict": []}}):
+        with pytest.raises(shrew.ShrewError, match="not allowed"):
+            shrew.load(crafted(description), weights_only=False)
+
+
+def test_an_allowed_class_that_is_not_a_module_is_not_rebuilt():
+    description = {"object": "builtins:dict", "id": "m0", "state": {"dict": []}}
+    with shrew.serialization.safe_globals([dict]):
+        with pytest.raises(shrew.ShrewError, match="not an nn.Module class"):
+            shrew.load(crafted(description))
+
+
+def test_what_cannot_be_saved_is_named():
+    with pytest.raises(shrew.ShrewError, match=r"cannot save a generator at \[0\]"):
+        shrew.save([(i for i in range(2))], io.BytesIO())
+
+
+PATHS = {
+    "module": ["Module"], "linear": ["Identity", "Linear", "NonDynamicallyQuantizableLinear"],
+    "conv": ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"],
+    "activation": ["ReLU", "GELU", "Softmax", "MultiheadAttention", "PReLU"],
+    "loss": ["CrossEntropyLoss", "MSELoss", "NLLLoss", "CTCLoss"],
+    "container": ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"],
+    "dropout": ["Dropout", "Dropout2d", "AlphaDropout"], "sparse": ["Embedding", "EmbeddingBag"],
+    "normalization": ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"],
+    "batchnorm": ["BatchNorm1d", "BatchNorm2d"], "instancenorm": ["InstanceNorm2d"],
+    "rnn": ["RNN", "LSTM", "GRU", "LSTMCell", "RNNBase"],
+    "transformer": ["Transformer", "TransformerEncoder", "TransformerEncoderLayer"],
+    "pooling": ["MaxPool2d", "AvgPool2d"], "flatten": ["Flatten", "Unflatten"],
+    "pixelshuffle": ["PixelShuffle"], "upsampling": ["Upsample"],
+}
+
+
+@pytest.mark.parametrize("module", sorted(PATHS))
+def test_nn_modules_paths_are_pytorchs(module):
+    ours = getattr(shrew.nn.modules, module)
+    theirs = getattr(torch.nn.modules, module)
+    for name in PATHS[module]:
+        assert hasattr(theirs, name)
+        expected = nn.Linear if name == "NonDynamicallyQuantizableLinear" else getattr(nn, name)
+        assert getattr(ours, name) is expected
+    assert set(ours.__all__) <= set(dir(theirs))
