@@ -3,8 +3,8 @@
 for instance in a shrew.serialization allowlist."""
 from . import (module, linear, conv, activation, loss, container, dropout, sparse, normalization,
                batchnorm, instancenorm, rnn, transformer, pooling, flatten,
-               pixelshuffle, upsampling)
+               pixelshuffle, upsampling, fold)
 
 __all__ = ["module", "linear", "conv", "activation", "loss", "container", "dropout",
            "sparse", "normalization", "batchnorm", "instancenorm", "rnn", "transformer",
-           "pooling", "flatten", "pixelshuffle", "upsampling"]
+           "pooling", "flatten", "pixelshuffle", "upsampling", "fold"]
