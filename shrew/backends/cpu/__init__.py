@@ -21,6 +21,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..base import Storage
 from ..host_memory import keep_freed_memory
 from ..array_module import ArrayModuleBackend
 from . import onednn
@@ -66,7 +67,7 @@ class CPUBackend(ArrayModuleBackend):
         super().__init__("cpu")
         keep_freed_memory()
 
-    def where(self, cond, a, b):
+    def where(self, cond: Storage, a: Storage, b: Storage) -> Storage:
         # numpy.where branches on every element: on a mask without a pattern (relu's
         # backward, dropout) it runs about 10x slower than selecting the bit patterns,
         # b ^ ((a ^ b) & mask) with mask all ones where cond holds, which is exact too.
@@ -89,11 +90,13 @@ class CPUBackend(ArrayModuleBackend):
         return out.view(a.dtype)
 
     # -- oneDNN where it serves the call (float32), else the array module's numpy code ----
-    def conv2d(self, x, w, stride, padding):  # base.FastConv
+    def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple
+               ) -> Storage:  # base.FastConv
         out = onednn.conv2d(x, w, stride, padding)
         return super().conv2d(x, w, stride, padding) if out is NotImplemented else out
 
-    def conv2d_backward(self, x, w, g, stride, padding, need_x, need_w):  # base.FastConv
+    def conv2d_backward(self, x: Storage, w: Storage, g: Storage, stride: tuple, padding: tuple,
+                        need_x: bool, need_w: bool) -> tuple:  # base.FastConv
         if need_w and w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
             # oneDNN's weight gradient of a shallow input is slow: on cnn_step's first
             # layer (one channel) 2-4x the core's im2col lowering, which runs instead.
@@ -104,14 +107,14 @@ class CPUBackend(ArrayModuleBackend):
             return super().conv2d_backward(x, w, g, stride, padding, need_x, need_w)
         return gx, gw
 
-    def unary(self, fn, x):
+    def unary(self, fn: str, x: Storage) -> Storage:
         if fn in _ONEDNN_ELTWISE:
             out = onednn.eltwise(x, _ONEDNN_ELTWISE[fn])
             if out is not NotImplemented:
                 return out
         return super().unary(fn, x)
 
-    def softmax(self, x, dim, log):
+    def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
         out = NotImplemented if log else onednn.softmax(x, dim)
         # oneDNN leaves a row's other elements finite beside a NaN, where PyTorch makes
         # the whole row NaN: a call with a NaN in its output (rare) is redone by numpy.
@@ -119,7 +122,7 @@ class CPUBackend(ArrayModuleBackend):
             return super().softmax(x, dim, log)
         return out
 
-    def standardize(self, x, dims, eps):
+    def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple:
         cols = math.prod(x.shape[x.ndim - len(dims):])
         got = onednn.layer_norm(x.reshape(-1, cols), eps) if cols else NotImplemented
         if got is NotImplemented:
@@ -128,7 +131,7 @@ class CPUBackend(ArrayModuleBackend):
         stat_shape = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
         return y.reshape(x.shape), (1 / np.sqrt(var + np.float32(eps))).reshape(stat_shape)
 
-    def avg_pool2d(self, x, kernel, stride, padding):
+    def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage:
         out = onednn.pool2d(x, onednn.POOL_AVG_INCLUDE, kernel, stride, padding)
         return super().avg_pool2d(x, kernel, stride, padding) if out is NotImplemented else out[0]
 
