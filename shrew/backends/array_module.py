@@ -366,16 +366,22 @@ class ArrayModuleBackend:
     # (NotImplemented), so that the core runs its lowering: im2col, a batched GEMM, col2im.
     conv_fold_min_depth = 32
 
-    def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple) -> Storage:
-        if w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
+    # Dilated and grouped convolutions decline: the core composes them of plain ones.
+    def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple, dilation: tuple,
+               groups: int) -> Storage:
+        if not self._folds(w, dilation, groups):
             return NotImplemented
         return folded_conv.conv2d(self.xp, x, w, stride, padding)
 
     def conv2d_backward(self, x: Storage, w: Storage, g: Storage, stride: tuple, padding: tuple,
-                        need_x: bool, need_w: bool) -> tuple:
-        if w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
+                        dilation: tuple, groups: int, need_x: bool, need_w: bool) -> tuple:
+        if not self._folds(w, dilation, groups):
             return NotImplemented
         return folded_conv.conv2d_backward(self.xp, x, w, g, stride, padding, need_x, need_w)
+
+    def _folds(self, w: Storage, dilation: tuple, groups: int) -> bool:
+        return (dilation == (1, 1) and groups == 1
+                and w.shape[1] * w.shape[3] >= self.conv_fold_min_depth)
 
     def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> tuple:
         xp = self.xp
