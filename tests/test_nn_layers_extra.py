@@ -178,6 +178,23 @@ def test_distances_and_one_hot_match_torch():
         F.one_hot(shrew.tensor(idx), 3)
 
 
+@pytest.mark.parametrize("p", [1, 2, 3, float("inf")])
+def test_norms_of_zero_vectors_give_torchs_gradient(p):
+    # A zero row: the norm's subgradient there is 0, as torch.linalg.vector_norm's (a
+    # composed sqrt(sum x^2) would give NaN).  normalize and cosine_similarity use it.
+    data = np.random.default_rng(5).standard_normal((3, 4))
+    data[1] = 0.0
+    (a, ta) = pair(data)
+    agree(F.normalize(a, p, dim=1), TF.normalize(ta, p, dim=1), [(a, ta)])
+    (a, ta) = pair(data)
+    agree(shrew.linalg.vector_norm(a, p, 1), torch.linalg.vector_norm(ta, p, 1), [(a, ta)])
+    if p == 2:
+        (a, ta), (b, tb) = pair(data), pair(data[::-1].copy())
+        agree(F.cosine_similarity(a, b), TF.cosine_similarity(ta, tb), [(a, ta), (b, tb)])
+    x = shrew.tensor(data, requires_grad=True)
+    assert np.isfinite(F.normalize(x, p, dim=1).sum().backward()[x].numpy()).all()
+
+
 # -- embeddings ---------------------------------------------------------------------------------
 def test_embedding_options_match_torch():
     r = np.random.default_rng(4)

@@ -232,6 +232,23 @@ def test_max_min_of_two_tensors(a, b):
                 lambda x, y, n=name: getattr(torch, n)(x, y), a, b)
 
 
+@pytest.mark.parametrize("name", ["max", "min", "maximum", "minimum"])
+def test_max_min_of_two_are_maximum_minimum_with_torchs_gradients(name):
+    # One code path (ops/pointwise.py's maximum / minimum); ties share the gradient, and
+    # at a NaN (no order) both sides get it, as torch's formula gives.
+    nan = float("nan")
+    a = np.array([1.0, 2.0, nan, 3.0, nan, -0.0])
+    b = np.array([1.0, 3.0, 1.0, 2.0, nan, 0.0])
+    (x, tx), (y, ty) = _pair(a), _pair(b)
+    out, t_out = getattr(shrew, name)(x, y), getattr(torch, name)(tx, ty)
+    np.testing.assert_array_equal(out.numpy(), t_out.detach().numpy())
+    c = np.arange(1.0, 7.0)
+    grads = (out * shrew.tensor(c)).sum().backward()
+    (t_out * torch.tensor(c)).sum().backward()
+    np.testing.assert_array_equal(grads[x].numpy(), tx.grad.numpy())
+    np.testing.assert_array_equal(grads[y].numpy(), ty.grad.numpy())
+
+
 def test_cumprod_and_prod_gradients_with_zeros_match_torch():
     v = np.array([[2.0, 0.0, 3.0, 0.0, 5.0], [1.5, -2.0, 0.0, 4.0, 0.5]])
     for dim in (0, 1):

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 import ml_dtypes
 
+from .base import Storage
 from .kernels import avg_pool_divisor, max_pool_fill, pool_output_size, window_output, wrapped
 from . import folded_conv
 
@@ -51,40 +54,40 @@ class ArrayModuleBackend:
         self.device = device
 
     # -- host transfer and creation ----------------------------------------------------
-    def from_numpy(self, a):
+    def from_numpy(self, a: np.ndarray) -> Storage:
         return self.xp.array(a, copy=True, order="C")
 
-    def to_numpy(self, x):
+    def to_numpy(self, x: Storage) -> np.ndarray:
         return np.array(x, copy=True, order="C")
 
-    def full(self, shape, value, dtype):
+    def full(self, shape: tuple, value: float, dtype: np.dtype) -> Storage:
         return self.xp.full(shape, wrapped(value, dtype), dtype=dtype)
 
-    def arange(self, n, dtype):
+    def arange(self, n: int, dtype: np.dtype) -> Storage:
         return self.xp.arange(n, dtype=dtype)
 
     # -- layout --------------------------------------------------------------------------
-    def reshape(self, x, shape):
+    def reshape(self, x: Storage, shape: tuple) -> Storage:
         return x.reshape(shape)
 
-    def transpose(self, x, d0, d1):
+    def transpose(self, x: Storage, d0: int, d1: int) -> Storage:
         return self.xp.swapaxes(x, d0, d1)
 
-    def narrow(self, x, dim, start, length):
+    def narrow(self, x: Storage, dim: int, start: int, length: int) -> Storage:
         index = [slice(None)] * x.ndim
         index[dim] = slice(start, start + length)
         return x[tuple(index)]
 
-    def expand(self, x, shape):
+    def expand(self, x: Storage, shape: tuple) -> Storage:
         return self.xp.broadcast_to(x, shape)
 
-    def contiguous(self, x):
+    def contiguous(self, x: Storage) -> Storage:
         return self.xp.array(x, copy=True, order="C")
 
-    def cat(self, xs, dim):
+    def cat(self, xs: Sequence[Storage], dim: int) -> Storage:
         return self.xp.concatenate(xs, axis=dim)
 
-    def pad(self, x, pads, value):
+    def pad(self, x: Storage, pads: Sequence[tuple], value: float) -> Storage:
         # a filled array with x written into its middle: numpy's own pad costs several
         # times more, and narrow's gradient (a pad) runs once per narrow in backward
         shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, pads))
@@ -92,11 +95,11 @@ class ArrayModuleBackend:
         out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, pads))] = x
         return out
 
-    def cast(self, x, dtype):
+    def cast(self, x: Storage, dtype: np.dtype) -> Storage:
         return x.astype(dtype)
 
     # -- elementwise ---------------------------------------------------------------------
-    def unary(self, fn, x):
+    def unary(self, fn: str, x: Storage) -> Storage:
         xp = self.xp
         if fn == "neg":
             return -x
@@ -151,7 +154,7 @@ class ArrayModuleBackend:
             return self.special(fn)(x).astype(x.dtype, copy=False)
         raise NotImplementedError(f"unary function {fn!r}")
 
-    def _gelu_tanh(self, x, derivative: bool):
+    def _gelu_tanh(self, x: Storage, derivative: bool) -> Storage:
         """0.5 x (1 + t) with t = tanh(c (x + a x^3)), or its derivative
         0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2); in place on two temporaries,
         because on a 1M-element activation each extra pass and allocation shows."""
@@ -175,15 +178,15 @@ class ArrayModuleBackend:
         t *= 0.5
         return t.reshape(shape)
 
-    def special(self, name):
+    def special(self, name: str) -> Any:
         """A function of xp's scipy.special (erf, erfc, erfinv)."""
         import scipy.special
         return getattr(scipy.special, name)
 
-    def erf(self, x):
+    def erf(self, x: Storage) -> Storage:
         return self.special("erf")(x)
 
-    def binary(self, fn, a, b):
+    def binary(self, fn: str, a: Storage, b: Storage) -> Storage:
         if fn == "add":
             return a + b
         if fn == "sub":
@@ -198,7 +201,7 @@ class ArrayModuleBackend:
             return getattr(self.xp, _XP_BINARY[fn])(a, b)
         raise NotImplementedError(f"binary function {fn!r}")
 
-    def _int_pow(self, a, b):
+    def _int_pow(self, a: Storage, b: Storage) -> Storage:
         """Integer powers; a negative exponent gives 1 for a base of 1, +-1 for -1 and 0
         otherwise, as PyTorch (numpy refuses them)."""
         xp = self.xp
@@ -211,7 +214,7 @@ class ArrayModuleBackend:
             out = xp.where(negative, small, out)
         return out.astype(a.dtype, copy=False)
 
-    def compare(self, fn, a, b):
+    def compare(self, fn: str, a: Storage, b: Storage) -> Storage:
         if fn == "eq":
             return a == b
         if fn == "ne":
@@ -226,10 +229,10 @@ class ArrayModuleBackend:
             return a >= b
         raise NotImplementedError(f"comparison {fn!r}")
 
-    def where(self, cond, a, b):
+    def where(self, cond: Storage, a: Storage, b: Storage) -> Storage:
         return self.xp.where(cond, a, b)
 
-    def affine(self, x, mul, add):
+    def affine(self, x: Storage, mul: float, add: float) -> Storage:
         # Python numbers never widen an array under numpy 2's promotion (NEP 50).
         mul, add = wrapped(mul, x.dtype), wrapped(add, x.dtype)
         if add == 0:
@@ -238,12 +241,12 @@ class ArrayModuleBackend:
             return x + add
         return x * mul + add
 
-    def powf(self, x, exponent):
+    def powf(self, x: Storage, exponent: float) -> Storage:
         if exponent == 3:  # PyTorch multiplies a cube out; power() can differ by an ulp
             return x * x * x
         return self.xp.power(x, x.dtype.type(exponent))
 
-    def clamp(self, x, lo, hi):
+    def clamp(self, x: Storage, lo: float | None, hi: float | None) -> Storage:
         if lo is not None:
             x = self.xp.maximum(x, lo)
         if hi is not None:
@@ -251,7 +254,7 @@ class ArrayModuleBackend:
         return x
 
     # -- reductions ----------------------------------------------------------------------
-    def reduce(self, fn, x, dims, keepdim):
+    def reduce(self, fn: str, x: Storage, dims: tuple, keepdim: bool) -> Storage:
         xp = self.xp
         if fn == "sum":
             dtype = np.int64 if x.dtype.kind in "biu" else x.dtype
@@ -267,17 +270,17 @@ class ArrayModuleBackend:
             return xp.min(x, axis=dims, keepdims=keepdim)
         raise NotImplementedError(f"reduction {fn!r}")
 
-    def arg_reduce(self, fn, x, dim, keepdim):
+    def arg_reduce(self, fn: str, x: Storage, dim: int, keepdim: bool) -> Storage:
         xp = self.xp
         arg = xp.argmax if fn == "argmax" else xp.argmin
         return arg(x, axis=dim, keepdims=keepdim).astype(np.int64, copy=False)
 
     # -- scans and sorting (CUDA runs scan.cl and sort.cl instead: kernels/launches.py) ----
-    def scan(self, fn, x, dim):
+    def scan(self, fn: str, x: Storage, dim: int) -> Storage:
         accumulate = self.xp.cumsum if fn == "sum" else self.xp.cumprod
         return accumulate(x, axis=dim, dtype=x.dtype)
 
-    def arg_scan(self, fn, x, dim):
+    def arg_scan(self, fn: str, x: Storage, dim: int) -> Storage:
         xp = self.xp
         running = (xp.maximum if fn == "max" else xp.minimum).accumulate(
             x, axis=dim)
@@ -288,7 +291,7 @@ class ArrayModuleBackend:
         return xp.maximum.accumulate(xp.where(takes_over, positions, 0), axis=dim).astype(
             np.int64, copy=False)
 
-    def argsort(self, x, dim, descending):
+    def argsort(self, x: Storage, dim: int, descending: bool) -> Storage:
         xp = self.xp
         if not descending:  # numpy's stable sort puts NaN last, as the largest
             return xp.argsort(x, axis=dim, kind="stable").astype(np.int64, copy=False)
@@ -299,7 +302,7 @@ class ArrayModuleBackend:
         return (x.shape[dim] - 1 - order).astype(np.int64, copy=False)
 
     # -- fused normalisations --------------------------------------------------------------
-    def softmax(self, x, dim, log):
+    def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
         xp = self.xp
         z = x - xp.max(x, axis=dim, keepdims=True)
         if log:
@@ -309,7 +312,7 @@ class ArrayModuleBackend:
         z /= xp.sum(z, axis=dim, keepdims=True)
         return z
 
-    def standardize(self, x, dims, eps):
+    def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple:
         xp = self.xp
         y = x - xp.mean(x, axis=dims, keepdims=True, dtype=x.dtype)
         var = xp.mean(xp.square(y), axis=dims, keepdims=True, dtype=x.dtype)
@@ -318,10 +321,10 @@ class ArrayModuleBackend:
         return y, rstd
 
     # -- linear algebra, convolution, pooling -----------------------------------------
-    def matmul(self, a, b):
+    def matmul(self, a: Storage, b: Storage) -> Storage:
         return self.xp.matmul(a, b)
 
-    def im2col(self, x, kernel, stride, padding):
+    def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage:
         n, c, h, w = x.shape
         win = self._pool_windows(x, kernel, stride, padding, (1, 1),
                                  window_output(h, w, kernel, stride, padding), 0)
@@ -330,7 +333,8 @@ class ArrayModuleBackend:
         cols = win.transpose(0, 1, 4, 5, 2, 3)
         return self.xp.ascontiguousarray(cols).reshape(n, c * kernel[0] * kernel[1], ho * wo)
 
-    def col2im(self, cols, shape, kernel, stride, padding):
+    def col2im(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple, padding: tuple
+               ) -> Storage:
         xp = self.xp
         n, c, h, w = shape
         (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
@@ -361,21 +365,24 @@ class ArrayModuleBackend:
     conv_fold_min_depth = 32
 
     # Dilated and grouped convolutions decline: the core composes them of plain ones.
-    def conv2d(self, x, w, stride, padding, dilation, groups):
+    def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple, dilation: tuple,
+               groups: int) -> Storage:
         if not self._folds(w, dilation, groups):
             return NotImplemented
         return folded_conv.conv2d(self.xp, x, w, stride, padding)
 
-    def conv2d_backward(self, x, w, g, stride, padding, dilation, groups, need_x, need_w):
+    def conv2d_backward(self, x: Storage, w: Storage, g: Storage, stride: tuple, padding: tuple,
+                        dilation: tuple, groups: int, need_x: bool, need_w: bool) -> tuple:
         if not self._folds(w, dilation, groups):
             return NotImplemented
         return folded_conv.conv2d_backward(self.xp, x, w, g, stride, padding, need_x, need_w)
 
-    def _folds(self, w, dilation, groups) -> bool:
+    def _folds(self, w: Storage, dilation: tuple, groups: int) -> bool:
         return (dilation == (1, 1) and groups == 1
                 and w.shape[1] * w.shape[3] >= self.conv_fold_min_depth)
 
-    def _pool_windows(self, x, kernel, stride, padding, dilation, out_hw, fill):
+    def _pool_windows(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                      dilation: tuple, out_hw: tuple, fill: float) -> Storage:
         """A strided view [N, C, Ho, Wo, kh, kw] of the pooling windows' taps (no copy of
         the windows): x padded with `fill` on the left by `padding` and on the right as
         far as the last (ceil_mode) window reaches, taps `dilation` apart."""
@@ -389,7 +396,8 @@ class ArrayModuleBackend:
         (ho, wo), (sh, sw), (dh, dw) = out_hw, stride, dilation
         return view[:, :, :sh * (ho - 1) + 1:sh, :sw * (wo - 1) + 1:sw, ::dh, ::dw]
 
-    def max_pool2d(self, x, kernel, stride, padding, dilation, ceil_mode):
+    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                   dilation: tuple, ceil_mode: bool) -> tuple:
         xp = self.xp
         n, c, h, w = x.shape
         (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
@@ -437,7 +445,8 @@ class ArrayModuleBackend:
             index = xp.where(values == fill, top.reshape(ho, 1) * w + left, index)
         return values, index
 
-    def max_pool2d_backward(self, g, index, shape, kernel, stride, dilation):  # base.FastPool
+    def max_pool2d_backward(self, g: Storage, index: Storage, shape: tuple, kernel: tuple,
+                            stride: tuple, dilation: tuple) -> Storage:  # base.FastPool
         # Windows that do not overlap send each input element at most one gradient, so
         # scatter_add's store serves without its check that no target repeats.
         if any(d * (k - 1) >= s for k, s, d in zip(kernel, stride, dilation)):
@@ -448,8 +457,9 @@ class ArrayModuleBackend:
         out = self.xp.zeros(n * c * h * w, dtype=g.dtype)
         return self._store_distinct(out, flat, g).reshape(shape)
 
-    def avg_pool2d(self, x, kernel, stride, padding, ceil_mode, count_include_pad,
-                   divisor_override):
+    def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                   ceil_mode: bool, count_include_pad: bool,
+                   divisor_override: int | None) -> Storage:
         xp = self.xp
         h, w = x.shape[2:]
         out_hw = tuple(pool_output_size(size, k, s, p, 1, ceil_mode) for size, k, s, p
@@ -464,7 +474,7 @@ class ArrayModuleBackend:
         return (total / xp.asarray(divisor)).astype(x.dtype, copy=False)
 
     # -- indexing ------------------------------------------------------------------------
-    def gather(self, x, dim, index):
+    def gather(self, x: Storage, dim: int, index: Storage) -> Storage:
         xp = self.xp
         # take_along_axis needs index and x to agree off `dim`; narrow x to index's extent.
         sl = tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(index.shape))
@@ -476,7 +486,7 @@ class ArrayModuleBackend:
             return xp.take(x[sl], line, axis=dim)
         return xp.take_along_axis(x[sl], index, axis=dim)
 
-    def _flat_offsets(self, shape, dim, index):
+    def _flat_offsets(self, shape: tuple, dim: int, index: Storage) -> Storage:
         """Every (index, position) as one flat offset into an array of `shape`: the offsets
         of the other dims summed first, by broadcasting one small arange per dim, then
         added to the index in one pass."""
@@ -490,13 +500,13 @@ class ArrayModuleBackend:
         return (index if strides[dim] == 1 else index * strides[dim]) + base
 
     @staticmethod
-    def _store_distinct(out, flat, src):
+    def _store_distinct(out: Storage, flat: Storage, src: Storage) -> Storage:
         """scatter_add into the flat, zeroed `out` where the offsets `flat` never repeat:
         each sum is a single term, so a plain store is exact."""
         out[flat.ravel()] = src.ravel() + src.dtype.type(0)   # -0.0 -> 0.0, as a sum gives
         return out
 
-    def scatter_add(self, shape, dim, index, src):
+    def scatter_add(self, shape: tuple, dim: int, index: Storage, src: Storage) -> Storage:
         xp = self.xp
         # Flat offsets, then a single bincount: deterministic, vectorised, and accumulated
         # in float64 before the final cast.
@@ -527,7 +537,7 @@ class ArrayModuleBackend:
     # one after another in index order (a plain store keeps the last).
     _SCATTER_UFUNCS = {"sum": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
 
-    def scatter(self, dst, dim, index, src, reduce):
+    def scatter(self, dst: Storage, dim: int, index: Storage, src: Storage, reduce: str) -> Storage:
         xp = self.xp
         flat = self._flat_offsets(dst.shape, dim, index).ravel()
         values = src[tuple(slice(0, s) for s in index.shape)].ravel()
@@ -540,44 +550,46 @@ class ArrayModuleBackend:
         return out
 
     # -- random numbers ------------------------------------------------------------------
-    def manual_seed(self, seed):
+    def manual_seed(self, seed: int) -> None:
         self._rng = np.random.Generator(np.random.Philox(seed))
 
-    def _generator(self):
+    def _generator(self) -> np.random.Generator:
         if not hasattr(self, "_rng"):
             self.manual_seed(0)
         return self._rng
 
-    def rand(self, shape, dtype):
+    def rand(self, shape: tuple, dtype: np.dtype) -> Storage:
         host = self._generator().random(shape, dtype=np.float64).astype(dtype)
         # Rounding to a narrower dtype can reach 1.0; keep the promised [0, 1).
         return self.from_numpy(np.minimum(host, np.nextafter(dtype.type(1), dtype.type(0))))
 
-    def randn(self, shape, dtype):
+    def randn(self, shape: tuple, dtype: np.dtype) -> Storage:
         host = self._generator().standard_normal(shape, dtype=np.float64).astype(dtype)
         return self.from_numpy(host)
 
-    def get_rng_state(self):
+    def get_rng_state(self) -> Any:
         return self._generator().bit_generator.state
 
-    def set_rng_state(self, state):
+    def set_rng_state(self, state: Any) -> None:
         self._generator().bit_generator.state = state
 
     # -- in-place ------------------------------------------------------------------------
-    def copy_(self, dst, src):
+    def copy_(self, dst: Storage, src: Storage) -> None:
         dst[...] = src
 
-    def add_(self, dst, src, alpha):
+    def add_(self, dst: Storage, src: Storage, alpha: float) -> None:
         dst += src if alpha == 1 else src * alpha
 
     # -- DLPack (optional capability, see base.DLPack) ------------------------------------
-    def to_dlpack(self, x, *, stream=None, max_version=None, dl_device=None, copy=None):
+    def to_dlpack(self, x: Storage, *, stream: Any = None,
+                  max_version: tuple[int, int] | None = None,
+                  dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
         return x.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
                             copy=copy)
 
-    def dlpack_device(self, x):
+    def dlpack_device(self, x: Storage) -> tuple:
         return x.__dlpack_device__()
 
-    def from_dlpack(self, obj):
+    def from_dlpack(self, obj: Any) -> Storage:
         return self.xp.from_dlpack(obj)
 

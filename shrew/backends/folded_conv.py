@@ -22,10 +22,12 @@ Every sum runs over i (and j) in a fixed order: the results repeat bit for bit. 
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .kernels import window_output
 
 
-def _to_chwn(xp, x, padding):
+def _to_chwn(xp: Any, x: Any, padding: tuple) -> Any:
     """[N, C, H, W] -> [C, Hp, Wp, N], zero padded: one strided copy."""
     n, c, h, w = x.shape
     pad_h, pad_w = padding
@@ -39,12 +41,12 @@ def _to_chwn(xp, x, padding):
     return out
 
 
-def _to_nchw(xp, a):
+def _to_nchw(xp: Any, a: Any) -> Any:
     """[C, H, W, N] -> a C-contiguous [N, C, H, W]."""
     return xp.ascontiguousarray(a.transpose(3, 0, 1, 2))
 
 
-def _strips(xp, xt, kernel, stride, out_hw):
+def _strips(xp: Any, xt: Any, kernel: tuple, stride: tuple, out_hw: tuple) -> tuple:
     """The strips of a [C, Hp, Wp, N] input as a matrix [C*kw, phases*rows*Wo*N], and the
     slice of its columns that each kernel row reads (see the module's docstring)."""
     c, _, _, n = xt.shape
@@ -62,7 +64,7 @@ def _strips(xp, xt, kernel, stride, out_hw):
     return s.reshape(c * kw, phases * rows * run), [slice(a, a + ho * run) for a in starts]
 
 
-def conv2d(xp, x, w, stride, padding):
+def conv2d(xp: Any, x: Any, w: Any, stride: tuple, padding: tuple) -> Any:
     """x [N, C, H, W] correlated with w [O, C, kh, kw] -> [N, O, Ho, Wo]."""
     o, c, kh, kw = w.shape
     ho, wo = window_output(x.shape[2], x.shape[3], (kh, kw), stride, padding)
@@ -77,7 +79,8 @@ def conv2d(xp, x, w, stride, padding):
     return _to_nchw(xp, out.reshape(o, ho, wo, x.shape[0]))
 
 
-def conv2d_backward(xp, x, w, g, stride, padding, need_x, need_w):
+def conv2d_backward(xp: Any, x: Any, w: Any, g: Any, stride: tuple, padding: tuple,
+                    need_x: bool, need_w: bool) -> tuple:
     """(dL/dx or None, dL/dw or None) of conv2d, given g = dL/d(output)."""
     n, c, h, wd = x.shape
     o, _, kh, kw = w.shape

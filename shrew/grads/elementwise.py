@@ -32,12 +32,14 @@ def binary_grads(fn: str, a: Tensor, b: Tensor, y: Tensor,
         case "atan2":
             r = a * a + b * b
             return g * b / r, -(g * a) / r
-        case "maximum" | "minimum":  # ties share the gradient equally
-            wins = a > b if fn == "maximum" else a < b
+        case "maximum" | "minimum":
+            # As torch: ties share g equally, a side gets none only where it loses, so
+            # with a NaN (no order) both sides get g.
+            a_loses, b_loses = (a < b, a > b) if fn == "maximum" else (a > b, a < b)
             tie = a == b
             half = g * 0.5
-            return (where(tie, half, where(wins, g, 0.0)),
-                    where(tie, half, where(wins, 0.0, g)))
+            return (where(tie, half, where(a_loses, 0.0, g)),
+                    where(tie, half, where(b_loses, 0.0, g)))
         case "fmod":
             return g, -g * (a / b).trunc()
         case "remainder":

@@ -16,6 +16,7 @@ from ..shape import fmt, normalize_dim, normalize_dims, numel, reduced_shape
 from .common import constant, numpy_keywords
 from .elementwise import where
 from .index import gather
+from .pointwise import maximum, minimum
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -133,8 +134,8 @@ def extreme(fn: str, x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """max / min in PyTorch's three forms: of every element (ties share the gradient); along
     a dim, as (values, indices) where the gradient goes to the index; or elementwise of two
     tensors."""
-    if isinstance(dim, AnyTensor):
-        return _extreme_of_two(fn, x, dim)
+    if isinstance(dim, AnyTensor):  # torch.max(a, b) is maximum(a, b)
+        return (maximum if fn == "max" else minimum)(x, dim)
     if dim is None:
         return reduce(fn, x, None, False)
     d = normalize_dim(dim, x.ndim, fn)
@@ -144,19 +145,6 @@ def extreme(fn: str, x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     indices = arg_reduce(f"arg{fn}", x, d, True)
     values = gather(x, d, indices, range_checked=True)
     return result(_squeezed(values, (d,), keepdim), _squeezed(indices, (d,), keepdim))
-
-
-def _extreme_of_two(fn: str, a: Tensor, b: Tensor) -> Tensor:
-    """Elementwise max / min of two tensors: NaN wins, and equal elements share the
-    gradient equally, as PyTorch's maximum / minimum."""
-    wins = where(a != a, True, a > b if fn == "max" else a < b)
-    picked = where(wins, a, b)
-    if not picked.dtype.is_floating_point:
-        return picked
-    a, b = a.to_dtype(picked.dtype), b.to_dtype(picked.dtype)
-    tie = where(a == b, a - a == 0, False)  # equal and finite
-    # a + (b - a) / 2 is exactly a's value at a tie, and takes half of each gradient.
-    return where(tie, a + (where(tie, b, a) - a) * 0.5, picked)
 
 
 def arg_reduce(fn: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:

@@ -22,6 +22,7 @@ from shrew import op as O
 from shrew.backends.base import BINARY_FNS, REDUCE_FNS, UNARY_FNS
 from shrew.diagnostics import _graph, op_name
 from shrew.testing import gradcheck
+from shrew.testing.conformance.cases import UNARY_DOMAIN, SinTimes
 from shrew.ops.elementwise import unary
 from support import shapes
 
@@ -73,9 +74,6 @@ def _positive(x):
 INTEGER_ONLY = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
 FLOAT_BINARY_FNS = tuple(fn for fn in BINARY_FNS if fn not in INTEGER_ONLY)
 FLOAT_UNARY_FNS = tuple(fn for fn in UNARY_FNS if fn not in INTEGER_ONLY)
-# Unary functions defined on (0, inf), on (-1, 1), on (1, inf): their input is mapped there.
-POSITIVE_UNARY = ("log", "sqrt", "rsqrt", "log1p", "log2", "log10", "reciprocal")
-UNIT_UNARY = ("asin", "acos", "atanh", "erfinv")
 # Binary functions whose right operand must stay away from 0 (and pow's base positive).
 NONZERO_RIGHT = ("div", "fmod", "remainder", "floor_divide", "atan2", "copysign")
 
@@ -108,12 +106,15 @@ def g_binary(draw, pool):
 
 def g_unary(draw, pool):
     fn = draw(st.sampled_from(FLOAT_UNARY_FNS))
-    if fn in POSITIVE_UNARY:
+    # Functions defined on (0, inf) or off 0, on (-1, 1), on (1, inf) (the conformance
+    # suite's domains): their input is mapped there.
+    domain = UNARY_DOMAIN.get(fn)
+    if domain in ("positive", "nonzero"):
         return (_pick(draw, pool),), lambda x: getattr(_positive(x), fn)()
-    if fn in UNIT_UNARY:
+    if domain == "unit":
         return (_pick(draw, pool),), lambda x: getattr(x.tanh() * 0.9, fn)()
-    if fn == "acosh":
-        return (_pick(draw, pool),), lambda x: (_positive(x) + 1.0).acosh()
+    if domain == "above_one":
+        return (_pick(draw, pool),), lambda x: getattr(_positive(x) + 1.0, fn)()
     if fn == "gelu_tanh":
         return (_pick(draw, pool),), lambda x: x.gelu(approximate="tanh")
     if fn.endswith("_derivative"):  # for gradient rules: no Tensor method
@@ -336,22 +337,8 @@ def g_col2im(draw, pool):
     return (i,), round_trip
 
 
-class _SinTimes(shrew.autograd.Function):
-    """x * sin(x) with a hand-written backward (an O.CustomFunction)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x.sin()
-
-    @staticmethod
-    def backward(ctx, g):
-        x, = ctx.saved_tensors
-        return g * (x.sin() + x * x.cos())
-
-
 def g_custom_function(draw, pool):
-    return (_pick(draw, pool),), _SinTimes.apply
+    return (_pick(draw, pool),), SinTimes.apply
 
 
 def g_checkpoint(draw, pool):

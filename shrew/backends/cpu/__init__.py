@@ -21,6 +21,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..base import Storage
 from ..host_memory import keep_freed_memory
 from ..array_module import ArrayModuleBackend
 from . import onednn
@@ -69,7 +70,7 @@ class CPUBackend(ArrayModuleBackend):
         super().__init__("cpu")
         keep_freed_memory()
 
-    def where(self, cond, a, b):
+    def where(self, cond: Storage, a: Storage, b: Storage) -> Storage:
         # numpy.where branches on every element: on a mask without a pattern (relu's
         # backward, dropout) it runs about 10x slower than selecting the bit patterns,
         # b ^ ((a ^ b) & mask) with mask all ones where cond holds, which is exact too.
@@ -92,14 +93,16 @@ class CPUBackend(ArrayModuleBackend):
         return out.view(a.dtype)
 
     # -- oneDNN where it serves the call (float32), else the array module's numpy code ----
-    def conv2d(self, x, w, stride, padding, dilation, groups):  # base.FastConv
+    def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple, dilation: tuple,
+               groups: int) -> Storage:  # base.FastConv
         out = onednn.conv2d(x, w, stride, padding, dilation, groups)
         if out is NotImplemented:
             return super().conv2d(x, w, stride, padding, dilation, groups)
         return out
 
-    def conv2d_backward(self, x, w, g, stride, padding, dilation, groups, need_x,
-                        need_w):  # base.FastConv
+    def conv2d_backward(self, x: Storage, w: Storage, g: Storage, stride: tuple, padding: tuple,
+                        dilation: tuple, groups: int, need_x: bool,
+                        need_w: bool) -> tuple:  # base.FastConv
         args = (stride, padding, dilation, groups)
         plain = dilation == (1, 1) and groups == 1
         if need_w and plain and w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
@@ -114,7 +117,7 @@ class CPUBackend(ArrayModuleBackend):
             return super().conv2d_backward(x, w, g, *args, need_x, need_w)
         return gx, gw
 
-    def unary(self, fn, x):
+    def unary(self, fn: str, x: Storage) -> Storage:
         out = NotImplemented
         if fn in _ONEDNN_ELTWISE:
             out = onednn.eltwise(x, _ONEDNN_ELTWISE[fn])
@@ -122,7 +125,7 @@ class CPUBackend(ArrayModuleBackend):
             out = onednn.eltwise_derivative(x, _ONEDNN_DERIVATIVE[fn])
         return super().unary(fn, x) if out is NotImplemented else out
 
-    def softmax(self, x, dim, log):
+    def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
         out = NotImplemented if log else onednn.softmax(x, dim)
         # oneDNN leaves a row's other elements finite beside a NaN, where PyTorch makes
         # the whole row NaN: a call with a NaN in its output (rare) is redone by numpy.
@@ -130,7 +133,7 @@ class CPUBackend(ArrayModuleBackend):
             return super().softmax(x, dim, log)
         return out
 
-    def standardize(self, x, dims, eps):
+    def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple:
         cols = math.prod(x.shape[x.ndim - len(dims):])
         got = onednn.layer_norm(x.reshape(-1, cols), eps) if cols else NotImplemented
         if got is NotImplemented:
@@ -139,8 +142,9 @@ class CPUBackend(ArrayModuleBackend):
         stat_shape = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
         return y.reshape(x.shape), (1 / np.sqrt(var + np.float32(eps))).reshape(stat_shape)
 
-    def avg_pool2d(self, x, kernel, stride, padding, ceil_mode, count_include_pad,
-                   divisor_override):
+    def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                   ceil_mode: bool, count_include_pad: bool,
+                   divisor_override: int | None) -> Storage:
         args = (x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
         if ceil_mode or not count_include_pad or divisor_override is not None:
             return super().avg_pool2d(*args)   # oneDNN's path here takes the defaults only

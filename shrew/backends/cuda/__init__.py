@@ -7,6 +7,11 @@ reports as a DeviceError.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .backend import CUDABackend
+
 _INSTALL = "pip install 'shrew[cuda]' (CuPy for CUDA 12; shrew[cuda13] for CUDA 13)"
 
 
@@ -31,7 +36,7 @@ def _version(v: int) -> str:
     return f"{v // 1000}.{v % 1000 // 10}"
 
 
-def _reason(runtime, exc) -> str:
+def _reason(runtime: Any, exc: Exception) -> str:
     """Why CUDA is unusable: CuPy's message, and whether the driver is missing or too old."""
     driver, built_for = runtime.driverGetVersion(), runtime.runtimeGetVersion()
     if driver == 0:
@@ -43,7 +48,7 @@ def _reason(runtime, exc) -> str:
     return f"no usable CUDA device ({exc})"
 
 
-def factory(index: int = 0):
+def factory(index: int = 0) -> CUDABackend:
     """The backend for device ``cuda:index``; RuntimeError says why there is none."""
     cupy, count = _cupy()
     if not 0 <= index < count:

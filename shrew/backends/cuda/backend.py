@@ -23,11 +23,13 @@ What runs where, and what checks it without a GPU:
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-from ..base import FAST_CONV, FAST_POOL, PRIMITIVES
+from ..base import FAST_CONV, FAST_POOL, PRIMITIVES, Storage
 from ..array_module import ArrayModuleBackend
 from ..kernels.launches import SharedLaunches
 from ..kernels.philox import PhiloxRNG
@@ -47,7 +49,8 @@ class CUDABackend(PhiloxRNG, SharedLaunches, ArrayModuleBackend):
 
     dtypes = ArrayModuleBackend.dtypes - {np.dtype(ml_dtypes.bfloat16)}
 
-    def __init__(self, index: int, xp, special, launch, description: str = ""):
+    def __init__(self, index: int, xp: Any, special: Any, launch: Any,
+                 description: str = "") -> None:
         super().__init__(f"cuda:{index}")
         self.xp = xp
         self._special = special
@@ -59,11 +62,11 @@ class CUDABackend(PhiloxRNG, SharedLaunches, ArrayModuleBackend):
     def __repr__(self) -> str:
         return f"CUDABackend({self.device}: {self.description})"
 
-    def special(self, name):
+    def special(self, name: str) -> Any:
         return getattr(self._special, name)
 
     # -- plumbing ------------------------------------------------------------------------
-    def _meta(self, values: tuple):
+    def _meta(self, values: tuple) -> Storage:
         """A device int64 array of `values` (geometry, shapes, strides), cached by value, so
         a layout seen before costs no upload."""
         meta = self._metas.get(values)
@@ -74,39 +77,41 @@ class CUDABackend(PhiloxRNG, SharedLaunches, ArrayModuleBackend):
             self._metas[values] = meta
         return meta
 
-    def _layout(self, x) -> tuple:
+    def _layout(self, x: Storage) -> tuple:
         """x's strides in elements, then offset 0: a kernel gets a pointer to x's first
         element."""
         return tuple(s // x.itemsize for s in x.strides) + (0,)
 
     # -- host transfer -------------------------------------------------------------------
-    def from_numpy(self, a):
+    def from_numpy(self, a: np.ndarray) -> Storage:
         # CuPy stores native byte order only.
         native = a.astype(a.dtype.newbyteorder("="), copy=False)
         return self.xp.array(native, copy=True, order="C")
 
-    def to_numpy(self, x):
+    def to_numpy(self, x: Storage) -> np.ndarray:
         return self.xp.asnumpy(x)  # C order
 
     # -- random numbers: PhiloxRNG keeps the state; random.cl makes the numbers ----------
-    def _empty(self, shape, dtype):
+    def _empty(self, shape: tuple, dtype: np.dtype) -> Storage:
         return self.xp.empty(shape, dtype)
 
-    def _arg(self, x):
+    def _arg(self, x: Storage) -> Storage:
         return x  # a CuPy array passes as a pointer to its first element
 
-    def allocation(self, x):  # base.Allocation: a view's MemoryPointer shares its Memory
+    def allocation(self, x: Storage
+                   ) -> Any:  # base.Allocation: a view's MemoryPointer shares its Memory
         return x.data.mem
 
-    def _launch_1d(self, family, dtype, name, n, *args):
+    def _launch_1d(self, family: str, dtype: np.dtype, name: str, n: int, *args: Any) -> None:
         self._launch(family, dtype, name, n, *args)
 
-    def _launch_random(self, name, dtype, blocks, args, out):
+    def _launch_random(self, name: str, dtype: np.dtype, blocks: int, args: tuple,
+                       out: Storage) -> None:
         self._launch("random", dtype, name, blocks, *args, out)
 
 
-def _on_device(primitive):
-    def on_device(self, *args, **kwargs):
+def _on_device(primitive: Callable[..., Any]) -> Callable[..., Any]:
+    def on_device(self: CUDABackend, *args: Any, **kwargs: Any) -> Any:
         with self.xp.cuda.Device(self._index):
             return primitive(self, *args, **kwargs)
     return functools.wraps(primitive)(on_device)

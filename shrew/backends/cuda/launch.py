@@ -7,6 +7,9 @@ tests/test_cuda_nvrtc.py compiles every program of ``programs`` with ``compile_o
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
 
 from ..kernels import dtype_defines, source
@@ -17,7 +20,7 @@ BLOCK = 256  # threads per block; these 1-D kernels use no shared memory
 KERNELS = {
     "conv": ("im2col", "col2im"),
     "pool": ("max_pool2d", "avg_pool2d"),
-    "index": ("gather", "scatter_add", "scatter"),
+    "index": ("gather", "scatter"),
     "scan": ("scan_sum", "scan_prod", "arg_scan_max", "arg_scan_min"),
     "sort": ("argsort",),
     "random": ("rand_uniform", "rand_normal"),
@@ -29,7 +32,7 @@ FLOAT_ONLY = frozenset({"random"})  # rand and randn are asked for float dtypes 
 DEVICE_DEFINES = {"HAS_F64": 1, "HAS_F16": 1, "WG_SIZE": BLOCK, "TILE": 16}
 
 
-def programs(dtypes) -> list:
+def programs(dtypes: Iterable[Any]) -> list:
     """Every (family, dtype) program the backend can build for a device with `dtypes`."""
     return [(family, dtype) for family in KERNELS
             for dtype in sorted(map(np.dtype, dtypes), key=str)
@@ -51,18 +54,18 @@ def grid_1d(n: int) -> tuple:
 class Launcher:
     """The compiled programs of one device, built on first use and kept."""
 
-    def __init__(self, cupy):
+    def __init__(self, cupy: Any) -> None:
         self._cupy = cupy
         self._modules: dict = {}
         self._functions: dict = {}
 
-    def __call__(self, family: str, dtype: np.dtype, name: str, n: int, *args) -> None:
+    def __call__(self, family: str, dtype: np.dtype, name: str, n: int, *args: Any) -> None:
         """Run kernel `name` on n threads; args follow the kernel's parameters (device arrays
         pass as a pointer to their first element, numpy scalars by value, sized exactly)."""
         grid, block = grid_1d(n)
         self.function(family, dtype, name)(grid, block, args)
 
-    def function(self, family: str, dtype: np.dtype, name: str):
+    def function(self, family: str, dtype: np.dtype, name: str) -> Any:
         """The kernel as a callable (grid, block, args).  Only a GPU runs this."""
         key = (family, dtype, name)
         function = self._functions.get(key)

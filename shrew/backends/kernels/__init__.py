@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,7 @@ def compute_dtype(dtype: np.dtype) -> np.dtype:
     return _COMPUTE.get(np.dtype(dtype), np.dtype(dtype))
 
 
-def wrapped(value, dtype: np.dtype):
+def wrapped(value: Any, dtype: np.dtype) -> Any:
     """A Python int as `dtype` holds it, wrapping around as PyTorch's integers do (-2 is
     254 in uint8); numpy refuses out-of-range ints.  Other values pass unchanged."""
     dtype = np.dtype(dtype)

@@ -33,6 +33,34 @@ DEVICE i64 offset_of(i64 i, const int ndim, const GLOBAL i64* shape, const GLOBA
     return off + i * layout[0];
 }
 
+/* Kernels with one work-item per line along `dim`, the other coordinates fixed (scan.cl),
+   over an input x and an output out: meta = the shape[ndim], then x's and out's layouts.
+   line_start: where line `line` starts in x (*xo) and in out (*oo). */
+DEVICE void line_start(i64 line, const int ndim, const int dim, const GLOBAL i64* meta,
+                       i64* xo, i64* oo)
+{
+    const GLOBAL i64* xl = LAYOUT(meta, ndim, 0);
+    const GLOBAL i64* ol = LAYOUT(meta, ndim, 1);
+    *xo = xl[ndim];
+    *oo = ol[ndim];
+    for (int d = ndim - 1; d >= 0; --d) {
+        if (d == dim) continue;
+        const i64 c = line % meta[d];
+        line /= meta[d];
+        *xo += c * xl[d];
+        *oo += c * ol[d];
+    }
+}
+
+/* A line kernel's start (its arguments: lines, ndim, dim, meta): past the last line it
+   returns; else xo, oo are where its line starts in x and out, xs, os their steps along dim. */
+#define LINE_SETUP                                                                        \
+    const i64 line = GID0;                                                                \
+    if (line >= lines) return;                                                            \
+    i64 xo, oo;                                                                           \
+    line_start(line, ndim, dim, meta, &xo, &oo);                                          \
+    const i64 xs = LAYOUT(meta, ndim, 0)[dim], os = LAYOUT(meta, ndim, 1)[dim];
+
 /* Elementwise spans (elementwise.cl, cast.cl): work-item g writes outputs
    [g * per_item, (g + 1) * per_item) of a C-contiguous output, a long span on a CPU device so
    that the inner loops vectorize, 1 on a GPU.  The span is walked in runs along the innermost

@@ -1,9 +1,9 @@
-/* gather, scatter_add and scatter along `dim`.  meta = index shape[ndim], then the layouts of
-   index, x (gather) or src (scatter_add), and out; `bound` is the size of x (gather) or
-   out (scatter_add) along dim.  The core checks that index entries lie in [0, bound),
-   for an index computed on the device only when a result is next read back
-   (ops/index.py), so an entry outside it reads as 0 and writes nothing: memory outside
-   the arrays is never touched. */
+/* gather and scatter along `dim` (scatter_add is scatter's mode 1 on zeros: launches.py).
+   meta = index shape[ndim], then the layouts of index, x (gather) or src (scatter), and
+   out; `bound` is the size of x (gather) or out (scatter) along dim.  The core checks
+   that index entries lie in [0, bound), for an index computed on the device only when a
+   result is next read back (ops/index.py), so an entry outside it reads as 0 and writes
+   nothing: memory outside the arrays is never touched. */
 
 /* out[p] = x[p with p[dim] replaced by index[p]], p over index's shape. */
 KERNEL void gather(const i64 n, const int ndim, const int dim, const i64 bound,
@@ -25,40 +25,12 @@ KERNEL void gather(const i64 n, const int ndim, const int dim, const i64 bound,
     out[i] = k >= 0 && k < bound ? x[xo + k * xl[dim]] : TO_T((CT)0);
 }
 
-/* out (zeroed, C-contiguous) += src at index along dim.  One work-item per line of index
-   along dim (the other coordinates fixed): only it writes that line of out, and it adds
-   in index order, so there are no atomics and the sums are the same bits every run. */
-KERNEL void scatter_add(const i64 lines, const int ndim, const int dim, const i64 bound,
-                        const GLOBAL i64* meta, const GLOBAL i64* index, const GLOBAL T* src,
-                        GLOBAL T* out)
-{
-    i64 rest = GID0;
-    if (rest >= lines) return;
-    const GLOBAL i64* il = LAYOUT(meta, ndim, 0);
-    const GLOBAL i64* sl = LAYOUT(meta, ndim, 1);
-    const GLOBAL i64* ol = LAYOUT(meta, ndim, 2);
-    i64 io = il[ndim], so = sl[ndim], oo = 0;
-    for (int d = ndim - 1; d >= 0; --d) {
-        if (d == dim) continue;
-        const i64 c = rest % meta[d];
-        rest /= meta[d];
-        io += c * il[d];
-        so += c * sl[d];
-        oo += c * ol[d];
-    }
-    for (i64 r = 0; r < meta[dim]; ++r) {
-        const i64 k = index[io + r * il[dim]];
-        if (k < 0 || k >= bound) continue;
-        const i64 o = oo + k * ol[dim];
-        out[o] = TO_T(LOAD(out, o) + LOAD(src, so + r * sl[dim]));
-    }
-}
-
 /* out (a C-contiguous copy of the destination) combined with src at index along dim:
    mode 0 stores (the last entry along dim wins), 1 adds, 2 multiplies, 3 keeps the
-   maximum, 4 the minimum (a NaN on either side wins, as in torch).  Laid out as
-   scatter_add: one work-item per line of index along dim, in index order, so repeated
-   targets combine in the same order every run. */
+   maximum, 4 the minimum (a NaN on either side wins, as in torch).  One work-item per
+   line of index along dim (the other coordinates fixed): only it writes that line of
+   out, in index order, so there are no atomics and repeated targets combine in the same
+   order every run (the sums are the same bits every run). */
 KERNEL void scatter(const i64 lines, const int ndim, const int dim, const i64 bound,
                     const int mode, const GLOBAL i64* meta, const GLOBAL i64* index,
                     const GLOBAL T* src, GLOBAL T* out)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import SCATTER_REDUCE_FNS
+from ..base import SCATTER_REDUCE_FNS, Storage
 from . import compute_dtype, max_pool_fill, pool_geometry, window_geometry
 
 _i64, _i32 = np.int64, np.int32
@@ -34,13 +34,14 @@ class SharedLaunches:
     _arg: Any
     _launch_1d: Any
 
-    def _window_meta(self, c, h, w, kernel, stride, padding, operand):
+    def _window_meta(self, c: int, h: int, w: int, kernel: tuple, stride: tuple, padding: tuple,
+                     operand: Storage) -> tuple:
         """The window Geometry (common.h) followed by the strided operand's layout."""
         geometry = window_geometry(c, h, w, kernel, stride, padding)
         return self._meta(geometry + self._layout(operand)), geometry[-2], geometry[-1]
 
     # -- convolution lowering (conv.cl) ----------------------------------------------------
-    def im2col(self, x, kernel, stride, padding):
+    def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage:
         n, c, h, w = x.shape
         meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
         out = self._empty((n, c * kernel[0] * kernel[1], ho * wo), x.dtype)
@@ -50,7 +51,8 @@ class SharedLaunches:
                             self._arg(out))
         return out
 
-    def col2im(self, cols, shape, kernel, stride, padding):
+    def col2im(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple, padding: tuple
+               ) -> Storage:
         n, c, h, w = shape
         meta, _, _ = self._window_meta(c, h, w, kernel, stride, padding, cols)
         out = self._empty(tuple(shape), cols.dtype)
@@ -61,15 +63,18 @@ class SharedLaunches:
         return out
 
     # -- pooling (pool.cl) -----------------------------------------------------------------
-    def _pool_meta(self, x, kernel, stride, padding, dilation=(1, 1), ceil_mode=False,
-                   count_include_pad=True, divisor_override=None):
+    def _pool_meta(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                   dilation: tuple = (1, 1), ceil_mode: bool = False,
+                   count_include_pad: bool = True,
+                   divisor_override: int | None = None) -> tuple:
         """pool.cl's meta for x, and the output shape."""
         n, c, h, w = x.shape
         geometry = pool_geometry(c, h, w, kernel, stride, padding, dilation, ceil_mode)
         avg = (int(count_include_pad), divisor_override or 0)
         return self._meta(geometry + avg + self._layout(x)), (n, c, *geometry[9:11])
 
-    def max_pool2d(self, x, kernel, stride, padding, dilation, ceil_mode):
+    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                   dilation: tuple, ceil_mode: bool) -> tuple:
         meta, shape = self._pool_meta(x, kernel, stride, padding, dilation, ceil_mode)
         values = self._empty(shape, x.dtype)
         indices = self._empty(shape, np.dtype(np.int64))
@@ -80,8 +85,9 @@ class SharedLaunches:
                             meta, fill, self._arg(x), self._arg(values), self._arg(indices))
         return values, indices
 
-    def avg_pool2d(self, x, kernel, stride, padding, ceil_mode, count_include_pad,
-                   divisor_override):
+    def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                   ceil_mode: bool, count_include_pad: bool,
+                   divisor_override: int | None) -> Storage:
         meta, shape = self._pool_meta(x, kernel, stride, padding, (1, 1), ceil_mode,
                                       count_include_pad, divisor_override)
         out = self._empty(shape, x.dtype)
@@ -91,7 +97,7 @@ class SharedLaunches:
         return out
 
     # -- indexing (index.cl) ---------------------------------------------------------------
-    def gather(self, x, dim, index):
+    def gather(self, x: Storage, dim: int, index: Storage) -> Storage:
         out = self._empty(index.shape, x.dtype)
         if out.size:
             meta = self._meta(index.shape + self._layout(index) + self._layout(x))
@@ -100,31 +106,29 @@ class SharedLaunches:
                             self._arg(x), self._arg(index), self._arg(out))
         return out
 
-    def scatter_add(self, shape, dim, index, src):
-        out = self.full(tuple(shape), 0, src.dtype)
-        if index.size:
-            lines = index.size // index.shape[dim]  # index.cl: one work-item per line along dim
-            meta = self._meta(index.shape + self._layout(index) + self._layout(src)
-                              + self._layout(out))
-            self._launch_1d("index", src.dtype, "scatter_add", lines, _i64(lines),
-                            _i32(index.ndim), _i32(dim), _i64(shape[dim]), meta,
-                            self._arg(index), self._arg(src), self._arg(out))
-        return out
+    def scatter_add(self, shape: tuple, dim: int, index: Storage, src: Storage) -> Storage:
+        return self._scatter_into(self.full(tuple(shape), 0, src.dtype), dim, index, src, "sum")
 
-    def scatter(self, dst, dim, index, src, reduce):
-        out = self.contiguous(dst)
+    def scatter(self, dst: Storage, dim: int, index: Storage, src: Storage, reduce: str) -> Storage:
+        return self._scatter_into(self.contiguous(dst), dim, index, src, reduce)
+
+    def _scatter_into(self, out: Storage, dim: int, index: Storage, src: Storage,
+                      reduce: str) -> Storage:
+        """index.cl's scatter on `out`, a fresh C-contiguous array: scatter_add is its "sum"
+        on zeros."""
         if index.size:
             lines = index.size // index.shape[dim]  # index.cl: one work-item per line along dim
             meta = self._meta(index.shape + self._layout(index) + self._layout(src)
                               + self._layout(out))
-            self._launch_1d("index", dst.dtype, "scatter", lines, _i64(lines),
-                            _i32(index.ndim), _i32(dim), _i64(dst.shape[dim]),
+            self._launch_1d("index", out.dtype, "scatter", lines, _i64(lines),
+                            _i32(index.ndim), _i32(dim), _i64(out.shape[dim]),
                             _i32(SCATTER_REDUCE_FNS.index(reduce)), meta, self._arg(index),
                             self._arg(src), self._arg(out))
         return out
 
     # -- scans and sorting (scan.cl, sort.cl) ----------------------------------------------
-    def _along(self, family, name, x, dim, out_dtype, items, *scalars):
+    def _along(self, family: str, name: str, x: Storage, dim: int, out_dtype: np.dtype,
+               items: int, *scalars: Any) -> Storage:
         """out = kernel `name` over x along dim, one work-item per line or per element."""
         out = self._empty(x.shape, out_dtype)
         if out.size:
@@ -133,14 +137,14 @@ class SharedLaunches:
                             *scalars, meta, self._arg(x), self._arg(out))
         return out
 
-    def scan(self, fn, x, dim):
+    def scan(self, fn: str, x: Storage, dim: int) -> Storage:
         lines = x.size // x.shape[dim] if x.size else 0
         return self._along("scan", f"scan_{fn}", x, dim, x.dtype, lines)
 
-    def arg_scan(self, fn, x, dim):
+    def arg_scan(self, fn: str, x: Storage, dim: int) -> Storage:
         lines = x.size // x.shape[dim] if x.size else 0
         return self._along("scan", f"arg_scan_{fn}", x, dim, np.dtype(np.int64), lines)
 
-    def argsort(self, x, dim, descending):
+    def argsort(self, x: Storage, dim: int, descending: bool) -> Storage:
         return self._along("sort", "argsort", x, dim, np.dtype(np.int64), x.size,
                            _i32(descending))

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..base import Storage
+
 
 class PhiloxRNG:
     """Mixin: manual_seed, rand, randn and the state snapshots of the Backend protocol.
@@ -26,11 +28,11 @@ class PhiloxRNG:
         def _launch_random(self, name: str, dtype: np.dtype, blocks: int, args: tuple,
                            out: Any) -> None: ...
 
-    def manual_seed(self, seed):
+    def manual_seed(self, seed: int) -> None:
         with self._rng_lock:
             self._seed, self._counter = int(seed), 0
 
-    def _random(self, name, shape, dtype):
+    def _random(self, name: str, shape: tuple, dtype: np.dtype) -> Storage:
         dtype = np.dtype(dtype)
         out = self._empty(tuple(shape), dtype)
         size = math.prod(shape)
@@ -44,15 +46,15 @@ class PhiloxRNG:
                 self._counter = (self._counter + blocks) % 2**64
         return out
 
-    def rand(self, shape, dtype):
+    def rand(self, shape: tuple, dtype: np.dtype) -> Storage:
         return self._random("rand_uniform", shape, dtype)
 
-    def randn(self, shape, dtype):
+    def randn(self, shape: tuple, dtype: np.dtype) -> Storage:
         return self._random("rand_normal", shape, dtype)
 
-    def get_rng_state(self):
+    def get_rng_state(self) -> Any:
         return (self._seed, self._counter)
 
-    def set_rng_state(self, state):
+    def set_rng_state(self, state: Any) -> None:
         with self._rng_lock:
             self._seed, self._counter = int(state[0]), int(state[1])

@@ -3,23 +3,6 @@
    along dim (the other coordinates fixed) walks its line in order, so the result is the
    sequential one, the same bits every run, with no atomics. */
 
-/* Where line `line` starts in x (*xo) and in out (*oo). */
-DEVICE void line_start(i64 line, const int ndim, const int dim, const GLOBAL i64* meta,
-                       i64* xo, i64* oo)
-{
-    const GLOBAL i64* xl = LAYOUT(meta, ndim, 0);
-    const GLOBAL i64* ol = LAYOUT(meta, ndim, 1);
-    *xo = xl[ndim];
-    *oo = ol[ndim];
-    for (int d = ndim - 1; d >= 0; --d) {
-        if (d == dim) continue;
-        const i64 c = line % meta[d];
-        line /= meta[d];
-        *xo += c * xl[d];
-        *oo += c * ol[d];
-    }
-}
-
 #define SCAN_ARGS const i64 lines, const int ndim, const int dim, const GLOBAL i64* meta, \
                   const GLOBAL T* x
 
@@ -27,11 +10,7 @@ DEVICE void line_start(i64 line, const int ndim, const int dim, const GLOBAL i64
 #define SCAN(name, init, combine)                                                         \
 KERNEL void name(SCAN_ARGS, GLOBAL T* out)                                                \
 {                                                                                         \
-    const i64 line = GID0;                                                                \
-    if (line >= lines) return;                                                            \
-    i64 xo, oo;                                                                           \
-    line_start(line, ndim, dim, meta, &xo, &oo);                                          \
-    const i64 xs = LAYOUT(meta, ndim, 0)[dim], os = LAYOUT(meta, ndim, 1)[dim];           \
+    LINE_SETUP                                                                            \
     ACC acc = (ACC)(init);                                                                \
     for (i64 r = 0; r < meta[dim]; ++r) {                                                 \
         const ACC v = (ACC)LOAD(x, xo + r * xs);                                          \
@@ -48,11 +27,7 @@ SCAN(scan_prod, 1, acc * v)
 #define ARG_SCAN(name, beats)                                                             \
 KERNEL void name(SCAN_ARGS, GLOBAL i64* out)                                              \
 {                                                                                         \
-    const i64 line = GID0;                                                                \
-    if (line >= lines) return;                                                            \
-    i64 xo, oo;                                                                           \
-    line_start(line, ndim, dim, meta, &xo, &oo);                                          \
-    const i64 xs = LAYOUT(meta, ndim, 0)[dim], os = LAYOUT(meta, ndim, 1)[dim];           \
+    LINE_SETUP                                                                            \
     CT best = LOAD(x, xo);                                                                \
     i64 at = 0;                                                                           \
     for (i64 r = 0; r < meta[dim]; ++r) {                                                 \

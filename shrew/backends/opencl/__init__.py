@@ -2,9 +2,14 @@
 platforms (see discovery.py for the order); ``describe()`` lists every device found."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ...device_module import DeviceModule
 from ...errors import DeviceError
 from .discovery import INSTALL_HINT, DeviceInfo, discover
+
+if TYPE_CHECKING:
+    from .backend import OpenCLBackend
 
 
 def describe() -> list[DeviceInfo]:
@@ -36,7 +41,7 @@ def _unavailable(index: int) -> DeviceError:
     return DeviceError(f"no OpenCL device opencl:{index}: {found}{why}{hint}")
 
 
-def factory(index: int = 0):
+def factory(index: int = 0) -> OpenCLBackend:
     """The backend for device ``opencl:index``; DeviceError says why there is none."""
     try:
         import pyopencl  # noqa: F401
@@ -52,7 +57,7 @@ def factory(index: int = 0):
 factory.device_count = lambda: len(_working())  # type: ignore[attr-defined]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     # OpenCLBackend imports pyopencl, so it loads on first use, not with this package.
     if name == "OpenCLBackend":
         from .backend import OpenCLBackend

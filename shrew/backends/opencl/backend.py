@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.tools
 
+from ..base import Storage
 from ..host_memory import keep_freed_memory
 from ..kernels import compute_dtype, wrapped
 from ..kernels.launches import SharedLaunches
@@ -100,30 +103,33 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
             values += strides + (offset,)
         return self._meta(values)
 
-    def _launch(self, family, dtype, name, global_size, local_size, *args) -> None:
+    def _launch(self, family: str, dtype: np.dtype, name: str, global_size: tuple,
+                local_size: tuple | None, *args: Any) -> None:
         with self._lock:
             kernel = self._programs.kernel(family, dtype, name, args)
             kernel(self.queue, global_size, local_size, *args)
 
-    def _launch_1d(self, family, dtype, name, n, *args) -> None:
+    def _launch_1d(self, family: str, dtype: np.dtype, name: str, n: int, *args: Any) -> None:
         self._launch(family, dtype, name, (-(-n // self.wg) * self.wg,), (self.wg,), *args)
 
-    def _launch_items(self, family, dtype, name, items, *args) -> None:
+    def _launch_items(self, family: str, dtype: np.dtype, name: str, items: int,
+                      *args: Any) -> None:
         """`items` work-items that each run their own loops (rows, spans), in work-groups of
         one on a CPU, where the compiler then vectorizes those loops."""
         wg = self._span_wg
         self._launch(family, dtype, name, (-(-items // wg) * wg,), (wg,), *args)
 
-    def _launch_span(self, family, dtype, name, n, *args) -> None:
+    def _launch_span(self, family: str, dtype: np.dtype, name: str, n: int, *args: Any) -> None:
         """A kernel over n outputs in spans of self._span (its first arguments: n, per_item)."""
         self._launch_items(family, dtype, name, -(-n // self._span), _i64(n), _i64(self._span),
                            *args)
 
-    def _scalar(self, value, dtype: np.dtype):
+    def _scalar(self, value: Any, dtype: np.dtype) -> np.generic:
         """`value` rounded to `dtype` first (as numpy would), passed as the kernel's CT."""
         return compute_dtype(dtype).type(dtype.type(wrapped(value, dtype)))
 
-    def _map(self, family, name, dtype, out_dtype, shape, inputs, *scalars) -> CLStorage:
+    def _map(self, family: str, name: str, dtype: np.dtype, out_dtype: np.dtype, shape: tuple,
+             inputs: Sequence[CLStorage], *scalars: Any) -> CLStorage:
         """One work-item per element of a fresh `shape` output; inputs broadcast in place."""
         out = self._empty(shape, out_dtype)
         n = out.size
@@ -144,7 +150,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
                               self._layout_meta(dims, layouts), src.buffer, dst.buffer)
 
     # -- host transfer and creation ----------------------------------------------------
-    def from_numpy(self, a):
+    def from_numpy(self, a: np.ndarray) -> Storage:
         host = np.asarray(a, dtype=a.dtype.newbyteorder("="), order="C")
         if host.size == 0:
             return self._empty(host.shape, host.dtype)
@@ -152,7 +158,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
                         hostbuf=host)
         return CLStorage(buf, host.shape, host.dtype)
 
-    def to_numpy(self, x):
+    def to_numpy(self, x: Storage) -> np.ndarray:
         host = np.empty(x.shape, x.dtype)
         if host.size:
             if not x.is_contiguous:
@@ -161,41 +167,41 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
                             is_blocking=True)
         return host
 
-    def full(self, shape, value, dtype):
+    def full(self, shape: tuple, value: float, dtype: np.dtype) -> Storage:
         out = self._empty(tuple(shape), np.dtype(dtype))
         if out.size:
             self._launch_span("elementwise", out.dtype, "fill", out.size,
                               self._scalar(value, out.dtype), out.buffer)
         return out
 
-    def arange(self, n, dtype):
+    def arange(self, n: int, dtype: np.dtype) -> Storage:
         out = self._empty((n,), np.dtype(dtype))
         if n:
             self._launch_span("elementwise", out.dtype, "arange", n, out.buffer)
         return out
 
     # -- layout: views and copies ------------------------------------------------------------
-    def reshape(self, x, shape):
+    def reshape(self, x: Storage, shape: tuple) -> Storage:
         shape = tuple(shape)
         strides = view_strides(x.shape, x.strides, shape)
         if strides is None:
             x, strides = self.contiguous(x), contiguous_strides(shape)
         return x.view(shape, strides)
 
-    def transpose(self, x, d0, d1):
+    def transpose(self, x: Storage, d0: int, d1: int) -> Storage:
         shape, strides = list(x.shape), list(x.strides)
         shape[d0], shape[d1] = shape[d1], shape[d0]
         strides[d0], strides[d1] = strides[d1], strides[d0]
         return x.view(tuple(shape), tuple(strides))
 
-    def narrow(self, x, dim, start, length):
+    def narrow(self, x: Storage, dim: int, start: int, length: int) -> Storage:
         shape = x.shape[:dim] + (length,) + x.shape[dim + 1:]
         return x.view(shape, x.strides, x.offset + start * x.strides[dim])
 
-    def expand(self, x, shape):
+    def expand(self, x: Storage, shape: tuple) -> Storage:
         return x.view(tuple(shape), broadcast_layout(x, tuple(shape))[0])
 
-    def contiguous(self, x):
+    def contiguous(self, x: Storage) -> Storage:
         out = self._empty(x.shape, x.dtype)
         if out.size == 0:
             return out
@@ -207,7 +213,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
             self._copy_into(out, x)
         return out
 
-    def cat(self, xs, dim):
+    def cat(self, xs: Sequence[Storage], dim: int) -> Storage:
         shape = list(xs[0].shape)
         shape[dim] = sum(x.shape[dim] for x in xs)
         out = self._empty(tuple(shape), xs[0].dtype)
@@ -217,51 +223,52 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
             start += x.shape[dim]
         return out
 
-    def pad(self, x, pads, value):
+    def pad(self, x: Storage, pads: Sequence[tuple], value: float) -> Storage:
         shape = tuple(n + before + after for n, (before, after) in zip(x.shape, pads))
         out = self.full(shape, value, x.dtype)
         offset = sum(before * st for (before, _), st in zip(pads, out.strides))
         self._copy_into(out.view(x.shape, out.strides, offset), x)
         return out
 
-    def cast(self, x, dtype):
+    def cast(self, x: Storage, dtype: np.dtype) -> Storage:
         dtype = np.dtype(dtype)
         if dtype == x.dtype:
             return x
         return self._map("cast", f"cast_to_{dtype.name}", x.dtype, dtype, x.shape, [x])
 
     # -- elementwise -------------------------------------------------------------------------
-    def unary(self, fn, x):
+    def unary(self, fn: str, x: Storage) -> Storage:
         return self._map("elementwise", f"unary_{fn}", x.dtype, x.dtype, x.shape, [x])
 
-    def binary(self, fn, a, b):
+    def binary(self, fn: str, a: Storage, b: Storage) -> Storage:
         shape = np.broadcast_shapes(a.shape, b.shape)
         return self._map("elementwise", f"binary_{fn}", a.dtype, a.dtype, shape, [a, b])
 
-    def compare(self, fn, a, b):
+    def compare(self, fn: str, a: Storage, b: Storage) -> Storage:
         shape = np.broadcast_shapes(a.shape, b.shape)
         return self._map("elementwise", f"compare_{fn}", a.dtype, np.dtype(bool), shape, [a, b])
 
-    def where(self, cond, a, b):
+    def where(self, cond: Storage, a: Storage, b: Storage) -> Storage:
         shape = np.broadcast_shapes(cond.shape, a.shape, b.shape)
         return self._map("elementwise", "where", a.dtype, a.dtype, shape, [cond, a, b])
 
-    def affine(self, x, mul, add):
+    def affine(self, x: Storage, mul: float, add: float) -> Storage:
         return self._map("elementwise", "affine", x.dtype, x.dtype, x.shape, [x],
                          self._scalar(mul, x.dtype), self._scalar(add, x.dtype))
 
-    def powf(self, x, exponent):
+    def powf(self, x: Storage, exponent: float) -> Storage:
         return self._map("elementwise", "power", x.dtype, x.dtype, x.shape, [x],
                          self._scalar(exponent, x.dtype))
 
-    def clamp(self, x, lo, hi):
+    def clamp(self, x: Storage, lo: float | None, hi: float | None) -> Storage:
         return self._map("elementwise", "clip", x.dtype, x.dtype, x.shape, [x],
                          self._scalar(0 if lo is None else lo, x.dtype),
                          self._scalar(0 if hi is None else hi, x.dtype),
                          _i32(lo is not None), _i32(hi is not None))
 
     # -- reductions ----------------------------------------------------------------------------
-    def _reduce(self, name, x, dims, keepdim, out_dtype, empty_value):
+    def _reduce(self, name: str, x: CLStorage, dims: tuple, keepdim: bool, out_dtype: np.dtype,
+                empty_value: float) -> CLStorage:
         """Reduce x over `dims` with kernel `name`_rows or `name`_groups (see reduce.cl)."""
         kept = [d for d in range(x.ndim) if d not in dims]
         kept_shape = tuple(x.shape[d] for d in kept)
@@ -294,17 +301,17 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
             self._launch_1d("reduce", x.dtype, f"{name}_rows", n_out, *args)
         return out
 
-    def reduce(self, fn, x, dims, keepdim):
+    def reduce(self, fn: str, x: Storage, dims: tuple, keepdim: bool) -> Storage:
         integral = x.dtype.kind in "biu"
         out_dtype = np.dtype(np.int64) if fn == "sum" and integral else x.dtype
         empty = 0 if fn == "sum" or integral else math.nan
         return self._reduce(fn, x, tuple(dims), keepdim, out_dtype, empty)
 
-    def arg_reduce(self, fn, x, dim, keepdim):
+    def arg_reduce(self, fn: str, x: Storage, dim: int, keepdim: bool) -> Storage:
         return self._reduce(fn, x, (dim,), keepdim, np.dtype(np.int64), 0)
 
     # -- fused normalisations (norm.cl: one work-item per row) ------------------------
-    def softmax(self, x, dim, log):
+    def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
         x = x if x.is_contiguous and x.offset == 0 else self.contiguous(x)
         out = self._empty(x.shape, x.dtype)
         n, inner = x.shape[dim], math.prod(x.shape[dim + 1:])
@@ -313,7 +320,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
                            _i64(inner), _i32(log), x.buffer, out.buffer)
         return out
 
-    def standardize(self, x, dims, eps):
+    def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple:
         x = x if x.is_contiguous and x.offset == 0 else self.contiguous(x)
         out = self._empty(x.shape, x.dtype)
         keep = tuple(1 if d in dims else s for d, s in enumerate(x.shape))
@@ -325,7 +332,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
         return out, rstd
 
     # -- linear algebra, convolution, pooling ----------------------------------------------
-    def matmul(self, a, b):
+    def matmul(self, a: Storage, b: Storage) -> Storage:
         (m, k), n = a.shape[-2:], b.shape[-1]
         if b.strides[-1] != 1 and n > 1 and (a.strides[-2] == 1 or 4 * m <= n):
             # b's rows are strided and would need packing (below): compute out.T = b.T @ a.T
@@ -364,13 +371,14 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
         return out
 
     # -- random numbers: PhiloxRNG keeps the state; random.cl makes the numbers ----------
-    def _launch_random(self, name, dtype, blocks, args, out):
+    def _launch_random(self, name: str, dtype: np.dtype, blocks: int, args: tuple,
+                       out: CLStorage) -> None:
         self._launch_1d("random", dtype, name, blocks, *args, out.buffer)
 
     # -- in-place ------------------------------------------------------------------------------
-    def copy_(self, dst, src):
+    def copy_(self, dst: Storage, src: Storage) -> None:
         self._copy_into(dst, src)
 
-    def add_(self, dst, src, alpha):
+    def add_(self, dst: Storage, src: Storage, alpha: float) -> None:
         # Into a fresh buffer first, so that src may be dst itself.
         self._copy_into(dst, self.binary("add", dst, self.affine(src, alpha, 0)))

@@ -65,20 +65,20 @@ class DeviceInfo:
                 f"work-group <= {self.max_work_group_size}, preferred vector widths: {widths}")
 
 
-def _kind(cl, cl_device) -> str:
+def _kind(cl: Any, cl_device: Any) -> str:
     if cl_device.type & cl.device_type.GPU:
         return "GPU"
     return "CPU" if cl_device.type & cl.device_type.CPU else "accelerator"
 
 
-def _vector_width(cl, cl_device, ctype: str) -> int:
+def _vector_width(cl: Any, cl_device: Any, ctype: str) -> int:
     try:
         return int(getattr(cl_device, f"preferred_vector_width_{ctype}"))
     except cl.Error:  # "half" is a query of OpenCL 1.1 on
         return 0
 
 
-def _read(cl, cl_device, device: str | None, error: str | None) -> DeviceInfo:
+def _read(cl: Any, cl_device: Any, device: str | None, error: str | None) -> DeviceInfo:
     extensions = cl_device.extensions.split()
     return DeviceInfo(
         device=device, platform=cl_device.platform.name.strip(), name=cl_device.name.strip(),
@@ -109,7 +109,7 @@ def _probe_source() -> str:
                      for name in ("prelude_opencl.h", "common.h")) + PROBE_KERNEL
 
 
-def _build(cl, cl_device):
+def _build(cl: Any, cl_device: Any) -> tuple[Any, Any]:
     """The probe program built for `cl_device` (pyopencl caches the binary on disk), and
     its context."""
     from .programs import quiet_compiler  # imports pyopencl, which discover() found
@@ -122,7 +122,7 @@ def _build(cl, cl_device):
     return context, program
 
 
-def probe(cl, cl_device) -> str | None:
+def probe(cl: Any, cl_device: Any) -> str | None:
     """None if `cl_device` builds and runs the probe kernel correctly, else why not."""
     try:
         context, program = _build(cl, cl_device)
@@ -139,7 +139,7 @@ def probe(cl, cl_device) -> str | None:
     return None
 
 
-def _platform_devices(cl) -> list:
+def _platform_devices(cl: Any) -> list:
     """Every device of every platform, in the order of a stable key (the ICD loader's order
     of platforms depends on where it found them): GPUs and accelerators before CPUs, the
     fallback runtimes (icd.FALLBACK_PLATFORMS) after the others, then by platform name,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -14,8 +15,8 @@ class CLStorage:
 
     __slots__ = ("buffer", "shape", "strides", "offset", "dtype")
 
-    def __init__(self, buffer, shape: tuple, dtype: np.dtype, strides: tuple | None = None,
-                 offset: int = 0):
+    def __init__(self, buffer: Any, shape: tuple, dtype: np.dtype, strides: tuple | None = None,
+                 offset: int = 0) -> None:
         self.buffer = buffer
         self.shape = shape
         self.dtype = dtype

@@ -12,13 +12,13 @@ from ...ops.creation import arange
 from ...ops.creation import full as _full
 from ...ops.elementwise import where
 from ...ops.index import check_range, gather
+from ...ops.reduce import vector_norm
 from ...dtype import check_float, int32, int64
 from ...errors import DTypeError, ShapeError, ShrewError
 from ...shape import broadcast_shapes, fmt
 from ...tensor import Tensor
 from ._checks import tensor_arg as _tensor
 from .activation import _softplus, logsigmoid
-from .normalization import vector_norm
 from ._reduction import _reduce, _reduction
 from .ctc import ctc_loss as ctc_loss  # its own module; still importable from here
 
@@ -432,7 +432,8 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """The p-norm of x1 - x2 + eps along the last dim (broadcasting x1 and x2)."""
     _tensor("pairwise_distance", "x2", x2)
-    return vector_norm(_tensor("pairwise_distance", "x1", x1) - x2 + eps, p, -1, keepdim)
+    return vector_norm(_tensor("pairwise_distance", "x1", x1) - x2 + eps, p, -1, keepdim,
+                       op="pairwise_distance")
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...ops.norm import standardize
+from ...ops.reduce import vector_norm
 from ...checkpoint import in_recomputation
 from ...dtype import check_float
 from ...errors import ShapeError, ShrewError
@@ -124,21 +125,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     """input / max(||input||_p along dim, eps)."""
     x = _tensor("normalize", "input", input)
     d = normalize_dim(dim, x.ndim, "normalize")
-    return x / vector_norm(x, p, d, keepdim=True).clamp(min=eps)
-
-
-def vector_norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
-    """The p-norm of x along dim (p = inf: the largest magnitude)."""
-    if p == 2:
-        return x.square().sum(dim, keepdim=keepdim).sqrt()
-    size = x.abs()
-    if p == 1:
-        return size.sum(dim, keepdim=keepdim)
-    if p == float("inf"):
-        return size.amax(dim, keepdim=keepdim)
-    if p <= 0:
-        raise ShrewError(f"vector_norm: p must be > 0, got {p!r}")
-    return (size ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)
+    return x / vector_norm(x, p, d, keepdim=True, op="normalize").clamp(min=eps)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
@@ -147,6 +134,6 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     _tensor("cosine_similarity", "x2", x2)
     d = normalize_dim(dim, max(x1.ndim, x2.ndim), "cosine_similarity")
     d = d - max(x1.ndim, x2.ndim)  # count from the end: x1 and x2 may differ in rank
-    n1 = vector_norm(x1, 2, d).clamp(min=eps)
-    n2 = vector_norm(x2, 2, d).clamp(min=eps)
+    n1 = vector_norm(x1, 2, d, op="cosine_similarity").clamp(min=eps)
+    n2 = vector_norm(x2, 2, d, op="cosine_similarity").clamp(min=eps)
     return (x1 * x2).sum(d) / (n1 * n2)

@@ -6,6 +6,7 @@ import numpy as np
 from ...ops.creation import arange, tensor, zeros
 from ...ops.elementwise import where
 from ...ops.index import check_range, gather, scatter_add_shape
+from ...ops.reduce import vector_norm
 from ...ops.shape import stack
 from ...dtype import int32, int64
 from ...errors import DTypeError, ShapeError, ShrewError
@@ -13,7 +14,6 @@ from ...grad_mode import no_grad
 from ...shape import fmt
 from ...tensor import Tensor
 from ._checks import tensor_arg as _tensor
-from .normalization import vector_norm
 
 _MODES = ("sum", "mean", "max")
 
@@ -39,7 +39,7 @@ def _renorm_(op: str, weight: Tensor, input: Tensor, max_norm: float, norm_type:
     referenced = np.zeros(weight.shape[0], bool)
     referenced[np.unique(input.numpy())] = True
     with no_grad():
-        norms = vector_norm(weight.detach(), norm_type, 1, keepdim=True)
+        norms = vector_norm(weight.detach(), norm_type, 1, keepdim=True, op=op)
         scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
         scale = where(tensor(referenced[:, None], device=weight.device), scale, 1.0)
         weight.copy_(weight.detach() * scale)

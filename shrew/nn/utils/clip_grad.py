@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from ...errors import ShrewError
 from ...ops.creation import tensor
+from ...ops.reduce import vector_norm
 from ...ops.shape import stack
 from ...grad_mode import no_grad
 from ...tensor import Tensor
@@ -19,22 +20,6 @@ class NonFiniteNormError(ShrewError, RuntimeError):
 def _grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     return [p.grad for p in params if p.grad is not None]
-
-
-def _vector_norm(t: Tensor, norm_type: float) -> Tensor:
-    """The norm of t's elements taken as one vector, for any order torch.linalg.vector_norm
-    takes: inf (max |x|), -inf (min |x|), 0 (the count of non-zeros), p > 0."""
-    if norm_type == math.inf:
-        return t.abs().max()
-    if norm_type == -math.inf:
-        return t.abs().min()
-    if norm_type == 0:
-        return (t != 0).to_dtype(t.dtype).sum()
-    if norm_type == 2:
-        return (t * t).sum().sqrt()
-    if norm_type == 1:
-        return t.abs().sum()
-    return t.abs().powf(norm_type).sum().powf(1.0 / norm_type)
 
 
 def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
@@ -51,9 +36,11 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
         return tensor(0.0)
     device = grads[0].device
     with no_grad():
-        norms = [_vector_norm(g, norm_type).to(device=device) for g in grads]
+        norms = [vector_norm(g, norm_type, op="clip_grad_norm_").to(device=device)
+                 for g in grads]
         dtype = norms[0].dtype
-        total = _vector_norm(stack([n.to_dtype(dtype) for n in norms]), norm_type)
+        total = vector_norm(stack([n.to_dtype(dtype) for n in norms]), norm_type,
+                            op="clip_grad_norm_")
         value = total.item()
         if error_if_nonfinite and not math.isfinite(value):
             raise NonFiniteNormError(

@@ -97,8 +97,9 @@ def _checkpointed(x, w):
     return shrew.checkpoint(lambda a: (a @ w).tanh(), x)
 
 
-class _SinTimes(shrew.autograd.Function):
-    """x * sin(x) with a hand-written backward: an O.CustomFunction on the device."""
+class SinTimes(shrew.autograd.Function):
+    """x * sin(x) with a hand-written backward: an O.CustomFunction on the device (the
+    fuzzed graphs of tests/reliability use it too)."""
 
     @staticmethod
     def forward(ctx, x):
@@ -112,11 +113,13 @@ class _SinTimes(shrew.autograd.Function):
 
 
 # -- the table -----------------------------------------------------------------------------
-_UNARY_DOMAIN = {"log": "positive", "sqrt": "positive", "round": "halves", "floor": "wide",
-                 "ceil": "wide", "trunc": "wide", "rsqrt": "positive", "log1p": "positive",
-                 "log2": "positive", "log10": "positive", "reciprocal": "nonzero",
-                 "asin": "unit", "acos": "unit", "atanh": "unit", "erfinv": "unit",
-                 "acosh": "above_one"}
+# Where each unary function's input is drawn (strategies.py's domains); the fuzzed graphs of
+# tests/reliability map their operands into the same domains.
+UNARY_DOMAIN = {"log": "positive", "sqrt": "positive", "round": "halves", "floor": "wide",
+                "ceil": "wide", "trunc": "wide", "rsqrt": "positive", "log1p": "positive",
+                "log2": "positive", "log10": "positive", "reciprocal": "nonzero",
+                "asin": "unit", "acos": "unit", "atanh": "unit", "erfinv": "unit",
+                "acosh": "above_one"}
 _INT_UNARY = ("neg", "abs", "square", "relu", "sign", "floor", "ceil", "round", "trunc")
 _UNARY_JACOBIAN = ("gelu", "sigmoid", "erfinv")
 
@@ -131,7 +134,7 @@ def _unary(fn: str) -> Case:
         call = functools.partial(unary, fn)
     else:
         call = operator.methodcaller(fn)
-    domain = _UNARY_DOMAIN.get(fn, "normal")
+    domain = UNARY_DOMAIN.get(fn, "normal")
     return Case(fn, call, (S(F(5, 7, domain=domain)),), (O.Unary,), ("unary",),
                 dtypes=NUMERIC if fn in _INT_UNARY else FLOAT,
                 jacobian=fn in _UNARY_JACOBIAN, shapes=gen.elementwise(domain=domain))
@@ -476,6 +479,6 @@ CASES: tuple = (
          raises=(S(F(4, 6), F(4, 5)),)),
     Case("checkpoint", _checkpointed, (S(F(4, 6), F(6, 3)),), (O.Checkpoint,),
          ("get_rng_state", "set_rng_state", "matmul"), jacobian=True, terms=_inner),
-    Case("custom_function", _SinTimes.apply, (S(F(4, 6)),), (O.CustomFunction,),
+    Case("custom_function", SinTimes.apply, (S(F(4, 6)),), (O.CustomFunction,),
          ("unary", "binary"), jacobian=True),
 )
