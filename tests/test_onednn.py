@@ -164,13 +164,14 @@ def _cnn_grads(dtype):
 @needs_onednn
 def test_the_cpu_backend_runs_float32_on_onednn_and_agrees_with_numpy(monkeypatch):
     calls = []
-    for name in ("conv2d", "conv2d_backward_data", "conv2d_backward_weights", "pool2d"):
+    for name in ("conv2d", "conv2d_backward_data", "conv2d_backward_weights", "pool2d",
+                 "pool2d_backward"):
         real = getattr(onednn, name)
         monkeypatch.setattr(onednn, name,
                             lambda *a, real=real, name=name: calls.append(name) or real(*a))
     fast = _cnn_grads(np.float32)
     assert sorted(set(calls)) == ["conv2d", "conv2d_backward_data", "conv2d_backward_weights",
-                                  "pool2d"]
+                                  "pool2d", "pool2d_backward"]
     with cpu.use_onednn(False):
         reference = _cnn_grads(np.float32)
     for got, want in zip(fast, reference):
@@ -565,8 +566,8 @@ def test_the_same_inputs_give_the_same_bits_run_to_run(monkeypatch):
     """Determinism through shrew with oneDNN on: every path, several runs, several
     thread counts each (oneDNN's primitives are deterministic for a fixed count)."""
     calls = _count_calls(monkeypatch, ("conv2d", "conv2d_backward_data",
-                                       "conv2d_backward_weights", "pool2d", "softmax",
-                                       "layer_norm", "eltwise"))
+                                       "conv2d_backward_weights", "pool2d",
+                                       "pool2d_backward", "softmax", "layer_norm", "eltwise"))
     old = shrew.get_num_threads()
     try:
         for threads in (1, 2):
@@ -578,7 +579,7 @@ def test_the_same_inputs_give_the_same_bits_run_to_run(monkeypatch):
     finally:
         shrew.set_num_threads(old)
     assert set(calls) == {"conv2d", "conv2d_backward_data", "conv2d_backward_weights",
-                          "pool2d", "softmax", "layer_norm", "eltwise"}
+                          "pool2d", "pool2d_backward", "softmax", "layer_norm", "eltwise"}
 
 
 @needs_onednn

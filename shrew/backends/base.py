@@ -153,18 +153,24 @@ FAST_CONV = ("conv2d", "conv2d_backward")
 
 
 class FastPool(Protocol):
-    """Optional: max_pool2d's gradient in one call, for backends that can beat the core's
-    scatter_add, which must allow for windows that overlap.  max_pool2d's gradient rule
-    calls it in a plain backward where a backend has it; under create_graph=True the rule
-    stays a recorded scatter_add.  It may return NotImplemented for a geometry it does not
-    speed up, and the core then runs scatter_add.  The conformance suite checks it through
-    max_pool2d's gradients."""
+    """Optional: a pool's gradient in one call, for backends that can beat the core's
+    lowering (scatter_add for max_pool2d, which must allow for windows that overlap;
+    col2im for avg_pool2d).  The gradient rules call them in a plain backward where a
+    backend has them; under create_graph=True the rules stay recorded operations.  Either
+    may return NotImplemented for a geometry or option it does not speed up, and the core
+    then runs its lowering.  The conformance suite checks them through the pools'
+    gradients.  A backend may have either one alone."""
 
     def max_pool2d_backward(self, g: Storage, index: Storage, shape: tuple, kernel: tuple,
                             stride: tuple, dilation: tuple) -> Storage: ...  # zeros(shape) [N,C,H,W], then each g [N,C,Ho,Wo] added at its max_pool2d index in its plane; or NotImplemented
 
 
-FAST_POOL = ("max_pool2d_backward",)
+    def avg_pool2d_backward(self, g: Storage, shape: tuple, kernel: tuple, stride: tuple,
+                            padding: tuple, ceil_mode: bool, count_include_pad: bool,
+                            divisor_override: int | None) -> Storage: ...  # d(loss)/dx [N,C,H,W] = shape of avg_pool2d with these options, given g = d(loss)/d(output); or NotImplemented
+
+
+FAST_POOL = ("max_pool2d_backward", "avg_pool2d_backward")
 
 
 class Allocation(Protocol):

@@ -21,7 +21,7 @@ import numpy as np
 from ..backends import base
 from ..errors import ShrewError
 
-FAST_PATHS = ("conv2d", "conv2d_backward", "max_pool2d_backward")
+FAST_PATHS = base.FAST_CONV + base.FAST_POOL
 """Optional backend methods (base.FastConv, base.FastPool) hidden while recording."""
 
 IGNORED = ("to_numpy", "get_rng_state")

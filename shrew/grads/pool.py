@@ -35,6 +35,11 @@ def avg_pool2d_grad(x: Tensor, kernel: tuple, stride: tuple, padding: tuple, cei
                     g: Tensor) -> Tensor:
     """Each output's gradient over its divisor, spread over its window's taps (col2im);
     taps in the padding, or past the input on the right (ceil_mode), are dropped."""
+    if not is_grad_enabled():   # a plain backward: the backend's FastPool, if any
+        data = fast_path(x._backend, "avg_pool2d_backward", g._data, x.shape, kernel, stride,
+                         padding, ceil_mode, count_include_pad, divisor_override)
+        if data is not NotImplemented:
+            return wrap(data, x._backend)
     n, c, h, w = x.shape
     ho, wo = g.shape[2:]
     divisor = avg_pool_divisor((h, w), kernel, stride, padding, (ho, wo), count_include_pad,

@@ -120,4 +120,5 @@ def _on_device(primitive: Callable[..., Any]) -> Callable[..., Any]:
 # Each primitive allocates and launches on this backend's GPU, whichever device is current
 # in the calling thread (CuPy works on the current one).
 for _name in PRIMITIVES + FAST_CONV + FAST_POOL:
-    setattr(CUDABackend, _name, _on_device(getattr(CUDABackend, _name)))
+    if hasattr(CUDABackend, _name):   # the optional fast paths it has
+        setattr(CUDABackend, _name, _on_device(getattr(CUDABackend, _name)))
