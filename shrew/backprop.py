@@ -23,6 +23,7 @@ from .ops import inplace as _inplace
 from .ops.index import scatter_add_unchecked
 from .ops.scan import cumprod_grad, products_of_others, reverse, scan
 from .ops.index import scatter_unchecked as scatter
+from .grads import linalg as _linalg_grads
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .shape import broadcast_dims, fmt, numel, reduced_shape
 from .tensor import Tensor
@@ -441,6 +442,11 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((a, sum_to_shape(g @ b.transpose(-1, -2), a.shape)
                      if a.requires_grad else None),
                     (b, _matmul_rhs_grad(a, b, g) if b.requires_grad else None))
+        # -- decompositions and solvers (ops/decompositions.py; rules in grads/linalg.py)
+        case O.Solve(a, b):
+            return _linalg_grads.solve_grads(a, b, y, g)
+        case O.Decomposition(x=x):
+            return ((x, _linalg_grads.decomposition_grad(op, y, g)),)
         # -- index (ops/index.py)
         case O.Gather(x, dim, index):
             return ((x, scatter_add_unchecked(x.shape, dim, index, g)),)

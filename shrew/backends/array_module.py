@@ -14,7 +14,7 @@ import numpy as np
 import ml_dtypes
 
 from .kernels import max_pool_fill, wrapped
-from . import folded_conv
+from . import folded_conv, linalg_routines
 
 # NaN and inf are data in shrew, as in PyTorch: numpy's floating-point warnings from these
 # kernels (log(0), 0/0, ...) would only be noise.  Filtered for this module alone.
@@ -313,6 +313,9 @@ class ArrayModuleBackend:
     # -- linear algebra, convolution, pooling -----------------------------------------
     def matmul(self, a, b):
         return self.xp.matmul(a, b)
+
+    def linalg(self, fn, *arrays, option=None):
+        return linalg_routines.linalg(self.xp, fn, arrays, option)
 
     def _windows(self, x, kernel, stride, padding, fill):
         """A strided view [N, C, Ho, Wo, kh, kw] of the padded input (no copy)."""
