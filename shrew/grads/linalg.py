@@ -10,6 +10,7 @@ from .. import op as O
 from ..errors import ShrewError
 from ..grad_mode import is_grad_enabled, no_grad
 from ..ops import decompositions as D
+from ..ops.creation import zeros_like
 from ..ops.rearrange import diag_embed
 from ..ops.scan import products_of_others
 from ..ops.shape import cat
@@ -69,7 +70,7 @@ def _cofactors(x: Tensor) -> Tensor:
     u, s, vh = D.svd(x, full_matrices=False)
     with no_grad():
         sign = D.det(u) * D.det(vh)  # +-1: orthogonal factors
-    return (u * (products_of_others(s, -1) * sign[..., None])[..., None, :]) @ vh
+    return (u * (products_of_others(s, s.ndim - 1) * sign[..., None])[..., None, :]) @ vh
 
 
 def _inverse_transpose_right(z: Tensor, r: Tensor) -> Tensor:
@@ -98,7 +99,7 @@ def _qr_grad(x: Tensor, q: Tensor, r: Tensor, mode: str, gq: Tensor | None,
     gx = _qr_tall_grad(q, r[..., :m], gq if gr is None else
                        (gq if gq is not None else 0.0) + x[..., m:] @ gr[..., m:].mT,
                        None if gr is None else gr[..., :m])
-    gy = q @ gr[..., m:] if gr is not None else gx[..., :0].expand(*x.shape[:-1], n - m) * 0
+    gy = q @ gr[..., m:] if gr is not None else zeros_like(x[..., m:])
     return cat([gx, gy], -1)
 
 

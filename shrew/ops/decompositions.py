@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .. import op as O
 from .. import return_types as R
 from ..errors import DTypeError, LinAlgError, ShapeError, ShrewError
@@ -52,9 +54,8 @@ def raise_on_info(op: str, info: Tensor, problem: str) -> None:
     """Raise LinAlgError naming the first matrix of the batch that LAPACK refused."""
     flags = info._backend.to_numpy(info._data)
     if flags.any():
-        where = tuple(int(i) for i in flags.nonzero()[0][:1]) if flags.ndim == 1 else \
-            tuple(int(i[0]) for i in flags.nonzero())
-        place = f" (batch element {where})" if flags.ndim else ""
+        place = f" (batch element {tuple(int(i) for i in np.argwhere(flags)[0])})" \
+            if flags.ndim else ""
         raise LinAlgError(f"{op}: the input matrix is {problem}{place}")
 
 

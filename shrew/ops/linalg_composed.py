@@ -40,10 +40,8 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1), keepdim: boo
                          f"{fmt(A.shape)}")
     if not isinstance(dim, (tuple, list)) or len(dim) != 2:
         raise ShrewError(f"{op}: dim must be a 2-tuple of ints, got {dim!r}")
-    rows, cols = (d % A.ndim if -A.ndim <= d < A.ndim else d for d in dim)
-    normalize_dims((rows, cols), A.ndim, op)
-    if rows == cols:
-        raise ShrewError(f"{op}: dims must differ, got {dim!r}")
+    normalize_dims(tuple(dim), A.ndim, op)  # in range, distinct
+    rows, cols = (d % A.ndim for d in dim)
     if dtype is not None:
         A = A.to(dtype)
     check_float(A.dtype, op)
