@@ -43,7 +43,7 @@ def _raising(xp: Any) -> Any:
     if xp is np:
         import contextlib
         return contextlib.nullcontext()
-    import cupyx  # type: ignore[import-not-found]
+    import cupyx
     return cupyx.errstate(linalg="raise")
 
 

@@ -38,14 +38,13 @@ def decomposition_grad(op: O.Decomposition, y: Tensor, g: Tensor) -> Tensor:
         case "cholesky":
             return _cholesky_grad(y, g)
         case "qr":
-            return _qr_grad(x, *saved, op.option, g if op.index == 0 else None,
+            return _qr_grad(x, saved[0], saved[1], op.option, g if op.index == 0 else None,
                             g if op.index == 1 else None)
-        case "svd":
-            return _svd_grad(x, *saved, op.index, g)
-        case "svdvals":
-            return _svd_grad(x, *saved, 1, g)
+        case "svd" | "svdvals":
+            return _svd_grad(x, saved[0], saved[1], saved[2], op.index if op.fn == "svd" else 1,
+                             g)
         case "eigh":
-            return _eigh_grad(*saved, op.index, g)
+            return _eigh_grad(saved[0], saved[1], op.index, g)
         case "pinv":
             return _pinv_grad(x, y, g)
     raise ShrewError(f"backward: no gradient rule for linalg routine {op.fn!r}")
@@ -93,28 +92,23 @@ def _qr_grad(x: Tensor, q: Tensor, r: Tensor, mode: str, gq: Tensor | None,
     if m > n and mode == "complete":
         raise ShrewError("linalg.qr: the decomposition is not differentiable with "
                          "mode='complete' when the matrix has more rows than columns")
+    gq = zeros_like(q) if gq is None else gq
+    gr = zeros_like(r) if gr is None else gr
     if m >= n:
         return _qr_tall_grad(q, r, gq, gr)
     # A = [X | Y] with X = Q R1 square and Y = Q R2: R2 = Q^T Y feeds Q's gradient too
-    gx = _qr_tall_grad(q, r[..., :m], gq if gr is None else
-                       (gq if gq is not None else 0.0) + x[..., m:] @ gr[..., m:].mT,
-                       None if gr is None else gr[..., :m])
-    gy = q @ gr[..., m:] if gr is not None else zeros_like(x[..., m:])
-    return cat([gx, gy], -1)
+    gx = _qr_tall_grad(q, r[..., :m], gq + x[..., m:] @ gr[..., m:].mT, gr[..., :m])
+    return cat([gx, q @ gr[..., m:]], -1)
 
 
-def _qr_tall_grad(q: Tensor, r: Tensor, gq: Tensor | None, gr: Tensor | None) -> Tensor:
+def _qr_tall_grad(q: Tensor, r: Tensor, gq: Tensor, gr: Tensor) -> Tensor:
     """A = Q R with Q [m, n] and R [n, n] square: from Q^T dA R^-1 = Q^T dQ + dR R^-1, a
     skew-symmetric plus an upper-triangular part, gA = [gQ + Q (M - Q^T gQ)] R^-T with
     M = gR R^T + the strictly lower part of B - B^T, B = Q^T gQ - gR R^T."""
-    qtgq = q.mT @ gq if gq is not None else None
-    grrt = gr @ r.mT if gr is not None else None
-    b = qtgq if grrt is None else -grrt if qtgq is None else qtgq - grrt
-    m = (b - b.mT).tril(-1)
-    if grrt is not None:
-        m = m + grrt
-    z = q @ m if qtgq is None else gq + q @ (m - qtgq)
-    return _inverse_transpose_right(z, r)
+    qtgq, grrt = q.mT @ gq, gr @ r.mT
+    b = qtgq - grrt
+    m = grrt + (b - b.mT).tril(-1)
+    return _inverse_transpose_right(gq + q @ (m - qtgq), r)
 
 
 def _svd_grad(x: Tensor, u: Tensor, s: Tensor, vh: Tensor, index: int, g: Tensor) -> Tensor:
