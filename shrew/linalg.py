@@ -17,9 +17,11 @@ from .ops.linalg_composed import linalg_norm as norm, matrix_norm
 # -- decompositions and solvers -----------------------------------------------------------------
 from .ops.decompositions import (cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, qr,
                                  slogdet, solve, solve_ex, svd, svdvals)
-from .ops.linalg_composed import cond, lstsq, matrix_rank, pinv, solve_triangular
+from .ops.linalg_composed import (cond, diagonal, lstsq, matrix_rank, pinv, solve_triangular,
+                                  tensorinv, tensorsolve, vander, vecdot)
 
 __all__ = ["matmul", "cross", "multi_dot", "matrix_power", "norm", "vector_norm",
            "matrix_norm", "LinAlgError", "cholesky", "cholesky_ex", "det", "eigh", "eigvalsh",
            "inv", "inv_ex", "qr", "slogdet", "solve", "solve_ex", "svd", "svdvals", "cond",
-           "lstsq", "matrix_rank", "pinv", "solve_triangular"]
+           "lstsq", "matrix_rank", "pinv", "solve_triangular", "diagonal", "tensorinv",
+           "tensorsolve", "vander", "vecdot"]

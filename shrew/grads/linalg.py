@@ -33,6 +33,8 @@ def decomposition_grad(op: O.Decomposition, y: Tensor, g: Tensor) -> Tensor:
     match op.fn:
         case "det":
             return g[..., None, None] * _cofactors(x)
+        case "slogdet" if op.index == 0:  # the sign: piecewise constant
+            return zeros_like(x)
         case "slogdet":
             return g[..., None, None] * D.inv(x).mT
         case "cholesky":
@@ -66,6 +68,8 @@ def _recorded(op: O.Decomposition) -> tuple:
 def _cofactors(x: Tensor) -> Tensor:
     """det(x) x^-T, from the svd x = U S Vh so that a singular x has one too:
     det(U) det(Vh) U diag(prod of the other singular values) Vh."""
+    if x.shape[-1] == 0:
+        return zeros_like(x)
     u, s, vh = D.svd(x, full_matrices=False)
     with no_grad():
         sign = D.det(u) * D.det(vh)  # +-1: orthogonal factors

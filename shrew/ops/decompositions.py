@@ -133,9 +133,10 @@ def det(A: Tensor, op: str = "linalg.det") -> Tensor:  # noqa: N803
 
 
 def slogdet(A: Tensor, op: str = "linalg.slogdet") -> R.linalg_slogdet:  # noqa: N803
-    """(sign, log|det|): sign is +-1, or 0 with log|det| = -inf for a singular matrix."""
+    """(sign, log|det|): sign is +-1, or 0 with log|det| = -inf for a singular matrix.  Both
+    record grad, as PyTorch's (the sign's gradient is zero)."""
     check_matrices(op, A)
-    return R.linalg_slogdet(*_routine("slogdet", A, differentiable=(1,)))
+    return R.linalg_slogdet(*_routine("slogdet", A, differentiable=(0, 1)))
 
 
 def torch_slogdet(x: Tensor) -> R.slogdet:

@@ -176,16 +176,16 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     cutoff = rcond if rcond is not None and rcond > 0 else finfo(A.dtype).eps * max(m, n)
     solution = pinv(A, rtol=cutoff) @ rhs
     with no_grad():
-        s = D.svdvals(A)
         rank = matrix_rank(A, rtol=cutoff)
-        empty = A.new_zeros(0)
         full_rank = bool((rank == min(m, n)).all()) if rank.numel() else True
-        residuals = ((A @ solution - rhs).square().sum(-2)
-                     if m > n and full_rank and driver != "gelsy" else empty)
+    # recorded, so that empty residuals require grad where A or B does, as PyTorch's
+    empty = A.flatten()[:0] + rhs.flatten()[:0]
+    residuals = ((A @ solution - rhs).square().sum(-2)
+                 if m > n and full_rank and driver != "gelsy" else empty)
     return R.linalg_lstsq(solution.squeeze(-1) if vector else solution,
-                          residuals.squeeze(-1) if vector and residuals.ndim else residuals,
-                          rank if driver != "gels" else empty.long(),
-                          s if driver in ("gelsd", "gelss") else empty)
+                          residuals.squeeze(-1) if vector and residuals.ndim > 1 else residuals,
+                          rank if driver != "gels" else empty.detach().long(),
+                          D.svdvals(A) if driver in ("gelsd", "gelss") else empty.detach())
 
 
 # -- triangular and Cholesky solves -------------------------------------------------------------
@@ -195,6 +195,54 @@ def _triangle(A: Tensor, upper: bool, unitriangular: bool) -> Tensor:  # noqa: N
     from .rearrange import diag_embed
     strict = A.triu(1) if upper else A.tril(-1)
     return strict + diag_embed(A.diagonal(0, -2, -1) * 0 + 1)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """The dot products of x and y (broadcast) along dim."""
+    return (x * y).sum(dim)
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803
+    return A.diagonal(offset, dim1, dim2)
+
+
+def vander(x: Tensor, N: int | None = None) -> Tensor:  # noqa: N803
+    """The powers x^0, x^1, ..., x^(N-1) of x [..., n] along a new last dim (N = n)."""
+    if not isinstance(x, AnyTensor) or x.ndim < 1:
+        raise ShapeError("linalg.vander: x must be a tensor with at least one dim")
+    n = x.shape[-1] if N is None else N
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ShrewError(f"linalg.vander: N must be a positive int, got {N!r}")
+    column = x.unsqueeze(-1)
+    from .shape import cat
+    return cat([column * 0 + 1, column.expand(*x.shape, n - 1)], -1).cumprod(-1)
+
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:  # noqa: N803
+    """The inverse of A read as a matrix of its first ind dims by the others; its shape is
+    A.shape[ind:] + A.shape[:ind]."""
+    if isinstance(ind, bool) or not isinstance(ind, int) or ind <= 0:
+        raise ShrewError(f"linalg.tensorinv: ind must be a positive int, got {ind!r}")
+    rows, cols = A.shape[:ind], A.shape[ind:]
+    if math.prod(rows) != math.prod(cols):
+        raise ShapeError(f"linalg.tensorinv: the product of the first {ind} dims of "
+                         f"{fmt(A.shape)} must equal that of the others")
+    flat = A.reshape(math.prod(rows), math.prod(cols))
+    return D.inv_ex(flat, check_errors=True, op="linalg.tensorinv").inverse.reshape(*cols, *rows)
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:  # noqa: N803
+    """X with tensordot(A, X, X.ndim) = B; dims of A first moved to its end."""
+    if dims is not None:
+        dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        A = A.movedim(dims, tuple(range(A.ndim - len(dims), A.ndim)))
+    rest = A.shape[B.ndim:]
+    if math.prod(A.shape[:B.ndim]) != B.numel() or math.prod(rest) != B.numel():
+        raise ShapeError(f"linalg.tensorsolve: A {fmt(A.shape)} does not fit B "
+                         f"{fmt(B.shape)}: A's first {B.ndim} dims and its others must each "
+                         f"hold as many elements as B")
+    flat = A.reshape(B.numel(), math.prod(rest))
+    return D.solve(flat, B.reshape(B.numel()), left=True).reshape(*rest)
 
 
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  # noqa: N803
