@@ -1,7 +1,8 @@
-"""Gradient rules of the linear-algebra family (ops/decompositions.py): PyTorch's rules,
-written as Tensor code, so that with create_graph=True they are recorded and differentiate
-again.  Each rule is linear in its output's gradient, so a routine with several outputs
-(qr, svd, eigh) has one rule per output and x's gradient is their sum."""
+"""Gradient rules of the linalg family: matmul's (ops/linalg.py), and the decompositions'
+and solvers' (ops/decompositions.py), PyTorch's rules written as Tensor code, so that with
+create_graph=True they are recorded and differentiate again.  Each decomposition's rule is
+linear in its output's gradient, so a routine with several outputs (qr, svd, eigh) has
+one rule per output and x's gradient is their sum."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -14,9 +15,27 @@ from ..ops.creation import zeros_like
 from ..ops.rearrange import diag_embed
 from ..ops.scan import products_of_others
 from ..ops.shape import cat
+from ..shape import numel
+from .common import sum_to_shape
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
+
+
+def matmul_rhs_grad(a: Tensor, b: Tensor, g: Tensor) -> Tensor:
+    """a^T @ g summed to b's shape.  A plain matrix b shared by a batch of a's gets one
+    GEMM over the folded batch, not a batch of products summed afterwards."""
+    if b.ndim == 2:
+        k, n = b.shape
+        rows = numel(a.shape[:-1])  # explicit: -1 is ambiguous for an empty a
+        a2, g2 = a.reshape(rows, k), g.reshape(rows, n)
+        if type(b._op) is O.Transpose:
+            # b = w.T (as in linear): compute (g^T a)^T, so that the Transpose rule hands
+            # w a C-contiguous gradient; a transposed one makes every later elementwise
+            # pass over it (optimizer step, accumulation) walk memory against its grain.
+            return (g2.transpose(0, 1) @ a2).transpose(0, 1)
+        return a2.transpose(0, 1) @ g2
+    return sum_to_shape(a.transpose(-1, -2) @ g, b.shape)
 
 
 def solve_grads(a: Tensor, b: Tensor, x: Tensor, g: Tensor) -> tuple:
