@@ -106,6 +106,11 @@ class linalg_inv_ex(NamedTuple):  # noqa: N801
     info: Tensor
 
 
+class linalg_solve_ex(NamedTuple):  # noqa: N801
+    result: Tensor
+    info: Tensor
+
+
 class linalg_cholesky_ex(NamedTuple):  # noqa: N801
     L: Tensor
     info: Tensor

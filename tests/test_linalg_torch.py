@@ -193,6 +193,10 @@ def test_svd_shapes_and_full_matrices():
                                    atol=1e-12)
     old = shrew.svd(shrew.tensor(b))
     np.testing.assert_allclose((old.U * old.S[..., None, :] @ old.V.mT).numpy(), b, atol=1e-12)
+    no_uv, torch_no_uv = shrew.svd(shrew.tensor(b), compute_uv=False), \
+        torch.svd(torch.tensor(b), compute_uv=False)
+    for got, want in zip(no_uv, torch_no_uv):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
     q = shrew.linalg.qr(shrew.tensor(b), mode="complete").Q
     assert tuple(q.shape) == (2, 5, 5)
     r_only = shrew.linalg.qr(shrew.tensor(b), mode="r")
@@ -298,6 +302,9 @@ def test_singular_matrices_raise_like_torch():
         shrew.linalg.inv(shrew.tensor(x))
     info = shrew.linalg.inv_ex(shrew.tensor(x)).info.numpy()
     assert info[0] == 0 and info[1] != 0
+    result, info = shrew.linalg.solve_ex(shrew.tensor(x), shrew.ones(2, 3, 1, dtype=shrew.float64))
+    assert info.numpy().tolist() == [0, 1]
+    np.testing.assert_allclose(result[0].numpy(), np.ones((3, 1)))
     assert not shrew.linalg.cholesky_ex(-shrew.eye(2)).info.numpy() == 0
 
 

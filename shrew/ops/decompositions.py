@@ -66,8 +66,10 @@ def _is_vector_rhs(a: Tensor, b: Tensor) -> bool:
     return b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
 
 
-def solve_ex(a: Tensor, b: Tensor, *, left: bool = True, op: str = "linalg.solve_ex") -> tuple:
-    """(X, info): X solves a @ X = b (left) or X @ a = b, info nonzero where a is singular."""
+def solve_ex(a: Tensor, b: Tensor, *, left: bool = True, check_errors: bool = False,
+             op: str = "linalg.solve_ex") -> R.linalg_solve_ex:
+    """(X, info): X solves a @ X = b (left) or X @ a = b, info nonzero where a is singular
+    (check_errors=True: raise LinAlgError there instead)."""
     check_matrices(op, a)
     if not isinstance(b, AnyTensor):
         raise ShrewError(f"{op}: B must be a tensor, got {type(b).__name__}")
@@ -98,13 +100,14 @@ def solve_ex(a: Tensor, b: Tensor, *, left: bool = True, op: str = "linalg.solve
         x = x.squeeze(-1)
     elif not left:
         x = x.mT
-    return x, wrap(info_data, a._backend)
+    info = wrap(info_data, a._backend)
+    if check_errors:
+        raise_on_info(op, info, "singular")
+    return R.linalg_solve_ex(x, info)
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803  (torch's names)
-    x, info = solve_ex(A, B, left=left, op="linalg.solve")
-    raise_on_info("linalg.solve", info, "singular")
-    return x
+    return solve_ex(A, B, left=left, check_errors=True, op="linalg.solve").result
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False, op: str = "linalg.inv_ex") -> R.linalg_inv_ex:  # noqa: N803
@@ -112,10 +115,8 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, op: str = "linalg.inv_ex") 
     from .creation import eye
     check_matrices(op, A)
     identity = eye(A.shape[-1], dtype=A.dtype, device=A.device)
-    inverse, info = solve_ex(A, identity.expand(*A.shape), op=op)
-    if check_errors:
-        raise_on_info(op, info, "singular")
-    return R.linalg_inv_ex(inverse, info)
+    return R.linalg_inv_ex(*solve_ex(A, identity.expand(*A.shape), check_errors=check_errors,
+                                     op=op))
 
 
 def inv(A: Tensor) -> Tensor:  # noqa: N803
@@ -203,10 +204,16 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None,  # 
 
 
 def torch_svd(x: Tensor, some: bool = True, compute_uv: bool = True) -> R.svd:
-    """torch.svd: (U, S, V) with V, not Vh; compute_uv=False gives zero U and V."""
-    u, s, vh = svd(x, full_matrices=not some, op="svd")
+    """torch.svd: (U, S, V) with V, not Vh; compute_uv=False gives the singular values and
+    zero U [m, m] and V [n, n], as PyTorch."""
     if not compute_uv:
-        return R.svd(u.detach() * 0, s, vh.mT.detach() * 0)
+        from .creation import zeros
+        check_matrices("svd", x, square=False)
+        m, n = x.shape[-2:]
+        batch = tuple(x.shape[:-2])
+        return R.svd(zeros(*batch, m, m, dtype=x.dtype, device=x.device), svdvals(x),
+                     zeros(*batch, n, n, dtype=x.dtype, device=x.device))
+    u, s, vh = svd(x, full_matrices=not some, op="svd")
     return R.svd(u, s, vh.mT)
 
 
