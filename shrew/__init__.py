@@ -57,6 +57,7 @@ from .ops.decompositions import torch_cholesky as cholesky, torch_qr as qr
 from .ops.decompositions import torch_slogdet as slogdet, torch_svd as svd
 from .ops.linalg_composed import cdist, cholesky_inverse, cholesky_solve, pinverse
 from .tensor import Tensor
+from .threads import get_num_threads, set_num_threads
 from . import cuda  # noqa: E402
 from . import accelerator, amp, onnx  # noqa: E402
 from .generator import Generator
@@ -75,6 +76,7 @@ __all__ = [
     "int64", "bool", "zeros", "ones", "full", "rand", "randn", "arange", "eye", "from_numpy",
     "zeros_like", "ones_like", "cat", "stack", "where", "scatter_add", "im2col", "col2im",
     "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "manual_seed", "no_grad", "enable_grad",
+    "set_num_threads", "get_num_threads",
     "is_grad_enabled", "set_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "autograd", "func", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",

@@ -139,6 +139,8 @@ class Conv2d(Op):
     weight: Any
     stride: tuple
     padding: tuple
+    dilation: tuple = (1, 1)
+    groups: int = 1
     TENSORS: ClassVar[tuple] = ("x", "weight")
 
 
@@ -156,7 +158,7 @@ class MaxPool2d(Op):
     x: Any
     kernel: tuple
     stride: tuple
-    padding: tuple
+    dilation: tuple
     indices: Any  # int64 tensor: flat argmax per output into each input plane
 
 
@@ -166,6 +168,9 @@ class AvgPool2d(Op):
     kernel: tuple
     stride: tuple
     padding: tuple
+    ceil_mode: bool
+    count_include_pad: bool
+    divisor_override: int | None
 
 
 @dataclass(frozen=True, slots=True)

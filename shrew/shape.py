@@ -120,3 +120,30 @@ def conv_output_size(op: str, size: int, kernel: int, stride: int, padding: int)
         raise ShapeError(f"{op}: kernel size {kernel} is larger than the padded input "
                          f"size {padded} (input {size}, padding {padding})")
     return (padded - kernel) // stride + 1
+
+
+def pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int,
+                     ceil_mode: bool) -> int:
+    """How many pooling windows PyTorch places along one dim: floor (or, with ceil_mode,
+    ceil) of the padded span over the stride, plus one; a ceil_mode window that would start
+    past the input and its left padding is dropped.  May be < 1 for a too-small input."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out
+
+
+def pool_window_counts(size: int, kernel: int, stride: int, padding: int, out: int,
+                       count_include_pad: bool) -> list[int]:
+    """Per window along one dim, how many taps avg_pool's divisor counts: those inside the
+    padded input (count_include_pad), or only those inside the input itself.  A 2-d
+    window's divisor is the product of its two dims' counts."""
+    counts = []
+    for i in range(out):
+        start = i * stride - padding
+        end = min(start + kernel, size + padding)
+        if not count_include_pad:
+            start, end = max(start, 0), min(end, size)
+        counts.append(end - start)
+    return counts

@@ -131,7 +131,7 @@ def test_max_pool_indices_point_at_the_maxima(geo, seed):
     if any(k > s + 2 * p for k, s, p in zip(kernel, shape[2:], padding)):
         return
     x = np.random.default_rng(seed).standard_normal(shape)
-    values, index = be.max_pool2d(x, kernel, stride, padding)
+    values, index = be.max_pool2d(x, kernel, stride, padding, (1, 1), False)
     assert index.dtype == np.int64 and values.shape == index.shape
     flat = x.reshape(shape[0], shape[1], -1)
     picked = np.take_along_axis(flat, index.reshape(shape[0], shape[1], -1), -1)
@@ -140,9 +140,10 @@ def test_max_pool_indices_point_at_the_maxima(geo, seed):
 
 
 def test_avg_pool_counts_padding(be):
-    out = be.avg_pool2d(np.ones((1, 1, 1, 1)), (3, 3), (1, 1), (1, 1))
+    out = be.avg_pool2d(np.ones((1, 1, 1, 1)), (3, 3), (1, 1), (1, 1), False, True, None)
     np.testing.assert_allclose(out, [[[[1 / 9]]]])
-    assert be.avg_pool2d(np.ones((1, 1, 4, 4), dtype=F32), (2, 2), (2, 2), (0, 0)).dtype == F32
+    assert be.avg_pool2d(np.ones((1, 1, 4, 4), dtype=F32), (2, 2), (2, 2), (0, 0), False, True,
+                          None).dtype == F32
 
 
 def test_gather_and_scatter_add(be):

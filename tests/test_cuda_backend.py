@@ -272,8 +272,11 @@ def test_simulated_backend_launches_each_kernel_and_matches_the_cpu():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 3, 7, 6)).transpose(0, 1, 3, 2)  # a strided view
     for prim, args in [("im2col", ((3, 2), (2, 1), (1, 0))),
-                       ("max_pool2d", ((3, 3), (2, 2), (1, 1))),
-                       ("avg_pool2d", ((2, 3), (1, 2), (1, 1)))]:
+                       ("max_pool2d", ((3, 3), (2, 2), (1, 1), (1, 1), False)),
+                       ("max_pool2d", ((3, 2), (2, 2), (1, 1), (2, 3), True)),
+                       ("avg_pool2d", ((2, 3), (1, 2), (1, 1), False, True, None)),
+                       ("avg_pool2d", ((3, 3), (2, 2), (1, 1), True, False, None)),
+                       ("avg_pool2d", ((2, 3), (2, 2), (1, 1), True, True, 5))]:
         got, want = getattr(sim, prim)(x, *args), getattr(cpu, prim)(x, *args)
         for g, w in zip(got, want) if prim == "max_pool2d" else [(got, want)]:
             np.testing.assert_allclose(sim.to_numpy(g), w, rtol=1e-12, err_msg=prim)

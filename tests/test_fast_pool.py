@@ -19,8 +19,8 @@ class Counting(CPUBackend):
         super().__init__()
         self.calls = []
 
-    def max_pool2d_backward(self, g, index, shape, kernel, stride):
-        out = super().max_pool2d_backward(g, index, shape, kernel, stride)
+    def max_pool2d_backward(self, g, index, shape, kernel, stride, dilation):
+        out = super().max_pool2d_backward(g, index, shape, kernel, stride, dilation)
         self.calls.append("declined" if out is NotImplemented else "stored")
         return out
 
@@ -40,9 +40,9 @@ def devices(isolated_registry):
     return backends
 
 
-def _grad(device, x_np, g_np, kernel, stride, padding):
+def _grad(device, x_np, g_np, kernel, stride, padding, dilation=1, ceil_mode=False):
     x = shrew.tensor(x_np, device=device, requires_grad=True)
-    out = shrew.max_pool2d(x, kernel, stride, padding)
+    out = shrew.max_pool2d(x, kernel, stride, padding, dilation, ceil_mode)
     return (out * shrew.tensor(g_np, device=device)).sum().backward()[x].numpy()
 
 
@@ -51,9 +51,11 @@ def pools(draw):
     kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
     stride = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
     padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
-    size = tuple(draw(st.integers(max(1, k - 2 * p), 9)) for k, p in zip(kernel, padding))
+    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    size = tuple(draw(st.integers(max(1, d * (k - 1) + 1 - 2 * p), 9))
+                 for k, p, d in zip(kernel, padding, dilation))
     shape = (draw(st.integers(0, 3)), draw(st.integers(1, 3))) + size  # an empty batch too
-    return shape, kernel, stride, padding
+    return shape, kernel, stride, padding, dilation, draw(st.booleans())
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # calls cleared below
@@ -61,17 +63,17 @@ def pools(draw):
 def test_the_fast_path_is_the_scatter_bit_for_bit(devices, geometry, seed, ties):
     """Where windows do not overlap, the store gives scatter_add's gradient exactly
     (ties and -0.0 included); where they overlap, it declines and scatter_add runs."""
-    shape, kernel, stride, padding = geometry
+    shape, kernel, stride, padding, dilation, ceil_mode = geometry
     rng = np.random.default_rng(seed)
     x = rng.integers(-1, 2, shape).astype(float) if ties else rng.standard_normal(shape)
-    probe = shrew.max_pool2d(shrew.tensor(x), kernel, stride, padding)
+    probe = shrew.max_pool2d(shrew.tensor(x), kernel, stride, padding, dilation, ceil_mode)
     g = rng.standard_normal(probe.shape) * rng.choice([1.0, -0.0], probe.shape)
     devices["counting"].calls.clear()
-    got = _grad("counting", x, g, kernel, stride, padding)
-    want = _grad("scattering", x, g, kernel, stride, padding)
+    got = _grad("counting", x, g, kernel, stride, padding, dilation, ceil_mode)
+    want = _grad("scattering", x, g, kernel, stride, padding, dilation, ceil_mode)
     assert got.dtype == want.dtype and np.array_equal(got, want)
     assert not np.signbit(got[got == 0]).any()
-    overlap = kernel[0] > stride[0] or kernel[1] > stride[1]
+    overlap = any(d * (k - 1) >= s for k, s, d in zip(kernel, stride, dilation))
     assert devices["counting"].calls == ["declined" if overlap else "stored"]
 
 

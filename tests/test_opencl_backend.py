@@ -433,14 +433,25 @@ def test_im2col_col2im_and_pools(dtype, nchw, window, data):
     cols, rcols, cwhat = data.draw(operand((n, c * kh * kw, ho * wo), dtype))
     check(ocl().col2im(cols, (n, c, h, w), *geometry),
           CPU.col2im(rcols, (n, c, h, w), *geometry), f"col2im {dtype} {cwhat} {what}")
-    values, indices = ocl().max_pool2d(x, *geometry)
-    want_values, want_indices = CPU.max_pool2d(rx, *geometry)
+    # pool.cl's own arguments: padding at most half the kernel (as the ops check), dilation
+    # (where a window still fits), ceil_mode, and avg_pool2d's divisor choices.
+    geometry = ((kh, kw), (sh, sw), (ph, pw)) = ((kh, kw), (sh, sw),
+                                                  (min(ph, kh // 2), min(pw, kw // 2)))
+    dilation = tuple(d if d * (k - 1) + 1 <= size + 2 * p else 1 for d, k, size, p
+                     in zip(data.draw(st.tuples(st.integers(1, 2), st.integers(1, 2))),
+                            (kh, kw), (h, w), (ph, pw)))
+    ceil_mode, include_pad = data.draw(st.booleans()), data.draw(st.booleans())
+    divisor = data.draw(st.sampled_from([None, 3]))
+    what += f" dilation={dilation} ceil_mode={ceil_mode}"
+    values, indices = ocl().max_pool2d(x, *geometry, dilation, ceil_mode)
+    want_values, want_indices = CPU.max_pool2d(rx, *geometry, dilation, ceil_mode)
     check(values, want_values, f"max_pool2d values {what}")
     check(indices, want_indices, f"max_pool2d indices {what}")
     if dtype.kind == "f" or dtype.itemsize >= 4:  # as means: narrow integers never asked for
+        avg = (*geometry, ceil_mode, include_pad, divisor)
         with np.errstate(all="ignore"):
-            want = CPU.avg_pool2d(rx, *geometry)
-        check(ocl().avg_pool2d(x, *geometry), want, f"avg_pool2d {what}")
+            want = CPU.avg_pool2d(rx, *avg)
+        check(ocl().avg_pool2d(x, *avg), want, f"avg_pool2d {what} {avg[3:]}")
 
 
 # -- indexing ------------------------------------------------------------------------------------

@@ -215,27 +215,54 @@ class ToyBackend:
                 out[:, :, i:i + sh * ho:sh, j:j + sw * wo:sw] += blocks[:, :, i, j]
         return self._box(out[:, :, ph:ph + h, pw:pw + w])
 
-    def max_pool2d(self, x, kernel, stride, padding):
+    @staticmethod
+    def _pool_out(size, k, s, p, d, ceil_mode):
+        out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+        return out - 1 if ceil_mode and (out - 1) * s >= size + p else out
+
+    def max_pool2d(self, x, kernel, stride, padding, dilation, ceil_mode):
         n, c, h, w = x.shape
-        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-        ho, wo = self._geometry(x.shape, kernel, stride, padding)
-        a = np.pad(x.a, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=-np.inf)
-        values = np.empty((n, c, ho, wo), dtype=x.dtype)
-        index = np.empty((n, c, ho, wo), dtype=np.int64)
+        ho, wo = (self._pool_out(*args, ceil_mode)
+                  for args in zip((h, w), kernel, stride, padding, dilation))
+        values = np.full((n, c, ho, wo), -np.inf, dtype=x.dtype)
+        index = np.zeros((n, c, ho, wo), dtype=np.int64)
         for i in range(ho):
             for j in range(wo):
-                win = a[:, :, i * sh:i * sh + kh, j * sw:j * sw + kw].reshape(n, c, -1)
-                k = win.argmax(-1)
-                values[:, :, i, j] = np.take_along_axis(win, k[..., None], -1)[..., 0]
-                index[:, :, i, j] = (i * sh + k // kw - ph) * w + (j * sw + k % kw - pw)
+                r0, c0 = i * stride[0] - padding[0], j * stride[1] - padding[1]
+                while r0 < 0:
+                    r0 += dilation[0]
+                while c0 < 0:
+                    c0 += dilation[1]
+                index[:, :, i, j] = r0 * w + c0   # a window of -inf names its first tap
+                for a in range(kernel[0]):
+                    for b in range(kernel[1]):
+                        r = i * stride[0] - padding[0] + a * dilation[0]
+                        q = j * stride[1] - padding[1] + b * dilation[1]
+                        if 0 <= r < h and 0 <= q < w:
+                            v = x.a[:, :, r, q]
+                            better = (v > values[:, :, i, j]) | (
+                                np.isnan(v) & ~np.isnan(values[:, :, i, j]))
+                            values[:, :, i, j] = np.where(better, v, values[:, :, i, j])
+                            index[:, :, i, j] = np.where(better, r * w + q, index[:, :, i, j])
         return self._box(values), self._box(index)
 
-    def avg_pool2d(self, x, kernel, stride, padding):
-        cols = self.im2col(x, kernel, stride, padding).a
-        n, c = x.shape[:2]
-        ho, wo = self._geometry(x.shape, kernel, stride, padding)
-        k = kernel[0] * kernel[1]
-        return self._box(cols.reshape(n, c, k, ho, wo).mean(2).astype(x.dtype))
+    def avg_pool2d(self, x, kernel, stride, padding, ceil_mode, count_include_pad,
+                   divisor_override):
+        n, c, h, w = x.shape
+        ho, wo = (self._pool_out(*args, 1, ceil_mode)
+                  for args in zip((h, w), kernel, stride, padding))
+        out = np.zeros((n, c, ho, wo), dtype=x.dtype)
+        for i in range(ho):
+            for j in range(wo):
+                r0, c0 = i * stride[0] - padding[0], j * stride[1] - padding[1]
+                r1, c1 = min(r0 + kernel[0], h + padding[0]), min(c0 + kernel[1], w + padding[1])
+                count = (r1 - r0) * (c1 - c0)
+                r0, c0, r1, c1 = max(r0, 0), max(c0, 0), min(r1, h), min(c1, w)
+                if not count_include_pad:
+                    count = (r1 - r0) * (c1 - c0)
+                total = x.a[:, :, r0:r1, c0:c1].sum(axis=(2, 3))
+                out[:, :, i, j] = total / (divisor_override or count)
+        return self._box(out)
 
     # -- indexing
     def gather(self, x, dim, index):

@@ -13,7 +13,7 @@ import numpy as np
 
 import ml_dtypes
 
-from .kernels import max_pool_fill, wrapped
+from .kernels import avg_pool_divisor, max_pool_fill, pool_output_size, window_output, wrapped
 from . import folded_conv, linalg_routines
 
 # NaN and inf are data in shrew, as in PyTorch: numpy's floating-point warnings from these
@@ -317,18 +317,10 @@ class ArrayModuleBackend:
     def linalg(self, fn, *arrays, option=None):
         return linalg_routines.linalg(self.xp, fn, arrays, option)
 
-    def _windows(self, x, kernel, stride, padding, fill):
-        """A strided view [N, C, Ho, Wo, kh, kw] of the padded input (no copy)."""
-        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-        if ph or pw:
-            x = self.xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)),
-                            mode="constant", constant_values=fill)
-        view = self.xp.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))
-        return view[:, :, ::sh, ::sw]
-
     def im2col(self, x, kernel, stride, padding):
-        n, c = x.shape[:2]
-        win = self._windows(x, kernel, stride, padding, 0)
+        n, c, h, w = x.shape
+        win = self._pool_windows(x, kernel, stride, padding, (1, 1),
+                                 window_output(h, w, kernel, stride, padding), 0)
         ho, wo = win.shape[2:4]
         # [N, C, Ho, Wo, kh, kw] -> [N, C, kh, kw, Ho, Wo]: one strided copy.
         cols = win.transpose(0, 1, 4, 5, 2, 3)
@@ -364,26 +356,47 @@ class ArrayModuleBackend:
     # (NotImplemented), so that the core runs its lowering: im2col, a batched GEMM, col2im.
     conv_fold_min_depth = 32
 
-    def conv2d(self, x, w, stride, padding):
-        if w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
+    # Dilated and grouped convolutions decline: the core composes them of plain ones.
+    def conv2d(self, x, w, stride, padding, dilation, groups):
+        if not self._folds(w, dilation, groups):
             return NotImplemented
         return folded_conv.conv2d(self.xp, x, w, stride, padding)
 
-    def conv2d_backward(self, x, w, g, stride, padding, need_x, need_w):
-        if w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
+    def conv2d_backward(self, x, w, g, stride, padding, dilation, groups, need_x, need_w):
+        if not self._folds(w, dilation, groups):
             return NotImplemented
         return folded_conv.conv2d_backward(self.xp, x, w, g, stride, padding, need_x, need_w)
 
-    def max_pool2d(self, x, kernel, stride, padding):
+    def _folds(self, w, dilation, groups) -> bool:
+        return (dilation == (1, 1) and groups == 1
+                and w.shape[1] * w.shape[3] >= self.conv_fold_min_depth)
+
+    def _pool_windows(self, x, kernel, stride, padding, dilation, out_hw, fill):
+        """A strided view [N, C, Ho, Wo, kh, kw] of the pooling windows' taps (no copy of
+        the windows): x padded with `fill` on the left by `padding` and on the right as
+        far as the last (ceil_mode) window reaches, taps `dilation` apart."""
+        spans = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+        right = [max(p, (o - 1) * s + span - size - p) for size, o, s, span, p
+                 in zip(x.shape[2:], out_hw, stride, spans, padding)]
+        if any(padding) or any(right):
+            x = self.xp.pad(x, ((0, 0), (0, 0), (padding[0], right[0]), (padding[1], right[1])),
+                            mode="constant", constant_values=fill)
+        view = self.xp.lib.stride_tricks.sliding_window_view(x, spans, axis=(2, 3))
+        (ho, wo), (sh, sw), (dh, dw) = out_hw, stride, dilation
+        return view[:, :, :sh * (ho - 1) + 1:sh, :sw * (wo - 1) + 1:sw, ::dh, ::dw]
+
+    def max_pool2d(self, x, kernel, stride, padding, dilation, ceil_mode):
         xp = self.xp
         n, c, h, w = x.shape
-        (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+        out_hw = tuple(pool_output_size(size, k, s, p, d, ceil_mode) for size, k, s, p, d
+                       in zip((h, w), kernel, stride, padding, dilation))
         fill = max_pool_fill(x.dtype)
-        win = self._windows(x, kernel, stride, padding, fill)
-        ho, wo = win.shape[2:4]
+        win = self._pool_windows(x, kernel, stride, padding, dilation, out_hw, fill)
+        ho, wo = out_hw
         kk = kh * kw
         offsets = win.transpose(4, 5, 0, 1, 2, 3)  # [kh, kw, N, C, Ho, Wo]
-        if kh <= sh and kw <= sw:
+        if dh * (kh - 1) < sh and dw * (kw - 1) < sw:
             # Windows that do not overlap: one strided copy (no bigger than x) makes every
             # offset's plane contiguous, so the passes below run on numpy's fast path.
             offsets = xp.ascontiguousarray(offsets)
@@ -406,24 +419,24 @@ class ArrayModuleBackend:
         # Window offset -> flat index into the unpadded input plane: the window origin's
         # index plus the offset's (a small table looked up once per output).
         k = xp.arange(kk, dtype=np.int64)
-        table = (k // kw) * w + k % kw
-        origin = ((xp.arange(ho, dtype=np.int64) * sh - ph).reshape(ho, 1) * w
-                  + (xp.arange(wo, dtype=np.int64) * sw - pw).reshape(1, wo))
+        table = (k // kw) * dh * w + (k % kw) * dw
+        rows = xp.arange(ho, dtype=np.int64) * sh - ph
+        cols = xp.arange(wo, dtype=np.int64) * sw - pw
         index = xp.take(table, arg)
-        index += origin
-        if ph or pw:
+        index += rows.reshape(ho, 1) * w + cols.reshape(1, wo)
+        if ph or pw or ceil_mode:
             # A window whose maximum is the fill value (all -inf, say) may have matched it
-            # on padding.  Its first element inside the plane attains the maximum too, and
-            # is the one to name: the gradient must land inside the input, as in torch.
-            top = xp.maximum(xp.arange(ho, dtype=np.int64) * sh - ph, 0)
-            left = xp.maximum(xp.arange(wo, dtype=np.int64) * sw - pw, 0)
+            # on padding.  Its first tap inside the plane attains the maximum too, and is
+            # the one to name, as PyTorch does: the gradient must land inside the input.
+            top = xp.where(rows < 0, rows + (-rows + dh - 1) // dh * dh, rows)
+            left = xp.where(cols < 0, cols + (-cols + dw - 1) // dw * dw, cols)
             index = xp.where(values == fill, top.reshape(ho, 1) * w + left, index)
         return values, index
 
-    def max_pool2d_backward(self, g, index, shape, kernel, stride):  # base.FastPool
+    def max_pool2d_backward(self, g, index, shape, kernel, stride, dilation):  # base.FastPool
         # Windows that do not overlap send each input element at most one gradient, so
         # scatter_add's store serves without its check that no target repeats.
-        if kernel[0] > stride[0] or kernel[1] > stride[1]:
+        if any(d * (k - 1) >= s for k, s, d in zip(kernel, stride, dilation)):
             return NotImplemented
         n, c, h, w = shape
         windows = index.shape[2] * index.shape[3]   # not -1: N may be 0
@@ -431,9 +444,20 @@ class ArrayModuleBackend:
         out = self.xp.zeros(n * c * h * w, dtype=g.dtype)
         return self._store_distinct(out, flat, g).reshape(shape)
 
-    def avg_pool2d(self, x, kernel, stride, padding):
-        win = self._windows(x, kernel, stride, padding, 0)
-        return win.mean(axis=(-2, -1), dtype=x.dtype)
+    def avg_pool2d(self, x, kernel, stride, padding, ceil_mode, count_include_pad,
+                   divisor_override):
+        xp = self.xp
+        h, w = x.shape[2:]
+        out_hw = tuple(pool_output_size(size, k, s, p, 1, ceil_mode) for size, k, s, p
+                       in zip((h, w), kernel, stride, padding))
+        win = self._pool_windows(x, kernel, stride, padding, (1, 1), out_hw, 0)
+        if divisor_override is None and count_include_pad and not ceil_mode:
+            return win.mean(axis=(-2, -1), dtype=x.dtype)   # every window's divisor kh*kw
+        total = win.sum(axis=(-2, -1), dtype=x.dtype)
+        divisor = avg_pool_divisor((h, w), kernel, stride, padding, out_hw,
+                                   count_include_pad, divisor_override)
+        # Divided in float64 and rounded once to x's dtype (integers truncate, as mean's).
+        return (total / xp.asarray(divisor)).astype(x.dtype, copy=False)
 
     # -- indexing ------------------------------------------------------------------------
     def gather(self, x, dim, index):

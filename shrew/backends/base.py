@@ -107,8 +107,8 @@ class Backend(Protocol):
     def linalg(self, fn: str, *arrays: Storage, option: Any = None) -> tuple: ...  # fn in LINALG_FNS (see there): a decomposition or solve, a tuple of arrays; may compute on the host
     def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # [N,C,H,W] -> [N, C*kh*kw, Ho*Wo], zero padding
     def col2im(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # adjoint of im2col: sums columns back into an array of shape [N,C,H,W]
-    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> tuple: ...  # (values, int64 argmax as flat h*W+w index into each input plane); padding is -inf but never named: a window whose values all equal the fill names its first element inside the plane
-    def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # window mean, padded zeros counted (divisor kh*kw)
+    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, ceil_mode: bool) -> tuple: ...  # (values, int64 argmax as flat h*W+w index into each input plane); output size shape.pool_output_size; taps dilation apart; padding (and taps past the padded input, ceil_mode) is -inf but never named: a window whose values all equal the fill names its first tap inside the plane
+    def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple, ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Storage: ...  # window sum of the taps inside x over kernels.avg_pool_divisor (PyTorch's count)
 
     # -- indexing ----------------------------------------------------------------------
     def gather(self, x: Storage, dim: int, index: Storage) -> Storage: ...   # out[i][j] = x[index[i][j]][j] (dim 0 shown), int64 index in range
@@ -144,16 +144,19 @@ class FastConv(Protocol):
     """Optional: a convolution as one call each way, for backends that can beat the core's
     lowering (im2col, a batched matmul, col2im), as the cpu and cuda backends do by folding
     the batch into their GEMMs.  conv2d and conv1d (as a 2-d convolution one row high) call
-    them where a backend has them, and so do their gradient rules in a plain backward;
+    them where a backend has them (a dilated or grouped convolution too: a backend that
+    declines it gets the core's composition of plain ones), and so do their gradient rules
+    in a plain backward;
     under create_graph=True the rules stay recorded operations, so that they can be
     differentiated again.  The conformance suite checks them through the values and
     gradients of conv2d and conv1d.  Arguments are validated as for im2col.  Either may
     return NotImplemented for a geometry where it would not be faster: the core then runs
     its lowering for that call."""
 
-    def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple) -> Storage: ...  # x [N,C,H,W] cross-correlated with w [O,C,kh,kw], zero padding -> [N,O,Ho,Wo], or NotImplemented
+    def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple, dilation: tuple,
+               groups: int) -> Storage: ...  # x [N,C,H,W] cross-correlated with w [O,C/groups,kh,kw] (taps dilation apart, channels in groups), zero padding -> [N,O,Ho,Wo], or NotImplemented
     def conv2d_backward(self, x: Storage, w: Storage, g: Storage, stride: tuple, padding: tuple,
-                        need_x: bool, need_w: bool) -> tuple: ...  # (dx, dw) of conv2d given g = d(loss)/d(output), each None unless asked for; or NotImplemented
+                        dilation: tuple, groups: int, need_x: bool, need_w: bool) -> tuple: ...  # (dx, dw) of conv2d given g = d(loss)/d(output), each None unless asked for; or NotImplemented
 
 
 FAST_CONV = ("conv2d", "conv2d_backward")
@@ -168,7 +171,7 @@ class FastPool(Protocol):
     max_pool2d's gradients."""
 
     def max_pool2d_backward(self, g: Storage, index: Storage, shape: tuple, kernel: tuple,
-                            stride: tuple) -> Storage: ...  # zeros(shape) [N,C,H,W], then each g [N,C,Ho,Wo] added at its max_pool2d index in its plane; or NotImplemented
+                            stride: tuple, dilation: tuple) -> Storage: ...  # zeros(shape) [N,C,H,W], then each g [N,C,Ho,Wo] added at its max_pool2d index in its plane; or NotImplemented
 
 
 FAST_POOL = ("max_pool2d_backward",)

@@ -242,10 +242,18 @@ class Emitter:
         (kh, kw), (sh, sw), (ph, pw) = p["kernel"], p["stride"], p["padding"]
         return (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
 
+    @staticmethod
+    def _plain_pool(node: Node, **defaults: object) -> None:
+        """The exported C pools take PyTorch's default window arguments only."""
+        odd = {k: node.params[k] for k, v in defaults.items() if node.params.get(k, v) != v}
+        if odd:
+            raise ShrewError(f"export: {node.kind} with {odd} is not supported")
+
     def _max_pool2d(self, node: Node) -> str:
         x = node.inputs[0]
         y, arg = node.outputs
         self._need_float(node)
+        self._plain_pool(node, dilation=(1, 1), ceil_mode=False)
         self.kernel("shrew_max_pool2d", K.FIXED["max_pool2d"])
         return (f"shrew_max_pool2d({c_int(x.shape[0] * x.shape[1])}, "
                 f"{self._geometry(x.shape, node, y.shape[2:])}, {self._ptr(x)}, "
@@ -254,6 +262,7 @@ class Emitter:
     def _avg_pool2d(self, node: Node) -> str:
         x, y = node.inputs[0], node.outputs[0]
         self._need_float(node)
+        self._plain_pool(node, ceil_mode=False, count_include_pad=True, divisor_override=None)
         self.kernel("shrew_avg_pool2d", K.FIXED["avg_pool2d"])
         return (f"shrew_avg_pool2d({c_int(x.shape[0] * x.shape[1])}, "
                 f"{self._geometry(x.shape, node, y.shape[2:])}, {self._ptr(x)}, "

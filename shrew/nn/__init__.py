@@ -7,9 +7,9 @@ from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Ha
 from .attention import MultiheadAttention, TransformerBlock
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
-from .layers import (AlphaDropout, AvgPool2d, Dropout, Dropout1d, Dropout2d,
+from .layers import (AlphaDropout, Dropout, Dropout1d, Dropout2d,
                      Dropout3d, Embedding, EmbeddingBag, FeatureAlphaDropout, Flatten, Identity,
-                     Linear, MaxPool2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample)
+                     Linear, PixelShuffle, PixelUnshuffle, Unflatten, Upsample)
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, CTCLoss,
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
                    MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
@@ -17,7 +17,10 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
 from .module import Module, RemovableHandle
 from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
                             LayerNorm, LocalResponseNorm, RMSNorm)
-from .parameter import Parameter, add_, assign_
+from .parameter import Parameter
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                      AvgPool1d, AvgPool2d, Fold, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d,
+                      Unfold)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
@@ -26,7 +29,7 @@ from . import parallel  # noqa: E402, F401  (DistributedDataParallel: built on t
 __all__ = [
     "functional", "init", "utils", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
     "LSTMCell", "GRUCell", "Module", "RemovableHandle", "Sequential", "ModuleList", "ModuleDict",
-    "ParameterList", "ParameterDict", "Parameter", "assign_", "add_", "Linear", "Conv1d",
+    "ParameterList", "ParameterDict", "Parameter", "Linear", "Conv1d",
     "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
     "Embedding", "MaxPool2d", "AvgPool2d", "Dropout", "Flatten", "Unflatten",
     "Identity", "LayerNorm", "BatchNorm2d", "MultiheadAttention", "TransformerBlock",
@@ -35,6 +38,9 @@ __all__ = [
     "InstanceNorm2d", "LocalResponseNorm", "RMSNorm",
     "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
     "TransformerDecoderLayer",
+    # pooling and patches
+    "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "Fold", "Unfold",
     # activations
     "CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
     "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "Sigmoid",

@@ -14,11 +14,10 @@ from ..shape import normalize_dim
 from . import functional as F
 from . import init
 from .module import Module
-from .parameter import Parameter, assign_
+from .parameter import Parameter
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
-    from ..typing import IntOrPair
 
 
 def _default_init(weight: Parameter, bias: Parameter | None) -> None:
@@ -85,7 +84,7 @@ class Embedding(Module):
             if padding_idx is not None:  # the padding row starts at zero
                 with no_grad():
                     kept = arange(num_embeddings).reshape(-1, 1) != padding_idx
-                    assign_(self.weight, self.weight * kept.to_dtype(self.weight.dtype))
+                    self.weight.mul_(kept)
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
@@ -145,26 +144,6 @@ class EmbeddingBag(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
-
-
-class _Pool2d(Module):
-    def __init__(self, kernel_size: IntOrPair, stride: IntOrPair | None = None,
-                 padding: IntOrPair = 0) -> None:
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class MaxPool2d(_Pool2d):
-    def forward(self, x: Tensor) -> Tensor:
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
-
-
-class AvgPool2d(_Pool2d):
-    def forward(self, x: Tensor) -> Tensor:
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
 class Dropout(Module):

@@ -1,47 +1,102 @@
-"""Pooling: max_pool2d and avg_pool2d over [N, C, H, W] inputs (pool.cl on OpenCL and
-CUDA)."""
+"""Pooling: max_pool2d and avg_pool2d over [N, C, H, W] inputs with PyTorch's arguments
+(pool.cl on OpenCL and CUDA).  The 1-d, unbatched, adaptive and unpooling forms, and
+unfold/fold, are compositions in nn/functional/pooling.py."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from .. import op as O
-from ..errors import ShapeError
+from ..errors import ShapeError, ShrewError
 from ..factory import record, wrap
-from ..shape import conv_output_size, pair
+from ..shape import fmt, pair, pool_output_size
 from .conv import check_input
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
     from ..typing import IntOrPair
 
+PoolGeometry = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 
-def _pool_geometry(op: str, x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None,
-                   padding: IntOrPair) -> tuple[tuple[int, ...], ...]:
+
+def is_default_stride(stride: object) -> bool:
+    return stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0)
+
+
+def window_pair(value: object, name: str, op: str, minimum: int) -> tuple[int, ...]:
+    """A pooling argument as a pair: an int, a 1-sequence (both dims alike, as PyTorch's
+    pools take it) or a pair."""
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = value[0]
+    return pair(value, name, op, minimum)
+
+
+def pool_geometry(op: str, x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None,
+                  padding: IntOrPair, dilation: IntOrPair = 1,
+                  ceil_mode: bool = False) -> PoolGeometry:
+    """Validated (kernel, stride, padding, dilation) pairs of a 2-d pooling of x, with
+    PyTorch's checks: padding at most half the kernel, at least one window per dim."""
     check_input(op, x)
-    kernel = pair(kernel_size, "kernel_size", op, 1)
-    stride = kernel if stride is None else pair(stride, "stride", op, 1)
-    padding = pair(padding, "padding", op, 0)
+    kernel = window_pair(kernel_size, "kernel_size", op, 1)
+    # PyTorch takes stride=None and an empty stride (its modules' default) as the kernel.
+    stride = kernel if is_default_stride(stride) else window_pair(stride, "stride", op, 1)
+    padding = window_pair(padding, "padding", op, 0)
+    dilation = window_pair(dilation, "dilation", op, 1)
     if any(p * 2 > k for p, k in zip(padding, kernel)):
         raise ShapeError(f"{op}: padding {padding} must be at most half the kernel {kernel}")
-    for i in range(2):
-        conv_output_size(op, x.shape[2 + i], kernel[i], stride[i], padding[i])
-    return kernel, stride, padding
+    for size, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):
+        out = pool_output_size(size, k, s, p, d, ceil_mode)
+        if out < 1:
+            raise ShapeError(f"{op}: kernel size {k} with dilation {d} spans more than the "
+                             f"padded input size {size + 2 * p} (input {fmt(x.shape)}, "
+                             f"padding {padding})")
+        # A window wholly in the padding (an input smaller than the dilation) has no
+        # element to name; PyTorch names one outside the plane.  Refused here.
+        starts = (i * s - p for i in range(out))
+        if d > 1 and any(not any(0 <= start + t * d < size for t in range(k))
+                         for start in starts if not 0 <= start < size):
+            raise ShapeError(f"{op}: a window of kernel {kernel}, dilation {dilation} over "
+                             f"input {fmt(x.shape)} with padding {padding} holds only padding")
+    return kernel, stride, padding, dilation
+
+
+def _flag(op: str, name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ShrewError(f"{op}: {name} must be a bool, got {value!r}")
+    return value
 
 
 def max_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,
-               padding: IntOrPair = 0) -> Tensor:
+               padding: IntOrPair = 0, dilation: IntOrPair = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """The maximum of each window of a [N, C, H, W] input (stride defaults to the kernel;
-    padding counts as -inf)."""
-    kernel, stride, padding = _pool_geometry("max_pool2d", x, kernel_size, stride, padding)
-    values, indices = x._backend.max_pool2d(x._data, kernel, stride, padding)
+    padding counts as -inf); with return_indices, also each maximum's flat h*W+w index
+    into its input plane."""
+    ceil_mode = _flag("max_pool2d", "ceil_mode", ceil_mode)
+    kernel, stride, padding, dilation = pool_geometry("max_pool2d", x, kernel_size, stride,
+                                                      padding, dilation, ceil_mode)
+    values, indices = x._backend.max_pool2d(x._data, kernel, stride, padding, dilation,
+                                            ceil_mode)
     index = wrap(indices, x._backend)
-    return record(values, x._backend, O.MaxPool2d(x, kernel, stride, padding, index), x)
+    y = record(values, x._backend, O.MaxPool2d(x, kernel, stride, dilation, index), x)
+    return (y, index) if return_indices else y
 
 
 def avg_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,
-               padding: IntOrPair = 0) -> Tensor:
-    """The mean of each window of a [N, C, H, W] input (stride defaults to the kernel;
-    padded zeros count in the mean)."""
-    kernel, stride, padding = _pool_geometry("avg_pool2d", x, kernel_size, stride, padding)
-    data = x._backend.avg_pool2d(x._data, kernel, stride, padding)
-    return record(data, x._backend, O.AvgPool2d(x, kernel, stride, padding), x)
+               padding: IntOrPair = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """The mean of each window of a [N, C, H, W] input (stride defaults to the kernel): the
+    sum over divisor_override if given, else over the window's size inside the padded
+    input (count_include_pad) or inside the input."""
+    ceil_mode = _flag("avg_pool2d", "ceil_mode", ceil_mode)
+    count_include_pad = _flag("avg_pool2d", "count_include_pad", count_include_pad)
+    if divisor_override is not None and (not isinstance(divisor_override, int)
+                                         or isinstance(divisor_override, bool)
+                                         or divisor_override == 0):
+        raise ShrewError(f"avg_pool2d: divisor_override must be a non-zero int, got "
+                         f"{divisor_override!r}")
+    kernel, stride, padding, _ = pool_geometry("avg_pool2d", x, kernel_size, stride, padding,
+                                               1, ceil_mode)
+    data = x._backend.avg_pool2d(x._data, kernel, stride, padding, ceil_mode,
+                                 count_include_pad, divisor_override)
+    return record(data, x._backend, O.AvgPool2d(x, kernel, stride, padding, ceil_mode,
+                                                count_include_pad, divisor_override), x)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ...shape import pool_output_size, pool_window_counts
+
 KERNEL_DIR = Path(__file__).resolve().parent
 DIALECTS = ("opencl", "cuda")
 
@@ -84,6 +86,25 @@ def window_geometry(c: int, h: int, w: int, kernel: tuple, stride: tuple,
     c, h, w, kh, kw, sh, sw, ph, pw, ho, wo."""
     (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
     return (c, h, w, kh, kw, sh, sw, ph, pw, *window_output(h, w, kernel, stride, padding))
+
+
+def pool_geometry(c: int, h: int, w: int, kernel: tuple, stride: tuple, padding: tuple,
+                  dilation: tuple, ceil_mode: bool) -> tuple:
+    """The window Geometry (common.h) of a pooling, with PyTorch's output size (ceil_mode),
+    followed by the dilation: c, h, w, kh, kw, sh, sw, ph, pw, ho, wo, dh, dw."""
+    out = (pool_output_size(size, k, s, p, d, ceil_mode)
+           for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
+    return (c, h, w, *kernel, *stride, *padding, *out, *dilation)
+
+
+def avg_pool_divisor(hw: tuple, kernel: tuple, stride: tuple, padding: tuple, out_hw: tuple,
+                     count_include_pad: bool, divisor_override: int | None) -> np.ndarray:
+    """avg_pool2d's divisor per window [Ho, Wo], as PyTorch counts it (float64)."""
+    if divisor_override is not None:
+        return np.full(out_hw, float(divisor_override))
+    rows, cols = (np.array(pool_window_counts(size, k, s, p, o, count_include_pad), float)
+                  for size, k, s, p, o in zip(hw, kernel, stride, padding, out_hw))
+    return rows[:, None] * cols[None, :]
 
 
 def max_pool_fill(dtype: np.dtype) -> float | int:

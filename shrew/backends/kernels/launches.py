@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..base import SCATTER_REDUCE_FNS
-from . import compute_dtype, max_pool_fill, window_geometry
+from . import compute_dtype, max_pool_fill, pool_geometry, window_geometry
 
 _i64, _i32 = np.int64, np.int32
 
@@ -61,11 +61,18 @@ class SharedLaunches:
         return out
 
     # -- pooling (pool.cl) -----------------------------------------------------------------
-    def max_pool2d(self, x, kernel, stride, padding):
+    def _pool_meta(self, x, kernel, stride, padding, dilation=(1, 1), ceil_mode=False,
+                   count_include_pad=True, divisor_override=None):
+        """pool.cl's meta for x, and the output shape."""
         n, c, h, w = x.shape
-        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
-        values = self._empty((n, c, ho, wo), x.dtype)
-        indices = self._empty((n, c, ho, wo), np.dtype(np.int64))
+        geometry = pool_geometry(c, h, w, kernel, stride, padding, dilation, ceil_mode)
+        avg = (int(count_include_pad), divisor_override or 0)
+        return self._meta(geometry + avg + self._layout(x)), (n, c, *geometry[9:11])
+
+    def max_pool2d(self, x, kernel, stride, padding, dilation, ceil_mode):
+        meta, shape = self._pool_meta(x, kernel, stride, padding, dilation, ceil_mode)
+        values = self._empty(shape, x.dtype)
+        indices = self._empty(shape, np.dtype(np.int64))
         if values.size:
             # The fill rounded to x's dtype first (as numpy would), passed as the kernel's CT.
             fill = compute_dtype(x.dtype).type(x.dtype.type(max_pool_fill(x.dtype)))
@@ -73,10 +80,11 @@ class SharedLaunches:
                             meta, fill, self._arg(x), self._arg(values), self._arg(indices))
         return values, indices
 
-    def avg_pool2d(self, x, kernel, stride, padding):
-        n, c, h, w = x.shape
-        meta, ho, wo = self._window_meta(c, h, w, kernel, stride, padding, x)
-        out = self._empty((n, c, ho, wo), x.dtype)
+    def avg_pool2d(self, x, kernel, stride, padding, ceil_mode, count_include_pad,
+                   divisor_override):
+        meta, shape = self._pool_meta(x, kernel, stride, padding, (1, 1), ceil_mode,
+                                      count_include_pad, divisor_override)
+        out = self._empty(shape, x.dtype)
         if out.size:
             self._launch_1d("pool", x.dtype, "avg_pool2d", out.size, _i64(out.size), meta,
                             self._arg(x), self._arg(out))

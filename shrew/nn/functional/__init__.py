@@ -8,10 +8,9 @@ from .activation import (celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswis
                          sigmoid, silu, softmax, softmin, softplus, softshrink, softsign, tanh,
                          tanhshrink, threshold)
 from .attention import scaled_dot_product_attention
-from .layers import (alpha_dropout, avg_pool2d, batch_norm, conv1d, conv2d, conv_transpose1d,
+from .layers import (alpha_dropout, batch_norm, conv1d, conv2d, conv_transpose1d,
                      conv_transpose2d, dropout, dropout1d,
-                     dropout2d, dropout3d, feature_alpha_dropout, layer_norm, linear,
-                     max_pool2d)
+                     dropout2d, dropout3d, feature_alpha_dropout, layer_norm, linear)
 from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, ctc_loss,
                    cosine_embedding_loss, cross_entropy, gaussian_nll_loss, hinge_embedding_loss,
                    huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss,
@@ -19,6 +18,9 @@ from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, ctc_l
                    poisson_nll_loss, smooth_l1_loss, soft_margin_loss, triplet_margin_loss)
 from .normalization import (cosine_similarity, group_norm, instance_norm, local_response_norm,
                             normalize, rms_norm)
+from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
+                      adaptive_max_pool2d, avg_pool1d, avg_pool2d, fold, max_pool1d, max_pool2d,
+                      max_unpool1d, max_unpool2d, unfold)
 from .sparse import embedding, embedding_bag, one_hot
 from .vision import interpolate, pad, pixel_shuffle, pixel_unshuffle
 
@@ -37,4 +39,6 @@ __all__ = [
     "group_norm", "instance_norm", "local_response_norm", "normalize", "rms_norm", "embedding",
     "embedding_bag", "one_hot", "alpha_dropout", "dropout1d", "dropout2d", "dropout3d",
     "feature_alpha_dropout", "interpolate", "pad", "pixel_shuffle", "pixel_unshuffle",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "avg_pool1d", "fold", "max_pool1d", "max_unpool1d", "max_unpool2d", "unfold",
 ]

@@ -1,4 +1,4 @@
-"""Layers as functions: linear, convolution, pooling, dropout, normalisation."""
+"""Layers as functions: linear, convolution, dropout, normalisation (pooling: pooling.py)."""
 from __future__ import annotations
 
 import math
@@ -13,8 +13,6 @@ from ...ops.conv import same_padding
 from ...ops.creation import ones
 from ...ops.elementwise import where
 from ...ops.norm import standardize
-from ...ops.pool import avg_pool2d as _avg_pool2d
-from ...ops.pool import max_pool2d as _max_pool2d
 from ...ops.random import rand
 from ...checkpoint import in_recomputation
 from ...dtype import check_float
@@ -126,18 +124,6 @@ def conv_transpose2d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntO
     y = _conv_transpose2d(x, w, stride, padding, output_padding, groups, dilation)
     _check_bias("conv_transpose2d", b, y.shape[1])
     return y if b is None else y + b.reshape(1, -1, 1, 1)
-
-
-def max_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,
-               padding: IntOrPair = 0) -> Tensor:
-    """The maximum over each window (stride defaults to the kernel size)."""
-    return _max_pool2d(x, kernel_size, stride, padding)
-
-
-def avg_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,
-               padding: IntOrPair = 0) -> Tensor:
-    """Average over each window, padded zeros counted (PyTorch's default)."""
-    return _avg_pool2d(x, kernel_size, stride, padding)
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:

@@ -354,8 +354,13 @@ CASES: tuple = (
          terms=_inner),
     Case("linalg.pinv", lambda a: shrew.linalg.pinv(a), (S(F(5, 3)), S(F(2, 3, 4))),
          (O.Decomposition,), ("linalg",), dtypes=LINALG, terms=_inner),
-    Case("conv2d", lambda x, w, stride=1, padding=0: shrew.conv2d(x, w, stride, padding),
+    Case("conv2d", lambda x, w, stride=1, padding=0, dilation=1, groups=1: shrew.conv2d(
+            x, w, stride, padding, dilation, groups),
          (S(F(2, 3, 5, 4), F(2, 3, 3, 2)), S(F(1, 2, 9, 8), F(3, 2, 3, 2), stride=2, padding=1),
+          # Dilated and grouped: one call where the backend takes them (oneDNN on cpu),
+          # else a composition of plain convolutions.
+          S(F(2, 4, 9, 8), F(6, 2, 3, 2), padding=(1, 2), dilation=(2, 3), groups=2),
+          S(F(1, 6, 7, 7), F(6, 1, 3, 3), stride=2, padding=1, groups=6),
           S(F(1, 3, 20, 20), F(2, 3, 3, 3), padding=1),
           # Enough input channels (C*kw >= 32) for the cpu and cuda backends' conv2d to
           # fold the batch into its GEMMs (backends/cpu/folded_conv.py).
@@ -366,8 +371,10 @@ CASES: tuple = (
          shapes=gen.convs(),
          raises=(S(F(1, 2, 5, 5), F(3, 3, 3, 3)), S(F(1, 2, 2, 2), F(3, 2, 3, 3)),
                  S(F(2, 5, 5), F(3, 2, 3, 3)))),
-    Case("conv1d", lambda x, w, stride=1, padding=0: shrew.conv1d(x, w, stride, padding),
+    Case("conv1d", lambda x, w, stride=1, padding=0, dilation=1, groups=1: shrew.conv1d(
+            x, w, stride, padding, dilation, groups),
          (S(F(2, 3, 7), F(2, 3, 3)), S(F(1, 2, 300), F(3, 2, 5), stride=2, padding=1),
+          S(F(2, 4, 15), F(6, 2, 3), padding=2, dilation=3, groups=2),
           S(F(2, 16, 11), F(3, 16, 3), stride=2, padding=1),
           S(F(1, 12, 9), F(2, 12, 4), padding=2)),
          (O.Conv1d,), ("im2col", "matmul", "col2im"), jacobian=True, terms=_window,
@@ -381,16 +388,27 @@ CASES: tuple = (
           S(F(1, 18, 16), shape=(1, 2, 7, 7), k=3, stride=2, padding=1)),
          (O.Col2Im,), ("col2im",), jacobian=True, terms=_kernel,
          raises=(S(F(1, 18, 15), shape=(1, 2, 7, 7), k=3, stride=2, padding=1),)),
-    Case("max_pool2d", lambda x, k=2, s=None, p=0: shrew.max_pool2d(x, k, s, p),
+    Case("max_pool2d", lambda x, k=2, s=None, p=0, d=1, ceil=False:
+         shrew.max_pool2d(x, k, s, p, d, ceil),
          (S(F(2, 3, 6, 7)), S(F(1, 2, 9, 8), k=3, s=2, p=1), S(F(1, 2, 17, 19), k=(3, 2), s=1),
           # windows of -inf that overlap the padding: the gradient lands inside the input
-          S(F(1, 2, 5, 4, domain="lowest"), k=3, s=2, p=1)),
-         (O.MaxPool2d,), ("max_pool2d", "scatter_add"), jacobian=True, shapes=gen.pools(),
-         raises=(S(F(1, 1, 2, 2), k=3), S(F(1, 1, 5, 5), k=2, p=2))),
-    Case("avg_pool2d", lambda x, k=2, s=None, p=0: shrew.avg_pool2d(x, k, s, p),
-         (S(F(2, 3, 6, 7)), S(F(1, 2, 9, 8), k=3, s=2, p=1), S(F(1, 2, 17, 19), k=(3, 2), s=1)),
+          S(F(1, 2, 5, 4, domain="lowest"), k=3, s=2, p=1),
+          # dilated taps, and ceil_mode's last windows reaching past the input
+          S(F(1, 2, 9, 8), k=3, s=2, p=1, d=(2, 3)), S(F(2, 1, 8, 7), k=2, s=3, p=1, ceil=True),
+          S(F(1, 2, 4, 5, domain="lowest"), k=(2, 3), s=2, p=1, d=(1, 2), ceil=True)),
+         (O.MaxPool2d,), ("max_pool2d", "scatter_add"), jacobian=True, shapes=gen.max_pools(),
+         raises=(S(F(1, 1, 2, 2), k=3), S(F(1, 1, 5, 5), k=2, p=2), S(F(1, 1, 4, 4), k=3, d=2),
+                 S(F(1, 1, 5, 5), k=2, d=0))),
+    Case("avg_pool2d", lambda x, k=2, s=None, p=0, ceil=False, include=True, divisor=None:
+         shrew.avg_pool2d(x, k, s, p, ceil, include, divisor),
+         (S(F(2, 3, 6, 7)), S(F(1, 2, 9, 8), k=3, s=2, p=1), S(F(1, 2, 17, 19), k=(3, 2), s=1),
+          # ceil_mode, padding left out of the divisor, a divisor given
+          S(F(1, 2, 9, 8), k=3, s=2, p=1, ceil=True, include=False),
+          S(F(2, 1, 7, 6), k=(2, 3), s=(3, 2), p=1, ceil=True),
+          S(F(1, 2, 6, 7), k=2, p=1, divisor=3)),
          (O.AvgPool2d,), ("avg_pool2d", "col2im"), jacobian=True, terms=_kernel,
-         shapes=gen.pools(), raises=(S(F(1, 1, 2, 2), k=3), S(F(1, 1, 5, 5), k=2, p=2))),
+         shapes=gen.avg_pools(), raises=(S(F(1, 1, 2, 2), k=3), S(F(1, 1, 5, 5), k=2, p=2),
+                                         S(F(1, 1, 5, 5), k=2, divisor=0))),
     # indexing
     Case("gather", lambda x, index, dim=0: x.gather(dim, index),
          (S(F(4, 5), I(3, 5, high=4)), S(F(3, 6), I(3, 4, high=6), dim=-1),

@@ -167,6 +167,21 @@ def convs(draw):
 
 
 @st.composite
-def pools(draw):
+def max_pools(draw):
+    """max_pool2d's windows, with dilation (the input grown to hold the dilated window)
+    and ceil_mode."""
     x, kernel, stride, padding = draw(_images())
-    return Sample((F(*x),), {"k": kernel, "s": stride, "p": padding})
+    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    hw = tuple(max(size, d * (k - 1) + 1 - 2 * p) for size, k, d, p
+               in zip(x[2:], kernel, dilation, padding))
+    return Sample((F(*x[:2], *hw),), {"k": kernel, "s": stride, "p": padding, "d": dilation,
+                                      "ceil": draw(st.booleans())})
+
+
+@st.composite
+def avg_pools(draw):
+    """avg_pool2d's windows with ceil_mode and each divisor choice."""
+    x, kernel, stride, padding = draw(_images())
+    return Sample((F(*x),), {"k": kernel, "s": stride, "p": padding,
+                             "ceil": draw(st.booleans()), "include": draw(st.booleans()),
+                             "divisor": draw(st.sampled_from((None, 2)))})

@@ -1,0 +1,315 @@
+"""Pooling and patches as functions, with PyTorch's arguments: max, average, adaptive and
+unpooling in 1-d and 2-d, unfold and fold.
+
+The 2-d max and average pools are the ops of ops/pool.py (pool.cl); everything else here
+is composed from them and other ops, so gradients come from the ops it is made of: a 1-d
+pool is a 2-d one of height 1, an unbatched input gets a batch of one, an adaptive pool
+whose windows all have one size is a plain pool, and otherwise an average is a product
+with averaging matrices and a max a gather of the windows' taps; unpooling is a scatter,
+unfold and fold are im2col and col2im (a dilated kernel spans more taps, every dilation-th
+one kept)."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...dtype import int64
+from ...errors import ShapeError
+from ...ops.conv import col2im, dilate, im2col
+from ...ops.creation import new_tensor, zeros
+from ...ops.pool import avg_pool2d as _avg_pool2d
+from ...ops.pool import is_default_stride, window_pair
+from ...ops.pool import max_pool2d as _max_pool2d
+from ...shape import fmt, pair
+from ...tensor import Tensor
+from ._checks import tensor_arg
+
+if TYPE_CHECKING:
+    from ...typing import IntOrPair
+
+Pooled = Tensor | tuple[Tensor, ...]  # values, or (values, indices)
+
+
+# -- shapes: 1-d as 2-d, unbatched as a batch of one ----------------------------------------
+def _batched(op: str, x: Any, dims: int) -> tuple[Tensor, bool]:
+    """x with a batch dim (whether one was added), or a ShapeError unless x has `dims`
+    spatial dims after [N, C] or [C]."""
+    if tensor_arg(op, "input", x).ndim not in (dims + 1, dims + 2):
+        layout = ", ".join("LHW"[3 - dims:] if dims == 2 else "L")
+        raise ShapeError(f"{op}: input must be [N, C, {layout}] or [C, {layout}], got "
+                         f"{fmt(x.shape)}")
+    return (x.unsqueeze(0), True) if x.ndim == dims + 1 else (x, False)
+
+
+def _unbatch(y: Pooled, added: bool) -> Pooled:
+    if not added:
+        return y
+    return tuple(t.squeeze(0) for t in y) if isinstance(y, tuple) else y.squeeze(0)
+
+
+def _as_2d(y: Pooled) -> Pooled:
+    """A 1-d pool's [N, C, 1, L] result(s) as [N, C, L]."""
+    return tuple(t.squeeze(2) for t in y) if isinstance(y, tuple) else y.squeeze(2)
+
+
+def _one(op: str, name: str, value: Any) -> int:
+    """A 1-d size given as an int or a 1-sequence."""
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = value[0]
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ShapeError(f"{op}: {name} must be an int or a 1-tuple, got {value!r}")
+    return value
+
+
+def _line(op: str, kernel_size: Any, stride: Any, padding: Any,
+          dilation: Any = 1) -> tuple[tuple[int, int], tuple[int, int] | None,
+                                      tuple[int, int], tuple[int, int]]:
+    """A 1-d pool's kernel, stride, padding and dilation as a 2-d pool's, of height 1."""
+    stride = None if is_default_stride(stride) else _one(op, "stride", stride)
+    return ((1, _one(op, "kernel_size", kernel_size)), None if stride is None else (1, stride),
+            (0, _one(op, "padding", padding)), (1, _one(op, "dilation", dilation)))
+
+
+# -- max and average pooling ------------------------------------------------------------------
+def max_pool2d(input: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,  # noqa: A002
+               padding: IntOrPair = 0, dilation: IntOrPair = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Pooled:
+    """The maximum of each window of [N, C, H, W] or [C, H, W] (stride defaults to the
+    kernel; padding is -inf, at most half the kernel); with return_indices also each
+    maximum's flat h*W+w index in its input plane (max_unpool2d's input)."""
+    x, added = _batched("max_pool2d", input, 2)
+    return _unbatch(_max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode,
+                                return_indices), added)
+
+
+def max_pool1d(input: Tensor, kernel_size: int, stride: int | None = None,  # noqa: A002
+               padding: int = 0, dilation: int = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Pooled:
+    """The maximum of each window of [N, C, L] or [C, L]; indices are positions in L."""
+    x, added = _batched("max_pool1d", input, 1)
+    kernel, stride_2d, padding_2d, dilation_2d = _line("max_pool1d", kernel_size, stride,
+                                                       padding, dilation)
+    y = _max_pool2d(x.unsqueeze(2), kernel, stride_2d, padding_2d, dilation_2d, ceil_mode,
+                    return_indices)
+    return _unbatch(_as_2d(y), added)
+
+
+def avg_pool2d(input: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = None,  # noqa: A002
+               padding: IntOrPair = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """The mean of each window of [N, C, H, W] or [C, H, W]: the sum over divisor_override
+    if given, else over the window's taps in the padded input (count_include_pad, the
+    default) or in the input alone."""
+    x, added = _batched("avg_pool2d", input, 2)
+    y = _avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override)
+    return y.squeeze(0) if added else y
+
+
+def avg_pool1d(input: Tensor, kernel_size: int, stride: int | None = None,  # noqa: A002
+               padding: int = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """The mean of each window of [N, C, L] or [C, L]."""
+    x, added = _batched("avg_pool1d", input, 1)
+    kernel, stride_2d, padding_2d, _ = _line("avg_pool1d", kernel_size, stride, padding)
+    y = _avg_pool2d(x.unsqueeze(2), kernel, stride_2d, padding_2d, ceil_mode,
+                    count_include_pad).squeeze(2)
+    return y.squeeze(0) if added else y
+
+
+# -- adaptive pooling ---------------------------------------------------------------------------
+def _adaptive_sizes(op: str, x: Tensor, output_size: Any, dims: int) -> tuple[int, ...]:
+    """The output size per spatial dim (None keeps the input's), checked."""
+    if isinstance(output_size, int) and not isinstance(output_size, bool):
+        output_size = (output_size,) * dims
+    sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else ()
+    if len(sizes) != dims or not all(s is None or (isinstance(s, int) and not isinstance(
+            s, bool) and s >= 1) for s in sizes):
+        raise ShapeError(f"{op}: output_size must be {dims} int(s) >= 1 or None, got "
+                         f"{output_size!r}")
+    spatial = x.shape[-dims:]
+    if 0 in spatial:
+        raise ShapeError(f"{op}: input {fmt(x.shape)} has an empty spatial dim")
+    return tuple(size if s is None else s for s, size in zip(sizes, spatial))
+
+
+def _bounds(size: int, out: int) -> list[tuple[int, int]]:
+    """PyTorch's adaptive windows along one dim: [floor(i*size/out), ceil((i+1)*size/out))."""
+    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+
+
+def _averaging(x: Tensor, size: int, out: int) -> Tensor:
+    """[out, size]: row i averages window i's entries (x's dtype and device)."""
+    rows = np.zeros((out, size))   # float64, rounded once to x's dtype
+    for i, (start, end) in enumerate(_bounds(size, out)):
+        rows[i, start:end] = 1.0 / (end - start)
+    return new_tensor(x, rows, None, None, False)
+
+
+def _window_taps(x: Tensor, hw: tuple[int, ...], out: tuple[int, ...]) -> Tensor:
+    """[oh, ow, k] int64: the flat h*W+w positions of each adaptive window's taps, k the
+    most any window has; a smaller window repeats its last tap, which comes after its
+    first maximum and so never changes which tap wins."""
+    (rows, cols), width = (_bounds(size, o) for size, o in zip(hw, out)), hw[1]
+    kh, kw = (max(end - start for start, end in b) for b in (rows, cols))
+    taps = [[[min(r0 + a, r1 - 1) * width + min(c0 + b, c1 - 1)
+              for a in range(kh) for b in range(kw)] for c0, c1 in cols] for r0, r1 in rows]
+    return new_tensor(x, taps, int64, None, False)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
+    """The mean of each of output_size windows of [N, C, H, W] or [C, H, W], window i of a
+    dim spanning [floor(i*L/out), ceil((i+1)*L/out))."""
+    x, added = _batched("adaptive_avg_pool2d", input, 2)
+    (oh, ow), (h, w) = _adaptive_sizes("adaptive_avg_pool2d", x, output_size, 2), x.shape[2:]
+    if h % oh == 0 and w % ow == 0:   # windows of one size that tile the input
+        y = _avg_pool2d(x, (h // oh, w // ow))
+    else:
+        y = _averaging(x, h, oh) @ x @ _averaging(x, w, ow).transpose(0, 1)
+    return y.squeeze(0) if added else y
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
+    """adaptive_avg_pool2d of [N, C, L] or [C, L] along L."""
+    _batched("adaptive_avg_pool1d", input, 1)
+    size = _adaptive_sizes("adaptive_avg_pool1d", input, _one("adaptive_avg_pool1d",
+                                                              "output_size", output_size), 1)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size[0])).squeeze(-2)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any,  # noqa: A002
+                        return_indices: bool = False) -> Pooled:
+    """The maximum of each of output_size windows of [N, C, H, W] or [C, H, W] (windows as
+    adaptive_avg_pool2d's); with return_indices also its flat h*W+w index in the plane."""
+    x, added = _batched("adaptive_max_pool2d", input, 2)
+    (oh, ow), (h, w) = _adaptive_sizes("adaptive_max_pool2d", x, output_size, 2), x.shape[2:]
+    if h % oh == 0 and w % ow == 0:   # windows of one size that tile the input
+        return _unbatch(_max_pool2d(x, (h // oh, w // ow), return_indices=return_indices),
+                        added)
+    taps = _window_taps(x, (h, w), (oh, ow))                      # [oh, ow, k]
+    n, c, k = x.shape[0], x.shape[1], taps.shape[2]
+    windows = x.reshape(n, c, h * w).index_select(2, taps.reshape(oh * ow * k))
+    values, arg = windows.reshape(n, c, oh, ow, k).max(-1)
+    if not return_indices:
+        return _unbatch(values, added)
+    index = taps.expand(n, c, oh, ow, k).gather(4, arg.unsqueeze(4)).squeeze(4)
+    return _unbatch((values, index), added)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any,  # noqa: A002
+                        return_indices: bool = False) -> Pooled:
+    """adaptive_max_pool2d of [N, C, L] or [C, L] along L; indices are positions in L."""
+    _batched("adaptive_max_pool1d", input, 1)
+    size = _adaptive_sizes("adaptive_max_pool1d", input, _one("adaptive_max_pool1d",
+                                                              "output_size", output_size), 1)
+    y = adaptive_max_pool2d(input.unsqueeze(-2), (1, size[0]), return_indices)
+    return tuple(t.squeeze(-2) for t in y) if isinstance(y, tuple) else y.squeeze(-2)
+
+
+# -- unpooling ---------------------------------------------------------------------------------
+def _unpool_size(op: str, x: Tensor, kernel: Sequence[int], stride: Sequence[int],
+                 padding: Sequence[int], output_size: Any) -> tuple[int, ...]:
+    """PyTorch's unpooled size: (in - 1) * stride - 2 * padding + kernel per dim, or
+    output_size (the whole shape or its spatial dims) within a stride of that."""
+    dims = len(kernel)
+    default = tuple((size - 1) * s - 2 * p + k for size, k, s, p
+                    in zip(x.shape[-dims:], kernel, stride, padding))
+    if output_size is None:
+        return default
+    sizes = tuple(output_size)
+    if len(sizes) == dims + 2:
+        sizes = sizes[2:]
+    if len(sizes) != dims or not all(d - s < size < d + s for size, d, s
+                                     in zip(sizes, default, stride)):
+        raise ShapeError(f"{op}: output_size {output_size!r} must give {dims} sizes, each "
+                         f"within a stride {tuple(stride)} of {default}")
+    return sizes
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntOrPair,  # noqa: A002
+                 stride: IntOrPair | None = None, padding: IntOrPair = 0,
+                 output_size: Sequence[int] | None = None) -> Tensor:
+    """The inverse of max_pool2d(return_indices=True): zeros of the unpooled size with each
+    value of [N, C, H, W] (or [C, H, W]) at its flat index in its plane."""
+    op = "max_unpool2d"
+    x, added = _batched(op, input, 2)
+    kernel = window_pair(kernel_size, "kernel_size", op, 1)
+    stride = kernel if is_default_stride(stride) else window_pair(stride, "stride", op, 1)
+    padding = window_pair(padding, "padding", op, 0)
+    index = tensor_arg(op, "indices", indices)
+    if index.shape != input.shape or index.dtype.name != "int64":
+        raise ShapeError(f"{op}: indices must be int64 of the input's shape {fmt(input.shape)},"
+                         f" got {index.dtype.name} {fmt(index.shape)}")
+    oh, ow = _unpool_size(op, x, kernel, stride, padding, output_size)
+    n, c, h, w = x.shape
+    flat = zeros(n, c, oh * ow, dtype=x.dtype, device=x.device)
+    y = flat.scatter(2, index.reshape(n, c, h * w), x.reshape(n, c, h * w))
+    y = y.reshape(n, c, oh, ow)
+    return y.squeeze(0) if added else y
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: int,  # noqa: A002
+                 stride: int | None = None, padding: int = 0,
+                 output_size: Sequence[int] | None = None) -> Tensor:
+    """The inverse of max_pool1d(return_indices=True) on [N, C, L] or [C, L]."""
+    op = "max_unpool1d"
+    _batched(op, input, 1)
+    kernel, stride_2d, padding_2d, _ = _line(op, kernel_size, stride, padding)
+    stride_2d = stride_2d or kernel
+    size = _unpool_size(op, input, kernel[1:], stride_2d[1:], padding_2d[1:], output_size)
+    y = max_unpool2d(input.unsqueeze(-2), tensor_arg(op, "indices", indices).unsqueeze(-2),
+                     kernel, stride_2d, padding_2d, (1, size[0]))
+    return y.squeeze(-2)
+
+
+# -- patches --------------------------------------------------------------------------------
+def _patch_args(op: str, kernel_size: Any, dilation: Any, padding: Any,
+                stride: Any) -> tuple[tuple[int, ...], ...]:
+    return (pair(kernel_size, "kernel_size", op, 1), pair(dilation, "dilation", op, 1),
+            pair(padding, "padding", op, 0), pair(stride, "stride", op, 1))
+
+
+def unfold(input: Tensor, kernel_size: IntOrPair, dilation: IntOrPair = 1,  # noqa: A002
+           padding: IntOrPair = 0, stride: IntOrPair = 1) -> Tensor:
+    """Every sliding block of [N, C, H, W] (or [C, H, W]) as a column: [N, C*kh*kw, L],
+    channel-major, L the blocks in row-major order."""
+    x, added = _batched("unfold", input, 2)
+    kernel, dilation, padding, stride = _patch_args("unfold", kernel_size, dilation, padding,
+                                                    stride)
+    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    cols = im2col(x, spans, stride, padding)
+    if dilation != (1, 1):   # keep every dilation-th tap of the spanning window
+        n, c, length = x.shape[0], x.shape[1], cols.shape[2]
+        cols = cols.reshape(n, c, *spans, length)[:, :, ::dilation[0], ::dilation[1]]
+        cols = cols.reshape(n, c * kernel[0] * kernel[1], length)
+    return cols.squeeze(0) if added else cols
+
+
+def fold(input: Tensor, output_size: IntOrPair, kernel_size: IntOrPair,  # noqa: A002
+         dilation: IntOrPair = 1, padding: IntOrPair = 0, stride: IntOrPair = 1) -> Tensor:
+    """The adjoint of unfold: columns [N, C*kh*kw, L] (or [C*kh*kw, L]) summed back into
+    an [N, C, *output_size] image, overlapping blocks added."""
+    op = "fold"
+    if tensor_arg(op, "input", input).ndim not in (2, 3):
+        raise ShapeError(f"{op}: input must be [N, C*kh*kw, L] or [C*kh*kw, L], got "
+                         f"{fmt(input.shape)}")
+    cols, added = (input.unsqueeze(0), True) if input.ndim == 2 else (input, False)
+    kernel, dilation, padding, stride = _patch_args(op, kernel_size, dilation, padding, stride)
+    size = pair(output_size, "output_size", op, 1)
+    (n, ckk, length), kk = cols.shape, kernel[0] * kernel[1]
+    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    blocks = [(s + 2 * p - span) // st + 1 for s, p, span, st in zip(size, padding, spans, stride)]
+    if ckk % kk or min(blocks) < 1 or math.prod(blocks) != length:
+        raise ShapeError(f"{op}: input {fmt(input.shape)} must be [N, C*{kk}, {blocks[0]}*"
+                         f"{blocks[1]}] for output_size {size}, kernel {kernel}, dilation "
+                         f"{dilation}, padding {padding}, stride {stride}")
+    c = ckk // kk
+    if dilation != (1, 1):   # zeros between the taps: the spanning window's columns
+        spread = cols.reshape(n, c, *kernel, length)
+        spread = dilate(dilate(spread, 2, dilation[0]), 3, dilation[1])
+        cols = spread.reshape(n, c * spans[0] * spans[1], length)
+    y = col2im(cols, (n, c, *size), spans, stride, padding)
+    return y.squeeze(0) if added else y
