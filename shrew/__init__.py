@@ -52,6 +52,10 @@ from .ops.linalg import matmul
 from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmul, cross, dot,
                            inner, kron, matrix_power, mm, mv, outer, tensordot)
 from .ops.products import dot as vdot, outer as ger
+from .ops.decompositions import det, inverse, logdet
+from .ops.decompositions import torch_cholesky as cholesky, torch_qr as qr
+from .ops.decompositions import torch_slogdet as slogdet, torch_svd as svd
+from .ops.linalg_composed import cdist, cholesky_inverse, cholesky_solve, pinverse
 from .tensor import Tensor
 from .threads import get_num_threads, set_num_threads
 from . import cuda  # noqa: E402
@@ -97,7 +101,8 @@ __all__ = [
     # products (ops/linalg.py, ops/products.py) and shrew.linalg
     "matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cross",
     "dot", "inner", "kron", "matrix_power", "mm", "mv", "outer", "tensordot", "vdot", "ger",
-    "linalg",
+    "linalg", "det", "inverse", "logdet", "cholesky", "qr", "slogdet", "svd", "cdist",
+    "cholesky_inverse", "cholesky_solve", "pinverse",
     # dtypes (dtype.py)
     "bfloat16", "uint8", "int8", "int16", "short",
     "finfo", "iinfo", "promote_types", "result_type", "can_cast", "get_default_dtype",

@@ -18,7 +18,7 @@ from .grads.common import InputGrads, cast_like, sum_to_shape
 from .grads.conv import conv1d_grads, conv_grads
 from .grads.elementwise import binary_grads, unary_grad
 from .grads.index import scatter_grads
-from .grads.linalg import matmul_rhs_grad
+from .grads.linalg import decomposition_grad, matmul_rhs_grad, solve_grads
 from .grads.norm import standardize_grad
 from .grads.pool import avg_pool2d_grad, max_pool2d_grad
 from .grads.reduce import reduce_grad, vector_norm_grad
@@ -371,6 +371,11 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((a, sum_to_shape(g @ b.transpose(-1, -2), a.shape)
                      if a.requires_grad else None),
                     (b, matmul_rhs_grad(a, b, g) if b.requires_grad else None))
+        # -- decompositions and solvers (ops/decompositions.py)
+        case O.Solve(a, b):
+            return solve_grads(a, b, y, g)
+        case O.Decomposition(x=x):
+            return ((x, decomposition_grad(op, y, g)),)
         # -- index (ops/index.py)
         case O.Gather(x, dim, index):
             return ((x, scatter_add_unchecked(x.shape, dim, index, g)),)

@@ -28,3 +28,8 @@ class ShrewTypeError(ShrewError, TypeError):
 
 class ArgumentTypeError(ShrewError, TypeError):
     """An argument of the wrong Python type, where PyTorch raises TypeError."""
+
+
+class LinAlgError(ShrewError):
+    """A matrix the routine cannot handle: singular (inv, solve) or not positive-definite
+    (cholesky), as torch.linalg.LinAlgError.  Found only by the computation itself."""

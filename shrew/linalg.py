@@ -1,13 +1,27 @@
 """torch.linalg's counterpart.
 
-Products (ops/products.py): matmul, cross, multi_dot, matrix_power."""
+Products (ops/products.py): matmul, cross, multi_dot, matrix_power.  Decompositions and
+solvers (ops/decompositions.py, one backend primitive each): solve, inv, det, slogdet,
+cholesky, qr, svd, svdvals, eigh, eigvalsh.  Composed from those (ops/linalg_composed.py):
+matrix_norm, norm's matrix orders, cond, matrix_rank, pinv, lstsq, solve_triangular."""
 from __future__ import annotations
 
+from .errors import LinAlgError
 from .ops.linalg import matmul
 from .ops.products import linalg_cross as cross, matrix_power, multi_dot
 
-# -- vector norms and the Frobenius norm (ops/reduce.py) -------------------------------------
-from .ops.reduce import linalg_norm as norm
+# -- vector norms (ops/reduce.py) and matrix norms (ops/linalg_composed.py) ---------------------
 from .ops.reduce import vector_norm
+from .ops.linalg_composed import linalg_norm as norm, matrix_norm
 
-__all__ = ["matmul", "cross", "multi_dot", "matrix_power", "norm", "vector_norm"]
+# -- decompositions and solvers -----------------------------------------------------------------
+from .ops.decompositions import (cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, qr,
+                                 slogdet, solve, solve_ex, svd, svdvals)
+from .ops.linalg_composed import (cond, diagonal, lstsq, matrix_rank, pinv, solve_triangular,
+                                  tensorinv, tensorsolve, vander, vecdot)
+
+__all__ = ["matmul", "cross", "multi_dot", "matrix_power", "norm", "vector_norm",
+           "matrix_norm", "LinAlgError", "cholesky", "cholesky_ex", "det", "eigh", "eigvalsh",
+           "inv", "inv_ex", "qr", "slogdet", "solve", "solve_ex", "svd", "svdvals", "cond",
+           "lstsq", "matrix_rank", "pinv", "solve_triangular", "diagonal", "tensorinv",
+           "tensorsolve", "vander", "vecdot"]

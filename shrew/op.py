@@ -85,6 +85,28 @@ class Matmul(Op):
 
 
 @dataclass(frozen=True, slots=True)
+class Solve(Op):
+    """X with a @ X = b (ops/decompositions.py; linalg.solve, inv)."""
+
+    a: Any
+    b: Any
+    TENSORS: ClassVar[tuple] = ("a", "b")
+
+
+@dataclass(frozen=True, slots=True)
+class Decomposition(Op):
+    """One output of a matrix routine (ops/decompositions.py): det, slogdet, cholesky, qr,
+    svd, svdvals, eigh, eigvalsh, or pinv.  Its rule (grads/linalg.py) is linear in the
+    output's gradient, so each output contributes its own part of x's gradient."""
+
+    fn: str
+    x: Any
+    index: int      # which of the routine's outputs this tensor is
+    saved: tuple    # the routine's outputs (and, for svdvals, U and Vh), without grad
+    option: Any = None
+
+
+@dataclass(frozen=True, slots=True)
 class Reshape(Op):
     x: Any
 
@@ -296,4 +318,5 @@ VARIANTS = (
     Narrow, Affine, Conv2d, Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond,
     Gather, Pad, ToDtype, ToDevice, ScatterAdd, Scatter, Im2Col, Col2Im, Softmax, Standardize,
     Checkpoint, CustomFunction,
+    Solve, Decomposition,  # linear algebra
 )

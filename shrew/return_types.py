@@ -61,3 +61,63 @@ class cummin(NamedTuple):  # noqa: N801
 class aminmax(NamedTuple):  # noqa: N801
     min: Tensor
     max: Tensor
+
+
+# -- linear algebra (ops/decompositions.py, ops/linalg_composed.py) -----------------------
+class linalg_slogdet(NamedTuple):  # noqa: N801
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class slogdet(NamedTuple):  # noqa: N801
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class linalg_qr(NamedTuple):  # noqa: N801
+    Q: Tensor
+    R: Tensor
+
+
+class qr(NamedTuple):  # noqa: N801
+    Q: Tensor
+    R: Tensor
+
+
+class linalg_svd(NamedTuple):  # noqa: N801
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+class svd(NamedTuple):  # noqa: N801  (torch.svd: V, not Vh)
+    U: Tensor
+    S: Tensor
+    V: Tensor
+
+
+class linalg_eigh(NamedTuple):  # noqa: N801
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class linalg_inv_ex(NamedTuple):  # noqa: N801
+    inverse: Tensor
+    info: Tensor
+
+
+class linalg_solve_ex(NamedTuple):  # noqa: N801
+    result: Tensor
+    info: Tensor
+
+
+class linalg_cholesky_ex(NamedTuple):  # noqa: N801
+    L: Tensor
+    info: Tensor
+
+
+class linalg_lstsq(NamedTuple):  # noqa: N801
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor

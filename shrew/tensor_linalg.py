@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .ops import decompositions as _d
+from .ops import linalg_composed as _lc
 from .ops import products as _p
 
 if TYPE_CHECKING:
+    from . import return_types
     from .tensor import Tensor
     from .typing import Scalar
 
@@ -66,3 +69,35 @@ class LinalgMethods:
 
     def matrix_power(self: Tensor, n: int) -> Tensor:  # type: ignore[misc]
         return _p.matrix_power(self, n)
+
+    # -- decompositions and solvers (ops/decompositions.py, ops/linalg_composed.py) ----------
+    def inverse(self: Tensor) -> Tensor:  # type: ignore[misc]
+        return _d.inverse(self)
+
+    def det(self: Tensor) -> Tensor:  # type: ignore[misc]
+        return _d.det(self, op="det")
+
+    def logdet(self: Tensor) -> Tensor:  # type: ignore[misc]
+        return _d.logdet(self)
+
+    def slogdet(self: Tensor) -> return_types.slogdet:  # type: ignore[misc]
+        return _d.torch_slogdet(self)
+
+    def cholesky(self: Tensor, upper: bool = False) -> Tensor:  # type: ignore[misc]
+        return _d.torch_cholesky(self, upper)
+
+    def cholesky_solve(self: Tensor, input2: Tensor, upper: bool = False) -> Tensor:  # type: ignore[misc]
+        return _lc.cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self: Tensor, upper: bool = False) -> Tensor:  # type: ignore[misc]
+        return _lc.cholesky_inverse(self, upper)
+
+    def qr(self: Tensor, some: bool = True) -> return_types.qr:  # type: ignore[misc]
+        return _d.torch_qr(self, some)
+
+    def svd(self: Tensor, some: bool = True,  # type: ignore[misc]
+            compute_uv: bool = True) -> return_types.svd:
+        return _d.torch_svd(self, some, compute_uv)
+
+    def pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:  # type: ignore[misc]
+        return _lc.pinverse(self, rcond)

@@ -730,6 +730,35 @@ def test_col2im(args, seed):
     check_grad(lambda c: shrew.col2im(c, xs, kernel, stride, padding), cols)
 
 
+# -- decompositions and solvers (ops/decompositions.py) ------------------------------------
+ROUTINES = {
+    "solve": lambda m, t: shrew.linalg.solve(m, t),
+    "det": lambda m, t: shrew.linalg.det(m),
+    "slogdet": lambda m, t: shrew.linalg.slogdet(m).logabsdet,
+    "cholesky": lambda m, t: shrew.linalg.cholesky(m),
+    "qr": lambda m, t: shrew.linalg.qr(t).R.square(),
+    "svd": lambda m, t: shrew.linalg.svd(m).U.square(),
+    "eigh": lambda m, t: shrew.linalg.eigh(m).eigenvectors.square(),
+    "pinv": lambda m, t: shrew.linalg.pinv(m),
+}
+
+
+@covers(O.Solve, O.Decomposition)
+@pytest.mark.parametrize("routine", ROUTINES)
+@given(n=st.integers(1, 4), seed=seeds, layout=layouts)
+def test_decompositions(routine, n, seed, layout):
+    """On symmetric positive-definite matrices whose eigenvalues lie well apart (diag(1..n)
+    plus a bounded rank-one term), where every routine's gradient is defined."""
+    x = Input((2, n, n), seed, layout)
+
+    def call(t):
+        v = t[..., 0].tanh()
+        steps = shrew.arange(1, n + 1, dtype=t.dtype)
+        m = shrew.diag(steps) + 0.3 * v.unsqueeze(-1) * v.unsqueeze(-2)
+        return ROUTINES[routine](m, t)
+    check_grad(call, x)
+
+
 # -- fused normalisations ----------------------------------------------------------------
 @covers(O.Softmax)
 @pytest.mark.parametrize("log", [False, True])

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from shrew.backends import linalg_routines
+
 
 class Box:
     """Opaque device storage: the core may read only .shape and .dtype."""
@@ -179,6 +181,10 @@ class ToyBackend:
     # -- linear algebra, convolution, pooling
     def matmul(self, a, b):
         return self._box(np.matmul(a.a, b.a))
+
+    def linalg(self, fn, *arrays, option=None):
+        results = linalg_routines.linalg(np, fn, tuple(x.a for x in arrays), option)
+        return tuple(self._box(r) for r in results)
 
     @staticmethod
     def _geometry(shape, kernel, stride, padding):

@@ -17,7 +17,7 @@ import ml_dtypes
 
 from .base import Storage
 from .kernels import avg_pool_divisor, max_pool_fill, pool_output_size, window_output, wrapped
-from . import folded_conv
+from . import folded_conv, linalg_routines
 
 # NaN and inf are data in shrew, as in PyTorch: numpy's floating-point warnings from these
 # kernels (log(0), 0/0, ...) would only be noise.  Filtered for this module alone.
@@ -323,6 +323,9 @@ class ArrayModuleBackend:
     # -- linear algebra, convolution, pooling -----------------------------------------
     def matmul(self, a: Storage, b: Storage) -> Storage:
         return self.xp.matmul(a, b)
+
+    def linalg(self, fn: str, *arrays: Storage, option: Any = None) -> tuple:
+        return linalg_routines.linalg(self.xp, fn, arrays, option)
 
     def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage:
         n, c, h, w = x.shape

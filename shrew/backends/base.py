@@ -46,6 +46,15 @@ ARG_REDUCE_FNS = ("argmax", "argmin")
 SCAN_FNS = ("sum", "prod")
 ARG_SCAN_FNS = ("max", "min")
 SCATTER_REDUCE_FNS = ("none", "sum", "prod", "amax", "amin")  # scatter's ways to combine
+LINALG_FNS = ("solve", "cholesky", "det", "slogdet", "qr", "svd", "svdvals", "eigh", "eigvalsh")
+"""The matrix routines of ``linalg`` (float32/float64 arrays [..., m, n], batch dims equal,
+square where the routine needs it), with what each returns:
+solve (a [..., n, n], b [..., n, k]) -> (x, info); cholesky (a) -> (lower L, info), info an
+int32 array over the batch, nonzero where a matrix is singular / not positive-definite (its
+result there is undefined); det -> (det,); slogdet -> (sign, log|det|) in a's dtype;
+qr with option "reduced" or "complete" -> (Q, R); svd with option full_matrices ->
+(U, S, Vh), S descending; svdvals -> (S,); eigh with option "L" or "U" (the triangle read)
+-> (ascending eigenvalues, eigenvectors as columns); eigvalsh -> (eigenvalues,)."""
 
 
 @runtime_checkable
@@ -95,6 +104,7 @@ class Backend(Protocol):
 
     # -- linear algebra, convolution, pooling -----------------------------------------
     def matmul(self, a: Storage, b: Storage) -> Storage: ...       # [..., m, k] @ [..., k, n], batch dims broadcast, ndim >= 2
+    def linalg(self, fn: str, *arrays: Storage, option: Any = None) -> tuple: ...  # fn in LINALG_FNS (see there): a decomposition or solve, a tuple of arrays; may compute on the host
     def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # [N,C,H,W] -> [N, C*kh*kw, Ho*Wo], zero padding
     def col2im(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # adjoint of im2col: sums columns back into an array of shape [N,C,H,W]
     def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, ceil_mode: bool) -> tuple: ...  # (values, int64 argmax as flat h*W+w index into each input plane); output size shape.pool_output_size; taps dilation apart; padding (and taps past the padded input, ceil_mode) is -inf but never named: a window whose values all equal the fill names its first tap inside the plane

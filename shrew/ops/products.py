@@ -180,12 +180,15 @@ def linalg_cross(x: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 
 
 def matrix_power(x: Tensor, n: int) -> Tensor:
-    """x multiplied by itself n >= 0 times (by repeated squaring); n = 0 gives identities."""
+    """x multiplied by itself n times (by repeated squaring); n = 0 gives identities, a
+    negative n the power -n of x's inverse."""
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ShapeError(f"matrix_power: expects square matrices, got {fmt(x.shape)}")
-    if not isinstance(n, int) or n < 0:
-        raise ShrewError(f"matrix_power: n must be a non-negative int, got {n!r} (negative "
-                         f"powers need linalg.inv, which shrew does not have yet)")
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise ShrewError(f"matrix_power: n must be an int, got {n!r}")
+    if n < 0:
+        from .decompositions import inv_ex
+        x, n = inv_ex(x, check_errors=True, op="matrix_power").inverse, -n
     if n == 0:
         from .rearrange import diag_embed
         return diag_embed(x.diagonal(0, -2, -1) * 0 + 1)

@@ -180,6 +180,40 @@ def g_matmul(draw, pool):
     return (i, j), matmul
 
 
+def _spread_spd(x):
+    """A symmetric positive-definite matrix (batch) built smoothly from x [..., n]: diag(1, 2,
+    ..., n) plus a bounded rank-one term, so its eigenvalues stay apart (decompositions'
+    gradients need distinct ones) and it is never near singular."""
+    x = _up(x).tanh()
+    n = x.shape[-1]
+    steps = shrew.arange(1, n + 1, dtype=x.dtype)
+    return shrew.diag(steps) + 0.3 * x.unsqueeze(-1) * x.unsqueeze(-2)
+
+
+def g_solve(draw, pool):
+    i = _pick(draw, pool)
+    j = _pick(draw, pool, lambda t: t.shape == pool[i].shape)
+    return (i, j), lambda a, b: shrew.linalg.solve(_spread_spd(a), _up(b).unsqueeze(-1))
+
+
+# Each a function of the decomposition that does not depend on the sign of its vectors.
+DECOMPOSED = {
+    "det": lambda m: shrew.linalg.det(m),
+    "slogdet": lambda m: shrew.linalg.slogdet(m).logabsdet,
+    "cholesky": lambda m: shrew.linalg.cholesky(m),
+    "qr": lambda m: shrew.linalg.qr(m).R.square(),
+    "svdvals": lambda m: shrew.linalg.svdvals(m),
+    "svd": lambda m: shrew.linalg.svd(m).U.square(),
+    "eigh": lambda m: shrew.linalg.eigh(m).eigenvectors.square(),
+    "pinv": lambda m: shrew.linalg.pinv(m),
+}
+
+
+def g_decomposition(draw, pool):
+    fn = DECOMPOSED[draw(st.sampled_from(sorted(DECOMPOSED)))]
+    return (_pick(draw, pool),), lambda x: fn(_spread_spd(x))
+
+
 def g_reshape(draw, pool):
     where = draw(st.sampled_from(["front", "back", "flat"]))
     return (_pick(draw, pool),), lambda x: (x.reshape(1, *x.shape) if where == "front" else
@@ -361,7 +395,7 @@ TABLE = {
     O.Im2Col: g_im2col,
     O.Col2Im: g_col2im, O.Softmax: g_softmax, O.Standardize: g_standardize,
     O.Checkpoint: g_checkpoint, O.Prod: g_prod, O.VectorNorm: g_vector_norm, O.Scan: g_scan,
-    O.CustomFunction: g_custom_function,
+    O.CustomFunction: g_custom_function, O.Solve: g_solve, O.Decomposition: g_decomposition,
 }
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools
 
+from .. import linalg_routines
 from ..base import Storage
 from ..host_memory import keep_freed_memory
 from ..kernels import compute_dtype, wrapped
@@ -369,6 +370,13 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
                      _i64(b.strides[-2]), _i64(b.strides[-1]), _i32(len(bdims)),
                      self._layout_meta(bdims, layouts), a.buffer, b.buffer, out.buffer)
         return out
+
+    def linalg(self, fn: str, *arrays: CLStorage, option: Any = None) -> tuple:
+        # The one host round trip of this backend (docs/backend-guide.md): LAPACK through
+        # numpy on a copy, the results uploaded again.
+        host = tuple(self.to_numpy(a) for a in arrays)
+        results = linalg_routines.linalg(np, fn, host, option)
+        return tuple(self.from_numpy(np.asarray(r)) for r in results)
 
     # -- random numbers: PhiloxRNG keeps the state; random.cl makes the numbers ----------
     def _launch_random(self, name: str, dtype: np.dtype, blocks: int, args: tuple,

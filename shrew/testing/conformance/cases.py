@@ -23,6 +23,8 @@ from shrew.ops.elementwise import unary
 from . import strategies as gen
 from .spec import ALL, FLOAT, INTEGRAL, NUMERIC, Case, F, Fixed, I, M, S, Sample
 
+LINALG = ("float32", "float64")  # LAPACK's real dtypes
+
 
 # -- tolerance scales: how many terms each output element sums -----------------------------
 def _reduced(sample: Sample) -> int:
@@ -65,6 +67,27 @@ def _normal(v: np.ndarray):
     if abs(v.mean()) > 6 / math.sqrt(v.size) or abs(v.std() - 1) > 6 / math.sqrt(2 * v.size):
         return f"mean {v.mean():.4f}, std {v.std():.4f} are not 0 and 1 (n={v.size})"
     return None
+
+
+def _well_conditioned(a):
+    """A batch of square matrices far from singular (the inputs are standard normal);
+    anything else as it is, for the op to refuse."""
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        return a
+    return a + 2 * a.shape[-1] * shrew.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+
+
+def _distinct_spectrum(a):
+    """Symmetric matrices whose eigenvalues are well apart, even where a's rows repeat
+    (the "expanded" layout): eigenvectors are then unique up to sign."""
+    n = a.shape[-1]
+    steps = shrew.arange(1, n + 1, dtype=a.dtype, device=a.device) * (2 * n)
+    return a @ a.mT + shrew.diag(steps)
+
+
+def _spd(a):
+    """A batch of symmetric positive-definite matrices."""
+    return a @ a.mT + a.shape[-1] * shrew.eye(a.shape[-1], dtype=a.dtype, device=a.device)
 
 
 def _all_true(v: np.ndarray):
@@ -302,6 +325,38 @@ CASES: tuple = (
           S(F(3, 5, 7), F(7)), S(F(9, 300), F(300, 17)), S(F(3, 0), F(0, 4))),
          (O.Matmul,), ("matmul",), jacobian=True, terms=_inner, shapes=gen.matmuls(),
          raises=(S(F(3, 4), F(5, 2)), S(F(), F(3)), S(F(2, 3, 4), F(3, 4, 5)))),
+    # decompositions and solvers: the linalg primitive (the host's LAPACK on opencl).  The
+    # values compared do not depend on the sign choices of singular and eigenvectors.
+    Case("linalg.solve", lambda a, b: shrew.linalg.solve(_well_conditioned(a), b),
+         (S(F(4, 4), F(4, 2)), S(F(2, 3, 3), F(3)), S(F(2, 5, 5), F(2, 5, 3))),
+         (O.Solve,), ("linalg",), dtypes=LINALG, jacobian=True, terms=_inner,
+         raises=(S(F(3, 4), F(3, 1)), S(F(3, 3), F(4, 1)), S(I(3, 3, high=3), F(3, 1)))),
+    Case("linalg.inv", lambda a: shrew.linalg.inv(_well_conditioned(a)),
+         (S(F(4, 4)), S(F(3, 2, 2))), (O.Solve,), ("linalg",), dtypes=LINALG, jacobian=True,
+         terms=_inner, raises=(S(F(2, 3)), S(I(2, 2, high=3)))),
+    Case("linalg.det", lambda a: shrew.linalg.det(_well_conditioned(a)),
+         (S(F(4, 4)), S(F(2, 3, 3))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
+         terms=_inner, raises=(S(F(3)),)),
+    Case("linalg.slogdet", lambda a: shrew.linalg.slogdet(a).logabsdet,
+         (S(F(4, 4)), S(F(2, 3, 3))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
+         terms=_inner),
+    Case("linalg.cholesky", lambda a: shrew.linalg.cholesky(_spd(a)),
+         (S(F(4, 4)), S(F(2, 3, 3))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
+         terms=_inner, raises=(S(F(3, 2)),)),
+    Case("linalg.qr", lambda a: shrew.linalg.qr(a).R.abs(),
+         (S(F(5, 3)), S(F(2, 3, 4))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
+         terms=_inner, raises=(S(F(3)),)),
+    Case("linalg.svdvals", lambda a: shrew.linalg.svdvals(a),
+         (S(F(5, 3)), S(F(2, 3, 4))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
+         terms=_inner),
+    Case("linalg.svd", lambda a: shrew.linalg.svd(a, full_matrices=False).U.square(),
+         (S(F(5, 3)), S(F(2, 4, 4))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
+         terms=_inner),
+    Case("linalg.eigh", lambda a: shrew.linalg.eigh(_distinct_spectrum(a)).eigenvectors.square(),
+         (S(F(4, 4)), S(F(2, 3, 3))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
+         terms=_inner),
+    Case("linalg.pinv", lambda a: shrew.linalg.pinv(a), (S(F(5, 3)), S(F(2, 3, 4))),
+         (O.Decomposition,), ("linalg",), dtypes=LINALG, terms=_inner),
     Case("conv2d", lambda x, w, stride=1, padding=0, dilation=1, groups=1: shrew.conv2d(
             x, w, stride, padding, dilation, groups),
          (S(F(2, 3, 5, 4), F(2, 3, 3, 2)), S(F(1, 2, 9, 8), F(3, 2, 3, 2), stride=2, padding=1),
