@@ -52,6 +52,7 @@ from .ops.linalg import matmul
 from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmul, cross, dot,
                            inner, kron, matrix_power, mm, mv, outer, tensordot)
 from .ops.products import dot as vdot, outer as ger
+from .ops.einsum import einsum
 from .tensor import Tensor
 from . import cuda  # noqa: E402
 from . import accelerator, amp, onnx  # noqa: E402
@@ -95,7 +96,7 @@ __all__ = [
     # products (ops/linalg.py, ops/products.py) and shrew.linalg
     "matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cross",
     "dot", "inner", "kron", "matrix_power", "mm", "mv", "outer", "tensordot", "vdot", "ger",
-    "linalg",
+    "einsum", "linalg",
     # dtypes (dtype.py)
     "bfloat16", "uint8", "int8", "int16", "short",
     "finfo", "iinfo", "promote_types", "result_type", "can_cast", "get_default_dtype",
