@@ -36,7 +36,7 @@ from .ops.random import (manual_seed, normal, rand, rand_like, randint, randn, r
 from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin,  # noqa: A004
                          count_nonzero, logsumexp, max, mean, min, nanmean, nansum, norm, prod,
                          std, std_mean, sum, var, var_mean)
-from .ops.scan import cummax, cummin, cumprod, cumsum, diff
+from .ops.scan import cummax, cummin, cumprod, cumsum, diff, logcumsumexp
 from .ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, mode, msort,
                        nanmedian, searchsorted, sort, topk, unique, unique_consecutive)
 from .ops.shape import cat, flatten, narrow, squeeze, stack, transpose, unsqueeze
@@ -83,7 +83,7 @@ __all__ = [
     # reductions, scans, sorting and selection
     "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "aminmax", "max", "min",
     "argmax", "argmin", "var", "std", "var_mean", "std_mean", "logsumexp", "all", "any",
-    "count_nonzero", "norm", "cumsum", "cumprod", "cummax", "cummin", "diff", "sort",
+    "count_nonzero", "norm", "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "diff", "sort",
     "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique",
     "unique_consecutive", "searchsorted", "bucketize", "histc", "bincount", "return_types",
     # shape and views (ops/shape.py, ops/rearrange.py)

@@ -22,6 +22,7 @@ from .ops.elementwise import unary, where
 from .ops import inplace as _inplace
 from .ops.index import scatter_add_unchecked
 from .ops.scan import cumprod_grad, products_of_others, reverse, scan
+from .grads.scan import logcumsumexp_grad
 from .ops.index import scatter_unchecked as scatter
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .shape import broadcast_dims, fmt, numel, reduced_shape
@@ -436,6 +437,8 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, reverse(scan("sum", reverse(g, dim), dim), dim)),)
         case O.Scan("prod", x, dim):
             return ((x, cumprod_grad(x, g, dim)),)
+        case O.Scan("logsumexp", x, dim):
+            return ((x, logcumsumexp_grad(x, y, g, dim)),)
         # -- linalg (ops/linalg.py)
         case O.Matmul(a, b):
             return ((a, sum_to_shape(g @ b.transpose(-1, -2), a.shape)
