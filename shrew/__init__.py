@@ -83,7 +83,8 @@ __all__ = [
     # reductions, scans, sorting and selection
     "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "aminmax", "max", "min",
     "argmax", "argmin", "var", "std", "var_mean", "std_mean", "logsumexp", "all", "any",
-    "count_nonzero", "norm", "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "diff", "sort",
+    "count_nonzero", "norm", "cumsum", "cumprod", "cummax", "cummin", "diff", "sort",
+    "logcumsumexp",
     "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique",
     "unique_consecutive", "searchsorted", "bucketize", "histc", "bincount", "return_types",
     # shape and views (ops/shape.py, ops/rearrange.py)
