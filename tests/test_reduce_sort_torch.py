@@ -251,6 +251,25 @@ def test_unique(v, flags):
             grad=False)
 
 
+@given(v=arrays(min_dims=1, min_side=1), flags=st.tuples(st.booleans(), st.booleans()),
+       data=st.data())
+def test_unique_slices_along_dim(v, flags, data):
+    inverse, counts = flags
+    dim = data.draw(st.integers(-v.ndim, v.ndim - 1))
+    for name in ("unique", "unique_consecutive"):
+        compare(lambda x: getattr(shrew, name)(x, dim=dim, return_inverse=inverse,
+                                               return_counts=counts),
+                lambda x: getattr(torch, name)(x, dim=dim, return_inverse=inverse,
+                                               return_counts=counts), v, grad=False)
+
+
+def test_unique_dim_errors():
+    with pytest.raises(shrew.ShapeError, match=r"unique: input \[3, 0\] has zero-sized"):
+        shrew.unique(shrew.zeros(3, 0), dim=0)
+    with pytest.raises(shrew.ShrewError, match="unique_consecutive"):
+        shrew.zeros(3).unique_consecutive(dim=1)
+
+
 @given(seq=arrays(min_dims=1, min_side=1), v=arrays(), right=st.booleans())
 def test_searchsorted_and_bucketize(seq, v, right):
     boundaries = np.sort(seq.reshape(-1))
