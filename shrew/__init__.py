@@ -31,8 +31,8 @@ from .ops.indexing import (argwhere, gather, index_add, index_copy, index_fill,
 from .ops.subscript import index_put
 from .ops.norm import standardize
 from .ops.pool import avg_pool2d, max_pool2d
-from .ops.random import (manual_seed, normal, rand, rand_like, randint, randn, randn_like,
-                         randperm)
+from .ops.random import (bernoulli, manual_seed, multinomial, normal, poisson, rand, rand_like,
+                         randint, randn, randn_like, randperm)
 from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin,  # noqa: A004
                          count_nonzero, logsumexp, max, mean, min, nanmean, nansum, norm, prod,
                          std, std_mean, sum, var, var_mean)
@@ -105,6 +105,7 @@ __all__ = [
     # creation (ops/creation.py, ops/random.py)
     "empty", "empty_like", "full_like", "clone", "linspace", "logspace", "meshgrid",
     "tril_indices", "triu_indices", "rand_like", "randn_like", "randint", "randperm", "normal",
+    "multinomial", "bernoulli", "poisson",
     # elementwise (ops/pointwise.py)
     "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "arccos", "arccosh",
     "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2",

@@ -15,6 +15,7 @@ from .errors import DeviceError, DTypeError, ShapeError, ShrewError, ShrewTypeEr
 from .factory import TensorFields, alias, copy_leaf, retain_grad, set_grad, wrap
 from .methods.cast import CastMethods
 from .methods.elementwise import ElementwiseMethods
+from .methods.random import RandomMethods
 from .ops import creation as _creation
 from .ops.elementwise import unary as _unary
 from .ops import index as _index
@@ -44,7 +45,7 @@ def _unary_of(fn: str) -> Callable[[Tensor], Tensor]:
 
 
 class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, LinalgMethods,
-             ReductionMethods):
+             ReductionMethods, RandomMethods):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()

@@ -257,10 +257,10 @@ def test_unique_slices_along_dim(v, flags, data):
     inverse, counts = flags
     dim = data.draw(st.integers(-v.ndim, v.ndim - 1))
     for name in ("unique", "unique_consecutive"):
-        compare(lambda x: getattr(shrew, name)(x, dim=dim, return_inverse=inverse,
-                                               return_counts=counts),
-                lambda x: getattr(torch, name)(x, dim=dim, return_inverse=inverse,
-                                               return_counts=counts), v, grad=False)
+        compare(lambda x, name=name: getattr(shrew, name)(x, dim=dim, return_inverse=inverse,
+                                                          return_counts=counts),
+                lambda x, name=name: getattr(torch, name)(x, dim=dim, return_inverse=inverse,
+                                                          return_counts=counts), v, grad=False)
 
 
 @given(seq=arrays(min_dims=1, min_side=1), v=arrays(), right=st.booleans())
