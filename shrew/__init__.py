@@ -29,7 +29,7 @@ from .ops.indexing import (argwhere, gather, index_add, index_copy, index_fill,
                            put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
                            where)
 from .ops.subscript import index_put
-from .ops.norm import standardize
+from .ops.norm import log_softmax_function as log_softmax, softmax_function as softmax, standardize
 from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import (bernoulli, manual_seed, multinomial, normal, poisson, rand, rand_like,
                          randint, randn, randn_like, randperm)
@@ -78,6 +78,7 @@ __all__ = [
     "ShrewIndexError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
+    "softmax", "log_softmax",
     "utils", "device", "cuda", "accelerator", "amp", "onnx", "ShrewIndexError", "ShrewTypeError",
     "float", "double", "half", "int", "long", "backends",
     # reductions, scans, sorting and selection

@@ -422,13 +422,13 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         return _inplace.write_(self, "__ixor__", lambda x: x ^ o)
 
     # -- normalisations (ops/norm.py) -------------------------------------------------------
-    def softmax(self, dim: int) -> Tensor:
+    def softmax(self, dim: int, dtype: DTypeLike | None = None) -> Tensor:
         """exp(x) normalised to sum to 1 along dim, computed stably for any magnitude."""
-        return _norm.softmax(self, dim, False)
+        return _norm.softmax(self, dim, False, dtype)
 
-    def log_softmax(self, dim: int) -> Tensor:
+    def log_softmax(self, dim: int, dtype: DTypeLike | None = None) -> Tensor:
         """log(softmax(x, dim)), computed stably."""
-        return _norm.softmax(self, dim, True)
+        return _norm.softmax(self, dim, True, dtype)
 
     # -- reductions, scans, sorting: ReductionMethods (reduce_methods.py) ------------------
 
@@ -439,7 +439,9 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
     __matmul__ = matmul
 
     def __rmatmul__(self, other: object) -> Tensor:
-        return NotImplemented
+        """other @ self, called directly (as torch's OpInfo does) or by Python for a
+        left operand that is not a Tensor: only tensors multiply."""
+        return _linalg.matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 
     # -- shape (ops/shape.py) ---------------------------------------------------------------
     def reshape(self, *shape: ShapeLike) -> Tensor:

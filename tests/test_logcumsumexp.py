@@ -1,6 +1,7 @@
 """logcumsumexp (ops/scan.py, the scan primitive's "logsumexp") against PyTorch: values
 over a wide range (no overflow), infinities, gradients against torch's and float64
-finite differences, second order, and its errors."""
+finite differences, second order, and its errors; and the other log-sum-exp along a dim,
+shrew.softmax / log_softmax, with dtype= as PyTorch."""
 from __future__ import annotations
 
 import numpy as np
@@ -56,3 +57,13 @@ def test_logcumsumexp_errors():
         shrew.logcumsumexp(shrew.tensor([1, 2]), 0)
     with pytest.raises(shrew.ShrewError, match="logcumsumexp"):
         shrew.ones(2, 3).logcumsumexp(2)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_functions_and_methods_take_dtype(name):
+    a = np.random.default_rng(5).standard_normal((3, 4)).astype(np.float32)
+    want = getattr(torch, name)(torch.tensor(a), 1, dtype=torch.float64)
+    for got in (getattr(shrew, name)(shrew.tensor(a), 1, dtype=shrew.float64),
+                getattr(shrew.tensor(a), name)(dim=1, dtype=shrew.float64)):
+        assert got.dtype is shrew.float64
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
