@@ -15,16 +15,15 @@ from .errors import DeviceError, DTypeError, ShapeError, ShrewError, ShrewTypeEr
 from .factory import TensorFields, alias, copy_leaf, retain_grad, set_grad, wrap
 from .methods.cast import CastMethods
 from .methods.elementwise import ElementwiseMethods
+from .methods.indexing import IndexingMethods
+from .methods.inplace import InplaceMethods
 from .methods.random import RandomMethods
 from .ops import creation as _creation
-from .ops.elementwise import unary as _unary
 from .ops import index as _index
-from .ops import indexing as _indexing
 from .ops import inplace as _inplace
 from .ops import linalg as _linalg
 from .ops import norm as _norm
 from .ops import shape as _shape
-from .ops import subscript as _subscript
 from .reduce_methods import ReductionMethods
 from .shape import Size, fmt, normalize_dim, numel
 from .tensor_linalg import LinalgMethods
@@ -37,15 +36,11 @@ if TYPE_CHECKING:
     from .backends.base import Backend, Storage
     from .autograd.graph import Node
     from .backprop import GradStore, HookHandle
-    from .typing import DTypeLike, Dims, Index, Scalar, ShapeLike, TensorData
-
-
-def _unary_of(fn: str) -> Callable[[Tensor], Tensor]:
-    return lambda x: _unary(fn, x)
+    from .typing import DTypeLike, Dims, Scalar, ShapeLike, TensorData
 
 
 class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, LinalgMethods,
-             ReductionMethods, RandomMethods):
+             ReductionMethods, InplaceMethods, IndexingMethods, RandomMethods):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()
@@ -317,109 +312,7 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         from .backprop import register_post_accumulate_grad_hook
         return register_post_accumulate_grad_hook(self, lambda leaf, _grads: hook(leaf))
 
-    # -- in place (ops/inplace.py: views, versions, rebased history) -------------------------
-    @property
-    def _version(self) -> int:
-        """How many in-place writes went into this tensor's memory (shared by its views)."""
-        return _inplace.version(self)
-
-    def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
-        """Write src's values into this tensor's memory (broadcast, moved to its device
-        and dtype)."""
-        return _inplace.copy_(self, src, non_blocking)
-
-    def add_(self, other: Tensor | Scalar, *, alpha: Scalar = 1) -> Tensor:
-        """self += alpha * other in this tensor's memory; other may be self."""
-        return _inplace.add_(self, other, alpha)
-
-    def sub_(self, other: Tensor | Scalar, *, alpha: Scalar = 1) -> Tensor:
-        return _inplace.sub_(self, other, alpha)
-
-    def mul_(self, other: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "mul_", lambda x: x * other)
-
-    def div_(self, other: Tensor | Scalar, *, rounding_mode: str | None = None) -> Tensor:
-        return _inplace.write_(self, "div_", lambda x: x.div(other, rounding_mode=rounding_mode))
-
-    def pow_(self, exponent: Scalar) -> Tensor:
-        return _inplace.write_(self, "pow_", lambda x: x ** exponent)
-
-    def clamp_(self, min: Scalar | None = None, max: Scalar | None = None) -> Tensor:
-        return _inplace.clamp_(self, min, max)
-
-    def clamp_min_(self, min: Scalar) -> Tensor:
-        return _inplace.clamp_(self, min, None, "clamp_min_")
-
-    def clamp_max_(self, max: Scalar) -> Tensor:
-        return _inplace.clamp_(self, None, max, "clamp_max_")
-
-    def zero_(self) -> Tensor:
-        return _inplace.fill_(self, 0, "zero_")
-
-    def fill_(self, value: Scalar | Tensor) -> Tensor:
-        return _inplace.fill_(self, value)
-
-    def relu_(self) -> Tensor: return _inplace.write_(self, "relu_", _unary_of("relu"))
-    def exp_(self) -> Tensor: return _inplace.write_(self, "exp_", _unary_of("exp"))
-    def log_(self) -> Tensor: return _inplace.write_(self, "log_", _unary_of("log"))
-    def sqrt_(self) -> Tensor: return _inplace.write_(self, "sqrt_", _unary_of("sqrt"))
-    def neg_(self) -> Tensor: return _inplace.write_(self, "neg_", _unary_of("neg"))
-    def abs_(self) -> Tensor: return _inplace.write_(self, "abs_", _unary_of("abs"))
-    def sigmoid_(self) -> Tensor: return _inplace.write_(self, "sigmoid_", _unary_of("sigmoid"))
-    def tanh_(self) -> Tensor: return _inplace.write_(self, "tanh_", _unary_of("tanh"))
-    def floor_(self) -> Tensor: return _inplace.write_(self, "floor_", _unary_of("floor"))
-    def round_(self) -> Tensor: return _inplace.write_(self, "round_", _unary_of("round"))
-
-    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1) -> Tensor:
-        return _inplace.write_(self, "addcmul_", lambda x: x + tensor1 * tensor2 * value)
-
-    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1) -> Tensor:
-        return _inplace.write_(self, "addcdiv_", lambda x: x + tensor1 / tensor2 * value)
-
-    def lerp_(self, end: Tensor, weight: Scalar | Tensor) -> Tensor:
-        return _inplace.write_(self, "lerp_", lambda x: x + (end - x) * weight)
-
-    def uniform_(self, a: Scalar = 0.0, b: Scalar = 1.0) -> Tensor:
-        return _inplace.random_(self, "uniform_", lambda u: u * float(b - a) + float(a))
-
-    def normal_(self, mean: Scalar = 0.0, std: Scalar = 1.0) -> Tensor:
-        return _inplace.normal_(self, mean, std)
-
-    def bernoulli_(self, p: Scalar | Tensor = 0.5) -> Tensor:
-        return _inplace.random_(self, "bernoulli_", lambda u: (u < p).to_dtype(self.dtype))
-
-    def exponential_(self, lambd: Scalar = 1.0) -> Tensor:
-        return _inplace.random_(self, "exponential_", lambda u: (1.0 - u).log() * (-1 / lambd))
-
-    def __iadd__(self, o: Tensor | Scalar) -> Tensor:
-        return _inplace.add_(self, o, 1, "__iadd__")
-
-    def __isub__(self, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__isub__", lambda x: x - o)
-
-    def __imul__(self, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__imul__", lambda x: x * o)
-
-    def __itruediv__(self, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__itruediv__", lambda x: x / o)
-
-    def __ipow__(self, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__ipow__", lambda x: x ** o)
-
-    def __ifloordiv__(self, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__ifloordiv__", lambda x: x // o)
-
-    def __imod__(self, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__imod__", lambda x: x % o)
-
-    def __iand__(self, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__iand__", lambda x: x & o)
-
-    def __ior__(self, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__ior__", lambda x: x | o)
-
-    def __ixor__(self, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__ixor__", lambda x: x ^ o)
+    # -- in place (ops/inplace.py): InplaceMethods (methods/inplace.py) ------------------
 
     # -- normalisations (ops/norm.py) -------------------------------------------------------
     def softmax(self, dim: int, dtype: DTypeLike | None = None) -> Tensor:
@@ -486,102 +379,4 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         """Constant padding; `pads` as torch.nn.functional.pad (last dim first, negative crops)."""
         return _shape.pad(self, pads, value)
 
-    # -- indexing (ops/subscript.py, ops/indexing.py) ---------------------------------------
-    def __getitem__(self, key: Index) -> Tensor:
-        """torch's indexing: ints, slices, None, Ellipsis, integer and bool tensors/lists."""
-        return _subscript.getitem(self, key)
-
-    def __setitem__(self, key: Index, value: Tensor | Scalar) -> None:
-        _subscript.setitem(self, key, value)
-
-    def index_put(self, indices: Sequence[Tensor | None], values: Tensor | Scalar,
-                  accumulate: bool = False) -> Tensor:
-        return _subscript.index_put(self, tuple(indices), values, accumulate)
-
-    def index_put_(self, indices: Sequence[Tensor | None], values: Tensor | Scalar,
-                   accumulate: bool = False) -> Tensor:
-        return _subscript.index_put_(self, tuple(indices), values, accumulate)
-
-    def gather(self, dim: int, index: Tensor) -> Tensor:
-        return _indexing.gather(self, dim, index)
-
-    def scatter(self, dim: int, index: Tensor, src: Tensor | Scalar | None = None, *,
-                value: Scalar | None = None, reduce: str | None = None) -> Tensor:
-        return _indexing.scatter(self, dim, index, src, value=value, reduce=reduce)
-
-    def scatter_(self, dim: int, index: Tensor, src: Tensor | Scalar | None = None, *,
-                 value: Scalar | None = None, reduce: str | None = None) -> Tensor:
-        return _indexing.in_place("scatter_", _indexing.scatter, self, dim, index, src,
-                                  value=value, reduce=reduce)
-
-    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
-        return _indexing.scatter_add(self, dim, index, src)
-
-    def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
-        return _indexing.in_place("scatter_add_", _indexing.scatter_add, self, dim, index, src)
-
-    def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
-                       include_self: bool = True) -> Tensor:
-        return _indexing.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
-
-    def scatter_reduce_(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
-                        include_self: bool = True) -> Tensor:
-        return _indexing.in_place("scatter_reduce_", _indexing.scatter_reduce, self, dim,
-                                  index, src, reduce, include_self=include_self)
-
-    def index_select(self, dim: int, index: Tensor) -> Tensor:
-        return _indexing.index_select(self, dim, index)
-
-    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Scalar = 1) -> Tensor:
-        return _indexing.index_add(self, dim, index, source, alpha=alpha)
-
-    def index_add_(self, dim: int, index: Tensor, source: Tensor, *,
-                   alpha: Scalar = 1) -> Tensor:
-        return _indexing.in_place("index_add_", _indexing.index_add, self, dim, index, source,
-                                  alpha=alpha)
-
-    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
-        return _indexing.index_copy(self, dim, index, source)
-
-    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
-        return _indexing.in_place("index_copy_", _indexing.index_copy, self, dim, index, source)
-
-    def index_fill(self, dim: int, index: Tensor, value: Tensor | Scalar) -> Tensor:
-        return _indexing.index_fill(self, dim, index, value)
-
-    def index_fill_(self, dim: int, index: Tensor, value: Tensor | Scalar) -> Tensor:
-        return _indexing.in_place("index_fill_", _indexing.index_fill, self, dim, index, value)
-
-    def masked_fill(self, mask: Tensor, value: Tensor | Scalar) -> Tensor:
-        return _indexing.masked_fill(self, mask, value)
-
-    def masked_fill_(self, mask: Tensor, value: Tensor | Scalar) -> Tensor:
-        return _indexing.in_place("masked_fill_", _indexing.masked_fill, self, mask, value)
-
-    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
-        return _indexing.masked_scatter(self, mask, source)
-
-    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
-        return _indexing.in_place("masked_scatter_", _indexing.masked_scatter, self, mask,
-                                  source)
-
-    def masked_select(self, mask: Tensor) -> Tensor:
-        return _indexing.masked_select(self, mask)
-
-    def take(self, index: Tensor) -> Tensor:
-        return _indexing.take(self, index)
-
-    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
-        return _indexing.take_along_dim(self, indices, dim)
-
-    def put(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
-        return _indexing.put(self, index, source, accumulate)
-
-    def put_(self, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
-        return _indexing.in_place("put_", _indexing.put, self, index, source, accumulate)
-
-    def nonzero(self, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
-        return _indexing.nonzero(self, as_tuple=as_tuple)
-
-    def argwhere(self) -> Tensor:
-        return _indexing.argwhere(self)
+    # -- indexing (ops/subscript.py, ops/indexing.py): IndexingMethods (methods/indexing.py)

@@ -907,12 +907,12 @@ def test_second_order_structural(name):
 def test_gradcheck_catches_a_wrong_gradient(monkeypatch):
     # The harness itself must be able to fail: break the sin rule and watch it.
     from shrew import backprop
-    original = backprop._unary_grad
+    original = backprop.unary_grad
 
     def wrong(fn, x, y, g):
         return original("cos" if fn == "sin" else fn, x, y, g)
 
-    monkeypatch.setattr(backprop, "_unary_grad", wrong)
+    monkeypatch.setattr(backprop, "unary_grad", wrong)
     x = Input((3,), 1)
     assert not gradcheck(lambda t: t.sin(), [x.leaf], raise_exception=False)
     with pytest.raises(shrew.ShrewError, match="gradcheck"):

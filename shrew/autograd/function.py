@@ -122,7 +122,7 @@ def custom_grads(y: Tensor, op: O.CustomFunction, g: Tensor
                  ) -> Sequence[tuple[Tensor, Tensor | None]]:
     """The rule of O.CustomFunction (backprop.py): call backward with g in this output's
     place, then match the returned gradients to the tensor arguments."""
-    from ..backprop import sum_to_shape
+    from ..grads.common import sum_to_shape
     from ..ops.creation import zeros_like
     ctx = op.ctx
     grads: list[Any] = []

@@ -1,2 +1,3 @@
-"""Gradient rules too long for a line of backprop.py's `match`: one module per op family,
-named like shrew/ops/<family>.py, each rule a function of Tensor code."""
+"""The gradient rules of backprop.py's `match` that take more than a few lines, one module
+per op family (named like shrew/ops/<family>.py); common.py holds the helpers several
+families share."""
