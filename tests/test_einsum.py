@@ -122,6 +122,10 @@ def test_einsum_errors_name_the_equation(equation, shapes, message):
     assert repr(equation) in str(caught.value)
 
 
-def test_einsum_rejects_non_tensors():
+def test_einsum_rejects_non_tensors_and_integer_operands():
     with pytest.raises(TypeError, match="einsum: operands must be tensors"):
         shrew.einsum("i,i", shrew.ones(2), [1.0, 2.0])
+    with pytest.raises(shrew.DTypeError, match="einsum: needs floating-point operands"):
+        shrew.einsum("ij,jk", shrew.ones(2, 2), shrew.tensor([[1, 2], [3, 4]]))
+    with pytest.raises(shrew.DTypeError, match="einsum: operands must share a dtype"):
+        shrew.einsum("i,i", shrew.ones(2), shrew.ones(2, dtype=shrew.float64))

@@ -15,9 +15,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ShapeError, ShrewError, ShrewTypeError
+from ..errors import DTypeError, ShapeError, ShrewError, ShrewTypeError
 from ..factory import AnyTensor
 from ..shape import fmt
+from .common import same_device
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -202,6 +203,12 @@ def einsum(*args: Any) -> Tensor:
         if not isinstance(x, AnyTensor):
             raise ShrewTypeError(f"einsum: operands must be tensors, got {type(x).__name__} "
                                  f"(equation {equation!r})")
+        if not x.dtype.is_floating_point:  # shrew's matmul, which einsum lowers to, is float-only
+            raise _error(equation, f"needs floating-point operands, got {x.dtype}", DTypeError)
+    if len({x.dtype for x in operands}) > 1:
+        shown = ", ".join(str(x.dtype) for x in operands)
+        raise _error(equation, f"operands must share a dtype, got {shown}", DTypeError)
+    same_device("einsum", *operands)
     lhs, arrow, rhs = equation.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(operands):
