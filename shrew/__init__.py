@@ -54,6 +54,7 @@ from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmu
 from .ops.products import dot as vdot, outer as ger
 from .ops.einsum import einsum
 from .tensor import Tensor
+from .threads import get_num_threads, set_num_threads
 from . import cuda  # noqa: E402
 from . import accelerator, amp, onnx  # noqa: E402
 from .generator import Generator
@@ -72,6 +73,7 @@ __all__ = [
     "int64", "bool", "zeros", "ones", "full", "rand", "randn", "arange", "eye", "from_numpy",
     "zeros_like", "ones_like", "cat", "stack", "where", "scatter_add", "im2col", "col2im",
     "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "manual_seed", "no_grad", "enable_grad",
+    "set_num_threads", "get_num_threads",
     "is_grad_enabled", "set_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "autograd", "func", "checkpoint", "checkpoint_sequential",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",

@@ -386,9 +386,9 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, col2im(g, x.shape, kernel, stride, padding)),)
         case O.Col2Im(cols, _, kernel, stride, padding):
             return ((cols, im2col(g, kernel, stride, padding)),)
-        case O.Conv2d(x, w, stride, padding):
-            return conv_grads(x, w, g, w.shape[2:], stride, padding, x.requires_grad,
-                               w.requires_grad)
+        case O.Conv2d(x, w, stride, padding, dilation, groups):
+            return conv_grads(x, w, g, stride, padding, x.requires_grad, w.requires_grad,
+                              dilation, groups)
         case O.Conv1d(x, w, stride, padding):
             return conv1d_grads(x, w, g, stride, padding)
         # -- pool (ops/pool.py)

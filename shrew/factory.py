@@ -9,8 +9,11 @@ it without importing tensor.py, which imports them.
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .dtype import BY_NUMPY as _BY_NUMPY
 from .errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError
@@ -39,7 +42,8 @@ class TensorFields:
     """The storage of a Tensor: its slots, and nothing else."""
 
     __slots__ = ("_data", "_backend", "shape", "dtype", "_op", "requires_grad", "id",
-                 "_grad", "_retains_grad", "_view", "_vc", "_before", "__weakref__")
+                 "_grad", "_retains_grad", "_view", "_vc", "_before", "_views",
+                 "__weakref__")
     _data: Storage
     _backend: Backend
     shape: tuple[int, ...]
@@ -54,6 +58,7 @@ class TensorFields:
     _view: Any  # the Op variant (or Alias) that made this tensor as a view of op.x
     _vc: Any  # inplace.Version: the writes into this storage (on the root of a view chain)
     _before: Tensor  # the state this tensor had before an in-place op rebased it
+    _views: list  # weak references to the recorded views of this (non-leaf) tensor
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -69,7 +74,7 @@ else:
 """For ``isinstance(x, AnyTensor)`` in the ops: true for every Tensor (Tensor is the only
 direct subclass of TensorFields), without importing tensor.py; mypy reads it as Tensor."""
 
-FIELDS = TensorFields.__slots__[:-4]
+FIELDS = TensorFields.__slots__[:-5]
 """The field names every tensor has set, without the in-place ones and __weakref__."""
 
 
@@ -124,12 +129,29 @@ def view(data: Storage, backend: Backend, op: O.Op, x: Tensor) -> Tensor:
     the result remembers `op` as its view link, so in-place writes can find its base."""
     t = record(data, backend, op, x)
     t._view = op
+    if t._op is not None and x._op is not None:  # a write into x rebases t (ops/inplace)
+        _add_view(x, t)
     return t
 
 
-def alias(t: Tensor) -> Tensor:
-    """A tensor sharing t's memory and version counter, recording nothing (detach)."""
-    out = wrap(t._data, t._backend)
+def _add_view(x: Tensor, t: Tensor) -> None:
+    views = getattr(x, "_views", None)
+    if views is None:
+        views = x._views = []
+    elif len(views) >= 8:  # drop the views that are gone, so the list stays short
+        views[:] = [v for v in views if v() is not None]
+    views.append(weakref.ref(t))
+
+
+def live_views(x: Tensor) -> list[Tensor]:
+    """The recorded views of x still alive."""
+    return [v for ref in getattr(x, "_views", ()) if (v := ref()) is not None]
+
+
+def alias(t: Tensor, data: Storage | None = None) -> Tensor:
+    """A tensor sharing t's memory and version counter, recording nothing: detach(), or
+    `data`, a view of t's memory (an expand without grad)."""
+    out = wrap(t._data if data is None else data, t._backend)
     out._view = Alias(t)
     return out
 
@@ -207,6 +229,14 @@ def adopt(t: TensorFields, source: Tensor, requires_grad: bool) -> None:
 def replace_storage(t: Tensor, source: Tensor) -> None:
     """Point `t` at `source`'s storage, device and dtype, keeping its id (Module.to)."""
     t._data, t._backend, t.dtype = source._data, source._backend, source.dtype
+
+
+def own_array(t: Tensor) -> None:
+    """Make a 0-d cpu tensor's storage a 0-d array: numpy gives a scalar for a reduction
+    over every dim or arithmetic on 0-d arrays, and an in-place write needs memory to
+    write into (ops/inplace.py)."""
+    if isinstance(t._data, np.generic):
+        t._data = np.asarray(t._data)
 
 
 def set_grad(t: Tensor, grad: Tensor | None) -> None:

@@ -117,6 +117,8 @@ class Conv2d(Op):
     weight: Any
     stride: tuple
     padding: tuple
+    dilation: tuple = (1, 1)
+    groups: int = 1
     TENSORS: ClassVar[tuple] = ("x", "weight")
 
 

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from . import diagnostics as _diagnostics
 from .dtype import DType, bool_, get_default_dtype, int64
 from .device_name import device as _device
 from .errors import DeviceError, DTypeError, ShapeError, ShrewError, ShrewTypeError
@@ -209,7 +208,7 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
     def __repr__(self) -> str:
         """As PyTorch: values (summarised when large), then the shape when summarised or
         empty, the device unless cpu, the dtype unless a default one, and grad_fn (the op
-        that made it, e.g. <Binary.mul>) or requires_grad=True for a leaf."""
+        that made it, PyTorch's name: <MulBackward0>) or requires_grad=True for a leaf."""
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(", threshold=200)
         count = numel(self.shape)
         summarised = count > 200 or (count == 0 and self.ndim > 1)
@@ -218,8 +217,9 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
             extras.append(f"device='{self.device}'")
         if self.dtype not in (get_default_dtype(), int64, bool_):
             extras.append(f"dtype={self.dtype}")
-        if self._op is not None:
-            extras.append(f"grad_fn=<{_diagnostics.op_name(self._op)}>")
+        node = self.grad_fn
+        if node is not None:
+            extras.append(f"grad_fn=<{node.name()}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body, *extras]) + ")"

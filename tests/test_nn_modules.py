@@ -11,6 +11,7 @@ import pytest
 
 import shrew
 from shrew import nn, optim
+import torch
 from shrew.testing import gradcheck
 from support import device_or_fail
 
@@ -80,34 +81,46 @@ def test_sequential_is_indexable_and_iterable():
 def test_parameter_owns_its_memory_and_requires_floats():
     data = np.zeros(3, dtype=np.float32)
     p = nn.Parameter(shrew.from_numpy(data))
-    nn.assign_(p, shrew.ones(3))
+    with shrew.no_grad():
+        p.copy_(shrew.ones(3))
     assert data.sum() == 0 and p.numpy().sum() == 3 and p.is_leaf and p.requires_grad
+    assert p._version == 1  # the write is counted, as every in-place write
     assert not nn.Parameter(shrew.ones(2), requires_grad=False).requires_grad
     with pytest.raises(shrew.DTypeError):
         nn.Parameter(shrew.tensor([1, 2]))
-    with pytest.raises(shrew.ShapeError, match=r"assign_: cannot write a tensor of shape \[2\]"):
-        nn.assign_(p, shrew.ones(2))
+    with pytest.raises(shrew.ShapeError, match=r"copy_: shapes \[2\] and \[3\]"), \
+            shrew.no_grad():
+        p.copy_(shrew.ones(2))
+    assert p._version == 1
 
 
 @pytest.mark.parametrize("device", ["cpu", "opencl"])
 @pytest.mark.parametrize("dtype", [shrew.float32, shrew.float64])
 def test_add_updates_in_place(device, dtype):
+    """An optimizer's update (p.add_ under no_grad) writes into p's own memory and counts
+    a version, as torch's."""
     device = device_or_fail(device)
     big = np.random.default_rng(0).standard_normal((300, 40))  # past BLAS's axpy threshold
     p = nn.Parameter(shrew.tensor(big, dtype=dtype, device=device))
+    q = torch.nn.Parameter(torch.tensor(big, dtype=getattr(torch, str(dtype).split(".")[-1])))
     view = np.asarray(p) if device == "cpu" else None
-    nn.add_(p, shrew.ones(300, 40), -0.5)  # moved to p's device and dtype first
-    np.testing.assert_allclose(p.numpy(), big - 0.5, rtol=1e-6, atol=1e-6)
-    nn.add_(p, p, 1.0)  # the update may be the parameter itself
-    np.testing.assert_allclose(p.numpy(), 2 * (big - 0.5), rtol=1e-6, atol=1e-6)
-    nn.add_(p, shrew.ones(40, 300, dtype=dtype, device=device).transpose(0, 1), 2.0)
-    np.testing.assert_allclose(p.numpy(), 2 * big + 1, rtol=1e-6, atol=1e-5)  # strided
+    with shrew.no_grad(), torch.no_grad():
+        for ours, theirs in ((p, q), (p.T, q.T)):
+            ones = shrew.ones(*ours.shape, device=device)
+            ours.add_(ones, alpha=-0.5)
+            theirs.add_(torch.ones(*theirs.shape), alpha=-0.5)
+            ours.add_(ours, alpha=1.0)  # the update may be the parameter itself
+            theirs.add_(theirs, alpha=1.0)
+            ours.add_(shrew.ones(ours.shape[1], ours.shape[0], dtype=dtype,
+                                 device=device).transpose(0, 1), alpha=2.0)  # strided
+            theirs.add_(torch.ones(theirs.shape[1], theirs.shape[0],
+                                   dtype=q.dtype).transpose(0, 1), alpha=2.0)
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-6, atol=1e-5)
+        assert p._version == q._version == 6
+        with pytest.raises(shrew.ShapeError, match=r"\[300, 40\] and \[2\]"):
+            p.add_(shrew.ones(2, device=device))
     if view is not None:
         np.testing.assert_array_equal(view, p.numpy())  # it wrote into p's own memory
-    with pytest.raises(shrew.ShapeError, match=r"add_: cannot add a tensor of shape \[2\]"):
-        nn.add_(p, shrew.ones(2))
-    with pytest.raises(shrew.ShrewError, match="add_: the destination must be a float"):
-        nn.add_(shrew.tensor([1, 2]), shrew.tensor([1, 2]))
 
 
 # -- state dicts -------------------------------------------------------------------------------

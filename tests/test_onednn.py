@@ -1,7 +1,6 @@
-"""The oneDNN path of the cpu backend (backends/cpu/onednn.py): the binding against PyTorch
-(including the dilation and groups that shrew's conv2d does not take yet), the cpu
-backend's use of it against its numpy code, determinism, the cache, the switch and the
-threads."""
+"""The oneDNN path of the cpu backend (backends/cpu/onednn/): the binding against PyTorch
+(with dilation and groups), the cpu backend's use of it against its numpy code,
+determinism, the cache, the switch and the threads."""
 from __future__ import annotations
 
 import os
@@ -201,6 +200,115 @@ def test_shallow_inputs_take_the_weight_gradient_from_the_lowering(monkeypatch):
     _close(w.grad.numpy(), tw.grad.numpy(), 4 * 100)
 
 
+def _count_calls(monkeypatch, names):
+    """Record the names of the onednn functions in `names` as the cpu backend calls them."""
+    calls = []
+    for name in names:
+        real = getattr(onednn, name)
+        monkeypatch.setattr(onednn, name,
+                            lambda *a, real=real, name=name: calls.append(name) or real(*a))
+    return calls
+
+
+def _grouped_dilated(x, w, g, kind, stride, padding, dilation, groups, create_graph=False,
+                     grads=True):
+    """conv2d, conv1d (x and w one row high, squeezed) or conv_transpose2d of shrew's
+    or torch's tensors, and the gradients of sum(y * g)."""
+    lib = shrew if isinstance(x, shrew.Tensor) else torch
+    conv = {"conv2d": lambda: lib.nn.functional.conv2d(x, w, None, stride, padding, dilation,
+                                                       groups),
+            "conv1d": lambda: lib.nn.functional.conv1d(
+                x[:, :, 0], w[:, :, 0], None, stride[1], padding[1], dilation[1], groups),
+            "conv_transpose2d": lambda: lib.nn.functional.conv_transpose2d(
+                x, w, None, stride, padding, 0, groups, dilation)}[kind]
+    y = conv()
+    if not grads:
+        return (y,)
+    loss = (y * lib.tensor(g[:, :, 0] if kind == "conv1d" else g)).sum()
+    if lib is torch:
+        gx, gw = torch.autograd.grad(loss, (x, w), create_graph=create_graph)
+    else:
+        grads = loss.backward(create_graph=create_graph)
+        gx, gw = grads[x], grads[w]
+    return y, gx, gw
+
+
+def _output_shape(x, w, kind, *args):
+    """The shape of the output, one row high for conv1d too."""
+    y = _grouped_dilated(torch.tensor(x), torch.tensor(w), None, kind, *args, grads=False)[0]
+    return tuple(y.shape) if kind != "conv1d" else (y.shape[0], y.shape[1], 1, y.shape[2])
+
+
+_GROUPED = [("conv2d", (1, 1), (1, 1), (2, 2), 2), ("conv2d", (2, 1), (2, 0), (1, 3), 4),
+            ("conv2d", (1, 2), (0, 1), (1, 1), 8), ("conv1d", (1, 2), (0, 3), (1, 2), 2),
+            ("conv_transpose2d", (2, 2), (1, 0), (2, 1), 2)]
+
+
+@needs_onednn
+@pytest.mark.parametrize("kind, stride, padding, dilation, groups", _GROUPED)
+def test_grouped_and_dilated_convolutions_run_on_onednn(monkeypatch, kind, stride, padding,
+                                                        dilation, groups):
+    """A dilated or grouped convolution is one oneDNN call each way (not the composition of
+    one convolution per group with a zero-dilated kernel), agrees with torch, and with the
+    composition that runs with oneDNN off."""
+    rng = np.random.default_rng(groups)
+    x = rng.standard_normal((2, 8, 1 if kind == "conv1d" else 11, 13)).astype(np.float32)
+    kh = 1 if kind == "conv1d" else 3
+    w_shape = (8, 16 // groups, kh, 3) if kind == "conv_transpose2d" else (16, 8 // groups, kh, 3)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    g = rng.standard_normal(_output_shape(x, w, kind, stride, padding, dilation, groups))
+    g = g.astype(np.float32)
+    want = _grouped_dilated(torch.tensor(x, requires_grad=True),
+                            torch.tensor(w, requires_grad=True), g, kind, stride, padding,
+                            dilation, groups)
+    calls = _count_calls(monkeypatch, ("conv2d", "conv2d_backward_data",
+                                       "conv2d_backward_weights"))
+    got = _grouped_dilated(shrew.tensor(x, requires_grad=True),
+                           shrew.tensor(w, requires_grad=True), g, kind, stride, padding,
+                           dilation, groups)
+    assert calls == ["conv2d", "conv2d_backward_data", "conv2d_backward_weights"]
+    with cpu.use_onednn(False):
+        composed = _grouped_dilated(shrew.tensor(x, requires_grad=True),
+                                    shrew.tensor(w, requires_grad=True), g, kind, stride,
+                                    padding, dilation, groups)
+    terms = w[0].size * max(dilation) * 4
+    for ours, ref, theirs in zip(got, composed, want):
+        _close(ours.numpy(), theirs.detach().numpy(), terms)
+        _close(ours.numpy(), ref.numpy(), terms)
+
+
+@needs_onednn
+@pytest.mark.parametrize("kind, stride, padding, dilation, groups", _GROUPED[1:3] + _GROUPED[4:])
+def test_grouped_and_dilated_second_derivatives_and_a_backward_without_onednn(
+        kind, stride, padding, dilation, groups):
+    """Where the forward ran on oneDNN but the backward cannot (create_graph=True, or the
+    path switched off in between), the gradient is the composition's, recorded: first and
+    second derivatives agree with torch's."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 8, 9, 10)).astype(np.float32)
+    w_shape = (8, 16 // groups, 3, 2) if kind == "conv_transpose2d" else (16, 8 // groups, 3, 2)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    args = (kind, stride, padding, dilation, groups)
+    g = rng.standard_normal(_output_shape(x, w, *args)).astype(np.float32)
+    v = rng.standard_normal(x.shape).astype(np.float32)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    _, tgx, tgw = _grouped_dilated(tx, tw, g, *args, create_graph=True)
+    t_hx, t_hw = torch.autograd.grad(((tgx * torch.tensor(v)).sum() + (tgw ** 2).sum()),
+                                     (tx, tw))
+    sx, sw = shrew.tensor(x, requires_grad=True), shrew.tensor(w, requires_grad=True)
+    _, gx, gw = _grouped_dilated(sx, sw, g, *args, create_graph=True)
+    hv = ((gx * shrew.tensor(v)).sum() + (gw ** 2).sum()).backward()
+    terms = w[0].size * max(dilation) * 4
+    for ours, theirs in ((gx, tgx), (gw, tgw), (hv[sx], t_hx), (hv[sw], t_hw)):
+        _close(ours.numpy(), theirs.detach().numpy(), terms * terms)
+    sx, sw = shrew.tensor(x, requires_grad=True), shrew.tensor(w, requires_grad=True)
+    y = _grouped_dilated(sx, sw, g, *args, grads=False)[0]
+    with cpu.use_onednn(False):
+        grads = (y * shrew.tensor(g)).sum().backward()
+    _close(grads[sx].numpy(), tgx.detach().numpy(), terms)
+    _close(grads[sw].numpy(), tgw.detach().numpy(), terms)
+
+
 @needs_onednn
 def test_float64_and_float16_stay_on_numpy():
     """float64 is the bitwise reference: the switch changes none of its bits; float16
@@ -224,7 +332,7 @@ def test_empty_batches_decline():
 @needs_onednn
 def test_the_cache_is_bounded_and_frees_what_it_evicts(monkeypatch):
     onednn.clear_cache()
-    monkeypatch.setattr(onednn, "CACHE_SIZE", 3)
+    monkeypatch.setattr(onednn.primitive, "CACHE_SIZE", 3)
     rng = np.random.default_rng(0)
     w = rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
     for size in range(4, 10):
@@ -233,10 +341,10 @@ def test_the_cache_is_bounded_and_frees_what_it_evicts(monkeypatch):
         _close(onednn.conv2d(x, w, (1, 1), (1, 1)), want, w[0].size)
         assert onednn.cache_info() == {"entries": min(size - 3, 3), "capacity": 3}
     # The most recently used entries survive; a hit moves an entry to the end.
-    keys = list(onednn._cache)
+    keys = list(onednn.primitive._cache)
     assert [k[1][2] for k in keys] == [7, 8, 9]
     onednn.conv2d(rng.standard_normal((1, 2, 7, 7)).astype(np.float32), w, (1, 1), (1, 1))
-    assert [k[1][2] for k in onednn._cache] == [8, 9, 7]
+    assert [k[1][2] for k in onednn.primitive._cache] == [8, 9, 7]
     onednn.clear_cache()
     assert onednn.cache_info()["entries"] == 0
 
@@ -359,6 +467,27 @@ def test_gelu_matches_torch(fn, approximate):
 
 
 @needs_onednn
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_gradient_matches_torch(monkeypatch, approximate):
+    """GELU's gradient rule multiplies by its derivative, a unary function the cpu backend
+    takes from oneDNN's eltwise backward on large float32 arrays."""
+    calls = _count_calls(monkeypatch, ("eltwise_derivative",))
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(LARGE + 7) * 3).astype(np.float32)
+    x[:9] = [np.inf, -np.inf, np.nan, 1e10, -1e10, 20, -20, -5, 0]
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    sx = shrew.tensor(x, requires_grad=True)
+    got = (shrew.nn.functional.gelu(sx, approximate=approximate) * shrew.tensor(g)).sum()
+    got = got.backward()[sx].numpy()
+    assert calls == ["eltwise_derivative"]
+    tx = torch.tensor(x, requires_grad=True)
+    F.gelu(tx, approximate=approximate).backward(torch.tensor(g))
+    want = tx.grad.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+@needs_onednn
 @pytest.mark.parametrize("shape, ndims", [((8, 64, 96), 1), ((4, 32, 16, 24), 2)])
 def test_standardize_matches_layer_norm(shape, ndims):
     rng = np.random.default_rng(2)
@@ -380,7 +509,7 @@ def test_threads_share_the_cache_while_it_evicts(monkeypatch):
     """A cache of one entry and four threads on three geometries: every call evicts
     another's primitive, which must wait for the thread using it, and every result holds."""
     import threading
-    monkeypatch.setattr(onednn, "CACHE_SIZE", 1)
+    monkeypatch.setattr(onednn.primitive, "CACHE_SIZE", 1)
     rng = np.random.default_rng(6)
     w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
     inputs = [rng.standard_normal((2, 3, s, s)).astype(np.float32) for s in (9, 11, 13)]
@@ -410,3 +539,63 @@ def test_threadpoolctl_limits_onednn_threads_too():
     with threadpoolctl.threadpool_limits(1, user_api="openmp"):
         assert cpu.get_num_threads() == 1
     assert cpu.get_num_threads() == old
+
+
+def _a_step_on_every_onednn_path():
+    """Outputs and gradients of conv2d (grouped and dilated too), avg_pool2d, softmax,
+    layer norm and GELU on float32 inputs large enough for oneDNN."""
+    rng = np.random.default_rng(9)
+    x = shrew.tensor(rng.standard_normal((4, 8, 24, 24)).astype(np.float32), requires_grad=True)
+    w = shrew.tensor(rng.standard_normal((16, 8, 3, 3)).astype(np.float32) / 8,
+                     requires_grad=True)
+    wg = shrew.tensor(rng.standard_normal((16, 4, 3, 3)).astype(np.float32) / 8,
+                      requires_grad=True)
+    h = shrew.conv2d(x, w, 1, 1) + shrew.conv2d(x, wg, 1, 2, 2, 2)
+    h = shrew.avg_pool2d(h, 2)                                     # [4, 16, 12, 12]
+    rows = h.reshape(64, -1).repeat(1, 8)                          # [64, 1152]: > 32768
+    out = shrew.nn.functional.layer_norm(rows, (rows.shape[1],))
+    out = shrew.nn.functional.gelu(out).softmax(-1)
+    loss = (out * shrew.tensor(rng.standard_normal(out.shape).astype(np.float32))).sum()
+    grads = loss.backward()
+    return [out.numpy()] + [grads[t].numpy() for t in (x, w, wg)]
+
+
+@needs_onednn
+def test_the_same_inputs_give_the_same_bits_run_to_run(monkeypatch):
+    """Determinism through shrew with oneDNN on: every path, several runs, several
+    thread counts each (oneDNN's primitives are deterministic for a fixed count)."""
+    calls = _count_calls(monkeypatch, ("conv2d", "conv2d_backward_data",
+                                       "conv2d_backward_weights", "pool2d", "softmax",
+                                       "layer_norm", "eltwise"))
+    old = shrew.get_num_threads()
+    try:
+        for threads in (1, 2):
+            shrew.set_num_threads(threads)
+            first = _a_step_on_every_onednn_path()
+            for _ in range(2):
+                assert all(np.array_equal(a, b)
+                           for a, b in zip(first, _a_step_on_every_onednn_path()))
+    finally:
+        shrew.set_num_threads(old)
+    assert set(calls) == {"conv2d", "conv2d_backward_data", "conv2d_backward_weights",
+                          "pool2d", "softmax", "layer_norm", "eltwise"}
+
+
+@needs_onednn
+def test_shrew_set_num_threads_sets_onednn_and_blas_threads():
+    """shrew.set_num_threads (torch's name) sizes oneDNN's OpenMP pool and numpy's BLAS
+    pool alike; get_num_threads reads it back."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    old = shrew.get_num_threads()
+    try:
+        for n in (1, 2):
+            shrew.set_num_threads(n)
+            assert shrew.get_num_threads() == n == cpu.get_num_threads()
+            blas = [p["num_threads"] for p in threadpoolctl.threadpool_info()
+                    if p["user_api"] == "blas"]
+            assert blas and all(b == n for b in blas)
+    finally:
+        shrew.set_num_threads(old)
+    for bad in (0, -2, 2.0, False, "2"):
+        with pytest.raises(shrew.ShrewError, match="set_num_threads"):
+            shrew.set_num_threads(bad)

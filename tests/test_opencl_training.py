@@ -14,8 +14,9 @@ def _loss_curve(device, steps=8):
     rng = np.random.default_rng(0)
     model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),
                           nn.Linear(128, 10))
-    for p in model.parameters():  # the same weights on both devices
-        nn.assign_(p, shrew.tensor(rng.uniform(-0.1, 0.1, p.shape).astype(np.float32)))
+    with shrew.no_grad():
+        for p in model.parameters():  # the same weights on both devices
+            p.copy_(shrew.tensor(rng.uniform(-0.1, 0.1, p.shape).astype(np.float32)))
     model.to(device)
     opt = shrew.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     x = shrew.tensor(rng.standard_normal((96, 64)).astype(np.float32), device=device)

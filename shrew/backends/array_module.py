@@ -363,15 +363,20 @@ class ArrayModuleBackend:
     # (NotImplemented), so that the core runs its lowering: im2col, a batched GEMM, col2im.
     conv_fold_min_depth = 32
 
-    def conv2d(self, x, w, stride, padding):
-        if w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
+    # Dilated and grouped convolutions decline: the core composes them of plain ones.
+    def conv2d(self, x, w, stride, padding, dilation, groups):
+        if not self._folds(w, dilation, groups):
             return NotImplemented
         return folded_conv.conv2d(self.xp, x, w, stride, padding)
 
-    def conv2d_backward(self, x, w, g, stride, padding, need_x, need_w):
-        if w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
+    def conv2d_backward(self, x, w, g, stride, padding, dilation, groups, need_x, need_w):
+        if not self._folds(w, dilation, groups):
             return NotImplemented
         return folded_conv.conv2d_backward(self.xp, x, w, g, stride, padding, need_x, need_w)
+
+    def _folds(self, w, dilation, groups) -> bool:
+        return (dilation == (1, 1) and groups == 1
+                and w.shape[1] * w.shape[3] >= self.conv_fold_min_depth)
 
     def max_pool2d(self, x, kernel, stride, padding):
         xp = self.xp

@@ -134,16 +134,19 @@ class FastConv(Protocol):
     """Optional: a convolution as one call each way, for backends that can beat the core's
     lowering (im2col, a batched matmul, col2im), as the cpu and cuda backends do by folding
     the batch into their GEMMs.  conv2d and conv1d (as a 2-d convolution one row high) call
-    them where a backend has them, and so do their gradient rules in a plain backward;
+    them where a backend has them (a dilated or grouped convolution too: a backend that
+    declines it gets the core's composition of plain ones), and so do their gradient rules
+    in a plain backward;
     under create_graph=True the rules stay recorded operations, so that they can be
     differentiated again.  The conformance suite checks them through the values and
     gradients of conv2d and conv1d.  Arguments are validated as for im2col.  Either may
     return NotImplemented for a geometry where it would not be faster: the core then runs
     its lowering for that call."""
 
-    def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple) -> Storage: ...  # x [N,C,H,W] cross-correlated with w [O,C,kh,kw], zero padding -> [N,O,Ho,Wo], or NotImplemented
+    def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple, dilation: tuple,
+               groups: int) -> Storage: ...  # x [N,C,H,W] cross-correlated with w [O,C/groups,kh,kw] (taps dilation apart, channels in groups), zero padding -> [N,O,Ho,Wo], or NotImplemented
     def conv2d_backward(self, x: Storage, w: Storage, g: Storage, stride: tuple, padding: tuple,
-                        need_x: bool, need_w: bool) -> tuple: ...  # (dx, dw) of conv2d given g = d(loss)/d(output), each None unless asked for; or NotImplemented
+                        dilation: tuple, groups: int, need_x: bool, need_w: bool) -> tuple: ...  # (dx, dw) of conv2d given g = d(loss)/d(output), each None unless asked for; or NotImplemented
 
 
 FAST_CONV = ("conv2d", "conv2d_backward")

@@ -15,7 +15,6 @@ import numpy as np
 from ..errors import DTypeError, ShapeError, ShrewError
 from ..ops.creation import from_numpy
 from ..grad_mode import no_grad
-from ..nn.parameter import assign_
 from ..shape import fmt, numel
 from ..tensor import Tensor
 from .group import ProcessGroup, default_group
@@ -62,7 +61,7 @@ def _host(t: Tensor) -> np.ndarray:
 def _write(t: Tensor, values: np.ndarray) -> None:
     """Write host values into t's own memory, on its device."""
     with no_grad():
-        assign_(t, from_numpy(np.ascontiguousarray(values).reshape(t.shape)))
+        t.copy_(from_numpy(np.ascontiguousarray(values).reshape(t.shape)))
 
 
 def _meta(t: Tensor) -> dict[str, Any]:

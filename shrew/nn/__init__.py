@@ -17,7 +17,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
 from .module import Module, RemovableHandle
 from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
                             LayerNorm, LocalResponseNorm, RMSNorm)
-from .parameter import Parameter, add_, assign_
+from .parameter import Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
@@ -26,7 +26,7 @@ from . import parallel  # noqa: E402, F401  (DistributedDataParallel: built on t
 __all__ = [
     "functional", "init", "utils", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
     "LSTMCell", "GRUCell", "Module", "RemovableHandle", "Sequential", "ModuleList", "ModuleDict",
-    "ParameterList", "ParameterDict", "Parameter", "assign_", "add_", "Linear", "Conv1d",
+    "ParameterList", "ParameterDict", "Parameter", "Linear", "Conv1d",
     "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
     "Embedding", "MaxPool2d", "AvgPool2d", "Dropout", "Flatten", "Unflatten",
     "Identity", "LayerNorm", "BatchNorm2d", "MultiheadAttention", "TransformerBlock",

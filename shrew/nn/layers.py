@@ -14,7 +14,7 @@ from ..shape import normalize_dim
 from . import functional as F
 from . import init
 from .module import Module
-from .parameter import Parameter, assign_
+from .parameter import Parameter
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -85,7 +85,7 @@ class Embedding(Module):
             if padding_idx is not None:  # the padding row starts at zero
                 with no_grad():
                     kept = arange(num_embeddings).reshape(-1, 1) != padding_idx
-                    assign_(self.weight, self.weight * kept.to_dtype(self.weight.dtype))
+                    self.weight.mul_(kept)
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,

@@ -12,7 +12,7 @@ from ..factory import replace_storage
 from ..grad_mode import no_grad
 from ..shape import fmt
 from ..tensor import Tensor
-from .parameter import Parameter, assign_
+from .parameter import Parameter
 
 if TYPE_CHECKING:
     from ..typing import DTypeLike
@@ -267,7 +267,7 @@ class Module:
             raise ShrewError(f"load_state_dict into {type(self).__name__}: " + "; ".join(problems))
         with no_grad():
             for k, v in values.items():
-                assign_(own[k], v)
+                own[k].copy_(v)
         return missing, unexpected
 
     def train(self: _M, mode: bool = True) -> _M:

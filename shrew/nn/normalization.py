@@ -13,7 +13,7 @@ from ..shape import fmt
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module
-from .parameter import Parameter, assign_
+from .parameter import Parameter
 
 
 class LayerNorm(Module):
@@ -85,7 +85,7 @@ class _BatchNorm(_PerChannelNorm):
         count = self.num_batches_tracked
         if self.training and count is not None and not in_recomputation():
             with no_grad():
-                assign_(count, count + 1)
+                count.add_(1)
             if self.momentum is None:
                 factor = 1.0 / float(count.item())
         use_batch = self.training or self.running_mean is None

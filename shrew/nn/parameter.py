@@ -1,10 +1,9 @@
-"""Parameter, and the in-place writes that nn and its callers use."""
+"""Parameter: a learnable leaf tensor."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from ..factory import adopt
-from ..ops import elementwise
 from ..tensor import Tensor
 
 if TYPE_CHECKING:
@@ -27,14 +26,3 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
-
-def add_(dst: Tensor, src: Tensor, alpha: float = 1.0) -> None:
-    """dst += alpha * src in dst's own memory (``dst.add_(src, alpha=alpha)``)."""
-    elementwise.add_(dst, src, alpha)
-
-
-def assign_(dst: Tensor, src: Tensor) -> None:
-    """Write src's values into dst's own memory (``dst.copy_(src)``, its errors naming
-    assign_).  load_state_dict, init and BatchNorm's running statistics update tensors
-    through this, so anything holding dst sees the new values."""
-    elementwise.copy_(dst, src, "assign_")

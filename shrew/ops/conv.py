@@ -1,11 +1,12 @@
 """Convolutions: im2col and col2im, conv2d (a backend fast path, else im2col and one GEMM)
 and conv1d (conv.cl on OpenCL and CUDA; backends/folded_conv.py on cpu and cuda).
 
-Dilation, groups and the transposed convolutions are compositions of those with shape
-ops, so their gradients come from the ops they are made of: a dilated kernel is the kernel
-with zeros between its taps, groups are convolutions of channel slices concatenated, and a
-transposed convolution is a convolution of the stride-dilated, padded input with the
-flipped, transposed kernel."""
+Dilation and groups run as one call where the backend's conv2d takes them (base.FastConv:
+oneDNN on cpu), recorded as one Conv2d; elsewhere they are compositions of plain
+convolutions with shape ops, so their gradients come from the ops they are made of: a
+dilated kernel is the kernel with zeros between its taps, groups are convolutions of
+channel slices concatenated.  A transposed convolution is a convolution of the
+stride-dilated, padded input with the flipped, transposed kernel."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -90,25 +91,29 @@ def _check_conv(op: str, x: Tensor, weight: Tensor, x_layout: str, w_layout: str
 
 def conv2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: IntOrPair = 0,
            dilation: IntOrPair = 1, groups: int = 1) -> Tensor:
-    """2-d cross-correlation (no bias): the backend's conv2d where it has one (base.FastConv),
-    else im2col and one batched GEMM; dilation and groups by composition."""
+    """2-d cross-correlation (no bias): the backend's conv2d where it has one and takes the
+    geometry (base.FastConv), else im2col and one batched GEMM, dilation and groups by
+    composition."""
     groups = _groups("conv2d", groups)
     _check_conv("conv2d", x, weight, "[N, C, H, W]", "[out, in/groups, kh, kw]", groups)
     dilation = pair(dilation, "dilation", "conv2d", 1)
-    if groups > 1 or dilation != (1, 1):
-        return _composed_conv(x, weight, stride, padding, dilation, groups)
-    kernel, stride, padding, (ho, wo) = _conv_geometry("conv2d", x.shape, weight.shape[2:],
-                                                       stride, padding)
+    spans = [d * (k - 1) + 1 for d, k in zip(dilation, weight.shape[2:])]
+    _, stride, padding, out_hw = _conv_geometry("conv2d", x.shape, spans, stride, padding)
     be = x._backend
-    out = _conv2d_data(be, x._data, weight._data, stride, padding, (ho, wo))
-    return record(out, be, O.Conv2d(x, weight, stride, padding), x, weight)
+    if groups > 1 or dilation != (1, 1):
+        out = fast_path(be, "conv2d", x._data, weight._data, stride, padding, dilation, groups)
+        if out is NotImplemented:
+            return _composed_conv(x, weight, stride, padding, dilation, groups)
+    else:
+        out = _conv2d_data(be, x._data, weight._data, stride, padding, out_hw)
+    return record(out, be, O.Conv2d(x, weight, stride, padding, dilation, groups), x, weight)
 
 
 def _conv2d_data(be: Backend, x: Storage, w: Storage, stride: tuple[int, ...],
                  padding: tuple[int, ...], out_hw: tuple[int, ...]) -> Storage:
     """The forward of a validated 2-d convolution on storage: the backend's conv2d where it
     has one and takes this geometry (base.FastConv), else im2col and one batched GEMM."""
-    out = fast_path(be, "conv2d", x, w, stride, padding)
+    out = fast_path(be, "conv2d", x, w, stride, padding, (1, 1), 1)
     if out is NotImplemented:
         (n, _, _, _), (o, c, kh, kw) = x.shape, w.shape
         cols = be.im2col(x, (kh, kw), stride, padding)
@@ -125,8 +130,8 @@ def conv1d(x: Tensor, weight: Tensor, stride: IntOrOne = 1, padding: IntOrOne = 
     padding = _single(padding, "padding", 0)
     dilation = _single(dilation, "dilation", 1)
     if groups > 1 or dilation != 1:
-        y = _composed_conv(x.unsqueeze(2), weight.unsqueeze(2), (1, stride), (0, padding),
-                           (1, dilation), groups)
+        y = conv2d(x.unsqueeze(2), weight.unsqueeze(2), (1, stride), (0, padding),
+                   (1, dilation), groups)
         return y.squeeze(2)
     lo = conv_output_size("conv1d", x.shape[2], weight.shape[2], stride, padding)
     be = x._backend
@@ -154,8 +159,9 @@ def _groups(op: str, groups: Any) -> int:
 
 def _composed_conv(x: Tensor, weight: Tensor, stride: Any, padding: Any,
                    dilation: tuple[int, ...], groups: int) -> Tensor:
-    """A grouped and/or dilated 2-d convolution: each group's channel slice convolved with
-    its slice of the kernel (dilated by zeros between taps), concatenated on channels."""
+    """A grouped and/or dilated 2-d convolution where the backend's conv2d does not take
+    it: each group's channel slice convolved with its slice of the kernel (dilated by
+    zeros between taps), concatenated on channels."""
     from .shape import cat
     for dim, d in ((2, dilation[0]), (3, dilation[1])):
         weight = dilate(weight, dim, d)

@@ -10,12 +10,11 @@ import numpy as np
 
 from .. import op as O
 from ..dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
-from ..errors import DTypeError, ShapeError, ShrewError
+from ..errors import DTypeError, ShrewError
 from ..factory import AnyTensor, record, wrap
 from ..grad_mode import is_grad_enabled
-from ..shape import broadcast_shapes, fmt
+from ..shape import broadcast_shapes
 from .common import constant, number, same_device, scalar_like
-from .index import forget_host_range
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -228,32 +227,3 @@ def where(cond: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
     data = backend.where(cond._data, a._data, b._data)
     return record(data, backend, O.WhereCond(cond, a, b), a, b)
 
-
-# -- in place: no graph is recorded (optimizer steps, load_state_dict, init) ----------------
-def copy_(dst: Tensor, src: Tensor, op: str = "copy_") -> Tensor:
-    """Write src's values into dst's own memory (on dst's device, in dst's dtype), so
-    anything holding dst sees the new values."""
-    if not isinstance(src, AnyTensor):
-        raise ShrewError(f"{op}: the new value must be a Tensor, got {type(src).__name__}")
-    if src.shape != dst.shape:
-        raise ShapeError(f"{op}: cannot write a tensor of shape {fmt(src.shape)} into one "
-                         f"of shape {fmt(dst.shape)}")
-    src = src.detach().to(device=dst.device, dtype=dst.dtype)
-    dst._backend.copy_(dst._data, src._data)
-    forget_host_range(dst)
-    return dst
-
-
-def add_(dst: Tensor, src: Tensor, alpha: Scalar = 1.0) -> Tensor:
-    """dst += alpha * src in dst's own memory: an optimizer step in one pass.  src is
-    moved to dst's device and dtype first; it may be dst itself."""
-    if not isinstance(src, AnyTensor):
-        raise ShrewError(f"add_: the update must be a Tensor, got {type(src).__name__}")
-    if src.shape != dst.shape:
-        raise ShapeError(f"add_: cannot add a tensor of shape {fmt(src.shape)} into one of "
-                         f"shape {fmt(dst.shape)}")
-    if not dst.dtype.is_floating_point:
-        raise ShrewError(f"add_: the destination must be a float tensor, got {dst.dtype}")
-    src = src.detach().to(device=dst.device, dtype=dst.dtype)
-    dst._backend.add_(dst._data, src._data, float(alpha))
-    return dst

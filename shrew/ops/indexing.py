@@ -11,7 +11,6 @@ import numpy as np
 from ..dtype import bool_, float64, int64
 from ..errors import DTypeError, ShapeError, ShrewError, ShrewIndexError
 from ..factory import AnyTensor, wrap
-from ..grad_mode import is_grad_enabled
 from ..shape import broadcast_shapes, fmt, normalize_dim, numel
 from .common import constant, number, same_device
 from .creation import tensor
@@ -366,12 +365,9 @@ def write_into(op: str, dst: Tensor, compute: Callable[[Tensor], Tensor]) -> Ten
     refused write leaves dst unchanged; shrew's in-place machinery (ops/inplace.write_)
     then stores it in dst's memory (seen through views), bumps its version and, where
     grad is needed, records the write in the graph."""
-    # The index ops read dst through views of it (a flattened dst for the scatter); a
-    # recorded write reads a copy instead, so that the graph never holds a view of the
-    # memory it overwrites.
-    if is_grad_enabled():
-        return write_(dst, op, lambda t: compute(t.clone()))
-    return write_(dst, op, compute)
+    # The index ops read dst through views of it (a flattened dst for the scatter), so a
+    # recorded write has them read the copy of dst's old values that it keeps anyway.
+    return write_(dst, op, compute, reads_copy=True)
 
 
 def in_place(op: str, fn: Callable[..., Tensor], dst: Tensor, *args: Any,

@@ -10,25 +10,28 @@ t's memory and keeps autograd right:
   buffer on opencl).  Each such tensor remembers its view link (``_view``: the Op that made
   it from its base, or ``factory.Alias`` for detach), so a write through a view is seen
   through the base and every other view of it.  A reshape that had to copy is not a view
-  (as PyTorch's reshape), nor is ``expand`` (writing into one is an error, as in PyTorch).
+  (as PyTorch's reshape); ``expand`` without grad is one through an Alias link (writing
+  into it is an error, as in PyTorch).
 * Versions.  The root of a view chain holds a ``Version``: how many writes went into that
-  memory, and when (stamps from the id counter, so they compare with the ids of the nodes
-  that saved a tensor).  ``t._version`` reads it.  A bump is an int increment and a list
-  append; backward checks saved tensors only for nodes made before the latest write.
+  memory, and when (stamps from the id counter, taken when a write begins, so they compare
+  with the ids of the nodes that saved a tensor).  ``t._version`` reads it.  A bump is an
+  int increment and a list append; backward checks the tensors a node saved (ops/saved.py,
+  PyTorch's choice) only for nodes made before the latest write.
 * Graph (PyTorch's rebase of history).  When the write needs grad (t, its base or the new
   value requires grad, and grad mode is on), t takes the new value's Op and a fresh id, and
-  its former state is kept as a snapshot (``t._before``) holding a copy of its old values.
-  Nodes recorded before the write still name the tensor object; backward (``resolve``)
-  follows ``_before`` back to the state each node saw: a tensor's inputs always have
-  smaller ids than it, so an input id at least the node's id means the input was rebased
-  later.  A write through a view rebuilds the base as ``where(written, new values, old
-  base)`` (a scatter of the view's flat positions in the base), and the view is taken
-  again from the rebuilt base.
+  its former state is kept as a snapshot (``t._before``) holding a copy of its old values
+  and a Version of its own with this one write.  Nodes recorded before the write still name
+  the tensor object; backward (``resolve``) follows ``_before`` back to the state each node
+  saw: a tensor's inputs always have smaller ids than it, so an input id at least the
+  node's id means the input was rebased later.  A write through a view rebuilds the base
+  as ``where(written, new values, old base)`` (a scatter of the view's flat positions in
+  the base), and the view is taken again from the rebuilt base; so is every live recorded
+  view of a rebased tensor (``factory.live_views``), as PyTorch regenerates views.
 
-Backward therefore always sees the values each node saw: a write that rebases a tensor
-never corrupts its gradient.  The version error is raised where values were really lost:
-a tensor saved by a node was written afterwards without a rebase (under no_grad, on a
-tensor that needs no grad, through ``detach()``, or through another view of its base).
+A node made before the write that saved t is refused at backward (the snapshot's Version
+says t was written after the node), exactly as PyTorch refuses it; the nodes that computed
+the written value (``a.mul_(w)`` reads the old ``a`` for ``w``'s gradient) were made after
+the write began and read the snapshot's copy, as PyTorch reads its saved original.
 """
 from __future__ import annotations
 
@@ -41,11 +44,12 @@ import numpy as np
 from .. import op as O
 from ..dtype import FLOAT, bool_
 from ..errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError, ShrewError
-from ..factory import Alias, AnyTensor, become, next_id, snapshot
+from ..factory import Alias, AnyTensor, become, live_views, next_id, own_array, snapshot
 from ..factory import detach_ as factory_detach_
 from ..grad_mode import is_grad_enabled, no_grad
 from ..shape import broadcast_shapes, fmt, numel
 from .index import forget_host_range
+from .saved import saved_tensors
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -100,17 +104,26 @@ def version(t: Tensor) -> int:
     return 0 if vc is None else vc.n
 
 
-def bump(t: Tensor, op: str) -> None:
-    """Count a write into t's memory (and so into every view of it)."""
-    global last_write
+def _version_record(t: Tensor) -> Version:
+    """The Version of t's memory (made at its first write)."""
     root = memory_root(t)
     vc = getattr(root, "_vc", None)
     if vc is None:
         vc = root._vc = Version()
+    return vc
+
+
+def bump(t: Tensor, op: str, stamp: int | None = None) -> None:
+    """Count a write into t's memory (and so into every view of it).  Its stamp is the id
+    at which the write began (write_), so the nodes that computed the written value come
+    after it: they saw the old values, which the write keeps for them (t._before)."""
+    global last_write
+    vc = _version_record(t)
     vc.n += 1
     vc.op = op
-    last_write = next_id()
-    vc.stamps.append(last_write)
+    stamp = next_id() if stamp is None else stamp
+    last_write = max(last_write, stamp)
+    vc.stamps.append(stamp)
     if len(vc.stamps) > _HISTORY:
         del vc.stamps[0]
     forget_host_range(t)
@@ -150,6 +163,7 @@ def check_writable(t: Tensor, op: str) -> None:
             raise ShrewError(f"{op}: {what} that requires grad is being used in an in-place "
                              f"operation; wrap it in `with shrew.no_grad():` (as optimizers "
                              f"and init functions do) or operate on a clone")
+    own_array(t)
     data = t._data
     if any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)) or \
             (isinstance(data, np.ndarray) and not data.flags.writeable):
@@ -180,42 +194,75 @@ def fit(t: Tensor, value: Tensor, op: str) -> Tensor:
     return value
 
 
-def _store(t: Tensor, value: Tensor, op: str) -> None:
+def _store(t: Tensor, value: Tensor, op: str, stamp: int | None = None) -> None:
     t._backend.copy_(t._data, value._data)
-    bump(t, op)
+    bump(t, op, stamp)
 
 
-def write_(t: Tensor, op: str, compute: Callable[[Tensor], Tensor]) -> Tensor:
+def _snapshot(t: Tensor, op: str, stamp: int, copy: bool = True) -> Tensor:
+    """t's state before the write `op` that begins at `stamp`: its graph state and a copy
+    of its values.  Its own Version holds that one write: a node recorded before it that
+    saved t is refused at backward, as PyTorch refuses it, while the nodes that compute
+    the written value (made after `stamp`) read the copy, PyTorch's saved original.  (A
+    tensor rebased because another was written needs no copy: no such node reads it.)"""
+    before = snapshot(t, t._backend.contiguous(t._data) if copy else t._data)
+    vc = before._vc = Version()
+    vc.n, vc.stamps, vc.op = version(t) + 1, [stamp], op
+    return before
+
+
+def write_(t: Tensor, op: str, compute: Callable[[Tensor], Tensor],
+           reads_copy: bool = False) -> Tensor:
     """Write compute(t) into t's memory and return t (see the module docstring).  Every
-    in-place op, ``x[...] = v`` included, goes through here."""
+    in-place op, ``x[...] = v`` included, goes through here.  With `reads_copy` (the
+    index writes, which read t through views of it), compute reads the copy of t's old
+    values that a recorded write keeps anyway, so that no node made for the new value
+    holds memory the write overwrites."""
     check_writable(t, op)
-    value = fit(t, compute(t), op)
+    stamp = next_id()
+    before = _snapshot(t, op, stamp) if reads_copy and is_grad_enabled() else None
+    value = fit(t, compute(t if before is None else before), op)
     if not is_grad_enabled():
-        _store(t, value, op)
+        _store(t, value, op, stamp)
         return t
     base, steps = _view_chain(t)
     if not (value.requires_grad or t.requires_grad or base.requires_grad):
-        _store(t, value, op)
+        _store(t, value, op, stamp)
         return t
     global rebased
     rebased = True
+    if before is None:
+        before = _snapshot(t, op, stamp)
     if not steps:
         if value._op is None:  # a leaf (copy_), or no grad (fill_, zero_, random_): a new
             # node, with a zero gradient path from t as PyTorch's
             from .elementwise import where
             from .common import constant
             value = where(constant(t.shape, True, bool_, t._backend), value, t)
-        before = snapshot(t, t._backend.contiguous(t._data))
-        _store(t, value, op)
+        _store(t, value, op, stamp)
         become(t, value, before)
+        _rebase_views(t, op, stamp, {id(t)})
         return t
     new_base = _rebuilt_base(base, steps, value)
-    base_before = snapshot(base, base._backend.contiguous(base._data))
-    t_before = snapshot(t, t._backend.contiguous(t._data))
-    _store(t, value, op)
+    base_before = _snapshot(base, op, stamp, copy=False)  # no node reads its values
+    _store(t, value, op, stamp)
     become(base, new_base, base_before)
-    become(t, _replay(base, steps), t_before)
+    become(t, _replay(base, steps), before)
+    done = {id(base), id(t)}
+    _rebase_views(base, op, stamp, done)
+    _rebase_views(t, op, stamp, done)
     return t
+
+
+def _rebase_views(x: Tensor, op: str, stamp: int, done: set[int]) -> None:
+    """After x was rebased, take each recorded view of x (and their views) again from x,
+    as PyTorch regenerates a view's node from its base: a view taken before a write into
+    its base gets the write's gradient.  `done`: the ids of the tensors already rebased."""
+    for v in live_views(x):
+        if id(v) not in done:
+            done.add(id(v))
+            become(v, _replay(x, [(v._view, v.shape)]), _snapshot(v, op, stamp, copy=False))
+        _rebase_views(v, op, stamp, done)
 
 
 def _rebuilt_base(base: Tensor, steps: list[tuple[Any, tuple[int, ...]]],
@@ -281,39 +328,17 @@ def as_recorded(op: O.Op, node_id: int) -> O.Op:
                                       for name in op.TENSORS})
 
 
-def _reads_inputs(op: O.Op) -> bool:
-    """Whether op's gradient rule reads its inputs' values (so a later write loses them)."""
-    match op:
-        case O.Binary("add" | "sub") | O.Unary("neg") | O.Reduce("sum" | "mean") | O.Affine():
-            return False
-        case O.Contiguous() | O.Reshape() | O.Transpose() | O.Narrow() | O.Pad() | O.Cat() | \
-                O.ToDtype() | O.ToDevice() | O.ScatterAdd() | O.WhereCond():
-            return False
-    return True
-
-
-def _reads_output(op: O.Op) -> bool:
-    match op:
-        case O.Unary("exp" | "sqrt" | "sigmoid" | "tanh") | O.Binary("div") | O.Softmax() | \
-                O.Standardize() | O.Reduce("max" | "min"):
-            return True
-    return False
-
-
 def check_versions(node: Tensor, op: O.Op) -> None:
     """Raise if a tensor this node saved for backward was written after it saved it."""
-    saved = [(f"input {i}", x) for i, x in enumerate(op.inputs())] if _reads_inputs(op) else []
-    if _reads_output(op):
-        saved.append(("output", node))
-    for role, x in saved:
+    for role, x in saved_tensors(op, node):
         vc = getattr(memory_root(x), "_vc", None)
         if vc is None or vc.stamps[-1] < node.id:
             continue
         later = sum(1 for s in vc.stamps if s > node.id)
-        from ..diagnostics import op_name  # diagnostics builds on the ops
+        from ..autograd.node_names import torch_name  # autograd builds on the ops
         raise ShrewError(
             f"backward: one of the variables needed for gradient computation has been "
-            f"modified by an inplace operation: the {role} of {op_name(op)} (shape "
+            f"modified by an inplace operation: the {role} of {torch_name(op)} (shape "
             f"{fmt(x.shape)}, {x.dtype}) is at version {vc.n}; expected version "
             f"{vc.n - later} instead (last written by {vc.op}).  Write out of place, or "
             f"write into a .clone()")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .. import op as O
 from ..dtype import bool_, result_type
 from ..errors import ShapeError, ShrewError, ShrewIndexError, ShrewTypeError
-from ..factory import AnyTensor, record, view, wrap
+from ..factory import AnyTensor, alias, record, view
 from ..grad_mode import is_grad_enabled
 from ..shape import (broadcast_shapes, fmt, infer_reshape, normalize_dim, normalize_dims,
                      numel)
@@ -135,7 +135,7 @@ def expand(x: Tensor, shape: tuple[ShapeLike, ...]) -> Tensor:
         return x
     if not x.requires_grad or not is_grad_enabled():
         view = x._backend.reshape(x._data, (1,) * lead + x.shape)
-        return wrap(x._backend.expand(view, shape), x._backend)
+        return alias(x, x._backend.expand(view, shape))  # x's memory, and its version
     return x + constant(shape, 0, x.dtype, x._backend)  # type: ignore[arg-type]
 
 

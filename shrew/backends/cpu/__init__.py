@@ -2,7 +2,7 @@
 
 float32 convolutions and average pooling, and on large arrays softmax, standardize (layer
 norm) and GELU, run on oneDNN where it is installed (``shrew[cpu-fast]``) and switched on
-(see onednn.py); everything else, and float64 always, runs on numpy.  The switch:
+(see the onednn package); everything else, and float64 always, runs on numpy.  The switch:
 
 - the environment variable ``SHREW_CPU_ONEDNN=0`` (read at import) turns oneDNN off;
 - ``set_onednn(False)`` / ``set_onednn(True)`` change it for the whole process, and
@@ -52,8 +52,11 @@ def onednn_active() -> bool:
     return onednn.available()
 
 
-# The unary functions oneDNN computes for the cpu backend (float32, large arrays).
+# The unary functions oneDNN computes for the cpu backend (float32, large arrays): the
+# GELUs, and their derivatives (GELU's gradient rule), as oneDNN's eltwise backward.
 _ONEDNN_ELTWISE = {"gelu": onednn.GELU_ERF, "gelu_tanh": onednn.GELU_TANH}
+_ONEDNN_DERIVATIVE = {"gelu_derivative": onednn.GELU_ERF,
+                      "gelu_tanh_derivative": onednn.GELU_TANH}
 
 # Below this many elements numpy's own where is as fast.
 _SELECT_MIN_SIZE = 1 << 14
@@ -89,27 +92,35 @@ class CPUBackend(ArrayModuleBackend):
         return out.view(a.dtype)
 
     # -- oneDNN where it serves the call (float32), else the array module's numpy code ----
-    def conv2d(self, x, w, stride, padding):  # base.FastConv
-        out = onednn.conv2d(x, w, stride, padding)
-        return super().conv2d(x, w, stride, padding) if out is NotImplemented else out
+    def conv2d(self, x, w, stride, padding, dilation, groups):  # base.FastConv
+        out = onednn.conv2d(x, w, stride, padding, dilation, groups)
+        if out is NotImplemented:
+            return super().conv2d(x, w, stride, padding, dilation, groups)
+        return out
 
-    def conv2d_backward(self, x, w, g, stride, padding, need_x, need_w):  # base.FastConv
-        if need_w and w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
+    def conv2d_backward(self, x, w, g, stride, padding, dilation, groups, need_x,
+                        need_w):  # base.FastConv
+        args = (stride, padding, dilation, groups)
+        plain = dilation == (1, 1) and groups == 1
+        if need_w and plain and w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
             # oneDNN's weight gradient of a shallow input is slow: on cnn_step's first
             # layer (one channel) 2-4x the core's im2col lowering, which runs instead.
-            return super().conv2d_backward(x, w, g, stride, padding, need_x, need_w)
-        gx = onednn.conv2d_backward_data(g, w, x.shape, stride, padding) if need_x else None
-        gw = onednn.conv2d_backward_weights(x, g, w.shape, stride, padding) if need_w else None
+            # (A grouped or dilated one has no such lowering: the core's composition
+            # is slower still.)
+            return super().conv2d_backward(x, w, g, *args, need_x, need_w)
+        gx = onednn.conv2d_backward_data(g, w, x.shape, *args) if need_x else None
+        gw = onednn.conv2d_backward_weights(x, g, w.shape, *args) if need_w else None
         if gx is NotImplemented or gw is NotImplemented:
-            return super().conv2d_backward(x, w, g, stride, padding, need_x, need_w)
+            return super().conv2d_backward(x, w, g, *args, need_x, need_w)
         return gx, gw
 
     def unary(self, fn, x):
+        out = NotImplemented
         if fn in _ONEDNN_ELTWISE:
             out = onednn.eltwise(x, _ONEDNN_ELTWISE[fn])
-            if out is not NotImplemented:
-                return out
-        return super().unary(fn, x)
+        elif fn in _ONEDNN_DERIVATIVE:
+            out = onednn.eltwise_derivative(x, _ONEDNN_DERIVATIVE[fn])
+        return super().unary(fn, x) if out is NotImplemented else out
 
     def softmax(self, x, dim, log):
         out = NotImplemented if log else onednn.softmax(x, dim)

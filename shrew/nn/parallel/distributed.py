@@ -24,7 +24,7 @@ from ...ops.creation import from_numpy
 from ...grad_mode import no_grad
 from ...tensor import Tensor
 from ..module import Module
-from ..parameter import Parameter, assign_
+from ..parameter import Parameter
 
 
 class _Bucket:
@@ -211,7 +211,7 @@ def _broadcast_from_rank0(group: ProcessGroup, name: str, tensors: list[Tensor],
         with no_grad():
             for t, h in zip(tensors, host):
                 values = flat[offset:offset + h.size].view(t.dtype.np).reshape(t.shape)
-                assign_(t, from_numpy(values))
+                t.copy_(from_numpy(values))
                 offset += h.size
 
 

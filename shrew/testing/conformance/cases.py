@@ -301,8 +301,13 @@ CASES: tuple = (
           S(F(3, 5, 7), F(7)), S(F(9, 300), F(300, 17)), S(F(3, 0), F(0, 4))),
          (O.Matmul,), ("matmul",), jacobian=True, terms=_inner, shapes=gen.matmuls(),
          raises=(S(F(3, 4), F(5, 2)), S(F(), F(3)), S(F(2, 3, 4), F(3, 4, 5)))),
-    Case("conv2d", lambda x, w, stride=1, padding=0: shrew.conv2d(x, w, stride, padding),
+    Case("conv2d", lambda x, w, stride=1, padding=0, dilation=1, groups=1: shrew.conv2d(
+            x, w, stride, padding, dilation, groups),
          (S(F(2, 3, 5, 4), F(2, 3, 3, 2)), S(F(1, 2, 9, 8), F(3, 2, 3, 2), stride=2, padding=1),
+          # Dilated and grouped: one call where the backend takes them (oneDNN on cpu),
+          # else a composition of plain convolutions.
+          S(F(2, 4, 9, 8), F(6, 2, 3, 2), padding=(1, 2), dilation=(2, 3), groups=2),
+          S(F(1, 6, 7, 7), F(6, 1, 3, 3), stride=2, padding=1, groups=6),
           S(F(1, 3, 20, 20), F(2, 3, 3, 3), padding=1),
           # Enough input channels (C*kw >= 32) for the cpu and cuda backends' conv2d to
           # fold the batch into its GEMMs (backends/cpu/folded_conv.py).
@@ -313,8 +318,10 @@ CASES: tuple = (
          shapes=gen.convs(),
          raises=(S(F(1, 2, 5, 5), F(3, 3, 3, 3)), S(F(1, 2, 2, 2), F(3, 2, 3, 3)),
                  S(F(2, 5, 5), F(3, 2, 3, 3)))),
-    Case("conv1d", lambda x, w, stride=1, padding=0: shrew.conv1d(x, w, stride, padding),
+    Case("conv1d", lambda x, w, stride=1, padding=0, dilation=1, groups=1: shrew.conv1d(
+            x, w, stride, padding, dilation, groups),
          (S(F(2, 3, 7), F(2, 3, 3)), S(F(1, 2, 300), F(3, 2, 5), stride=2, padding=1),
+          S(F(2, 4, 15), F(6, 2, 3), padding=2, dilation=3, groups=2),
           S(F(2, 16, 11), F(3, 16, 3), stride=2, padding=1),
           S(F(1, 12, 9), F(2, 12, 4), padding=2)),
          (O.Conv1d,), ("im2col", "matmul", "col2im"), jacobian=True, terms=_window,

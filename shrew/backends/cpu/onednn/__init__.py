@@ -1,0 +1,51 @@
+"""oneDNN (libdnnl, the ``onednn-cpu-gomp`` wheel) through its C API, by ctypes.
+
+Modules: binding (the C API declarations, loading, the switch, threads), primitive (a
+primitive on numpy buffers and the cache), conv, pool, elementwise (GELU, softmax,
+layer norm).
+
+The cpu backend calls the functions this package exports for its convolutions,
+average pooling, and large softmax, layer norm and GELU.  Each returns ``NotImplemented``
+where oneDNN cannot serve the call (library not installed or switched off, a dtype other
+than float32, an empty dimension, a geometry no implementation takes), and the caller
+then runs its numpy code.
+
+How a call runs:
+
+- A primitive descriptor, its primitive and one memory object per argument are created
+  once per (kind, shapes, parameters, dtype) and kept in a bounded LRU cache
+  (``CACHE_SIZE`` entries; evicted entries free their oneDNN objects).
+- numpy buffers are handed over zero-copy (``dnnl_memory_set_data_handle``) as plain
+  row-major memory (nchw data, oihw or goihw weights).  A convolution is created with
+  format ``any``: oneDNN picks its blocked layouts (nChw8c, ...) and its direct
+  ``jit:avx2``/``avx512`` kernels, and the primitive keeps buffers in those layouts with
+  a reorder from and to the numpy buffers, run in the same call.  Plain layouts would
+  skip the reorders but get oneDNN's im2col + GEMM kernel instead, measured 2-5x slower
+  on the cnn_step shapes (benchmarks/README.md).  Pooling keeps the plain layouts (its
+  nchw kernel).  oneDNN's scratchpad is its own (library mode).
+- oneDNN runs on the OpenMP (libgomp) threads of its gomp build; their number is
+  ``set_num_threads``'s, else OMP_NUM_THREADS, else the core count, and they sleep when
+  idle (OMP_WAIT_POLICY=PASSIVE unless set) so as not to hold the cores OpenBLAS's
+  threads need next (see docs/architecture.md, "The oneDNN path").
+
+The library is looked up next to the Python environment (where the wheel puts it), then
+on the loader's path; SHREW_ONEDNN_LIBRARY names it explicitly.  oneDNN's primitives are
+deterministic for a fixed thread count: the same inputs give the same bits.
+"""
+from __future__ import annotations
+
+from .binding import (GELU_ERF, GELU_TANH, POOL_AVG_EXCLUDE, POOL_AVG_INCLUDE, POOL_MAX,
+                      OneDNNError, available, get_num_threads, load_error, set_enabled,
+                      set_num_threads)
+from .conv import conv2d, conv2d_backward_data, conv2d_backward_weights, conv_output_hw
+from .elementwise import (MIN_ELEMENTWISE_SIZE, eltwise, eltwise_derivative, layer_norm,
+                          softmax)
+from .pool import pool2d, pool2d_backward, pool_output_hw
+from .primitive import cache_info, clear_cache
+
+__all__ = ["GELU_ERF", "GELU_TANH", "MIN_ELEMENTWISE_SIZE", "POOL_AVG_EXCLUDE",
+           "POOL_AVG_INCLUDE", "POOL_MAX", "OneDNNError", "available", "cache_info",
+           "clear_cache", "conv2d", "conv2d_backward_data", "conv2d_backward_weights",
+           "conv_output_hw", "eltwise", "eltwise_derivative", "get_num_threads", "layer_norm",
+           "load_error", "pool2d", "pool2d_backward", "pool_output_hw", "set_enabled",
+           "set_num_threads", "softmax"]

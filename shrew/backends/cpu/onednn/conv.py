@@ -1,0 +1,123 @@
+"""Convolution forward, backward-data and backward-weights (stride, padding, dilation,
+groups) on oneDNN's direct kernels."""
+from __future__ import annotations
+
+import numpy as np
+
+from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DIFF_WEIGHTS, ARG_DST, ARG_SRC,
+                      ARG_WEIGHTS, CONVOLUTION_DIRECT, FORWARD_TRAINING, Dims)
+from .primitive import Primitive, create_pd, execute, usable, with_mds
+
+
+# -- convolution ---------------------------------------------------------------------------
+def _conv_params(x_hw, w_hw, out_hw, stride, padding, dilation):
+    """oneDNN's strides, dilates (dilation - 1), padding_l and padding_r (the right or
+    bottom padding that makes the output size come out as out_hw: PyTorch's floor)."""
+    right = [(o - 1) * s + (k - 1) * d + 1 - i - p
+             for i, k, o, s, p, d in zip(x_hw, w_hw, out_hw, stride, padding, dilation)]
+    return (Dims(*stride), Dims(*(d - 1 for d in dilation)), Dims(*padding), Dims(*right))
+
+
+def _weights_shape(w_shape: tuple, groups: int) -> tuple:
+    o, c, kh, kw = w_shape
+    return w_shape if groups == 1 else (groups, o // groups, c, kh, kw)
+
+
+def conv_output_hw(x_hw, w_hw, stride, padding, dilation) -> tuple:
+    return tuple((i + 2 * p - d * (k - 1) - 1) // s + 1
+                 for i, k, s, p, d in zip(x_hw, w_hw, stride, padding, dilation))
+
+
+def _conv_key(kind, x_shape, w_shape, stride, padding, dilation, groups):
+    return (kind, tuple(x_shape), tuple(w_shape), tuple(stride), tuple(padding),
+            tuple(dilation), groups)
+
+
+def _conv_forward_pd(runtime, x_shape, w_shape, y_shape, params, groups):
+    lib = runtime.lib
+    return with_mds(lib, (x_shape, _weights_shape(w_shape, groups), y_shape), True,
+                    lambda x_md, w_md, y_md: create_pd(
+                         lib.dnnl_convolution_forward_primitive_desc_create, runtime.engine,
+                         FORWARD_TRAINING, CONVOLUTION_DIRECT, x_md, w_md, None, y_md,
+                         *params, None))
+
+
+def _make_conv(kind, x_shape, w_shape, stride, padding, dilation, groups):
+    """make(runtime) for the cache: the forward, backward-data or backward-weights primitive."""
+    y_shape = (x_shape[0], w_shape[0],
+               *conv_output_hw(x_shape[2:], w_shape[2:], stride, padding, dilation))
+    params = _conv_params(x_shape[2:], w_shape[2:], y_shape[2:], stride, padding, dilation)
+    gw_shape = _weights_shape(w_shape, groups)
+
+    def make(runtime):
+        lib = runtime.lib
+        fwd = _conv_forward_pd(runtime, x_shape, w_shape, y_shape, params, groups)
+        if fwd is None:
+            return None
+        if kind == "forward":
+            return Primitive(runtime, fwd, {ARG_SRC: x_shape, ARG_WEIGHTS: gw_shape,
+                                            ARG_DST: y_shape})
+        if kind == "backward_data":
+            pd = with_mds(lib, (x_shape, gw_shape, y_shape), True,
+                          lambda dx_md, w_md, dy_md: create_pd(
+                               lib.dnnl_convolution_backward_data_primitive_desc_create,
+                               runtime.engine, CONVOLUTION_DIRECT, dx_md, w_md, dy_md,
+                               *params, fwd, None))
+            descs = {ARG_DIFF_DST: y_shape, ARG_WEIGHTS: gw_shape, ARG_DIFF_SRC: x_shape}
+        else:
+            pd = with_mds(lib, (x_shape, gw_shape, y_shape), True,
+                          lambda x_md, dw_md, dy_md: create_pd(
+                               lib.dnnl_convolution_backward_weights_primitive_desc_create,
+                               runtime.engine, CONVOLUTION_DIRECT, x_md, dw_md, None, dy_md,
+                               *params, fwd, None))
+            descs = {ARG_SRC: x_shape, ARG_DIFF_DST: y_shape, ARG_DIFF_WEIGHTS: gw_shape}
+        if pd is None:
+            lib.dnnl_primitive_desc_destroy(fwd)
+            return None
+        return Primitive(runtime, pd, descs, hint=fwd)
+    return make
+
+
+def conv2d(x, w, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    """x [N, C, H, W] cross-correlated with w [O, C/groups, kh, kw], zero padding ->
+    [N, O, Ho, Wo] (float32), or NotImplemented."""
+    if not usable(x, w):
+        return NotImplemented
+    key = _conv_key("forward", x.shape, w.shape, stride, padding, dilation, groups)
+    make = _make_conv("forward", x.shape, w.shape, stride, padding, dilation, groups)
+    out_hw = conv_output_hw(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    y = np.empty((x.shape[0], w.shape[0], *out_hw), dtype=np.float32)
+    ran = execute(key, make, {ARG_SRC: np.ascontiguousarray(x),
+                              ARG_WEIGHTS: np.ascontiguousarray(w), ARG_DST: y})
+    return y if ran else NotImplemented
+
+
+def conv2d_backward_data(g, w, x_shape, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+                         groups=1):
+    """d(loss)/dx of conv2d, [N, C, H, W] = x_shape, given g = d(loss)/d(output); or
+    NotImplemented."""
+    if not usable(g, w) or 0 in x_shape:
+        return NotImplemented
+    key = _conv_key("backward_data", x_shape, w.shape, stride, padding, dilation, groups)
+    make = _make_conv("backward_data", tuple(x_shape), w.shape, stride, padding, dilation,
+                      groups)
+    dx = np.empty(x_shape, dtype=np.float32)
+    ran = execute(key, make, {ARG_DIFF_DST: np.ascontiguousarray(g),
+                              ARG_WEIGHTS: np.ascontiguousarray(w), ARG_DIFF_SRC: dx})
+    return dx if ran else NotImplemented
+
+
+def conv2d_backward_weights(x, g, w_shape, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+                            groups=1):
+    """d(loss)/dw of conv2d, of shape w_shape [O, C/groups, kh, kw], given g; or
+    NotImplemented."""
+    if not usable(x, g) or 0 in w_shape:
+        return NotImplemented
+    key = _conv_key("backward_weights", x.shape, w_shape, stride, padding, dilation, groups)
+    make = _make_conv("backward_weights", x.shape, tuple(w_shape), stride, padding, dilation,
+                      groups)
+    dw = np.empty(w_shape, dtype=np.float32)
+    ran = execute(key, make, {ARG_SRC: np.ascontiguousarray(x),
+                              ARG_DIFF_DST: np.ascontiguousarray(g), ARG_DIFF_WEIGHTS: dw})
+    return dw if ran else NotImplemented
+
