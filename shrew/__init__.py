@@ -29,14 +29,14 @@ from .ops.indexing import (argwhere, gather, index_add, index_copy, index_fill,
                            put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
                            where)
 from .ops.subscript import index_put
-from .ops.norm import standardize
+from .ops.norm import log_softmax_function as log_softmax, softmax_function as softmax, standardize
 from .ops.pool import avg_pool2d, max_pool2d
-from .ops.random import (manual_seed, normal, rand, rand_like, randint, randn, randn_like,
-                         randperm)
+from .ops.random import (bernoulli, manual_seed, multinomial, normal, poisson, rand, rand_like,
+                         randint, randn, randn_like, randperm)
 from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin,  # noqa: A004
                          count_nonzero, logsumexp, max, mean, min, nanmean, nansum, norm, prod,
                          std, std_mean, sum, var, var_mean)
-from .ops.scan import cummax, cummin, cumprod, cumsum, diff
+from .ops.scan import cummax, cummin, cumprod, cumsum, diff, logcumsumexp
 from .ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, mode, msort,
                        nanmedian, searchsorted, sort, topk, unique, unique_consecutive)
 from .ops.shape import cat, flatten, narrow, squeeze, stack, transpose, unsqueeze
@@ -56,6 +56,7 @@ from .ops.decompositions import det, inverse, logdet
 from .ops.decompositions import torch_cholesky as cholesky, torch_qr as qr
 from .ops.decompositions import torch_slogdet as slogdet, torch_svd as svd
 from .ops.linalg_composed import cdist, cholesky_inverse, cholesky_solve, pinverse
+from .ops.einsum import einsum
 from .tensor import Tensor
 from .threads import get_num_threads, set_num_threads
 from . import cuda  # noqa: E402
@@ -83,12 +84,14 @@ __all__ = [
     "ShrewIndexError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load", "serialization",
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
+    "softmax", "log_softmax",
     "utils", "device", "cuda", "accelerator", "amp", "onnx", "ShrewIndexError", "ShrewTypeError",
     "float", "double", "half", "int", "long", "backends",
     # reductions, scans, sorting and selection
     "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "aminmax", "max", "min",
     "argmax", "argmin", "var", "std", "var_mean", "std_mean", "logsumexp", "all", "any",
     "count_nonzero", "norm", "cumsum", "cumprod", "cummax", "cummin", "diff", "sort",
+    "logcumsumexp",
     "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique",
     "unique_consecutive", "searchsorted", "bucketize", "histc", "bincount", "return_types",
     # shape and views (ops/shape.py, ops/rearrange.py)
@@ -101,7 +104,7 @@ __all__ = [
     # products (ops/linalg.py, ops/products.py) and shrew.linalg
     "matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cross",
     "dot", "inner", "kron", "matrix_power", "mm", "mv", "outer", "tensordot", "vdot", "ger",
-    "linalg", "det", "inverse", "logdet", "cholesky", "qr", "slogdet", "svd", "cdist",
+    "einsum", "linalg", "det", "inverse", "logdet", "cholesky", "qr", "slogdet", "svd", "cdist",
     "cholesky_inverse", "cholesky_solve", "pinverse",
     # dtypes (dtype.py)
     "bfloat16", "uint8", "int8", "int16", "short",
@@ -110,6 +113,7 @@ __all__ = [
     # creation (ops/creation.py, ops/random.py)
     "empty", "empty_like", "full_like", "clone", "linspace", "logspace", "meshgrid",
     "tril_indices", "triu_indices", "rand_like", "randn_like", "randint", "randperm", "normal",
+    "multinomial", "bernoulli", "poisson",
     # elementwise (ops/pointwise.py)
     "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "arccos", "arccosh",
     "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2",

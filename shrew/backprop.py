@@ -22,6 +22,7 @@ from .grads.linalg import decomposition_grad, matmul_rhs_grad, solve_grads
 from .grads.norm import standardize_grad
 from .grads.pool import avg_pool2d_grad, max_pool2d_grad
 from .grads.reduce import reduce_grad, vector_norm_grad
+from .grads.scan import logcumsumexp_grad
 from .ops.conv import col2im, im2col
 from .ops.creation import ones_like, zeros_like
 from .ops.elementwise import where
@@ -366,6 +367,8 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, reverse(scan("sum", reverse(g, dim), dim), dim)),)
         case O.Scan("prod", x, dim):
             return ((x, cumprod_grad(x, g, dim)),)
+        case O.Scan("logsumexp", x, dim):
+            return ((x, logcumsumexp_grad(x, y, g, dim)),)
         # -- linalg (ops/linalg.py)
         case O.Matmul(a, b):
             return ((a, sum_to_shape(g @ b.transpose(-1, -2), a.shape)

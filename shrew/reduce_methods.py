@@ -36,6 +36,7 @@ class ReductionMethods:
     # -- scans (ops/scan.py) ----------------------------------------------------------------
     cumsum = _scan.cumsum
     cumprod = _scan.cumprod
+    logcumsumexp = _scan.logcumsumexp
     cummax = _scan.cummax
     cummin = _scan.cummin
     diff = _scan.diff

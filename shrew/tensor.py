@@ -16,6 +16,7 @@ from .methods.cast import CastMethods
 from .methods.elementwise import ElementwiseMethods
 from .methods.indexing import IndexingMethods
 from .methods.inplace import InplaceMethods
+from .methods.random import RandomMethods
 from .ops import creation as _creation
 from .ops import index as _index
 from .ops import inplace as _inplace
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 
 class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, LinalgMethods,
-             ReductionMethods, InplaceMethods, IndexingMethods):
+             ReductionMethods, InplaceMethods, IndexingMethods, RandomMethods):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()
@@ -317,13 +318,13 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
     # -- in place (ops/inplace.py): InplaceMethods (methods/inplace.py) ------------------
 
     # -- normalisations (ops/norm.py) -------------------------------------------------------
-    def softmax(self, dim: int) -> Tensor:
+    def softmax(self, dim: int, dtype: DTypeLike | None = None) -> Tensor:
         """exp(x) normalised to sum to 1 along dim, computed stably for any magnitude."""
-        return _norm.softmax(self, dim, False)
+        return _norm.softmax(self, dim, False, dtype)
 
-    def log_softmax(self, dim: int) -> Tensor:
+    def log_softmax(self, dim: int, dtype: DTypeLike | None = None) -> Tensor:
         """log(softmax(x, dim)), computed stably."""
-        return _norm.softmax(self, dim, True)
+        return _norm.softmax(self, dim, True, dtype)
 
     # -- reductions, scans, sorting: ReductionMethods (reduce_methods.py) ------------------
 
@@ -334,7 +335,9 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
     __matmul__ = matmul
 
     def __rmatmul__(self, other: object) -> Tensor:
-        return NotImplemented
+        """other @ self, called directly (as torch's OpInfo does) or by Python for a
+        left operand that is not a Tensor: only tensors multiply."""
+        return _linalg.matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 
     # -- shape (ops/shape.py) ---------------------------------------------------------------
     def reshape(self, *shape: ShapeLike) -> Tensor:

@@ -297,6 +297,8 @@ def test_simulated_backend_launches_each_kernel_and_matches_the_cpu():
                        ("argsort descending", lambda b: b.argsort(lines, 1, True)),
                        ("argsort", lambda b: b.argsort(lines, 0, False))]:
         np.testing.assert_array_equal(sim.to_numpy(call(sim)), call(cpu), err_msg=name)
+    np.testing.assert_allclose(sim.to_numpy(sim.scan("logsumexp", lines, 1)),  # log1p, exp
+                               cpu.scan("logsumexp", lines, 1), rtol=1e-14)    # may round
     for reduce in ("none", "sum", "prod", "amax", "amin"):
         np.testing.assert_allclose(sim.scatter(src[1:], 0, index, src, reduce),
                                    cpu.scatter(src[1:], 0, index, src, reduce), rtol=1e-12)

@@ -18,7 +18,7 @@ import re
 import pytest
 
 from shrew.backends.cuda.backend import CUDABackend
-from shrew.backends.cuda.launch import KERNELS, compile_options, programs
+from shrew.backends.cuda.launch import compile_options, kernels, programs
 from shrew.backends.kernels import source
 
 PROGRAMS = programs(CUDABackend.dtypes)
@@ -54,7 +54,7 @@ class Toolchain:
         program = self.ok(nvrtc.nvrtcCreateProgram(source(family, "cuda").encode(),
                                                    f"{family}.cu".encode(), 0, [], []))
         try:
-            for name in KERNELS[family]:
+            for name in kernels(family, dtype):
                 self.ok(nvrtc.nvrtcAddNameExpression(program, name.encode()))
             options = [f"--gpu-architecture=compute_{arch}", f"-I{self.include}",
                        *compile_options(dtype), *CUPY_OPTIONS]
@@ -66,7 +66,7 @@ class Toolchain:
             if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
                 return log or repr(status), {}, ""
             lowered = {name: self.ok(nvrtc.nvrtcGetLoweredName(program, name.encode())).decode()
-                       for name in KERNELS[family]}
+                       for name in kernels(family, dtype)}
             ptx = bytearray(self.ok(nvrtc.nvrtcGetPTXSize(program)))
             self.ok(nvrtc.nvrtcGetPTX(program, ptx))
             return log, lowered, ptx.rstrip(b"\0").decode()
@@ -92,6 +92,6 @@ def test_kernels_compile_without_warnings_under_their_names(toolchain, family, d
         what = f"{family}.cl for {dtype}, compute_{arch}, NVRTC {toolchain.version}"
         log, lowered, ptx = toolchain.compile(family, dtype, arch)
         assert not log, f"{what}:\n{log}"
-        assert lowered == {name: name for name in KERNELS[family]}, what
+        assert lowered == {name: name for name in kernels(family, dtype)}, what
         entries = set(re.findall(r"\.entry\s+(\w+)", ptx))
-        assert set(KERNELS[family]) <= entries, f"{what}: PTX entries {sorted(entries)}"
+        assert set(kernels(family, dtype)) <= entries, f"{what}: PTX entries {sorted(entries)}"

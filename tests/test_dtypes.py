@@ -5,6 +5,7 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 
 import shrew
 
@@ -81,6 +82,10 @@ def test_where_and_cat_promotion():
     assert shrew.where(cond, 1.0, 2.0).dtype is F32
     assert shrew.cat([t(I32), t(F64)]).dtype is F64
     assert shrew.cat([t(I32), t(I64)]).dtype is I64
+    # PyTorch's legacy rule: a 1-D empty tensor is left out, but its dtype still counts
+    legacy = shrew.cat([shrew.zeros(0, dtype=F64), shrew.ones(2, 2, dtype=F32)])
+    want = torch.cat([torch.zeros(0, dtype=torch.float64), torch.ones(2, 2)])
+    assert legacy.shape == tuple(want.shape) and legacy.dtype is F64
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # log(-2), sqrt(-2): nan, by design

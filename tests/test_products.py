@@ -106,3 +106,14 @@ def test_errors_name_the_op(call, words):
         call(shrew.zeros(2, 3))
     for w in words:
         assert w in str(info.value)
+
+
+def test_rmatmul_called_directly_and_by_python():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((4, 2)), rng.standard_normal((2, 3))
+    got = shrew.tensor(b).__rmatmul__(shrew.tensor(a))
+    np.testing.assert_allclose(got.numpy(), torch.tensor(b).__rmatmul__(torch.tensor(a)).numpy(),
+                               rtol=1e-12)
+    assert shrew.tensor(b).__rmatmul__([[1.0, 2.0]]) is NotImplemented
+    with pytest.raises(TypeError):
+        [[1.0, 2.0]] @ shrew.tensor(b)  # noqa: B018

@@ -268,6 +268,18 @@ def test_unique(v, flags):
             grad=False)
 
 
+@given(v=arrays(min_dims=1, min_side=1), flags=st.tuples(st.booleans(), st.booleans()),
+       data=st.data())
+def test_unique_slices_along_dim(v, flags, data):
+    inverse, counts = flags
+    dim = data.draw(st.integers(-v.ndim, v.ndim - 1))
+    for name in ("unique", "unique_consecutive"):
+        compare(lambda x, name=name: getattr(shrew, name)(x, dim=dim, return_inverse=inverse,
+                                                          return_counts=counts),
+                lambda x, name=name: getattr(torch, name)(x, dim=dim, return_inverse=inverse,
+                                                          return_counts=counts), v, grad=False)
+
+
 @given(seq=arrays(min_dims=1, min_side=1), v=arrays(), right=st.booleans())
 def test_searchsorted_and_bucketize(seq, v, right):
     boundaries = np.sort(seq.reshape(-1))
@@ -304,7 +316,8 @@ def test_histc_and_bincount(v, bins, bounds):
     (lambda x: x.histc(3, 2, 1), "histc: max"),
     (lambda x: shrew.linalg.norm(x, "nuc"), "linalg.norm: ord='nuc'"),
     (lambda x: shrew.bincount(x), "bincount: needs a 1-D integer tensor"),
-    (lambda x: shrew.unique(x, dim=0), "unique: dim=0"),
+    (lambda x: shrew.unique(x, dim=2), "unique: dim 2 is out of range"),
+    (lambda x: shrew.unique(x.reshape(1, 0), dim=0), r"unique: input \[1, 0\] has zero-sized"),
     (lambda x: shrew.searchsorted(x, x, side="middle"), "searchsorted: side"),
 ])
 def test_errors_name_the_op_and_culprit(call, match):

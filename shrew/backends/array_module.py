@@ -277,6 +277,8 @@ class ArrayModuleBackend:
 
     # -- scans and sorting (CUDA runs scan.cl and sort.cl instead: kernels/launches.py) ----
     def scan(self, fn: str, x: Storage, dim: int) -> Storage:
+        if fn == "logsumexp":  # logaddexp is stable, and infinities pass through
+            return self.xp.logaddexp.accumulate(x, axis=dim, dtype=x.dtype)
         accumulate = self.xp.cumsum if fn == "sum" else self.xp.cumprod
         return accumulate(x, axis=dim, dtype=x.dtype)
 

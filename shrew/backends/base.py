@@ -43,7 +43,7 @@ and bool only; integer div is never asked for.  An integer divisor of 0 gives 0.
 COMPARE_FNS = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_FNS = ("sum", "mean", "max", "min")
 ARG_REDUCE_FNS = ("argmax", "argmin")
-SCAN_FNS = ("sum", "prod")
+SCAN_FNS = ("sum", "prod", "logsumexp")  # logsumexp: floating-point dtypes only
 ARG_SCAN_FNS = ("max", "min")
 SCATTER_REDUCE_FNS = ("none", "sum", "prod", "amax", "amin")  # scatter's ways to combine
 LINALG_FNS = ("solve", "cholesky", "det", "slogdet", "qr", "svd", "svdvals", "eigh", "eigvalsh")
@@ -94,7 +94,7 @@ class Backend(Protocol):
     def arg_reduce(self, fn: str, x: Storage, dim: int, keepdim: bool) -> Storage: ...  # int64 index of first max/min along dim
 
     # -- scans and sorting along one dim (x.shape[dim] >= 1; result has x's shape) ----------
-    def scan(self, fn: str, x: Storage, dim: int) -> Storage: ...  # fn in SCAN_FNS: running sum / product along dim, in order, x's dtype (never bool)
+    def scan(self, fn: str, x: Storage, dim: int) -> Storage: ...  # fn in SCAN_FNS: running sum / product / log-sum-exp along dim, in order, x's dtype (never bool)
     def arg_scan(self, fn: str, x: Storage, dim: int) -> Storage: ...  # fn in ARG_SCAN_FNS: int64 index of the running max / min (latest of ties; a NaN wins and stays, the latest NaN)
     def argsort(self, x: Storage, dim: int, descending: bool) -> Storage: ...  # int64 indices that sort x along dim, stably (ties keep their order); NaN is the largest value
 

@@ -6,19 +6,22 @@ import numbers
 from typing import TYPE_CHECKING
 
 from .. import op as O
-from ..dtype import FLOAT, check_float, float32
+from ..dtype import FLOAT, as_dtype, check_float, float32
 from ..errors import ShapeError, ShrewError
 from ..factory import AnyTensor, record, wrap
 from ..shape import fmt, normalize_dim
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
+    from ..typing import DTypeLike
 
 
-def softmax(x: Tensor, dim: int, log: bool = False) -> Tensor:
+def softmax(x: Tensor, dim: int, log: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """exp(x) normalised to sum to 1 along dim (its log with `log`), computed stably for any
-    magnitude."""
+    magnitude; in `dtype` if given (x is cast first, as PyTorch)."""
     name = "log_softmax" if log else "softmax"
+    if dtype is not None:
+        x = x.to_dtype(as_dtype(dtype))
     d = normalize_dim(dim, x.ndim, name)
     x = x if x.dtype.category == FLOAT else x.to_dtype(float32)
     if x.ndim == 0:  # one element along its only "dim"
@@ -28,6 +31,17 @@ def softmax(x: Tensor, dim: int, log: bool = False) -> Tensor:
     else:
         data = x._backend.softmax(x._data, d, log)
     return record(data, x._backend, O.Softmax(x, d, log), x)
+
+
+def softmax_function(input: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor:  # noqa: A002
+    """shrew.softmax (torch.softmax)."""
+    return softmax(input, dim, False, dtype)
+
+
+def log_softmax_function(input: Tensor, dim: int,  # noqa: A002
+                         dtype: DTypeLike | None = None) -> Tensor:
+    """shrew.log_softmax (torch.log_softmax)."""
+    return softmax(input, dim, True, dtype)
 
 
 def standardize(x: Tensor, ndims: int, eps: float = 1e-5) -> Tensor:

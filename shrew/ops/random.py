@@ -8,9 +8,13 @@ import numpy as np
 
 from ..backends import registry
 from ..dtype import as_dtype, check_float, float64, get_default_dtype, int64
-from ..errors import ShrewError
+from ..errors import ShapeError, ShrewError
 from ..factory import AnyTensor
-from .creation import new, shape_arg
+from ..shape import fmt
+from .creation import arange, new, shape_arg, tensor
+from .elementwise import where
+from .pointwise import minimum
+from .sort import searchsorted
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -113,3 +117,90 @@ def normal(mean: Tensor | float = 0.0, std: Tensor | float = 1.0, size: ShapeLik
 def manual_seed(seed: int) -> None:
     """Make rand, randn and dropout reproducible on every backend."""
     registry.manual_seed(seed)
+
+
+# -- sampling from given probabilities and rates --------------------------------------------
+def _uniform_like(p: Tensor, shape: tuple, generator: Any) -> Tensor:
+    """Uniform [0, 1) draws of `shape` in p's dtype on p's device: from `generator` (a
+    shrew.Generator, drawn on the host) if given, else from the device's generator."""
+    if generator is None:
+        return rand(shape, dtype=p.dtype, device=p.device)
+    return tensor(generator.numpy().random(shape), dtype=p.dtype, device=p.device)
+
+
+def _check_probabilities(op: str, p: Tensor, upper: float | None = None) -> None:
+    """Probabilities must be finite and >= 0 (and <= upper): one read-back of the verdict,
+    as PyTorch checks them."""
+    check_float(p.dtype, op)
+    bad = ~p.isfinite() | (p < 0)
+    if upper is not None:
+        bad = bad | (p > upper)
+    if p.numel() and bool(bad.any()):
+        bound = f"outside [0, {upper}]" if upper is not None else "inf, nan or < 0"
+        raise ShrewError(f"{op}: the probability tensor {fmt(p.shape)} has elements {bound}")
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # noqa: A002
+                *, generator: Any = None) -> Tensor:
+    """num_samples category indices per row of (unnormalised) probabilities: with
+    replacement by inverting each row's running sum at uniform draws; without, as an
+    exponential race (the num_samples smallest Exp(1) / p, in order, which is sequential
+    sampling without replacement; categories of probability 0 come last)."""
+    p = input
+    if not isinstance(p, AnyTensor) or p.ndim not in (1, 2):
+        shown = fmt(p.shape) if isinstance(p, AnyTensor) else type(p).__name__
+        raise ShapeError(f"multinomial: input must be a 1-D or 2-D tensor, got {shown}")
+    n = p.shape[-1]
+    if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral) or \
+            num_samples <= 0:
+        raise ShrewError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
+    if not replacement and num_samples > n:
+        raise ShrewError(f"multinomial: cannot draw {num_samples} samples without replacement "
+                         f"from {n} categories (input {fmt(p.shape)})")
+    _check_probabilities("multinomial", p)
+    rows = p.detach().reshape(-1, n)
+    if n == 0 or bool((rows.sum(-1) <= 0).any()):
+        raise ShrewError(f"multinomial: a row of the input {fmt(p.shape)} sums to 0; each "
+                         "needs a positive probability")
+    if replacement:
+        draws = _uniform_like(rows, (rows.shape[0], int(num_samples)), generator)
+        running = rows.cumsum(-1)
+        picked = searchsorted(running, draws * running.narrow(-1, n - 1, 1), right=True)
+        # rounding may carry a draw past the last category of non-zero probability
+        last = where(rows > 0, arange(n, device=p.device), 0).amax(-1, keepdim=True)
+        picked = minimum(picked, last)
+    else:
+        waits = -(-_uniform_like(rows, rows.shape, generator)).log1p()  # Exp(1) draws
+        positive = rows > 0
+        race = where(positive, waits / where(positive, rows, 1.0), float("inf"))
+        picked = race.topk(int(num_samples), -1, largest=False).indices
+    return picked.reshape(int(num_samples)) if p.ndim == 1 else picked
+
+
+def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
+              generator: Any = None) -> Tensor:
+    """0 or 1 in input's dtype and shape, 1 with probability input (or the number p)."""
+    if p is None:
+        _check_probabilities("bernoulli", input, upper=1)
+        probability: Tensor | float = input.detach()
+    elif not 0 <= p <= 1:
+        raise ShrewError(f"bernoulli: p must be in [0, 1], got {p!r}")
+    else:
+        check_float(input.dtype, "bernoulli")
+        probability = p
+    draws = _uniform_like(input, input.shape, generator)
+    return (draws < probability).to_dtype(input.dtype)
+
+
+def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
+    """Poisson draws with the rates in input, in its dtype.  Drawn on the host by numpy,
+    from a stream seeded by the device's generator (so manual_seed repeats them) or by
+    `generator`, then moved to input's device."""
+    _check_probabilities("poisson", input)
+    if generator is None:
+        seed = int(randint(2 ** 62, (1,), device=input.device).item())
+        rng = np.random.default_rng(seed)
+    else:
+        rng = generator.numpy()
+    counts = rng.poisson(input.detach().to(device="cpu").numpy().astype(np.float64))
+    return tensor(counts, dtype=input.dtype, device=input.device)

@@ -1,12 +1,12 @@
-"""Scans along one dim: cumsum, cumprod, cummax, cummin, and diff (scan.cl on OpenCL and
-CUDA; the backends' `scan` and `arg_scan` primitives)."""
+"""Scans along one dim: cumsum, cumprod, logcumsumexp, cummax, cummin, and diff (scan.cl on
+OpenCL and CUDA; the backends' `scan` and `arg_scan` primitives)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from .. import op as O
 from .. import return_types
-from ..dtype import as_dtype, bool_, int64
+from ..dtype import as_dtype, bool_, check_float, int64
 from ..errors import ShrewError
 from ..factory import AnyTensor, record, wrap
 from ..shape import normalize_dim
@@ -27,12 +27,18 @@ def _line_op(x: Tensor, dim: int, op: str) -> tuple[Tensor, int]:
     return (x.reshape(1) if x.ndim == 0 else x), d
 
 
+_SCAN_OPS = {"sum": "cumsum", "prod": "cumprod", "logsumexp": "logcumsumexp"}
+
+
 def scan(fn: str, x: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor:
-    """The running sum or product along dim; integers and bools accumulate in int64."""
-    op = "cumsum" if fn == "sum" else "cumprod"
+    """The running sum, product or log-sum-exp along dim; integers and bools sum and
+    multiply in int64 (log-sum-exp takes floating-point tensors only, as PyTorch)."""
+    op = _SCAN_OPS[fn]
     if dtype is not None:
         x = x.to_dtype(as_dtype(dtype))
-    if not x.dtype.is_floating_point:
+    if fn == "logsumexp":
+        check_float(x.dtype, op)
+    elif not x.dtype.is_floating_point:
         x = x.to_dtype(int64)
     line, d = _line_op(x, dim, op)
     data = line._backend.scan(fn, line._data, d) if line.numel() else line._data
@@ -48,6 +54,12 @@ def cumsum(x: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tensor:
 @numpy_keywords
 def cumprod(x: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tensor:
     return scan("prod", x, dim, dtype)
+
+
+@numpy_keywords
+def logcumsumexp(x: Tensor, dim: int) -> Tensor:
+    """log(cumsum(exp(x))) along dim, without overflow (a running logaddexp)."""
+    return scan("logsumexp", x, dim)
 
 
 def _arg_scan(fn: str, x: Tensor, dim: int) -> Any:

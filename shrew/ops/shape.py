@@ -174,16 +174,17 @@ def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     if not all(isinstance(t, AnyTensor) for t in tensors):
         raise ShrewError("cat: every element must be a Tensor")
     same_device("cat", *tensors)
+    dtype = result_type(*[(t.dtype, t.ndim) for t in tensors])
+    shown = ", ".join(fmt(t.shape) for t in tensors)
+    # PyTorch's legacy rule: 1-D empty tensors are left out (their dtype still counts)
+    tensors = tuple(t for t in tensors if t.shape != (0,)) or tensors[:1]
     first = tensors[0]
     if any(t.ndim != first.ndim for t in tensors) or first.ndim == 0:
-        raise ShapeError(f"cat: tensors need the same number (>= 1) of dims, got "
-                         f"{', '.join(fmt(t.shape) for t in tensors)}")
+        raise ShapeError(f"cat: tensors need the same number (>= 1) of dims, got {shown}")
     d = normalize_dim(dim, first.ndim, "cat")
     for t in tensors:
         if any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != d):
-            raise ShapeError(f"cat: shapes {', '.join(fmt(t.shape) for t in tensors)} differ "
-                             f"outside dim {d}")
-    dtype = result_type(*[(t.dtype, t.ndim) for t in tensors])
+            raise ShapeError(f"cat: shapes {shown} differ outside dim {d}")
     tensors = tuple(t.to_dtype(dtype) for t in tensors)
     data = first._backend.cat([t._data for t in tensors], d)
     return record(data, first._backend, O.Cat(tensors, d), *tensors)

@@ -7,6 +7,7 @@ result size depends on the data (unique, bincount) read that size back to the ho
 PyTorch does."""
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from .common import constant, numpy_keywords, same_device, scalar_like
 from .creation import arange
 from .elementwise import where
 from .index import gather, scatter_add_unchecked
+from .indexing import index_select
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -249,50 +251,80 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
 
 
 # -- unique --------------------------------------------------------------------------------
-def _runs(values: Tensor, order: Tensor | None, shape: tuple[int, ...], return_inverse: bool,
-          return_counts: bool) -> Any:
-    """The first element of each run of equal values in 1-D `values` (which is the
-    input's flattening taken in `order`, or None for its own order), with the run each
-    input element belongs to and the runs' lengths, as unique returns them."""
-    n = values.numel()
+def _runs(values: Tensor, order: Tensor | None, inverse_shape: tuple[int, ...],
+          return_inverse: bool, return_counts: bool) -> Any:
+    """The first row of each run of equal rows of `values` (dim 0: elements of a 1-D
+    tensor, or slices), which is the input taken in `order` (None: its own order), with
+    the run each input row belongs to and the runs' lengths, as unique returns them."""
+    n = values.shape[0]
     if n:
         changes = values.narrow(0, 1, n - 1) != values.narrow(0, 0, n - 1)
+        if changes.ndim > 1:  # slices differ where any of their elements does
+            changes = changes.flatten(1).any(1)
         starts_host = np.concatenate([[True], changes.numpy()])
     else:
         starts_host = np.zeros(0, dtype=bool)
     positions = np.flatnonzero(starts_host)  # the one read-back: the result's size
     backend = values._backend
     firsts = wrap(backend.from_numpy(positions.astype(np.int64)), backend)
-    out: list[Tensor] = [gather(values, 0, firsts, range_checked=True)]
+    out: list[Tensor] = [index_select(values, 0, firsts)]
     if return_inverse:
         run = wrap(backend.from_numpy(np.cumsum(starts_host, dtype=np.int64) - 1), backend)
-        if order is not None:  # each run id back to where its element came from
+        if order is not None:  # each run id back to where its row came from
             run = scatter_add_unchecked((n,), 0, order, run)
-        out.append(run.reshape(*shape))
+        out.append(run.reshape(*inverse_shape))
     if return_counts:
         lengths = np.diff(np.append(positions, n)).astype(np.int64)
         out.append(wrap(backend.from_numpy(lengths), backend))
+    return out
+
+
+def _slices(op: str, x: Tensor, dim: int) -> tuple[Tensor, int]:
+    """x's slices along dim as rows, each flattened to one dim, and dim normalised."""
+    d = normalize_dim(dim, x.ndim, op)
+    if x.numel() == 0 and x.shape[d] != 0:
+        raise ShapeError(f"{op}: input {fmt(x.shape)} has zero-sized dims other than "
+                         f"dim={dim}, so its slices cannot be compared")
+    moved = x.detach().movedim(d, 0)
+    return moved.reshape(moved.shape[0], math.prod(moved.shape[1:])), d
+
+
+def _lexicographic_order(rows: Tensor) -> Tensor:
+    """The order that sorts 2-D `rows` lexicographically: stable sorts by each column,
+    last column first (one argsort per column)."""
+    order = arange(rows.shape[0], device=rows.device)
+    for column in reversed(range(rows.shape[1])):
+        key = gather(rows.select(1, column), 0, order, range_checked=True)
+        order = gather(order, 0, sorting_indices(key, 0), range_checked=True)
+    return order
+
+
+def _unique(op: str, x: Tensor, dim: int | None, sort: bool, return_inverse: bool,
+            return_counts: bool) -> Any:
+    """unique's (sort) and unique_consecutive's work: of elements, or of slices along dim."""
+    if dim is None:
+        flat = x.detach().reshape(-1)
+        order = sorting_indices(flat, 0) if sort else None
+        values = flat if order is None else gather(flat, 0, order, range_checked=True)
+        out = _runs(values, order, x.shape, return_inverse, return_counts)
+    else:
+        rows, d = _slices(op, x, dim)
+        order = _lexicographic_order(rows) if sort else None
+        values = rows if order is None else index_select(rows, 0, order)
+        out = _runs(values, order, (rows.shape[0],), return_inverse, return_counts)
+        moved_shape = (out[0].shape[0], *(s for i, s in enumerate(x.shape) if i != d))
+        out[0] = out[0].reshape(*moved_shape).movedim(0, d)
     return out[0] if len(out) == 1 else tuple(out)
-
-
-def _check_unique_dim(op: str, dim: int | None) -> None:
-    if dim is not None:
-        raise ShrewError(f"{op}: dim={dim} (unique slices) is not supported; only dim=None")
 
 
 def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
            return_counts: bool = False, dim: int | None = None) -> Any:
-    """The distinct elements, ascending (also when sorted=False)."""
-    _check_unique_dim("unique", dim)
-    flat = x.detach().reshape(-1)
-    order = sorting_indices(flat, 0)
-    return _runs(gather(flat, 0, order, range_checked=True), order, x.shape,
-                 return_inverse, return_counts)
+    """The distinct elements, or with dim the distinct slices along dim, ascending (slices
+    in lexicographic order; also when sorted=False)."""
+    return _unique("unique", x, dim, True, return_inverse, return_counts)
 
 
 def unique_consecutive(x: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        dim: int | None = None) -> Any:
-    """The first element of each run of equal consecutive elements."""
-    _check_unique_dim("unique_consecutive", dim)
-    return _runs(x.detach().reshape(-1), None, x.shape, return_inverse, return_counts)
-
+    """The first element (or with dim, slice along dim) of each run of equal neighbours."""
+    return _unique("unique_consecutive", x, dim, False, return_inverse, return_counts)

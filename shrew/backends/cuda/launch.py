@@ -21,11 +21,12 @@ KERNELS = {
     "conv": ("im2col", "col2im"),
     "pool": ("max_pool2d", "avg_pool2d"),
     "index": ("gather", "scatter"),
-    "scan": ("scan_sum", "scan_prod", "arg_scan_max", "arg_scan_min"),
+    "scan": ("scan_sum", "scan_prod", "scan_logsumexp", "arg_scan_max", "arg_scan_min"),
     "sort": ("argsort",),
     "random": ("rand_uniform", "rand_normal"),
 }
 FLOAT_ONLY = frozenset({"random"})  # rand and randn are asked for float dtypes only
+FLOAT_ONLY_KERNELS = frozenset({"scan_logsumexp"})  # built under `#if IS_FLOAT` only
 
 # The device-level -D values every program gets (WG_SIZE and TILE only size the OpenCL
 # reduce and matmul kernels, which CUDA leaves to CuPy; common.h documents all four).
@@ -37,6 +38,12 @@ def programs(dtypes: Iterable[Any]) -> list:
     return [(family, dtype) for family in KERNELS
             for dtype in sorted(map(np.dtype, dtypes), key=str)
             if family not in FLOAT_ONLY or dtype.kind == "f"]
+
+
+def kernels(family: str, dtype: np.dtype) -> tuple:
+    """The kernels of `family` that its program for `dtype` holds."""
+    return tuple(name for name in KERNELS[family]
+                 if np.dtype(dtype).kind == "f" or name not in FLOAT_ONLY_KERNELS)
 
 
 def compile_options(dtype: np.dtype) -> tuple:

@@ -1,4 +1,4 @@
-/* Scans along `dim`: cumulative sums and products, and the running index of the maximum or
+/* Scans along `dim`: cumulative sums and products, the running log-sum-exp (floats only), and the running index of the maximum or
    minimum.  meta = x's shape[ndim], then the layouts of x and out.  One work-item per line
    along dim (the other coordinates fixed) walks its line in order, so the result is the
    sequential one, the same bits every run, with no atomics. */
@@ -21,6 +21,20 @@ KERNEL void name(SCAN_ARGS, GLOBAL T* out)                                      
 
 SCAN(scan_sum, 0, acc + v)
 SCAN(scan_prod, 1, acc * v)
+
+#if IS_FLOAT
+/* log(exp(a) + exp(b)) without overflow: the larger plus log1p of the smaller's share.
+   Infinities pass through (their difference would be NaN); a NaN stays NaN. */
+DEVICE ACC log_add_exp(const ACC a, const ACC b)
+{
+    const ACC high = a > b ? a : b;
+    if (IS_NAN(a) || IS_NAN(b)) return a + b;
+    if (isinf(high)) return high;
+    return high + log1p(exp(-fabs(a - b)));
+}
+
+SCAN(scan_logsumexp, -INFINITY, log_add_exp(acc, v))
+#endif
 
 /* out[r] = the index of max(x[0..r]) (or min): the latest of equal extremes, and once a
    NaN is seen the latest NaN, as PyTorch's cummax / cummin. */

@@ -307,6 +307,8 @@ CASES: tuple = (
     # scans, sorting and selection
     _scan_case("cumsum", lambda x, dim: x.cumsum(dim), (O.Scan,), ("scan",), ALL),
     _scan_case("cumprod", lambda x, dim: x.cumprod(dim), (O.Scan,), ("scan",), NUMERIC, long=40),
+    _scan_case("logcumsumexp", lambda x, dim: x.logcumsumexp(dim), (O.Scan,), ("scan",), FLOAT,
+               domain="wide"),
     _scan_case("cummax", lambda x, dim: x.cummax(dim).values, (O.Gather,),
                ("arg_scan", "gather"), NUMERIC, domain="ties"),
     _scan_case("cummin_indices", lambda x, dim: x.cummin(dim).indices, (), ("arg_scan",), ALL,
