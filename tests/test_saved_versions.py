@@ -216,3 +216,29 @@ def test_expand_shares_memory_and_version_with_its_base_as_torch():
         a.mul_(2.0)
         with pytest.raises((shrew.ShrewError, RuntimeError), match="inplace operation"):
             y.sum().backward()
+
+
+@pytest.mark.parametrize("write", [lambda d: d.fill_(1.0), lambda d: d.add_(1.0),
+                                   lambda d: d.view(-1).zero_(), lambda d: d.copy_(d * 2)])
+def test_writing_into_a_diagonal_is_refused_where_torch_would_write_the_input(write):
+    """torch's diagonal is a view (the write lands in x); shrew's is a copy, so the write
+    is refused, never silently lost, and x is unchanged."""
+    tx = torch.arange(9.0).reshape(3, 3)
+    write(tx.diagonal())
+    assert not torch.equal(tx, torch.arange(9.0).reshape(3, 3))   # torch wrote into x
+    x = shrew.arange(9.0).reshape(3, 3)
+    with pytest.raises(shrew.ShrewError, match="diagonal.*not a view"):
+        write(x.diagonal())
+    np.testing.assert_array_equal(x.numpy(), np.arange(9.0).reshape(3, 3))
+    d = x.diagonal().clone()   # a copy on purpose may be written
+    d.fill_(5.0)
+    np.testing.assert_array_equal(d.numpy(), [5.0, 5.0, 5.0])
+
+
+def test_writing_into_an_expand_of_a_tensor_that_requires_grad_is_refused_as_in_torch():
+    for lib in (shrew, torch):
+        e = (lib.zeros(3, requires_grad=True) * 2).expand(2, 3)
+        with pytest.raises((shrew.ShrewError, RuntimeError), match="single memory location"):
+            e.add_(1.0)
+        with pytest.raises((shrew.ShrewError, RuntimeError), match="leaf|single memory location"):
+            lib.zeros(3, requires_grad=True).expand(2, 3).add_(1.0)

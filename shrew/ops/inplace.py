@@ -44,7 +44,8 @@ import numpy as np
 from .. import op as O
 from ..dtype import FLOAT, bool_
 from ..errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError, ShrewError
-from ..factory import Alias, AnyTensor, become, live_views, next_id, own_array, snapshot
+from ..factory import (Alias, AnyTensor, become, copied_by, live_views, next_id, own_array,
+                       snapshot)
 from ..factory import detach_ as factory_detach_
 from ..grad_mode import is_grad_enabled, no_grad
 from ..shape import broadcast_shapes, fmt, numel
@@ -156,6 +157,15 @@ def check_writable(t: Tensor, op: str) -> None:
     """PyTorch's refusals, before anything is computed or written."""
     if not isinstance(t, AnyTensor):
         raise ShrewError(f"{op}: expects a Tensor, got {type(t).__name__}")
+    made_by = copied_by(t) or copied_by(memory_root(t))
+    if made_by == "expand":
+        _refuse_expanded(t, op)
+    if made_by is not None:
+        raise ShrewError(f"{op}: the tensor (shape {fmt(t.shape)}) was made by {made_by}(), "
+                         f"which in shrew is a copy of its input, not a view as in PyTorch, so "
+                         f"writing into it would not change the input; write into the input "
+                         f"itself (for a diagonal: x[..., i, i] = v with i = arange(n)), or "
+                         f"call .clone() first to write into a copy on purpose")
     if is_grad_enabled():
         base, steps = _view_chain(t)
         if base.requires_grad and base._op is None:
@@ -167,9 +177,13 @@ def check_writable(t: Tensor, op: str) -> None:
     data = t._data
     if any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)) or \
             (isinstance(data, np.ndarray) and not data.flags.writeable):
-        raise ShrewError(f"{op}: unsupported operation: more than one element of the "
-                         f"written-to tensor (shape {fmt(t.shape)}) refers to a single memory "
-                         f"location (an expand()ed tensor); call .clone() before writing")
+        _refuse_expanded(t, op)
+
+
+def _refuse_expanded(t: Tensor, op: str) -> None:
+    raise ShrewError(f"{op}: unsupported operation: more than one element of the "
+                     f"written-to tensor (shape {fmt(t.shape)}) refers to a single memory "
+                     f"location (an expand()ed tensor); call .clone() before writing")
 
 
 def fit(t: Tensor, value: Tensor, op: str) -> Tensor:

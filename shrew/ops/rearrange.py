@@ -12,7 +12,7 @@ import numpy as np
 
 from ..dtype import bool_
 from ..errors import ShapeError, ShrewError
-from ..factory import AnyTensor, wrap
+from ..factory import AnyTensor, copy_not_view, wrap
 from ..shape import Size, fmt, infer_reshape, normalize_dim, normalize_dims
 from ..shape import broadcast_shapes as _broadcast
 from .elementwise import where
@@ -315,7 +315,9 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     # the first n rows read flat with a row length of cols + 1 have the diagonal in column 0
     flat = narrow(m, -2, 0, n).reshape(*batch, n * cols)
     flat = pad(flat, (0, n))
-    return narrow(flat.reshape(*batch, n, cols + 1), -1, 0, 1).reshape(*batch, n)
+    # a copy (pad) where PyTorch's diagonal is a view: writing into it is refused
+    return copy_not_view(narrow(flat.reshape(*batch, n, cols + 1), -1, 0, 1).reshape(*batch, n),
+                         "diagonal")
 
 
 _diagonal_of = diagonal  # (diag's argument `diagonal` hides the function, as in torch)

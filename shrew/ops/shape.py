@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .. import op as O
 from ..dtype import bool_, result_type
 from ..errors import ShapeError, ShrewError, ShrewIndexError, ShrewTypeError
-from ..factory import AnyTensor, alias, record, view
+from ..factory import AnyTensor, alias, copy_not_view, record, view
 from ..grad_mode import is_grad_enabled
 from ..shape import (broadcast_shapes, fmt, infer_reshape, normalize_dim, normalize_dims,
                      numel)
@@ -136,7 +136,8 @@ def expand(x: Tensor, shape: tuple[ShapeLike, ...]) -> Tensor:
     if not x.requires_grad or not is_grad_enabled():
         view = x._backend.reshape(x._data, (1,) * lead + x.shape)
         return alias(x, x._backend.expand(view, shape))  # x's memory, and its version
-    return x + constant(shape, 0, x.dtype, x._backend)  # type: ignore[arg-type]
+    # a copy where PyTorch's expand is a view: writing into it is refused, as in PyTorch
+    return copy_not_view(x + constant(shape, 0, x.dtype, x._backend), "expand")  # type: ignore[arg-type]
 
 
 def pad(x: Tensor, pads: Sequence[int], value: Scalar = 0.0) -> Tensor:
