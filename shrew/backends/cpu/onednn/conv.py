@@ -2,15 +2,21 @@
 groups) on oneDNN's direct kernels."""
 from __future__ import annotations
 
+import ctypes
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
 from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DIFF_WEIGHTS, ARG_DST, ARG_SRC,
-                      ARG_WEIGHTS, CONVOLUTION_DIRECT, FORWARD_TRAINING, Dims)
+                      ARG_WEIGHTS, CONVOLUTION_DIRECT, FORWARD_TRAINING, Dims, Handle, Runtime)
 from .primitive import Primitive, create_pd, execute, usable, with_mds
 
 
 # -- convolution ---------------------------------------------------------------------------
-def _conv_params(x_hw, w_hw, out_hw, stride, padding, dilation):
+def _conv_params(x_hw: Sequence[int], w_hw: Sequence[int], out_hw: Sequence[int],
+                 stride: Sequence[int], padding: Sequence[int],
+                 dilation: Sequence[int]) -> tuple[ctypes.Array[ctypes.c_int64], ...]:
     """oneDNN's strides, dilates (dilation - 1), padding_l and padding_r (the right or
     bottom padding that makes the output size come out as out_hw: PyTorch's floor)."""
     right = [(o - 1) * s + (k - 1) * d + 1 - i - p
@@ -23,17 +29,20 @@ def _weights_shape(w_shape: tuple, groups: int) -> tuple:
     return w_shape if groups == 1 else (groups, o // groups, c, kh, kw)
 
 
-def conv_output_hw(x_hw, w_hw, stride, padding, dilation) -> tuple:
+def conv_output_hw(x_hw: Sequence[int], w_hw: Sequence[int], stride: Sequence[int],
+                   padding: Sequence[int], dilation: Sequence[int]) -> tuple:
     return tuple((i + 2 * p - d * (k - 1) - 1) // s + 1
                  for i, k, s, p, d in zip(x_hw, w_hw, stride, padding, dilation))
 
 
-def _conv_key(kind, x_shape, w_shape, stride, padding, dilation, groups):
+def _conv_key(kind: str, x_shape: Sequence[int], w_shape: Sequence[int], stride: Sequence[int],
+              padding: Sequence[int], dilation: Sequence[int], groups: int) -> tuple:
     return (kind, tuple(x_shape), tuple(w_shape), tuple(stride), tuple(padding),
             tuple(dilation), groups)
 
 
-def _conv_forward_pd(runtime, x_shape, w_shape, y_shape, params, groups):
+def _conv_forward_pd(runtime: Runtime, x_shape: tuple, w_shape: tuple, y_shape: tuple,
+                     params: tuple, groups: int) -> Handle | None:
     lib = runtime.lib
     return with_mds(lib, (x_shape, _weights_shape(w_shape, groups), y_shape), True,
                     lambda x_md, w_md, y_md: create_pd(
@@ -42,14 +51,16 @@ def _conv_forward_pd(runtime, x_shape, w_shape, y_shape, params, groups):
                          *params, None))
 
 
-def _make_conv(kind, x_shape, w_shape, stride, padding, dilation, groups):
+def _make_conv(kind: str, x_shape: tuple, w_shape: tuple, stride: Sequence[int],
+               padding: Sequence[int], dilation: Sequence[int],
+               groups: int) -> Callable[[Runtime], Primitive | None]:
     """make(runtime) for the cache: the forward, backward-data or backward-weights primitive."""
     y_shape = (x_shape[0], w_shape[0],
                *conv_output_hw(x_shape[2:], w_shape[2:], stride, padding, dilation))
     params = _conv_params(x_shape[2:], w_shape[2:], y_shape[2:], stride, padding, dilation)
     gw_shape = _weights_shape(w_shape, groups)
 
-    def make(runtime):
+    def make(runtime: Runtime) -> Primitive | None:
         lib = runtime.lib
         fwd = _conv_forward_pd(runtime, x_shape, w_shape, y_shape, params, groups)
         if fwd is None:
@@ -78,7 +89,9 @@ def _make_conv(kind, x_shape, w_shape, stride, padding, dilation, groups):
     return make
 
 
-def conv2d(x, w, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+def conv2d(x: np.ndarray, w: np.ndarray, stride: Sequence[int] = (1, 1),
+           padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1),
+           groups: int = 1) -> Any:  # y, or NotImplemented
     """x [N, C, H, W] cross-correlated with w [O, C/groups, kh, kw], zero padding ->
     [N, O, Ho, Wo] (float32), or NotImplemented."""
     if not usable(x, w):
@@ -92,8 +105,10 @@ def conv2d(x, w, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
     return y if ran else NotImplemented
 
 
-def conv2d_backward_data(g, w, x_shape, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
-                         groups=1):
+def conv2d_backward_data(g: np.ndarray, w: np.ndarray, x_shape: Sequence[int],
+                         stride: Sequence[int] = (1, 1), padding: Sequence[int] = (0, 0),
+                         dilation: Sequence[int] = (1, 1),
+                         groups: int = 1) -> Any:  # dx, or NotImplemented
     """d(loss)/dx of conv2d, [N, C, H, W] = x_shape, given g = d(loss)/d(output); or
     NotImplemented."""
     if not usable(g, w) or 0 in x_shape:
@@ -107,8 +122,10 @@ def conv2d_backward_data(g, w, x_shape, stride=(1, 1), padding=(0, 0), dilation=
     return dx if ran else NotImplemented
 
 
-def conv2d_backward_weights(x, g, w_shape, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
-                            groups=1):
+def conv2d_backward_weights(x: np.ndarray, g: np.ndarray, w_shape: Sequence[int],
+                            stride: Sequence[int] = (1, 1), padding: Sequence[int] = (0, 0),
+                            dilation: Sequence[int] = (1, 1),
+                            groups: int = 1) -> Any:  # dw, or NotImplemented
     """d(loss)/dw of conv2d, of shape w_shape [O, C/groups, kh, kw], given g; or
     NotImplemented."""
     if not usable(x, g) or 0 in w_shape:

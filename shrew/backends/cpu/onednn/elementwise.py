@@ -3,12 +3,14 @@ large float32 arrays."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DST, ARG_MEAN, ARG_SRC, ARG_VARIANCE,
                       FORWARD_INFERENCE,
-                      FORWARD_TRAINING, NORMALIZATION_FLAGS_NONE, SOFTMAX)
+                      FORWARD_TRAINING, NORMALIZATION_FLAGS_NONE, SOFTMAX, Handle, Runtime)
 from .primitive import Primitive, create_pd, execute, usable, with_mds
 
 # -- elementwise and normalisations ----------------------------------------------------------
@@ -16,11 +18,12 @@ MIN_ELEMENTWISE_SIZE = 1 << 15
 """Below this many elements numpy's passes cost less than a call into oneDNN."""
 
 
-def _forward_only(shapes, create):
+def _forward_only(shapes: tuple[tuple, ...],
+                  create: Callable[..., int]) -> Callable[[Runtime], Primitive | None]:
     """make(runtime) for a forward primitive over plain memory of `shapes` (source,
     destination, then any statistics), whose descriptor create(&pd, runtime, *memory
     descriptors) makes."""
-    def make(runtime):
+    def make(runtime: Runtime) -> Primitive | None:
         pd = with_mds(runtime.lib, shapes, False,
                       lambda *mds: create_pd(create, runtime, *mds))
         if pd is None:
@@ -30,11 +33,11 @@ def _forward_only(shapes, create):
     return make
 
 
-def _large_float32(x) -> bool:
+def _large_float32(x: np.ndarray) -> bool:
     return usable(x) and x.size >= MIN_ELEMENTWISE_SIZE
 
 
-def eltwise(x, alg):
+def eltwise(x: np.ndarray, alg: int) -> Any:  # y, or NotImplemented
     """alg (GELU_TANH, GELU_ERF) applied to every element of a float32 x, or NotImplemented."""
     if not _large_float32(x):
         return NotImplemented
@@ -47,17 +50,17 @@ def eltwise(x, alg):
     return y if ran else NotImplemented
 
 
-def eltwise_derivative(x, alg):
+def eltwise_derivative(x: np.ndarray, alg: int) -> Any:  # dx, or NotImplemented
     """The derivative of alg (GELU_TANH, GELU_ERF) at every element of a float32 x, as
     oneDNN's eltwise backward with an output gradient of ones; or NotImplemented."""
     if not _large_float32(x):
         return NotImplemented
     shape = (x.size,)
 
-    def make(runtime):
+    def make(runtime: Runtime) -> Primitive | None:
         lib = runtime.lib
 
-        def create(src_md, diff_md):
+        def create(src_md: Handle, diff_md: Handle) -> tuple[Handle | None, Handle | None]:
             fwd = create_pd(lib.dnnl_eltwise_forward_primitive_desc_create, runtime.engine,
                             FORWARD_TRAINING, alg, src_md, diff_md, 0.0, 0.0, None)
             if fwd is None:
@@ -79,7 +82,7 @@ def eltwise_derivative(x, alg):
     return dx if ran else NotImplemented
 
 
-def softmax(x, axis):
+def softmax(x: np.ndarray, axis: int) -> Any:  # y, or NotImplemented
     """softmax of a float32 x along axis, where every later dim has size 1; else
     NotImplemented.  oneDNN does not carry a NaN to the rest of its row as PyTorch does:
     callers check.  (Its log-softmax is not used: its logarithm is about ten ulps off,
@@ -97,14 +100,15 @@ def softmax(x, axis):
     return y if ran else NotImplemented
 
 
-def layer_norm(x, eps):
+def layer_norm(x: np.ndarray, eps: float) -> Any:  # (y, mean, variance), or NotImplemented
     """(y, mean, variance) of a float32 x [rows, cols] standardised along its rows (biased
     variance, no scale or shift): y = (x - mean) / sqrt(variance + eps); or NotImplemented."""
     if not _large_float32(x):
         return NotImplemented
     rows = (x.shape[0],)
 
-    def create(pd, rt, src, dst, stat, _):
+    def create(pd: Any, rt: Runtime, src: Handle, dst: Handle, stat: Handle,
+               _: Handle) -> int:
         # forward_training: the statistics are outputs (inference would expect them given)
         return rt.lib.dnnl_layer_normalization_forward_primitive_desc_create(
             pd, rt.engine, FORWARD_TRAINING, src, dst, stat, eps, NORMALIZATION_FLAGS_NONE,

@@ -1,23 +1,31 @@
 """Max and average pooling, forward and backward, in plain nchw layout."""
 from __future__ import annotations
 
+import ctypes
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
 from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DST, ARG_SRC, ARG_WORKSPACE,
-                      FORWARD_TRAINING, Dims, OneDNNError)
+                      FORWARD_TRAINING, Dims, OneDNNError, Runtime)
 from .primitive import Primitive, create_pd, usable, using, with_mds
 
 # -- pooling -------------------------------------------------------------------------------
-def _pool_params(x_hw, out_hw, kernel, stride, padding):
+def _pool_params(x_hw: Sequence[int], out_hw: Sequence[int], kernel: Sequence[int],
+                 stride: Sequence[int],
+                 padding: Sequence[int]) -> tuple[ctypes.Array[ctypes.c_int64], ...]:
     right = [(o - 1) * s + k - i - p
              for i, k, o, s, p in zip(x_hw, kernel, out_hw, stride, padding)]
     return (Dims(*stride), Dims(*kernel), Dims(0, 0), Dims(*padding), Dims(*right))
 
 
-def _make_pool(backward, alg, x_shape, y_shape, kernel, stride, padding):
+def _make_pool(backward: bool, alg: int, x_shape: tuple, y_shape: tuple, kernel: Sequence[int],
+               stride: Sequence[int],
+               padding: Sequence[int]) -> Callable[[Runtime], Primitive | None]:
     params = _pool_params(x_shape[2:], y_shape[2:], kernel, stride, padding)
 
-    def make(runtime):
+    def make(runtime: Runtime) -> Primitive | None:
         lib = runtime.lib
         fwd = with_mds(lib, (x_shape, y_shape), False, lambda x_md, y_md: create_pd(
             lib.dnnl_pooling_forward_primitive_desc_create, runtime.engine,
@@ -37,11 +45,13 @@ def _make_pool(backward, alg, x_shape, y_shape, kernel, stride, padding):
     return make
 
 
-def pool_output_hw(x_hw, kernel, stride, padding) -> tuple:
+def pool_output_hw(x_hw: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
+                   padding: Sequence[int]) -> tuple:
     return tuple((i + 2 * p - k) // s + 1 for i, k, s, p in zip(x_hw, kernel, stride, padding))
 
 
-def pool2d(x, alg, kernel, stride, padding):
+def pool2d(x: np.ndarray, alg: int, kernel: Sequence[int], stride: Sequence[int],
+           padding: Sequence[int]) -> Any:  # (y, workspace), or NotImplemented
     """(y, workspace) of pooling x [N, C, H, W] with alg (POOL_MAX: padding never wins;
     POOL_AVG_INCLUDE / POOL_AVG_EXCLUDE: whether padded zeros count in the divisor), or
     NotImplemented.  The workspace, an opaque uint8 array (None for average pooling), is
@@ -62,7 +72,9 @@ def pool2d(x, alg, kernel, stride, padding):
     return y, workspace
 
 
-def pool2d_backward(g, x_shape, alg, kernel, stride, padding, workspace=None):
+def pool2d_backward(g: np.ndarray, x_shape: Sequence[int], alg: int, kernel: Sequence[int],
+                    stride: Sequence[int], padding: Sequence[int],
+                    workspace: np.ndarray | None = None) -> Any:  # dx, or NotImplemented
     """d(loss)/dx [N, C, H, W] = x_shape of pool2d, given g = d(loss)/d(output) and, for
     POOL_MAX, pool2d's workspace; or NotImplemented."""
     if not usable(g) or 0 in x_shape:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ class Primitive:
         self.owned.append((destroy, handle))
         return handle
 
-    def _memory(self, md: Handle, handle, user: int | None = None) -> Handle:
+    def _memory(self, md: Handle, handle: Handle | None, user: int | None = None) -> Handle:
         memory = self._own("dnnl_memory_destroy", Handle())
         check(self.lib.dnnl_memory_create(ctypes.byref(memory), md, self.runtime.engine,
                                           handle), "memory_create")
@@ -113,7 +114,7 @@ class Primitive:
         self.owned, self.user, self.pd, self.hint = [], [], None, None
 
 
-def _exec_args(pairs: list):
+def _exec_args(pairs: list) -> ctypes.Array[ExecArg]:
     args = (ExecArg * len(pairs))()
     for i, (arg, memory) in enumerate(pairs):
         args[i].arg, args[i].memory = arg, memory
@@ -147,7 +148,7 @@ def clear_cache() -> None:
 
 
 @contextmanager
-def using(key: tuple, make) -> Iterator[Primitive | None]:
+def using(key: tuple, make: Callable[..., Primitive | None]) -> Iterator[Primitive | None]:
     """The primitive for `key`, made by make(runtime) on a miss, held for this thread
     until the block ends (so that no eviction frees it meanwhile); None if oneDNN has no
     implementation for it (remembered too)."""
@@ -170,7 +171,7 @@ def using(key: tuple, make) -> Iterator[Primitive | None]:
             entry.busy.release()
 
 
-def execute(key: tuple, make, buffers: dict) -> bool:
+def execute(key: tuple, make: Callable[..., Primitive | None], buffers: dict) -> bool:
     """Run the primitive for `key` (see using) on `buffers`; False where oneDNN has no
     implementation for it."""
     with using(key, make) as prim:
@@ -180,7 +181,7 @@ def execute(key: tuple, make, buffers: dict) -> bool:
         return True
 
 
-def create_pd(fn, *args) -> Handle | None:
+def create_pd(fn: Callable[..., int], *args: Any) -> Handle | None:
     """A primitive descriptor from fn(&pd, *args), or None where oneDNN has no
     implementation for these arguments."""
     pd = Handle()
@@ -191,7 +192,8 @@ def create_pd(fn, *args) -> Handle | None:
     return pd
 
 
-def with_mds(lib, shapes, any_layout, body):
+def with_mds(lib: ctypes.CDLL, shapes: Iterable[tuple], any_layout: bool,
+             body: Callable[..., Any]) -> Any:
     """body(*memory descriptors of shapes), the descriptors freed afterwards."""
     mds = [_md(lib, s, any_layout) for s in shapes]
     try:
