@@ -156,8 +156,11 @@ def copy_not_view(t: Tensor, op: str) -> Tensor:
     an in-place write into it is refused (ops/inplace.check_writable) instead of silently
     not reaching the input as it would in PyTorch."""
     key = id(t)
-    _COPIES_NOT_VIEWS[key] = (weakref.ref(t, lambda _, key=key: _COPIES_NOT_VIEWS.pop(key, None)),
-                              op)
+
+    def forget(_: weakref.ref) -> None:
+        _COPIES_NOT_VIEWS.pop(key, None)
+
+    _COPIES_NOT_VIEWS[key] = (weakref.ref(t, forget), op)
     return t
 
 
