@@ -80,13 +80,15 @@ def test_entries_record_their_variants_and_call_their_primitives(case, isolated_
     assert set(case.variants) <= variants, f"never recorded: {set(case.variants) - variants}"
 
 
-FAST_PATHS = {"conv2d": FAST_CONV, "conv1d": FAST_CONV, "max_pool2d": FAST_POOL}
+FAST_PATHS = {"conv2d": FAST_CONV, "conv1d": FAST_CONV, "max_pool2d": ("max_pool2d_backward",),
+              "avg_pool2d": ("avg_pool2d_backward",)}
+assert {name for names in FAST_PATHS.values() for name in names} == {*FAST_CONV, *FAST_POOL}
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.name in FAST_PATHS], ids=str)
 def test_entries_reach_the_optional_fast_paths(case, isolated_registry):
     """On a backend with base.FastConv and base.FastPool (the cpu backend has both) the
-    conv and max_pool2d entries check those methods too, not only the core's fallback."""
+    conv and pool entries check those methods too, not only the core's fallback."""
     backend = Recording()
     shrew.register_backend("recording", lambda index=0: backend)
     for sample in case.samples:
