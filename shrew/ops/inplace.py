@@ -175,7 +175,8 @@ def check_writable(t: Tensor, op: str) -> None:
                              f"and init functions do) or operate on a clone")
     own_array(t)
     data = t._data
-    if any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)) or \
+    # (an empty array may have zero strides without sharing anything)
+    if data.size and any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)) or \
             (isinstance(data, np.ndarray) and not data.flags.writeable):
         _refuse_expanded(t, op)
 
