@@ -303,10 +303,12 @@ def linalg_norm(x: Tensor, ord: Any = None, dim: Dims = None, keepdim: bool = Fa
     if ord == "fro" and two_dims:
         return vector_norm(x, 2, dim if dim is not None else (0, 1), keepdim, dtype=dtype,
                            op="linalg.norm")
-    if two_dims or isinstance(ord, str):
-        raise ShrewError(f"linalg.norm: ord={ord!r} over two dims is a matrix norm other than "
-                         f"Frobenius; use shrew.linalg.matrix_norm")
+    # (matrix orders over two dims were taken by ops/linalg_composed.linalg_norm)
     if dim is None and x.ndim != 1:
         raise ShapeError(f"linalg.norm: with ord={ord!r} and dim=None the input must be 1-D or "
                          f"2-D, got shape {fmt(x.shape)}")
+    if two_dims or isinstance(ord, str):
+        raise ShrewError(f"linalg.norm: ord={ord!r} is a matrix norm: it needs two dims "
+                         f"(dim=(d0, d1), or a 2-D input), got dim={dim!r} of shape "
+                         f"{fmt(x.shape)}")
     return vector_norm(x, ord, dim, keepdim, dtype=dtype, op="linalg.norm")
