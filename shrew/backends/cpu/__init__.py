@@ -146,20 +146,26 @@ class CPUBackend(ArrayModuleBackend):
                    ceil_mode: bool, count_include_pad: bool,
                    divisor_override: int | None) -> Storage:
         args = (x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
-        if ceil_mode or not count_include_pad or divisor_override is not None:
-            return super().avg_pool2d(*args)   # oneDNN's path here takes the defaults only
+        if not _onednn_avg_pool(ceil_mode, count_include_pad, divisor_override):
+            return super().avg_pool2d(*args)
         out = onednn.pool2d(x, onednn.POOL_AVG_INCLUDE, kernel, stride, padding)
         return super().avg_pool2d(*args) if out is NotImplemented else out[0]
 
     def avg_pool2d_backward(self, g: Storage, shape: tuple, kernel: tuple, stride: tuple,
                             padding: tuple, ceil_mode: bool, count_include_pad: bool,
                             divisor_override: int | None) -> Storage:  # base.FastPool
-        # oneDNN's backward is ~4-5x faster than the core's col2im (benchmarks/README.md);
-        # like the forward, only PyTorch's default options
-        if ceil_mode or not count_include_pad or divisor_override is not None:
+        # oneDNN's backward is ~4-5x faster than the core's col2im (benchmarks/README.md)
+        if not _onednn_avg_pool(ceil_mode, count_include_pad, divisor_override):
             return NotImplemented
         return onednn.pool2d_backward(g, shape, onednn.POOL_AVG_INCLUDE, kernel, stride,
                                       padding)
+
+
+def _onednn_avg_pool(ceil_mode: bool, count_include_pad: bool,
+                     divisor_override: int | None) -> bool:
+    """Whether avg_pool2d's options are the ones its oneDNN path takes: PyTorch's defaults
+    (every window divided by kh*kw, no partial windows on the right)."""
+    return not ceil_mode and count_include_pad and divisor_override is None
 
 
 def factory(index: int = 0) -> CPUBackend:
