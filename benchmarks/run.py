@@ -1,7 +1,7 @@
 """The shrew benchmark suite: shrew beside PyTorch (CPU) and, on OpenCL, beside tinygrad.
 
     python benchmarks/run.py [--rounds 15] [--cl-rounds 5] [--only mlp_step,memory]
-                             [--quick] [--no-opencl] [--opencl-device opencl:1]
+                             [--quick] [--no-opencl] [--opencl-device opencl:1] [--cuda]
                              [--scale 1.0] [--out benchmarks/results]
 
 Each (framework, device) runs in its own worker process (worker.py), all built from the
@@ -9,7 +9,8 @@ same numpy weights and data.  Before timing, the first two losses of every worke
 agree with PyTorch's (rtol 1e-3): the same forward pass, and after one SGD update the same
 gradients.  Then the workers take turns round by round, so machine noise hits all alike;
 a round times `repeat` steps of each.  Reported: the median seconds per step, and ratios
-shrew/torch (cpu), opencl/cpu (shrew's two backends) and opencl/tinygrad.  `memory` runs
+shrew/torch (cpu), opencl/cpu (shrew's two backends) and opencl/tinygrad; with --cuda also
+shrew and PyTorch on the GPU and their ratio (each step ends in loss.item(), a sync).  `memory` runs
 transformer_step in fresh workers and reports their peak RSS.  Results go to OUT/results.md
 and OUT/results.png.
 """
@@ -46,9 +47,9 @@ WORKER_ENV = {k: v for k, v in os.environ.items()
               if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
 # Timed columns: (lane key, heading); ratios: (heading, numerator lane, denominator lane).
 LANES = [("shrew", "shrew cpu"), ("torch", "torch"), ("opencl", "shrew opencl"),
-         ("tinygrad", "tinygrad CL")]
+         ("tinygrad", "tinygrad CL"), ("cuda", "shrew cuda"), ("torch_cuda", "torch cuda")]
 RATIOS = [("shrew/torch", "shrew", "torch"), ("opencl/cpu", "opencl", "shrew"),
-          ("opencl/tinygrad", "opencl", "tinygrad")]
+          ("opencl/tinygrad", "opencl", "tinygrad"), ("cuda/torch cuda", "cuda", "torch_cuda")]
 
 
 class WorkerError(RuntimeError):
@@ -143,6 +144,15 @@ def opencl_description(device: str) -> str | None:
     return None
 
 
+def cuda_description() -> str:
+    """shrew's CUDA device, or why there is none (the cuda lanes then fail, as problems)."""
+    from shrew.backends.registry import get_backend
+    try:
+        return repr(get_backend("cuda"))
+    except Exception as exc:  # a DeviceError that says why
+        return f"unusable: {exc}"
+
+
 def tinygrad_setup() -> tuple:
     """(environment for a tinygrad worker on its CL device, None) or (None, why not).
 
@@ -228,7 +238,7 @@ def bench(workload, lanes: list, scale: float, report: Report) -> dict:
                                  warmup=1 if workload.once else 3, env=lane.env)
         except WorkerError as exc:
             text = f"{workload.name}: {lane.framework} {lane.device} failed: {exc}"
-            if lane.framework == "tinygrad":
+            if lane.framework == "tinygrad" or lane.key == "torch_cuda":  # not shrew's fault
                 report.note(text)
             else:
                 report.problem(text)
@@ -373,6 +383,9 @@ def main(argv=None) -> int:
                         help="the OpenCL device (platform) the opencl lane measures; "
                              "`python -m shrew.backends.opencl` lists them (default: opencl, "
                              "the first working one)")
+    parser.add_argument("--cuda", action="store_true",
+                        help="also time shrew and PyTorch on the GPU (needs CuPy and a PyTorch "
+                             "built for CUDA)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="shrink the workloads (smoke tests); 1 is the benchmark")
     parser.add_argument("--out", default=str(HERE / "results"),
@@ -400,6 +413,8 @@ def main(argv=None) -> int:
               f"{thread_settings()}",
               f"OpenCL: {cl_line}",
               f"tinygrad: {tinygrad_absent or 'DEV=CL in its own worker, steps in TinyJit'}"]
+    if args.cuda:
+        header.append(f"CUDA: {cuda_description()}")
     print("\n".join(header), flush=True)
 
     report, results = Report(), {}
@@ -411,6 +426,9 @@ def main(argv=None) -> int:
             lanes.append(Lane("opencl", "shrew", args.opencl_device, args.cl_rounds, 1))
             if tinygrad_env:
                 lanes.append(Lane("tinygrad", "tinygrad", "CL", args.cl_rounds, 1, tinygrad_env))
+        if args.cuda:
+            lanes += [Lane("cuda", "shrew", "cuda", args.rounds, w.repeat),
+                      Lane("torch_cuda", "torch", "cuda", args.rounds, w.repeat)]
         results[name] = bench(w, lanes, args.scale, report)
     rss = memory(args.scale, report) if not wanted or "memory" in wanted else {}
 

@@ -1,5 +1,6 @@
-"""The workloads as PyTorch (CPU) steps, module for module the same as shrew_steps.
-build(name, problem) returns a function that runs one step and returns its loss."""
+"""The workloads as PyTorch steps, module for module the same as shrew_steps.
+build(name, problem, device) returns a function that runs one step and returns its loss
+(device "cpu", or "cuda" where this PyTorch has a GPU)."""
 from __future__ import annotations
 
 import torch
@@ -9,8 +10,8 @@ from torch.nn import functional as F
 from workloads import LEARNING_RATE, chain
 
 
-def _chain_step(problem):
-    x = torch.tensor(problem.inputs["x"], requires_grad=True)
+def _chain_step(problem, device):
+    x = torch.tensor(problem.inputs["x"], device=device, requires_grad=True)
     length = problem.config["length"]
 
     def step():
@@ -21,9 +22,10 @@ def _chain_step(problem):
     return step
 
 
-def _training_step(model, problem, loss_fn):
+def _training_step(model, problem, device, loss_fn):
     model.load_state_dict({k: torch.from_numpy(v) for k, v in problem.params.items()})
-    inputs = {k: torch.from_numpy(v) for k, v in problem.inputs.items()}
+    model.to(device)
+    inputs = {k: torch.from_numpy(v).to(device) for k, v in problem.inputs.items()}
     opt = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
 
     def step():
@@ -91,21 +93,21 @@ def _lm_loss(model, tokens, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
-def build(name: str, problem):
+def build(name: str, problem, device: str = "cpu"):
     if name in ("tiny_chain", "deep_chain", "deep_chain_1m"):
-        return _chain_step(problem)
+        return _chain_step(problem, device)
     if name == "mlp_step":
         hidden = problem.params["0.weight"].shape[0]
         model = nn.Sequential(nn.Linear(784, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
                               nn.ReLU(), nn.Linear(hidden, 10))
-        return _training_step(model, problem, _classifier_loss)
+        return _training_step(model, problem, device, _classifier_loss)
     if name == "cnn_step":
         model = nn.Sequential(nn.Conv2d(1, 16, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
                               nn.Conv2d(16, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
                               nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
-        return _training_step(model, problem, _classifier_loss)
+        return _training_step(model, problem, device, _classifier_loss)
     if name == "transformer_step":
         c = problem.config
         model = LanguageModel(c["vocab"], c["dim"], c["heads"], c["blocks"])
-        return _training_step(model, problem, _lm_loss)
+        return _training_step(model, problem, device, _lm_loss)
     raise KeyError(name)

@@ -55,8 +55,8 @@ def build(framework: str, device: str, name: str, problem, checkpoint: bool):
         torch.set_num_threads(2)
         import torch_steps
         backends = torch.backends
-        return torch_steps.build(name, problem), (
-            f"torch {torch.__version__}, {torch.get_num_threads()} threads, "
+        return torch_steps.build(name, problem, device), (
+            f"torch {torch.__version__} on {device}, {torch.get_num_threads()} threads, "
             f"MKL {backends.mkl.is_available()}, oneDNN {backends.mkldnn.is_available()}")
     if framework == "tinygrad":
         from importlib.metadata import version

@@ -7,16 +7,26 @@
 #   CUDA_EXTRA=cuda12 scripts/gpu_check.sh      # CuPy for CUDA 12 (driver >= 525)
 #   CUDA_EXTRA=cuda13 scripts/gpu_check.sh      # CuPy for CUDA 13 (driver >= 580)
 #
-# It works in the virtual environment $VENV (default .venv, which git ignores).
+#   PYTHON=python3 scripts/gpu_check.sh         # a machine without package registries
+#
+# It works in the virtual environment $VENV (default .venv, which git ignores).  With
+# PYTHON set it uses that interpreter as it is instead, which must already hold CuPy,
+# PyTorch, pytest, hypothesis and shrew's dependencies (a GPU image with no network):
+# shrew is installed into it without its dependencies, and the tests that need the test
+# extra's other tools (ruff, mypy, pyopencl, oneDNN, mpi4py) skip or are left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv=${VENV:-.venv}
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-py=$venv/bin/python
-"$py" -m pip install -q -e ".[test,${CUDA_EXTRA:-cuda}]"
-# The benchmarks compare with PyTorch on the CPU.
-"$py" -c "import torch" 2>/dev/null ||
-    "$py" -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
+if [ -n "${PYTHON:-}" ]; then
+    py=$PYTHON
+    "$py" -m pip install -q --no-deps --no-build-isolation --no-index -e .
+    tests=(tests/test_cuda_backend.py tests/test_cuda_nvrtc.py tests/test_benchmarks.py)
+else
+    venv=${VENV:-.venv}
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    py=$venv/bin/python
+    "$py" -m pip install -q -e ".[test,${CUDA_EXTRA:-cuda}]"
+    tests=()
+fi
 # Stops here, with shrew's reason, if CuPy cannot use a GPU.
 "$py" -c "
 import sys, shrew
@@ -32,8 +42,9 @@ step() {
     "$@" || failed+=("$*")
 }
 step "$py" -m pytest --pyargs shrew.testing.conformance --shrew-device cuda -q
-step "$py" -m pytest -q --deselect tests/test_cuda_backend.py::test_cuda_passes_the_conformance_suite
-step "$py" benchmarks/run.py --device cuda
+step "$py" -m pytest -q "${tests[@]}" \
+    --deselect tests/test_cuda_backend.py::test_cuda_passes_the_conformance_suite
+step "$py" benchmarks/run.py --cuda --no-opencl ${BENCH_ARGS:-}
 if ((${#failed[@]})); then
     printf 'FAILED: %s\n' "${failed[@]}"
     exit 1

@@ -96,6 +96,12 @@ class ArrayModuleBackend:
         return out
 
     def cast(self, x: Storage, dtype: np.dtype) -> Storage:
+        dtype = np.dtype(dtype)
+        if x.dtype.kind not in "iub" and dtype.kind in "iu" and dtype.itemsize < 4:
+            # Narrow integers through int64, as cast.cl does, so that a float outside their
+            # range wraps (-1.5 -> 255 in uint8) as PyTorch's casts do: the direct cast is
+            # undefined in C, and CuPy's gives 0 where numpy's wraps on x86.
+            x = x.astype(np.int64)
         return x.astype(dtype)
 
     # -- elementwise ---------------------------------------------------------------------

@@ -43,6 +43,13 @@ def _inner(sample: Sample) -> int:
     return sample.args[0].shape[-1]
 
 
+def _svd_terms(sample: Sample) -> int:
+    """Gradients through a float32 SVD (compared normwise): cuSOLVER's differed from the
+    float64 reference by up to 1.4e-4 on 4x4 inputs whose largest gradient is 6 (measured on
+    an H200), about 2.4e-5 of the whole where n terms would allow 2e-5; n^2 allows 4e-5."""
+    return _inner(sample) ** 2
+
+
 def _window(sample: Sample) -> int:
     return math.prod(sample.args[1].shape[1:])
 
@@ -336,10 +343,12 @@ CASES: tuple = (
     Case("linalg.inv", lambda a: shrew.linalg.inv(_well_conditioned(a)),
          (S(F(4, 4)), S(F(3, 2, 2))), (O.Solve,), ("linalg",), dtypes=LINALG, jacobian=True,
          terms=_inner, raises=(S(F(2, 3)), S(I(2, 2, high=3)))),
-    Case("linalg.det", lambda a: shrew.linalg.det(_well_conditioned(a)),
+    Case("linalg.det", lambda a: shrew.linalg.det(_well_conditioned(a)),  # grad: an SVD
          (S(F(4, 4)), S(F(2, 3, 3))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
-         terms=_inner, raises=(S(F(3)),)),
-    Case("linalg.slogdet", lambda a: shrew.linalg.slogdet(a).logabsdet,
+         terms=_svd_terms, normwise=True, raises=(S(F(3)),)),
+    # Well conditioned: the "expanded" layout repeats a row, and the log of a singular
+    # matrix's determinant is -inf or a large negative number depending on rounding.
+    Case("linalg.slogdet", lambda a: shrew.linalg.slogdet(_well_conditioned(a)).logabsdet,
          (S(F(4, 4)), S(F(2, 3, 3))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
          terms=_inner),
     Case("linalg.cholesky", lambda a: shrew.linalg.cholesky(_spd(a)),
@@ -353,7 +362,7 @@ CASES: tuple = (
          terms=_inner),
     Case("linalg.svd", lambda a: shrew.linalg.svd(a, full_matrices=False).U.square(),
          (S(F(5, 3)), S(F(2, 4, 4))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
-         terms=_inner),
+         terms=_svd_terms, normwise=True),
     Case("linalg.eigh", lambda a: shrew.linalg.eigh(_distinct_spectrum(a)).eigenvectors.square(),
          (S(F(4, 4)), S(F(2, 3, 3))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
          terms=_inner),

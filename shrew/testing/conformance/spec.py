@@ -100,6 +100,9 @@ class Case(_Brief):
     gradcheck: bool = True        # also finite differences in float64 (needs a float64 output)
     jacobian: bool = False        # also the full Jacobian gradcheck on samples[0]
     terms: Callable = lambda sample: 1  # summed terms per output element: scales tolerances
+    # Gradients compared normwise: each element within rtol of the largest one, as a
+    # backward-stable decomposition (an SVD) bounds the error of the whole, not each element.
+    normwise: bool = False
     shapes: Any = None            # a hypothesis strategy drawing more samples
     raises: tuple = ()            # samples that must raise ShrewError, as on the CPU
     check: Callable | None = None  # values -> problem or None, instead of the CPU reference
