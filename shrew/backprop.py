@@ -80,22 +80,37 @@ def topological_order(root: Tensor, *more: Tensor) -> list[Tensor]:
     checkpointed segment is recomputed, which keeps checkpointing bit-exact."""
     seen = {t.id: t for t in (root, *more)}
     stack = list(seen.values())
+    rebased, released = _inplace.rebased, O.Released  # locals: this loop runs per node
     while stack:
         node = stack.pop()
         op = node._op
         if op is None:
             continue
-        if type(op) is O.Released:
+        if type(op) is released:
             raise ShrewError(
                 f"backward: the graph through {op.variant} was freed by an earlier backward(); "
                 f"pass retain_graph=True to the first backward() to backpropagate twice")
-        if _inplace.rebased:  # inputs as they were when op was recorded
+        if rebased:  # inputs as they were when op was recorded
             op = _inplace.as_recorded(op, node.id)
         for x in op.inputs():
             if x.requires_grad and x.id not in seen:
                 seen[x.id] = x
                 stack.append(x)
     return [seen[i] for i in sorted(seen, reverse=True)]
+
+
+_RELEASED: dict[tuple, O.Released] = {}
+_NAMED_BY_FN = (O.Unary, O.Binary, O.Reduce)
+
+
+def released(op: O.Op) -> O.Released:
+    """The stand-in for `op` once backward freed it: one shared instance per name, since
+    every node of a step is released and the name is all a Released holds."""
+    key = (type(op), op.fn if isinstance(op, _NAMED_BY_FN) else None)
+    stand_in = _RELEASED.get(key)
+    if stand_in is None:
+        stand_in = _RELEASED[key] = O.Released(op_name(op))
+    return stand_in
 
 
 def backward(root: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
@@ -184,7 +199,7 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                 prev = grads.get(x.id)
                 grads[x.id] = g if prev is None else prev + g
             if not retain_graph:
-                release(node, O.Released(op_name(op)))
+                release(node, released(op))
             for leaf in early.get(node.id, ()):
                 leaf_grad = grads.pop(leaf.id, None)
                 if leaf_grad is not None:

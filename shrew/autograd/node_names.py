@@ -18,7 +18,8 @@ _BINARY = {
     "add": "AddBackward0", "sub": "SubBackward0", "mul": "MulBackward0", "div": "DivBackward0",
     "pow": "PowBackward1", "atan2": "Atan2Backward0", "maximum": "MaximumBackward0",
     "minimum": "MinimumBackward0", "fmod": "FmodBackward1", "remainder": "RemainderBackward1",
-    "copysign": "CopysignBackward0",
+    "copysign": "CopysignBackward0", "tanh_backward": "TanhBackwardBackward0",
+    "sigmoid_backward": "SigmoidBackwardBackward0",
 }
 """Binary fns whose PyTorch name is not just the fn in CamelCase."""
 

@@ -31,10 +31,14 @@ _CACHE_BYTES = 1 << 19  # scratch per block of a blocked loop: fits a core's L2 
 
 
 # Unary and binary functions that are one xp call (PyTorch's name: numpy's).
-_XP_UNARY = {"log1p": "log1p", "expm1": "expm1", "log2": "log2", "log10": "log10",
-             "exp2": "exp2", "tan": "tan", "asin": "arcsin", "acos": "arccos",
-             "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "asinh": "arcsinh",
-             "acosh": "arccosh", "atanh": "arctanh", "trunc": "trunc",
+# Unary functions that are one xp function of the same meaning, looked up first.
+_XP_UNARY = {"abs": "abs", "exp": "exp", "log": "log", "sqrt": "sqrt", "tanh": "tanh",
+             "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil",
+             "round": "round",  # half to even, as PyTorch
+             "sign": "sign", "log1p": "log1p", "expm1": "expm1", "log2": "log2",
+             "log10": "log10", "exp2": "exp2", "tan": "tan", "asin": "arcsin",
+             "acos": "arccos", "atan": "arctan", "sinh": "sinh", "cosh": "cosh",
+             "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "trunc": "trunc",
              "bitwise_not": "invert"}
 _XP_BINARY = {"pow": "power", "atan2": "arctan2", "maximum": "maximum", "minimum": "minimum",
               "fmod": "fmod", "remainder": "remainder", "floor_divide": "floor_divide",
@@ -107,16 +111,11 @@ class ArrayModuleBackend:
     # -- elementwise ---------------------------------------------------------------------
     def unary(self, fn: str, x: Storage) -> Storage:
         xp = self.xp
+        name = _XP_UNARY.get(fn)
+        if name is not None:
+            return getattr(xp, name)(x)
         if fn == "neg":
             return -x
-        if fn == "abs":
-            return xp.abs(x)
-        if fn == "exp":
-            return xp.exp(x)
-        if fn == "log":
-            return xp.log(x)
-        if fn == "sqrt":
-            return xp.sqrt(x)
         if fn == "square":
             return x * x
         if fn == "relu":
@@ -125,8 +124,6 @@ class ArrayModuleBackend:
             # exp of -|x| never overflows; pick the branch per sign.
             e = xp.exp(-xp.abs(x))
             return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
-        if fn == "tanh":
-            return xp.tanh(x)
         if fn == "gelu":
             return (x * 0.5 * (1 + self.erf(x * _INV_SQRT2))).astype(x.dtype, copy=False)
         if fn == "gelu_tanh" or fn == "gelu_tanh_derivative":
@@ -136,22 +133,8 @@ class ArrayModuleBackend:
             return (0.5 * (1 + self.erf(x * _INV_SQRT2)) + x * pdf).astype(x.dtype, copy=False)
         if fn == "silu":
             return x * self.unary("sigmoid", x)
-        if fn == "sin":
-            return xp.sin(x)
-        if fn == "cos":
-            return xp.cos(x)
-        if fn == "floor":
-            return xp.floor(x)
-        if fn == "ceil":
-            return xp.ceil(x)
-        if fn == "round":
-            return xp.round(x)  # half to even, as PyTorch
         if fn == "erf":
             return self.erf(x).astype(x.dtype, copy=False)
-        if fn == "sign":
-            return xp.sign(x)
-        if fn in _XP_UNARY:
-            return getattr(xp, _XP_UNARY[fn])(x)
         if fn == "rsqrt":
             return 1 / xp.sqrt(x)
         if fn == "reciprocal":
@@ -201,6 +184,10 @@ class ArrayModuleBackend:
             return a * b
         if fn == "div":
             return a / b
+        if fn == "tanh_backward":
+            return a * (1 - b * b)
+        if fn == "sigmoid_backward":
+            return a * b * (1 - b)
         if fn == "pow" and a.dtype.kind in "iu":
             return self._int_pow(a, b)
         if fn in _XP_BINARY:
@@ -239,12 +226,16 @@ class ArrayModuleBackend:
         return self.xp.where(cond, a, b)
 
     def affine(self, x: Storage, mul: float, add: float) -> Storage:
-        # Python numbers never widen an array under numpy 2's promotion (NEP 50).
-        mul, add = wrapped(mul, x.dtype), wrapped(add, x.dtype)
+        # Python numbers never widen an array under numpy 2's promotion (NEP 50); integers
+        # wrap as PyTorch's do.
+        if x.dtype.kind in "iu":
+            mul, add = wrapped(mul, x.dtype), wrapped(add, x.dtype)
         if add == 0:
             return x * mul
         if mul == 1:
             return x + add
+        if mul == -1:
+            return add - x  # s - x: one pass, and the same value as -x + s
         return x * mul + add
 
     def powf(self, x: Storage, exponent: float) -> Storage:

@@ -35,11 +35,14 @@ they make GELU's backward one kernel instead of a dozen.  bitwise_not is for int
 bool only (logical not on bool)."""
 BINARY_FNS = ("add", "sub", "mul", "div", "pow", "atan2", "maximum", "minimum", "fmod",
               "remainder", "floor_divide", "copysign", "bitwise_and", "bitwise_or",
-              "bitwise_xor")
+              "bitwise_xor", "tanh_backward", "sigmoid_backward")
 """On integers pow gives 1, +-1 or 0 for a negative exponent (base 1, -1, other);
 remainder and floor_divide round toward -inf (Python's // and %), fmod toward zero; maximum
 and minimum propagate NaN; atan2 and copysign are float only; the bitwise three are integer
-and bool only; integer div is never asked for.  An integer divisor of 0 gives 0."""
+and bool only; integer div is never asked for.  An integer divisor of 0 gives 0.
+tanh_backward(g, y) is g (1 - y y) and sigmoid_backward(g, y) is g y (1 - y), in that
+order of operations (float only): the gradients of tanh and sigmoid from their output y,
+one pass instead of three, as PyTorch's kernels of the same names."""
 COMPARE_FNS = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_FNS = ("sum", "mean", "max", "min")
 ARG_REDUCE_FNS = ("argmax", "argmin")

@@ -60,7 +60,8 @@ UNARY_FLOAT = {
 }
 """Unary functions on float32 (the others, on integers, are refused at export)."""
 
-BINARY = {"add": "a0 + a1", "sub": "a0 - a1", "mul": "a0 * a1", "div": "a0 / a1"}
+BINARY = {"add": "a0 + a1", "sub": "a0 - a1", "mul": "a0 * a1", "div": "a0 / a1",
+          "tanh_backward": "a0 * (1.0f - a1 * a1)", "sigmoid_backward": "a0 * a1 * (1.0f - a1)"}
 COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 HELPERS = {

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ShrewError
 from ..ops.creation import zeros_like
-from ..ops.elementwise import unary, where
+from ..ops.elementwise import binary, unary, where
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -48,6 +48,10 @@ def binary_grads(fn: str, a: Tensor, b: Tensor, y: Tensor,
             return zeros_like(a), zeros_like(b)
         case "copysign":  # y / a is +-1 (0 where a = 0); b gets none
             return where(a == 0, 0.0, g * (y / a)), zeros_like(b)
+        case "tanh_backward":  # a (1 - b^2): second derivatives of tanh
+            return binary("tanh_backward", g, b), g * a * b * -2.0
+        case "sigmoid_backward":  # a b (1 - b)
+            return binary("sigmoid_backward", g, b), g * a * (1.0 - b * 2.0)
     raise ShrewError(f"backward: no gradient rule for binary {fn!r}")
 
 
@@ -69,9 +73,9 @@ def unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
         case "relu":
             return where(x > 0, g, 0.0)
         case "sigmoid":
-            return g * y * (1.0 - y)
+            return binary("sigmoid_backward", g, y)
         case "tanh":
-            return g * (1.0 - y * y)
+            return binary("tanh_backward", g, y)
         case "gelu" | "gelu_tanh":
             return g * unary(fn + "_derivative", x)
         case "gelu_derivative":  # d/dx (Phi + x phi) = phi (2 - x^2)

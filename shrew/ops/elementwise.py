@@ -28,7 +28,8 @@ _FLOAT_UNARY = frozenset((
     "log10", "exp2", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
     "erfc", "erfinv"))
 # Binary functions by the dtypes they take (add, sub, mul, maximum, minimum take any):
-_FLOAT_BINARY = frozenset(("div", "atan2", "copysign"))  # integers are promoted to float
+# integers are promoted to float
+_FLOAT_BINARY = frozenset(("div", "atan2", "copysign", "tanh_backward", "sigmoid_backward"))
 _INT_BINARY = frozenset(("bitwise_and", "bitwise_or", "bitwise_xor"))  # integers and bool
 _BOOL_BINARY = _INT_BINARY | {"add", "mul", "maximum", "minimum"}  # the ones bool takes
 _AFFINE_FNS = frozenset(("add", "sub", "mul"))

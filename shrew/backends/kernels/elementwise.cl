@@ -197,6 +197,8 @@ BINARY(copysign, copysign(x, y))
 BINARY(fmod, fmod(x, y))
 BINARY(remainder, float_remainder(x, y))
 BINARY(floor_divide, float_floor_divide(x, y))
+BINARY(tanh_backward, x * ((CT)1 - y * y))   /* x = the output's gradient, y = tanh's output */
+BINARY(sigmoid_backward, x * y * ((CT)1 - y))
 #else
 /* Integer powers by squaring; a negative exponent gives 1, +-1 or 0, as PyTorch. */
 DEVICE CT int_pow(CT base, CT e)

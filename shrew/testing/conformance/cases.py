@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import functools
 import operator
+from collections.abc import Callable
 
 import numpy as np
 
@@ -18,7 +19,7 @@ import shrew.nn.functional as Fn
 from shrew import op as O
 from shrew.backends.base import BINARY_FNS, COMPARE_FNS, UNARY_FNS
 from shrew.backends.registry import get_backend
-from shrew.ops.elementwise import unary
+from shrew.ops.elementwise import binary, unary
 
 from . import strategies as gen
 from .spec import ALL, FLOAT, INTEGRAL, NUMERIC, Case, F, Fixed, I, M, S, Sample
@@ -181,10 +182,15 @@ _BINARY = {"add": ("normal", "normal", NUMERIC), "sub": ("normal", "normal", NUM
            "floor_divide": ("wide", "nonzero", NUMERIC),
            "copysign": ("nonzero", "normal", FLOAT), "bitwise_and": ("normal", "normal", INTEGRAL),
            "bitwise_or": ("normal", "normal", INTEGRAL),
-           "bitwise_xor": ("normal", "normal", INTEGRAL)}
-_BINARY_CALLS = {"div": operator.truediv, "floor_divide": operator.floordiv,
+           "bitwise_xor": ("normal", "normal", INTEGRAL),
+           "tanh_backward": ("normal", "normal", FLOAT),
+           "sigmoid_backward": ("normal", "normal", FLOAT)}
+_BINARY_CALLS: dict[str, Callable] = {"div": operator.truediv, "floor_divide": operator.floordiv,
                  "remainder": operator.mod, "bitwise_and": operator.and_,
-                 "bitwise_or": operator.or_, "bitwise_xor": operator.xor}
+                 "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
+                 # the gradients of tanh and sigmoid from their output: no method of their own
+                 "tanh_backward": functools.partial(binary, "tanh_backward"),
+                 "sigmoid_backward": functools.partial(binary, "sigmoid_backward")}
 
 
 def _binary(fn: str) -> Case:
