@@ -200,10 +200,11 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                 grads[x.id] = g if prev is None else prev + g
             if not retain_graph:
                 release(node, released(op))
-            for leaf in early.get(node.id, ()):
-                leaf_grad = grads.pop(leaf.id, None)
-                if leaf_grad is not None:
-                    _land(leaf, leaf_grad, store, accumulate)
+            if early:
+                for leaf in early.get(node.id, ()):
+                    leaf_grad = grads.pop(leaf.id, None)
+                    if leaf_grad is not None:
+                        _land(leaf, leaf_grad, store, accumulate)
     return store
 
 
@@ -316,6 +317,10 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
     """(input, gradient) pairs for one node: the gradient rule of each Op variant."""
     match op:  # by op family, as shrew/ops; within a family the most frequent first
         # -- elementwise (ops/elementwise.py)
+        case O.Affine(x, mul, _):
+            return ((x, g if mul == 1 else g * float(mul)),)  # x + c passes g through
+        case O.Unary(fn, x):
+            return ((x, unary_grad(fn, x, y, g)),)
         case O.Binary("add", a, b):
             return ((a, sum_to_shape(g, a.shape) if a.requires_grad else None),
                     (b, sum_to_shape(g, b.shape) if b.requires_grad else None))
@@ -332,10 +337,6 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             ga, gb = binary_grads(fn, a, b, y, g)
             return ((a, sum_to_shape(ga, a.shape) if a.requires_grad and ga is not None else None),
                     (b, sum_to_shape(gb, b.shape) if b.requires_grad and gb is not None else None))
-        case O.Unary(fn, x):
-            return ((x, unary_grad(fn, x, y, g)),)
-        case O.Affine(x, mul, _):
-            return ((x, g if mul == 1 else g * float(mul)),)  # x + c passes g through
         case O.Powf(x, 0.0):
             return ((x, zeros_like(x)),)  # not 0 * x**-1, which is nan at x = 0
         case O.Powf(x, e):
