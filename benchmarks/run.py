@@ -302,20 +302,24 @@ def memory(scale: float, report: Report) -> dict:
 
 def markdown(header: list, names: list, results: dict, rss: dict, report: Report) -> str:
     lines = ["# shrew benchmark results", ""] + [f"- {h}" for h in header] + [""]
-    headings = [h for _, h in LANES] + [h for h, _, _ in RATIOS]
+    # Only the lanes that ran somewhere (no cuda columns without --cuda, say).
+    ran = {k for name in names for k in results[name]}
+    lanes = [(k, h) for k, h in LANES if k in ran]
+    shown = [r for r in RATIOS if r[1] in ran and r[2] in ran]
+    headings = [h for _, h in lanes] + [h for h, _, _ in shown]
     lines += [("Median milliseconds per step (lower is better) and their ratios (below 1: "
                "shrew faster); the last columns are the ratios of the best samples instead, "
                "the least disturbed by other load."), "",
               "| workload | " + " | ".join(headings) + " | best: " +
-              " | best: ".join(h for h, _, _ in RATIOS) + " |",
-              "|---|" + "---:|" * (len(headings) + len(RATIOS))]
+              " | best: ".join(h for h, _, _ in shown) + " |",
+              "|---|" + "---:|" * (len(headings) + len(shown))]
     for name in names:
         samples = results[name]
         cells = [f"{statistics.median(samples[k]) * 1e3:.2f}" if k in samples else "-"
-                 for k, _ in LANES]
+                 for k, _ in lanes]
         for summary in (statistics.median, min):
             found = ratios(samples, summary)
-            cells += [f"{found[h]:.2f}x" if h in found else "-" for h, _, _ in RATIOS]
+            cells += [f"{found[h]:.2f}x" if h in found else "-" for h, _, _ in shown]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     if rss:
         torch_peak = rss.get("torch", (0, 0))[1]

@@ -390,3 +390,29 @@ def test_backward_works_in_a_thread_while_another_is_in_no_grad():
         t.start()
         t.join(20)
     assert out["g"] == 4.0
+
+
+def test_every_nodes_inputs_are_the_fields_its_variant_names():
+    """op.inputs() is a fast accessor made per variant (op.py): for every node of a graph
+    through many variants it is the TENSORS fields, in order (Cat, Checkpoint and
+    CustomFunction keep their own)."""
+    import shrew.nn.functional as F
+    x = shrew.randn(2, 3, 4, 4, requires_grad=True)
+    w = shrew.randn(5, 3, 3, 3, requires_grad=True)
+    y = F.max_pool2d(F.conv2d(x, w, padding=1).relu(), 2)
+    z = y.flatten(1)
+    z = shrew.cat([z * 2.0, (z + 1.0).tanh(), z @ shrew.randn(20, 20)], dim=1)
+    z = F.layer_norm(F.softmax(z, dim=1), (60,)).clamp(-1, 1)
+    z = shrew.where(z > 0, z, z.sigmoid()).gather(1, shrew.tensor([[0, 3], [5, 7]]))
+    loss = (z.pow(2.0).sum(0) / z.shape[0]).sum()
+    seen = set()
+    for node in backprop.topological_order(loss):
+        op = node._op
+        if op is None:
+            continue
+        seen.add(type(op))
+        expected = op.xs if type(op) is O.Cat else tuple(getattr(op, n) for n in op.TENSORS)
+        got = op.inputs()
+        assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected)), \
+            type(op).__name__
+    assert len(seen) >= 12, seen

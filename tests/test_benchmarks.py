@@ -60,6 +60,21 @@ def test_run_writes_results(tmp_path):
     assert (tmp_path / "results.png").stat().st_size > 0
 
 
+def test_cuda_lanes_say_why_they_did_not_run(tmp_path):
+    """--cuda on a machine whose shrew or PyTorch has no GPU: shrew's lane is a problem
+    (exit status 1) with the DeviceError's reason, PyTorch's a note; the CPU lanes run."""
+    pytest.importorskip("torch")
+    import shrew
+    if "cuda" in " ".join(shrew.devices()):
+        pytest.skip("this machine has a usable CUDA GPU")
+    import run
+    status = run.main(["--only", "tiny_chain", "--rounds", "1", "--no-opencl", "--cuda",
+                       "--scale", "0.05", "--out", str(tmp_path)])
+    assert status == 1
+    table = (tmp_path / "results.md").read_text()
+    assert "| tiny_chain |" in table and "shrew cuda failed: DeviceError" in table
+
+
 def test_rnn_step_matches_torch(monkeypatch):
     pytest.importorskip("torch")
     import torch

@@ -428,3 +428,29 @@ def test_cuda_passes_the_conformance_suite():
                           "-q", "-p", "no:cacheprovider", "--shrew-device", "cuda"],
                          cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-3000:]
+
+
+# -- casts as CuPy makes them ----------------------------------------------------------------
+class _SaturatingArray(np.ndarray):
+    """An array whose float -> unsigned cast gives 0 for negative values, as CuPy's does
+    (C leaves it undefined; numpy's wraps on x86, which hid the difference)."""
+
+    def astype(self, dtype, *args, **kwargs):
+        dtype = np.dtype(dtype)
+        plain = np.asarray(self)
+        if plain.dtype.kind == "f" and dtype.kind == "u":
+            return np.where(plain < 0, 0, plain).astype(dtype, *args, **kwargs)
+        return plain.astype(dtype, *args, **kwargs)
+
+
+def test_a_float_to_narrow_integer_cast_wraps_on_an_array_library_that_saturates():
+    """The array-module backend casts float -> uint8/int8/int16 through int64, so CuPy gives
+    PyTorch's (and numpy's, and cast.cl's) wrapped values: -1.5 -> 255 in uint8."""
+    values = np.array([-1.5, -200.2, 3.9, 300.7], dtype=np.float32)
+    backend = CPUBackend()
+    for dtype in ("uint8", "int8", "int16"):
+        got = backend.cast(values.view(_SaturatingArray), np.dtype(dtype))
+        want = np.asarray(values.astype(np.int64).astype(dtype))
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert list(np.asarray(backend.cast(values.view(_SaturatingArray), np.dtype("uint8")))) \
+        == [255, 56, 3, 44]

@@ -378,3 +378,46 @@ def test_errors_name_the_op_and_dtypes():
         shrew.addcdiv(f, i, i)
     with pytest.raises(shrew.ShapeError, match="clamp|maximum"):
         f.clamp(shrew.zeros(2), None)
+
+
+# -- tanh's and sigmoid's gradients: one fused binary kernel each ----------------------------
+@pytest.mark.parametrize("name", ["tanh", "sigmoid"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_backward_is_torchs_kernel(name, dtype):
+    """binary("tanh_backward", g, y) is torch.ops.aten.tanh_backward(g, y), and likewise
+    for sigmoid, to the last bit or two (torch's vectorised kernel fuses a multiply-add)."""
+    from shrew.ops.elementwise import binary
+    rng = np.random.default_rng(11)
+    g = rng.standard_normal((4, 5)).astype(dtype)
+    y = getattr(torch, name)(torch.tensor(rng.standard_normal((4, 5)).astype(dtype))).numpy()
+    ours = binary(f"{name}_backward", shrew.tensor(g), shrew.tensor(y))
+    theirs = getattr(torch.ops.aten, f"{name}_backward")(torch.tensor(g), torch.tensor(y))
+    assert ours.dtype.name == dtype
+    ulp = np.finfo(dtype).eps
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=2 * ulp, atol=ulp)
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid"])
+def test_fused_backward_higher_orders_match_torch(name):
+    """The first three derivatives of sum(tanh(x)) and sum(sigmoid(x)), each recorded
+    through the one before (create_graph), and the nodes' names, as PyTorch's."""
+    x = np.random.default_rng(5).standard_normal((3, 4))
+    ours, theirs = shrew.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out_s, out_t = getattr(ours, name)().sum(), getattr(theirs, name)().sum()
+    for order in range(3):
+        (out_s,) = shrew.autograd.grad(out_s, ours, create_graph=True)
+        (out_t,) = torch.autograd.grad(out_t, theirs, create_graph=True)
+        np.testing.assert_allclose(out_s.detach().numpy(), out_t.detach().numpy(),
+                                   rtol=1e-12, atol=1e-14, err_msg=f"derivative {order + 1}")
+        if order == 0:
+            assert out_s.grad_fn.name() == out_t.grad_fn.name()  # e.g. TanhBackwardBackward0
+        out_s, out_t = out_s.sum(), out_t.sum()
+
+
+@pytest.mark.parametrize("name", ["tanh_backward", "sigmoid_backward"])
+def test_fused_backward_gradcheck(name):
+    from shrew.ops.elementwise import binary
+    g = Input((2, 3), 1)
+    y = Input((3,), 2)  # broadcast against g
+    check_grad(lambda a, b: binary(name, a, b), g, y)
+    check_grad(lambda a, b: second_derivative_of(lambda t: binary(name, t, b), a), g, y)
