@@ -27,6 +27,20 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 _ids = itertools.count(1)
+_sizes: dict[tuple, Size] = {}
+_SIZES_KEPT = 4096  # distinct shapes remembered; past that the table starts again
+
+
+def _size(shape: tuple | list) -> Size:
+    """The one Size for `shape`: tensors of a shape share it (Sizes are immutable), so a
+    step does not make a new object for the garbage collector to scan per tensor."""
+    shape = tuple(shape)
+    size = _sizes.get(shape)
+    if size is None:
+        if len(_sizes) >= _SIZES_KEPT:
+            _sizes.clear()
+        size = _sizes[shape] = Size(shape)
+    return size
 _tensor_class: Any = None  # shrew.tensor.Tensor, set when it is defined
 # diagnostics.record_site while a detect_anomaly() block is open, else None: so that
 # recording costs one test, and this module need not import diagnostics.
@@ -83,7 +97,7 @@ def init_leaf(t: TensorFields, data: Storage, backend: Backend, dtype: DType,
     """Fill the fields of a new leaf `t` (Tensor.__init__, Parameter.__init__)."""
     t._data = data
     t._backend = backend
-    t.shape = Size(data.shape)
+    t.shape = _size(data.shape)
     t.dtype = dtype
     t._op = None
     t.requires_grad = bool(requires_grad)
@@ -102,7 +116,10 @@ def wrap(data: Storage, backend: Backend, op: O.Op | None = None) -> Tensor:
     t = object.__new__(_tensor_class)
     t._data = data
     t._backend = backend
-    t.shape = Size(data.shape)
+    try:  # _size(data.shape), inlined: this runs for every op
+        t.shape = _sizes[data.shape]
+    except (KeyError, TypeError):  # a shape not seen yet, or a backend's list
+        t.shape = _size(data.shape)
     t.dtype = _BY_NUMPY[data.dtype]
     t._op = op
     t.requires_grad = op is not None

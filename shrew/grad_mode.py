@@ -12,17 +12,25 @@ from typing import Any, Literal, TypeVar, cast
 _F = TypeVar("_F", bound=Callable[..., Any])
 _Mode = TypeVar("_Mode", bound="_GradMode")
 
-_state = threading.local()
+class _ThreadState(threading.local):
+    """Each thread's switches; a new thread starts from these class defaults (read as
+    plain attributes: every op asks)."""
+
+    enabled = True
+    inference = False
+
+
+_state = _ThreadState()
 
 
 def is_grad_enabled() -> bool:
     """Whether operations in this thread record a graph (no_grad turns it off)."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def is_inference_mode_enabled() -> bool:
     """Whether this thread is inside inference_mode()."""
-    return getattr(_state, "inference", False)
+    return _state.inference
 
 
 class _GradMode:
