@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeAlias
+from typing import TypeAlias, cast
 
 from . import op as O
+from .backends.base import fast_path
 from .checkpoint import checkpoint_grads
 from .diagnostics import anomaly_enabled, check_gradients, op_name
 from .errors import DeviceError, ShrewError
@@ -174,6 +175,11 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
     # Leaves with a post-accumulate hook land as soon as their last consumer has run
     # (DistributedDataParallel starts communication then), not at the end of the order.
     early = _hooked_leaves_by_last_consumer(order) if accumulate and _leaf_hooks else {}
+    # Gradients that this run made and alone holds (its sums, narrow's padded copies): a
+    # later narrow of the same tensor adds into their slice in place rather than padding
+    # a full-size copy to sum (chunk and split: attention's q/k/v, an LSTM's gates).
+    owned: set[int] = set()
+    in_place = not create_graph and not anomaly  # (in-place adds record no graph)
     with mode:
         for node in order:
             grad = grads.pop(node.id, None)
@@ -190,14 +196,24 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                 op = _inplace.as_recorded(op, node.id)
             if node.id < _inplace.last_write:  # written since: were saved tensors?
                 _inplace.check_versions(node, op)
-            pairs = input_grads(node, op, grad)
+            narrow = type(op) is O.Narrow
+            if narrow and in_place and _add_into_slice(cast(O.Narrow, op), grad, grads, owned):
+                pairs: InputGrads = ()
+            else:
+                pairs = input_grads(node, op, grad)
             if anomaly:
                 check_gradients(node, op, pairs)
             for x, g in pairs:
                 if g is None or not x.requires_grad:
                     continue
                 prev = grads.get(x.id)
-                grads[x.id] = g if prev is None else prev + g
+                if prev is not None:
+                    grads[x.id] = g = prev + g
+                    owned.add(g.id)
+                else:
+                    grads[x.id] = g
+                    if narrow and g is not grad:  # padded: a new tensor
+                        owned.add(g.id)
             if not retain_graph:
                 release(node, released(op))
             if early:
@@ -206,6 +222,19 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                     if leaf_grad is not None:
                         _land(leaf, leaf_grad, store, accumulate)
     return store
+
+
+def _add_into_slice(op: O.Narrow, g: Tensor, grads: dict[int, Tensor], owned: set[int]
+                    ) -> bool:
+    """Add narrow's gradient g into the slice of its input's gradient where this run made
+    that gradient and holds it alone (base.FastAccumulate); False (the rule then pads g)
+    where it did not or the backend has no such method."""
+    prev = grads.get(op.x.id)
+    if prev is None or prev.id not in owned or not prev.dtype.is_floating_point:
+        return False
+    # On the storage: nothing saved or sees this gradient, so no version to count.
+    done = fast_path(prev._backend, "add_narrow_", prev._data, g._data, op.dim, op.start)
+    return done is not NotImplemented
 
 
 # -- Tensor.register_hook: hooks that see (and may replace) a tensor's gradient ------------

@@ -416,3 +416,54 @@ def test_every_nodes_inputs_are_the_fields_its_variant_names():
         assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected)), \
             type(op).__name__
     assert len(seen) >= 12, seen
+
+
+NARROW_PATTERNS = {
+    # name: f(x) using several narrows of x (and x itself), as torch and shrew both spell it
+    "chunks": lambda t, x: t.cat([c * float(i + 1) for i, c in enumerate(x.chunk(3, 1))], 1),
+    "overlapping": lambda t, x: x.narrow(1, 0, 4).sin() + x.narrow(1, 2, 4) * x.narrow(1, 1, 4),
+    "x and its slices": lambda t, x: (x * 2.0).sum(1, keepdim=True) + x.narrow(1, 1, 2).exp(),
+    "full-width narrow first": lambda t, x: x.narrow(1, 0, 6) * 3.0 + x.narrow(1, 0, 6)
+                                            .narrow(1, 2, 3).sum(1, keepdim=True),
+    "split of a product": lambda t, x: t.cat(
+        list(reversed((x @ x.transpose(0, 1) * 0.5).split([1, 2, 1], 1))), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NARROW_PATTERNS))
+def test_several_narrows_of_one_tensor_match_torch(name):
+    """The engine adds each narrow's gradient into the slice of the gradient it builds for
+    their input (in place, where it made that gradient itself): values as torch's, and the
+    non-leaf input's retained .grad, and second order (create_graph records no in-place
+    add) as well."""
+    import torch
+    fn = NARROW_PATTERNS[name]
+    base = np.random.default_rng(3).standard_normal((4, 6))
+    xs, xt = shrew.tensor(base, requires_grad=True), torch.tensor(base, requires_grad=True)
+    ys, yt = xs * 1.0, xt * 1.0  # a non-leaf, its gradient retained
+    ys.retain_grad()
+    yt.retain_grad()
+    out_s, out_t = fn(shrew, ys), fn(torch, yt)
+    cot = np.random.default_rng(4).standard_normal(tuple(out_t.shape))
+    out_s.backward(shrew.tensor(cot), retain_graph=True)
+    out_t.backward(torch.tensor(cot), retain_graph=True)
+    np.testing.assert_allclose(xs.grad.numpy(), xt.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ys.grad.numpy(), yt.grad.numpy(), rtol=1e-12, atol=1e-12)
+    (gs,) = shrew.autograd.grad((fn(shrew, xs) ** 2).sum(), xs, create_graph=True)
+    (gt,) = torch.autograd.grad((fn(torch, xt) ** 2).sum(), xt, create_graph=True)
+    (hs,) = shrew.autograd.grad(gs.sum(), xs)
+    (ht,) = torch.autograd.grad(gt.sum(), xt)
+    np.testing.assert_allclose(hs.numpy(), ht.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_narrow_gradients_go_into_the_slice_in_place(monkeypatch):
+    """chunk(3)'s backward pads one slice's gradient and adds the other two into it in
+    place: one full-size buffer, not three padded copies and two sums."""
+    calls = []
+    real = backprop._add_into_slice
+    monkeypatch.setattr(backprop, "_add_into_slice",
+                        lambda *a: calls.append(real(*a)) or calls[-1])
+    x = shrew.randn(4, 6, requires_grad=True)
+    shrew.cat([c * 2.0 for c in x.chunk(3, 1)], 1).sum().backward()
+    assert sorted(calls) == [False, True, True]
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((4, 6), 2.0, np.float32))

@@ -582,6 +582,11 @@ class ArrayModuleBackend:
     def add_(self, dst: Storage, src: Storage, alpha: float) -> None:
         dst += src if alpha == 1 else src * alpha
 
+    def add_narrow_(self, dst: Storage, src: Storage, dim: int, start: int
+                    ) -> None:  # base.FastAccumulate
+        index = (slice(None),) * dim + (slice(start, start + src.shape[dim]),)
+        dst[index] += src
+
     # -- DLPack (optional capability, see base.DLPack) ------------------------------------
     def to_dlpack(self, x: Storage, *, stream: Any = None,
                   max_version: tuple[int, int] | None = None,

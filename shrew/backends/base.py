@@ -186,6 +186,21 @@ class FastPool(Protocol):
 FAST_POOL = ("max_pool2d_backward", "avg_pool2d_backward")
 
 
+class FastAccumulate(Protocol):
+    """Optional: add into one slice of an array in place.  In a plain backward, where
+    several narrows of one tensor send it gradients (chunk, split: attention's q/k/v, an
+    LSTM's gates), the core pads the first to the tensor's shape and adds each of the
+    others into its slice of that buffer with this, instead of padding each and summing
+    full-size copies.  dst is then a buffer the core made in that backward and alone
+    holds.  May return NotImplemented: the core pads and sums.  The conformance suite
+    checks it through the gradient of its `chunk` entry."""
+
+    def add_narrow_(self, dst: Storage, src: Storage, dim: int, start: int) -> Any: ...  # dst[start:start + src.shape[dim] along dim] += src in dst's memory (same dtype, float); None, or NotImplemented
+
+
+FAST_ACCUMULATE = ("add_narrow_",)
+
+
 class Allocation(Protocol):
     """Optional, for a backend whose storage is not a numpy array: which allocation a
     storage views.  With it, gather and scatter_add check an index that was uploaded from
@@ -197,8 +212,9 @@ class Allocation(Protocol):
 
 
 def fast_path(backend: Any, name: str, *args: Any) -> Any:
-    """backend.<name>(*args) for an optional fast path (FastConv, FastPool), or
-    NotImplemented where the backend has no such method or declines the call."""
+    """backend.<name>(*args) for an optional fast path (FastConv, FastPool,
+    FastAccumulate), or NotImplemented where the backend has no such method or declines
+    the call."""
     method = getattr(backend, name, None)
     return NotImplemented if method is None else method(*args)
 

@@ -390,3 +390,8 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
     def add_(self, dst: Storage, src: Storage, alpha: float) -> None:
         # Into a fresh buffer first, so that src may be dst itself.
         self._copy_into(dst, self.binary("add", dst, self.affine(src, alpha, 0)))
+
+    def add_narrow_(self, dst: Storage, src: Storage, dim: int, start: int
+                    ) -> None:  # base.FastAccumulate: a narrow is a view of dst's buffer
+        part = self.narrow(dst, dim, start, src.shape[dim])
+        self._copy_into(part, self.binary("add", part, src))

@@ -496,6 +496,13 @@ CASES: tuple = (
          (S(F(5, 6), dim=1, start=2, length=3), S(F(5, 6), dim=0, start=-3, length=2)),
          (O.Narrow,), ("narrow",), dtypes=ALL, jacobian=True, shapes=gen.narrows(),
          raises=(S(F(5, 6), dim=1, start=4, length=3),)),
+    # Several narrows of one tensor (chunk, then two overlapping slices): backward pads
+    # the first slice's gradient and adds the others into it (base.FastAccumulate).
+    Case("chunk", lambda x, dim: shrew.cat(
+        [c * float(i + 1) for i, c in enumerate(x.chunk(3, dim))] +
+        [x.narrow(dim, 1, 3).sin(), x.narrow(dim, 2, 3)], dim),
+         (S(F(4, 6), dim=1), S(F(6, 2, 3), dim=0)), (O.Narrow, O.Cat), ("narrow", "pad", "cat"),
+         jacobian=True),
     Case("getitem", lambda x, key: x[key],
          (S(F(4, 3, 5), key=(slice(1, None), None, Ellipsis, 2)), S(F(4, 3), key=-1)),
          (O.Narrow, O.Reshape), ("narrow", "reshape"), dtypes=ALL,
