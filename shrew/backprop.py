@@ -12,7 +12,7 @@ from typing import TypeAlias, cast
 from . import op as O
 from .backends.base import fast_path
 from .checkpoint import checkpoint_grads
-from .diagnostics import anomaly_enabled, check_gradients, op_name
+from .diagnostics import NAMED_BY_FN, anomaly_enabled, check_gradients, op_name
 from .errors import DeviceError, ShrewError
 from .factory import accumulate_grad, release
 from .grads.common import InputGrads, cast_like, sum_to_shape
@@ -101,13 +101,12 @@ def topological_order(root: Tensor, *more: Tensor) -> list[Tensor]:
 
 
 _RELEASED: dict[tuple, O.Released] = {}
-_NAMED_BY_FN = (O.Unary, O.Binary, O.Reduce)
 
 
 def released(op: O.Op) -> O.Released:
     """The stand-in for `op` once backward freed it: one shared instance per name, since
     every node of a step is released and the name is all a Released holds."""
-    key = (type(op), op.fn if isinstance(op, _NAMED_BY_FN) else None)
+    key = (type(op), op.fn if isinstance(op, NAMED_BY_FN) else None)
     stand_in = _RELEASED.get(key)
     if stand_in is None:
         stand_in = _RELEASED[key] = O.Released(op_name(op))

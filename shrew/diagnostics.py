@@ -111,12 +111,16 @@ def check_gradients(node: Tensor, op: O.Op,
 
 
 # -- describing a graph --------------------------------------------------------------------
+NAMED_BY_FN = (O.Unary, O.Binary, O.Reduce)
+"""The variants whose name includes their fn ("Unary.exp")."""
+
+
 def op_name(op: O.Op) -> str:
     """"Binary.mul", "Unary.exp", "Reduce.sum", "Matmul", ...; a released op keeps its
     variant's name."""
     if type(op) is O.Released:
         return op.variant
-    if isinstance(op, (O.Unary, O.Binary, O.Reduce)):
+    if isinstance(op, NAMED_BY_FN):
         return f"{type(op).__name__}.{op.fn}"
     return type(op).__name__
 

@@ -41,6 +41,8 @@ def _size(shape: tuple | list) -> Size:
             _sizes.clear()
         size = _sizes[shape] = Size(shape)
     return size
+
+
 _tensor_class: Any = None  # shrew.tensor.Tensor, set when it is defined
 # diagnostics.record_site while a detect_anomaly() block is open, else None: so that
 # recording costs one test, and this module need not import diagnostics.

@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeVar, cast
 _F = TypeVar("_F", bound=Callable[..., Any])
 _Mode = TypeVar("_Mode", bound="_GradMode")
 
+
 class _ThreadState(threading.local):
     """Each thread's switches; a new thread starts from these class defaults (read as
     plain attributes: every op asks)."""

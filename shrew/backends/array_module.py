@@ -584,8 +584,8 @@ class ArrayModuleBackend:
 
     def add_narrow_(self, dst: Storage, src: Storage, dim: int, start: int
                     ) -> None:  # base.FastAccumulate
-        index = (slice(None),) * dim + (slice(start, start + src.shape[dim]),)
-        dst[index] += src
+        part = self.narrow(dst, dim, start, src.shape[dim])  # a view of dst
+        part += src
 
     # -- DLPack (optional capability, see base.DLPack) ------------------------------------
     def to_dlpack(self, x: Storage, *, stream: Any = None,
