@@ -399,16 +399,22 @@ def test_omp_num_threads_sets_the_default():
     assert out == ("1" if onednn.load_error() is None else "None")
 
 
+@pytest.mark.parametrize("mkl", ["1", "0"])
 @pytest.mark.parametrize("policy", [None, "ACTIVE"])
-def test_idle_openmp_threads_sleep_unless_the_user_says(policy):
+def test_idle_openmp_threads_sleep_where_openblas_runs_the_products(policy, mkl):
+    """Where OpenBLAS runs the GEMMs (MKL off or absent), oneDNN's idle threads sleep, so
+    as not to hold the cores OpenBLAS's need; where MKL shares them they keep libgomp's
+    default; a policy the user set is kept either way."""
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env["SHREW_CPU_MKL"] = mkl
     if policy:
         env["OMP_WAIT_POLICY"] = policy
     out = subprocess.run([sys.executable, "-c", "import os; from shrew.backends import cpu; "
                           "cpu.onednn_active(); print(os.environ.get('OMP_WAIT_POLICY'))"],
                          env=env, check=True, capture_output=True, text=True).stdout.strip()
     loads = onednn.load_error() is None
-    assert out == (policy or ("PASSIVE" if loads else "None"))
+    mkl_serves = mkl == "1" and cpu.mkl.load_error() is None
+    assert out == (policy or ("PASSIVE" if loads and not mkl_serves else "None"))
 
 
 LARGE = onednn.MIN_ELEMENTWISE_SIZE   # elementwise calls below it stay on numpy
@@ -584,17 +590,19 @@ def test_the_same_inputs_give_the_same_bits_run_to_run(monkeypatch):
 
 @needs_onednn
 def test_shrew_set_num_threads_sets_onednn_and_blas_threads():
-    """shrew.set_num_threads (torch's name) sizes oneDNN's OpenMP pool and numpy's BLAS
-    pool alike; get_num_threads reads it back."""
+    """shrew.set_num_threads (torch's name) sizes oneDNN's OpenMP pool and the BLAS pools
+    alike; get_num_threads reads it back."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
     old = shrew.get_num_threads()
     try:
         for n in (1, 2):
             shrew.set_num_threads(n)
             assert shrew.get_num_threads() == n == cpu.get_num_threads()
-            blas = [p["num_threads"] for p in threadpoolctl.threadpool_info()
-                    if p["user_api"] == "blas"]
-            assert blas and all(b == n for b in blas)
+            # Where MKL serves the products, OpenBLAS stays on one thread (mkl.py).
+            blas = {(p["internal_api"], p["num_threads"])
+                    for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"}
+            assert blas and all(threads == (1 if api == "openblas" and cpu.mkl_active()
+                                            else n) for api, threads in blas)
     finally:
         shrew.set_num_threads(old)
     for bad in (0, -2, 2.0, False, "2"):

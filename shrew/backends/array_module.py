@@ -321,7 +321,13 @@ class ArrayModuleBackend:
 
     # -- linear algebra, convolution, pooling -----------------------------------------
     def matmul(self, a: Storage, b: Storage) -> Storage:
-        return self.xp.matmul(a, b)
+        return self.gemm(a, b)
+
+    def gemm(self, a: Storage, b: Storage, out: Storage | None = None) -> Storage:
+        """matmul, optionally into `out` (C-contiguous, the result's shape and dtype): every
+        product of this backend, folded_conv's too, goes through here, where a subclass can
+        hand it to another BLAS (the cpu backend's MKL)."""
+        return self.xp.matmul(a, b, out=out)
 
     def linalg(self, fn: str, *arrays: Storage, option: Any = None) -> tuple:
         return linalg_routines.linalg(self.xp, fn, arrays, option)
@@ -371,13 +377,14 @@ class ArrayModuleBackend:
                groups: int) -> Storage:
         if not self._folds(w, dilation, groups):
             return NotImplemented
-        return folded_conv.conv2d(self.xp, x, w, stride, padding)
+        return folded_conv.conv2d(self.xp, self.gemm, x, w, stride, padding)
 
     def conv2d_backward(self, x: Storage, w: Storage, g: Storage, stride: tuple, padding: tuple,
                         dilation: tuple, groups: int, need_x: bool, need_w: bool) -> tuple:
         if not self._folds(w, dilation, groups):
             return NotImplemented
-        return folded_conv.conv2d_backward(self.xp, x, w, g, stride, padding, need_x, need_w)
+        return folded_conv.conv2d_backward(self.xp, self.gemm, x, w, g, stride, padding,
+                                          need_x, need_w)
 
     def _folds(self, w: Storage, dilation: tuple, groups: int) -> bool:
         return (dilation == (1, 1) and groups == 1

@@ -22,6 +22,7 @@ Every sum runs over i (and j) in a fixed order: the results repeat bit for bit. 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .kernels import window_output
@@ -64,23 +65,24 @@ def _strips(xp: Any, xt: Any, kernel: tuple, stride: tuple, out_hw: tuple) -> tu
     return s.reshape(c * kw, phases * rows * run), [slice(a, a + ho * run) for a in starts]
 
 
-def conv2d(xp: Any, x: Any, w: Any, stride: tuple, padding: tuple) -> Any:
-    """x [N, C, H, W] correlated with w [O, C, kh, kw] -> [N, O, Ho, Wo]."""
+def conv2d(xp: Any, gemm: Callable, x: Any, w: Any, stride: tuple, padding: tuple) -> Any:
+    """x [N, C, H, W] correlated with w [O, C, kh, kw] -> [N, O, Ho, Wo]; gemm(a, b, out=None)
+    is the backend's matrix product."""
     o, c, kh, kw = w.shape
     ho, wo = window_output(x.shape[2], x.shape[3], (kh, kw), stride, padding)
     s, windows = _strips(xp, _to_chwn(xp, x, padding), (kh, kw), stride, (ho, wo))
     rows = xp.ascontiguousarray(w.transpose(2, 0, 1, 3)).reshape(kh, o, c * kw)
-    out = xp.matmul(rows[0], s[:, windows[0]])
+    out = gemm(rows[0], s[:, windows[0]])
     if kh > 1:
         part = xp.empty_like(out)
         for i in range(1, kh):
-            xp.matmul(rows[i], s[:, windows[i]], out=part)
+            gemm(rows[i], s[:, windows[i]], out=part)
             out += part
     return _to_nchw(xp, out.reshape(o, ho, wo, x.shape[0]))
 
 
-def conv2d_backward(xp: Any, x: Any, w: Any, g: Any, stride: tuple, padding: tuple,
-                    need_x: bool, need_w: bool) -> tuple:
+def conv2d_backward(xp: Any, gemm: Callable, x: Any, w: Any, g: Any, stride: tuple,
+                    padding: tuple, need_x: bool, need_w: bool) -> tuple:
     """(dL/dx or None, dL/dw or None) of conv2d, given g = dL/d(output)."""
     n, c, h, wd = x.shape
     o, _, kh, kw = w.shape
@@ -91,7 +93,7 @@ def conv2d_backward(xp: Any, x: Any, w: Any, g: Any, stride: tuple, padding: tup
         g_rows = xp.ascontiguousarray(g.transpose(2, 3, 0, 1)).reshape(ho * wo * n, o)
         gw = xp.empty((o, c, kh, kw), dtype=w.dtype)
         for i in range(kh):
-            gw[:, :, i] = xp.matmul(s[:, windows[i]], g_rows).reshape(c, kw, o).transpose(2, 0, 1)
+            gw[:, :, i] = gemm(s[:, windows[i]], g_rows).reshape(c, kw, o).transpose(2, 0, 1)
     if need_x:
         # The columns of kernel row i, W[:, :, i, :]^T @ g, summed back into the padded
         # input by kw shifted adds.
@@ -101,7 +103,7 @@ def conv2d_backward(xp: Any, x: Any, w: Any, g: Any, stride: tuple, padding: tup
         dxt = xp.zeros((c, h + 2 * ph, wd + 2 * pw, n), dtype=x.dtype)
         cols = xp.empty((c * kw, ho * wo * n), dtype=x.dtype)
         for i in range(kh):
-            xp.matmul(rows[i], g_t, out=cols)
+            gemm(rows[i], g_t, out=cols)
             part = cols.reshape(c, kw, ho, wo, n)
             dst = dxt[:, i:i + sh * (ho - 1) + 1:sh]
             for j in range(kw):

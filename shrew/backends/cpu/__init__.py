@@ -1,56 +1,96 @@
 """The CPU backend: numpy.  The reference every other backend is tested against.
 
-float32 convolutions and average pooling, and on large arrays softmax, standardize (layer
-norm) and GELU, run on oneDNN where it is installed (``shrew[cpu-fast]``) and switched on
-(see the onednn package); everything else, and float64 always, runs on numpy.  The switch:
+Where ``shrew[cpu-fast]`` is installed, two of the libraries PyTorch's CPU build uses serve
+some calls, each where it is switched on:
 
-- the environment variable ``SHREW_CPU_ONEDNN=0`` (read at import) turns oneDNN off;
-- ``set_onednn(False)`` / ``set_onednn(True)`` change it for the whole process, and
-  ``use_onednn(flag)`` is a context manager that sets it for a block;
-- ``onednn_active()`` says whether oneDNN serves calls now (installed, loaded, switched on).
+- oneDNN (the onednn package): float32 convolutions and average pooling, and on large
+  arrays softmax, standardize (layer norm) and GELU;
+- MKL (mkl.py): float32 and float64 matrix products, on the same OpenMP threads.
 
-``set_num_threads(n)`` sets the OpenMP threads oneDNN runs on (OMP_NUM_THREADS is read
-when libgomp loads; threadpoolctl's limits apply too).  OpenBLAS, numpy's GEMMs, keeps its
-own setting (OPENBLAS_NUM_THREADS, threadpoolctl).
+Everything else runs on numpy.  The switches:
+
+- the environment variables ``SHREW_CPU_ONEDNN=0`` and ``SHREW_CPU_MKL=0`` (read at
+  import) turn a library off;
+- ``set_onednn(flag)`` / ``set_mkl(flag)`` change it for the whole process, and
+  ``use_onednn(flag)`` / ``use_mkl(flag)`` are context managers that set it for a block;
+- ``onednn_active()`` / ``mkl_active()`` say whether it serves calls now (installed,
+  loaded, switched on).
+
+``set_num_threads(n)`` sets the OpenMP threads both run on (OMP_NUM_THREADS is read when
+libgomp loads; threadpoolctl's limits apply too).  numpy's OpenBLAS keeps its own setting
+(OPENBLAS_NUM_THREADS, threadpoolctl), except that loading MKL keeps it to one thread.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 
 import numpy as np
 
 from ..base import Storage
 from ..host_memory import keep_freed_memory
 from ..array_module import ArrayModuleBackend
-from . import onednn
-from .onednn import get_num_threads, set_num_threads
+from . import mkl, onednn
 
-__all__ = ["CPUBackend", "factory", "set_onednn", "use_onednn", "onednn_active",
-           "set_num_threads", "get_num_threads"]
+__all__ = ["CPUBackend", "factory", "set_onednn", "use_onednn", "onednn_active", "set_mkl",
+           "use_mkl", "mkl_active", "set_num_threads", "get_num_threads"]
 
 
 def set_onednn(enabled: bool) -> bool:
-    """Let the cpu backend use oneDNN where it serves a call (True) or keep everything on
+    """Let the cpu backend use oneDNN where it serves a call (True) or keep its work on
     numpy (False), for the whole process; returns the previous setting."""
     return onednn.set_enabled(enabled)
 
 
+def set_mkl(enabled: bool) -> bool:
+    """Let the cpu backend run its matrix products on MKL (True) or on numpy (False), for
+    the whole process; returns the previous setting."""
+    return mkl.set_enabled(enabled)
+
+
 @contextmanager
-def use_onednn(enabled: bool = True) -> Iterator[None]:
-    """``with use_onednn(False): ...`` runs the block with the oneDNN path switched off
-    (or on), then restores the previous setting."""
-    old = onednn.set_enabled(enabled)
+def _switched(set_enabled: Callable[[bool], bool], enabled: bool) -> Iterator[None]:
+    old = set_enabled(enabled)
     try:
         yield
     finally:
-        onednn.set_enabled(old)
+        set_enabled(old)
+
+
+def use_onednn(enabled: bool = True) -> AbstractContextManager[None]:
+    """``with use_onednn(False): ...`` runs the block with the oneDNN path switched off
+    (or on), then restores the previous setting."""
+    return _switched(onednn.set_enabled, enabled)
+
+
+def use_mkl(enabled: bool = True) -> AbstractContextManager[None]:
+    """``with use_mkl(False): ...`` runs the block with its products on numpy (or MKL),
+    then restores the previous setting."""
+    return _switched(mkl.set_enabled, enabled)
 
 
 def onednn_active() -> bool:
     """Whether oneDNN serves calls now: installed, loadable and switched on."""
     return onednn.available()
+
+
+def mkl_active() -> bool:
+    """Whether MKL serves the matrix products now: installed, loadable and switched on."""
+    return mkl.available()
+
+
+def set_num_threads(n: int) -> None:
+    """Compute on n OpenMP threads: oneDNN's (an OpenMP setting of the calling thread: call
+    it from the thread that runs the model) and MKL's."""
+    onednn.set_num_threads(n)   # checks n
+    mkl.set_num_threads(n)
+
+
+def get_num_threads() -> int | None:
+    """The OpenMP thread count of oneDNN (else MKL), or None where neither is loaded."""
+    found = onednn.get_num_threads()
+    return mkl.get_num_threads() if found is None else found
 
 
 # The unary functions oneDNN computes for the cpu backend (float32, large arrays): the
@@ -92,7 +132,17 @@ class CPUBackend(ArrayModuleBackend):
         out ^= b_bits
         return out.view(a.dtype)
 
-    # -- oneDNN where it serves the call (float32), else the array module's numpy code ----
+    # -- MKL or oneDNN where they serve the call, else the array module's numpy code -------
+    def add_(self, dst: Storage, src: Storage, alpha: float) -> None:
+        # MKL's axpy is one pass on all threads (alpha = 1: the same bits as numpy's +=;
+        # otherwise one rounding, as PyTorch's fused add, where numpy's rounds twice).
+        if not mkl.axpy(dst, src, alpha):
+            super().add_(dst, src, alpha)
+
+    def gemm(self, a: Storage, b: Storage, out: Storage | None = None) -> Storage:
+        got = mkl.matmul(a, b, out)
+        return np.matmul(a, b, out=out) if got is NotImplemented else got
+
     def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple, dilation: tuple,
                groups: int) -> Storage:  # base.FastConv
         out = onednn.conv2d(x, w, stride, padding, dilation, groups)

@@ -23,10 +23,11 @@ How a call runs:
   skip the reorders but get oneDNN's im2col + GEMM kernel instead, measured 2-5x slower
   on the cnn_step shapes (benchmarks/README.md).  Pooling keeps the plain layouts (its
   nchw kernel).  oneDNN's scratchpad is its own (library mode).
-- oneDNN runs on the OpenMP (libgomp) threads of its gomp build; their number is
-  ``set_num_threads``'s, else OMP_NUM_THREADS, else the core count, and they sleep when
-  idle (OMP_WAIT_POLICY=PASSIVE unless set) so as not to hold the cores OpenBLAS's
-  threads need next (see docs/architecture.md, "The oneDNN path").
+- oneDNN runs on the OpenMP (libgomp) threads of its gomp build, which MKL's products
+  share (cpu/mkl.py); their number is ``set_num_threads``'s, else OMP_NUM_THREADS, else
+  the core count.  Where MKL does not serve the products, idle threads sleep
+  (OMP_WAIT_POLICY=PASSIVE unless set) so as not to hold the cores OpenBLAS's threads need
+  next (see docs/architecture.md, "The oneDNN and MKL paths").
 
 The library is looked up next to the Python environment (where the wheel puts it), then
 on the loader's path; SHREW_ONEDNN_LIBRARY names it explicitly.  oneDNN's primitives are

@@ -3,13 +3,11 @@ the OpenMP thread count (see the package docstring)."""
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
-import sys
-import threading
-from pathlib import Path
 
 from ....errors import ShrewError
+from .. import mkl
+from ..native import LoadOnce, Switch, library_path
 
 # Values from dnnl_types.h / dnnl_common_types.h (oneDNN 3.x).
 SUCCESS, UNIMPLEMENTED = 0, 3
@@ -43,17 +41,6 @@ class ExecArg(ctypes.Structure):
 
 class OneDNNError(RuntimeError):
     """oneDNN failed where it should not (not for unsupported geometries: those decline)."""
-
-
-def _library_path() -> str | None:
-    explicit = os.environ.get("SHREW_ONEDNN_LIBRARY")
-    if explicit:
-        return explicit
-    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
-        candidate = Path(prefix) / "lib" / "libdnnl.so.3"
-        if candidate.exists():
-            return str(candidate)
-    return ctypes.util.find_library("dnnl")
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -149,56 +136,43 @@ def check(status: int, what: str) -> None:
         raise OneDNNError(f"oneDNN {what} failed with status {status}")
 
 
-_runtime: Runtime | None = None
-_load_error: str | None = None
-_loaded = False
-_lock = threading.RLock()
+def _load() -> Runtime:
+    path = library_path("SHREW_ONEDNN_LIBRARY", ("libdnnl.so.3",), "dnnl")
+    if path is None:
+        raise OSError("libdnnl.so.3 not found (pip install shrew[cpu-fast])")
+    # Where OpenBLAS serves the GEMMs (MKL is not there), idle OpenMP threads sleep instead
+    # of spinning, so that they leave the cores to OpenBLAS's threads between two
+    # convolutions (measured: a conv and a GEMM alternating cost 1.2-1.35x their sum
+    # spinning, 1.0-1.05x passive; benchmarks/README.md).  Where MKL serves them it shares
+    # these OpenMP threads, and libgomp's default (spin a while, then sleep) is faster.
+    # libgomp reads it once, when it loads; a value the user set is kept.
+    if not mkl.available():
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return Runtime(ctypes.CDLL(path))
 
 
-def load() -> Runtime | None:
-    """The runtime, loaded on the first call; None where oneDNN cannot be loaded."""
-    global _runtime, _load_error, _loaded
-    if not _loaded:
-        with _lock:
-            if not _loaded:
-                path = _library_path()
-                try:
-                    if path is None:
-                        raise OSError("libdnnl.so.3 not found (pip install shrew[cpu-fast])")
-                    # Idle OpenMP threads sleep instead of spinning, so that they leave
-                    # the cores to OpenBLAS's threads between two convolutions (measured:
-                    # a conv and a GEMM alternating cost 1.2-1.35x their sum spinning,
-                    # 1.0-1.05x passive; benchmarks/README.md).  libgomp reads it once,
-                    # when it loads; a value the user set is kept.
-                    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-                    _runtime = Runtime(ctypes.CDLL(path))
-                except (OSError, AttributeError, OneDNNError) as exc:
-                    _load_error = str(exc)
-                _loaded = True
-    return _runtime
+_library = LoadOnce(_load, (OneDNNError,))
+load = _library.load
 
 
 def load_error() -> str | None:
     """Why oneDNN could not be loaded (it is tried on the first call), or None."""
     load()
-    return _load_error
+    return _library.error
 
 
 # -- the switch ----------------------------------------------------------------------------
-_OFF = ("0", "false", "off", "no")
-_enabled = os.environ.get("SHREW_CPU_ONEDNN", "1").strip().lower() not in _OFF
+_switch = Switch("SHREW_CPU_ONEDNN")
 
 
 def available() -> bool:
     """Whether oneDNN serves the cpu backend now: loaded and switched on."""
-    return _enabled and load() is not None
+    return _switch.on and load() is not None
 
 
 def set_enabled(flag: bool) -> bool:
     """Switch the oneDNN path on or off for the whole process; returns the old setting."""
-    global _enabled
-    old, _enabled = _enabled, bool(flag)
-    return old
+    return _switch.set(flag)
 
 
 # -- threads -------------------------------------------------------------------------------

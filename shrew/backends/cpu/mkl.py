@@ -1,0 +1,234 @@
+"""Intel MKL's GEMMs (libmkl_rt, the ``mkl`` wheel of ``shrew[cpu-fast]``) for the cpu
+backend's float32 and float64 matrix products, by ctypes.
+
+Why not numpy's own (OpenBLAS): PyTorch's CPU build runs its products on MKL and its
+convolutions on oneDNN, both on one pool of OpenMP threads.  shrew's convolutions run on
+oneDNN's OpenMP threads too; with OpenBLAS's GEMMs beside them, two pools of busy-waiting
+threads took turns on the same cores, and a convolution or a GEMM often waited for the
+other pool's threads to give a core back (cnn_step 16 ms a step against 10 with MKL on
+the OpenMP threads; benchmarks/README.md).  So MKL is loaded with its GNU OpenMP threading
+layer, which is libgomp, the runtime oneDNN's gomp build uses: one pool for both.  numpy's
+OpenBLAS is then kept to one thread (threadpoolctl), so that its idle workers do not spin
+on the cores that pool needs; numpy's BLAS serves nothing of shrew's on the hot path then.
+
+``matmul(a, b)`` takes numpy's matmul semantics (batch dims broadcast, 1-d operands
+promoted) for float32 and float64 operands and returns ``NotImplemented`` where it does not
+serve (switched off, MKL not loadable, another dtype, an empty or too large dimension):
+the caller then runs numpy.  Operands are read in place wherever BLAS can address them
+(row- or column-major matrices, any batch strides: one ``cblas_?gemm_batch_strided`` call
+per run of evenly spaced matrices); anything else is copied first.  MKL runs with
+``MKL_DYNAMIC`` off on a fixed thread count, so the same inputs give the same bits.
+
+The switch: ``SHREW_CPU_MKL=0`` (read at import), ``set_enabled``.  The library is looked
+up next to the Python environment, then on the loader's path; SHREW_MKL_LIBRARY names it.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from .native import LoadOnce, Switch, library_path
+
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112     # CBLAS_LAYOUT, CBLAS_TRANSPOSE
+_THREADING_GNU = 3                                # MKL_THREADING_GNU (mkl_service.h)
+_INT_MAX = 2**31 - 1                              # MKL_INT of the LP64 interface
+
+
+class Runtime:
+    """libmkl_rt with its GNU OpenMP threading layer, and its GEMMs declared."""
+
+    def __init__(self, lib: ctypes.CDLL):
+        lib.MKL_Set_Threading_Layer.argtypes = [ctypes.c_int]
+        layer = lib.MKL_Set_Threading_Layer(_THREADING_GNU)
+        if layer != _THREADING_GNU:   # MKL already ran in this process with another layer
+            raise OSError(f"MKL's threading layer is {layer}, not GNU OpenMP (libgomp)")
+        # Numerical reproducibility: MKL may not change the thread count of a call.
+        lib.MKL_Set_Dynamic.argtypes = [ctypes.c_int]
+        lib.MKL_Set_Dynamic(0)
+        lib.MKL_Set_Num_Threads.argtypes = [ctypes.c_int]
+        lib.MKL_Set_Num_Threads_Local.argtypes = [ctypes.c_int]
+        lib.MKL_Get_Max_Threads.restype = ctypes.c_int
+        if "MKL_NUM_THREADS" not in os.environ:   # else MKL has read the user's
+            omp = ctypes.CDLL("libgomp.so.1")
+            omp.omp_get_max_threads.restype = ctypes.c_int
+            lib.MKL_Set_Num_Threads(omp.omp_get_max_threads())
+        i, p = ctypes.c_int, ctypes.c_void_p
+        self.gemm: dict = {}
+        self.gemm_batch: dict = {}
+        self.axpy: dict = {}
+        for char, scalar in (("s", ctypes.c_float), ("d", ctypes.c_double)):
+            gemm = getattr(lib, f"cblas_{char}gemm")
+            gemm.restype = None
+            gemm.argtypes = [i] * 6 + [scalar, p, i, p, i, scalar, p, i]
+            batch = getattr(lib, f"cblas_{char}gemm_batch_strided")
+            batch.restype = None
+            batch.argtypes = [i] * 6 + [scalar, p, i, i, p, i, i, scalar, p, i, i, i]
+            axpy = getattr(lib, f"cblas_{char}axpy")
+            axpy.restype = None
+            axpy.argtypes = [i, scalar, p, i, p, i]
+            dtype = np.dtype(f"float{32 if char == 's' else 64}")
+            self.gemm[dtype], self.gemm_batch[dtype], self.axpy[dtype] = gemm, batch, axpy
+        self.lib = lib
+
+
+def _load() -> Runtime:
+    path = library_path("SHREW_MKL_LIBRARY", ("libmkl_rt.so.3", "libmkl_rt.so.2"), "mkl_rt")
+    if path is None:
+        raise OSError("libmkl_rt not found (pip install shrew[cpu-fast])")
+    try:
+        import threadpoolctl
+    except ImportError as exc:   # without it OpenBLAS's threads would compete (above)
+        raise OSError("shrew's MKL path needs threadpoolctl (pip install shrew[cpu-fast])"
+                      ) from exc
+    runtime = Runtime(ctypes.CDLL(path))
+    _quiet_openblas(threadpoolctl)
+    return runtime
+
+
+def _quiet_openblas(threadpoolctl: Any) -> None:
+    """Every OpenBLAS loaded now (numpy's, scipy's) to one thread."""
+    threadpoolctl.ThreadpoolController().select(internal_api="openblas").limit(limits=1)
+
+
+_library = LoadOnce(_load)
+load = _library.load
+_switch = Switch("SHREW_CPU_MKL")
+
+
+def load_error() -> str | None:
+    """Why MKL could not be loaded (it is tried on the first call), or None."""
+    load()
+    return _library.error
+
+
+def available() -> bool:
+    """Whether MKL serves the cpu backend's products now: loaded and switched on."""
+    return _switch.on and load() is not None
+
+
+def set_enabled(flag: bool) -> bool:
+    """Switch the MKL path on or off for the whole process; returns the old setting."""
+    return _switch.set(flag)
+
+
+def set_num_threads(n: int) -> None:
+    """MKL's thread count (checked by the caller, cpu.set_num_threads); OpenBLAS's pools,
+    those loaded since MKL too, stay at one thread while MKL serves."""
+    runtime = load()
+    if runtime is not None:
+        # The calling thread's own setting, where one was made (threadpoolctl makes one),
+        # would override the process-wide one: both, as omp_set_num_threads is the
+        # calling thread's.
+        runtime.lib.MKL_Set_Num_Threads(n)
+        runtime.lib.MKL_Set_Num_Threads_Local(n)
+        if _switch.on:
+            import threadpoolctl
+            _quiet_openblas(threadpoolctl)
+
+
+def get_num_threads() -> int | None:
+    runtime = load()
+    return None if runtime is None else runtime.lib.MKL_Get_Max_Threads()
+
+
+# -- the product ---------------------------------------------------------------------------
+def _layout(x: np.ndarray) -> tuple | None:
+    """(transpose flag, leading dimension) under which BLAS reads x's last two dims where
+    they lie, or None.  A dimension of size 1 may have any stride."""
+    r, c = x.shape[-2:]
+    s0, s1 = x.strides[-2:]
+    size = x.itemsize
+    if (c == 1 or s1 == size) and (r == 1 or (s0 % size == 0 and s0 >= c * size)):
+        return _NO_TRANS, s0 // size if r > 1 else c
+    if (r == 1 or s0 == size) and (c == 1 or (s1 % size == 0 and s1 >= r * size)):
+        return _TRANS, s1 // size if c > 1 else r
+    return None
+
+
+def _addressable(x: np.ndarray) -> np.ndarray:
+    """x itself where BLAS can read it in place (its batch strides too: whole elements, not
+    negative), else a C-contiguous copy."""
+    layout = _layout(x)
+    if (x.flags.aligned and layout is not None and layout[1] <= _INT_MAX
+            and all(s >= 0 and s % x.itemsize == 0 for s in x.strides[:-2])):
+        return x
+    return np.ascontiguousarray(x)
+
+
+def _runs(shape: tuple, operands: tuple) -> tuple:
+    """Split the batch dims (those longer than 1) into outer dims, looped over, and an
+    inner run of dims over which each operand's matrices are evenly spaced: (outer shape,
+    each operand's outer strides in bytes, run length, each operand's run stride in
+    elements)."""
+    dims = [d for d in range(len(shape)) if shape[d] > 1]
+    strides = [[x.strides[d] for d in dims] for x in operands]
+    sizes = [shape[d] for d in dims]
+    start = len(dims) - 1 if dims else 0
+    while start > 0 and all(s[start - 1] == s[start] * sizes[start] for s in strides):
+        start -= 1
+    run = math.prod(sizes[start:])
+    run_strides = tuple((s[-1] if s else 0) // x.itemsize for s, x in zip(strides, operands))
+    return (tuple(sizes[:start]), [s[:start] for s in strides], run, run_strides)
+
+
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """a @ b on MKL (numpy's matmul semantics), or NotImplemented; `out`, where given, is a
+    C-contiguous array of the result's shape and dtype that receives it."""
+    if not _switch.on or a.dtype != b.dtype or a.ndim == 0 or b.ndim == 0:
+        return NotImplemented
+    runtime = load()
+    if runtime is None or a.dtype not in runtime.gemm:
+        return NotImplemented
+    squeeze = [d for d, x in ((-2, a), (-1, b)) if x.ndim == 1]
+    a = a[None, :] if a.ndim == 1 else a
+    b = b[:, None] if b.ndim == 1 else b
+    (m, k), (k_b, n) = a.shape[-2:], b.shape[-2:]
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        return NotImplemented   # numpy raises its error
+    if k != k_b or not m * n * k * math.prod(batch) or max(m, n, k) > _INT_MAX:
+        return NotImplemented
+    a, b = _addressable(a), _addressable(b)
+    result = np.empty(batch + (m, n), a.dtype) if out is None else out.reshape(batch + (m, n))
+    (trans_a, lda), (trans_b, ldb) = _layout(a), _layout(b)   # type: ignore[misc]
+    operands = (np.broadcast_to(a, batch + (m, k)), np.broadcast_to(b, batch + (k, n)), result)
+    outer, outer_strides, run, (sa, sb, sc) = _runs(batch, operands)
+    if max(abs(sa), abs(sb), sc) > _INT_MAX:
+        return NotImplemented
+    bases = [x.ctypes.data for x in operands]
+    for index in np.ndindex(outer):
+        pa, pb, pc = (base + sum(i * s for i, s in zip(index, strides))
+                      for base, strides in zip(bases, outer_strides))
+        if run == 1:
+            runtime.gemm[a.dtype](_ROW_MAJOR, trans_a, trans_b, m, n, k, 1.0, pa, lda, pb,
+                                  ldb, 0.0, pc, n)
+        else:
+            runtime.gemm_batch[a.dtype](_ROW_MAJOR, trans_a, trans_b, m, n, k, 1.0, pa, lda,
+                                        sa, pb, ldb, sb, 0.0, pc, n, sc, run)
+    for d in squeeze:
+        result = result.squeeze(d)
+    return result if out is None else out
+
+
+# Below this many elements numpy's own pass costs less than the call.
+AXPY_MIN_SIZE = 1 << 14
+
+
+def axpy(dst: np.ndarray, src: np.ndarray, alpha: float) -> bool:
+    """dst += alpha * src in one pass (an optimizer's update), on MKL's threads; False where
+    it does not serve: other dtypes, layouts or shapes, small or overlapping arrays."""
+    if not (_switch.on and dst.dtype == src.dtype and dst.shape == src.shape
+            and AXPY_MIN_SIZE <= dst.size <= _INT_MAX and dst.flags.c_contiguous
+            and src.flags.c_contiguous and dst.flags.aligned and src.flags.aligned
+            and dst.flags.writeable and not np.may_share_memory(dst, src)):
+        return False
+    runtime = load()
+    if runtime is None or dst.dtype not in runtime.axpy:
+        return False
+    runtime.axpy[dst.dtype](dst.size, alpha, src.ctypes.data, 1, dst.ctypes.data, 1)
+    return True
