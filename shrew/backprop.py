@@ -20,7 +20,7 @@ from .grads.conv import conv1d_grads, conv_grads
 from .grads.elementwise import binary_grads, unary_grad
 from .grads.index import scatter_grads
 from .grads.linalg import decomposition_grad, matmul_rhs_grad, solve_grads
-from .grads.norm import standardize_grad
+from .grads.norm import softmax_grad, standardize_grad
 from .grads.pool import avg_pool2d_grad, max_pool2d_grad
 from .grads.reduce import reduce_grad, vector_norm_grad
 from .grads.scan import logcumsumexp_grad
@@ -447,10 +447,8 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, avg_pool2d_grad(x, kernel, stride, padding, ceil_mode, include_pad,
                                         divisor, g)),)
         # -- norm (ops/norm.py)
-        case O.Softmax(x, dim, False):
-            return ((x, y * (g - (g * y).sum(dim, keepdim=True))),)
-        case O.Softmax(x, dim, True):
-            return ((x, g - y.exp() * g.sum(dim, keepdim=True)),)
+        case O.Softmax(x, dim, log):
+            return ((x, softmax_grad(x, dim, log, y, g)),)
         case O.Standardize(x, dims, eps, rstd):
             return ((x, standardize_grad(x, dims, eps, rstd, y, g)),)
         # -- checkpoint (checkpoint.py)

@@ -11,7 +11,7 @@ from importlib import metadata
 import pytest
 
 import shrew
-from shrew.backends.base import FAST_ACCUMULATE, FAST_CONV, FAST_POOL, PRIMITIVES
+from shrew.backends.base import FAST_ACCUMULATE, FAST_CONV, FAST_GRAD, FAST_POOL, PRIMITIVES
 from shrew.backends.cpu import CPUBackend
 from shrew.op import VARIANTS
 from shrew.testing.conformance.cases import CASES
@@ -44,7 +44,7 @@ def _recorded(name):
     return primitive
 
 
-for _name in PRIMITIVES + FAST_CONV + FAST_POOL + FAST_ACCUMULATE:
+for _name in PRIMITIVES + FAST_CONV + FAST_POOL + FAST_ACCUMULATE + FAST_GRAD:
     setattr(Recording, _name, _recorded(_name))
 
 
@@ -81,16 +81,19 @@ def test_entries_record_their_variants_and_call_their_primitives(case, isolated_
 
 
 FAST_PATHS = {"conv2d": FAST_CONV, "conv1d": FAST_CONV, "max_pool2d": ("max_pool2d_backward",),
-              "avg_pool2d": ("avg_pool2d_backward",), "chunk": FAST_ACCUMULATE}
+              "avg_pool2d": ("avg_pool2d_backward",), "chunk": FAST_ACCUMULATE,
+              "softmax": ("softmax_backward",), "log_softmax": ("softmax_backward",),
+              "standardize": ("standardize_backward",), "layer_norm": ("standardize_backward",),
+              "gelu": ("unary_backward",), "gelu_tanh": ("unary_backward",)}
 assert {name for names in FAST_PATHS.values() for name in names} == \
-    {*FAST_CONV, *FAST_POOL, *FAST_ACCUMULATE}
+    {*FAST_CONV, *FAST_POOL, *FAST_ACCUMULATE, *FAST_GRAD}
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.name in FAST_PATHS], ids=str)
 def test_entries_reach_the_optional_fast_paths(case, isolated_registry):
-    """On a backend with base.FastConv, base.FastPool and base.FastAccumulate (the cpu
-    backend has them all) the conv, pool and chunk entries check those methods too, not
-    only the core's fallback."""
+    """On a backend with base.FastConv, base.FastPool, base.FastAccumulate and
+    base.FastGrad (the cpu backend has them all) the conv, pool, chunk, softmax, norm and
+    GELU entries check those methods too, not only the core's fallback."""
     backend = Recording()
     shrew.register_backend("recording", lambda index=0: backend)
     for sample in case.samples:

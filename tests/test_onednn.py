@@ -477,21 +477,105 @@ def test_gelu_matches_torch(fn, approximate):
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_gradient_matches_torch(monkeypatch, approximate):
     """GELU's gradient rule multiplies by its derivative, a unary function the cpu backend
-    takes from oneDNN's eltwise backward on large float32 arrays."""
-    calls = _count_calls(monkeypatch, ("eltwise_derivative",))
+    takes from oneDNN's eltwise backward on large float32 arrays (with an output gradient
+    of ones), under create_graph, where the product stays a recorded operation; a plain
+    backward runs that eltwise backward on the gradient itself (FastGrad)."""
+    calls = _count_calls(monkeypatch, ("eltwise_derivative", "eltwise_backward"))
     rng = np.random.default_rng(2)
     x = (rng.standard_normal(LARGE + 7) * 3).astype(np.float32)
     x[:9] = [np.inf, -np.inf, np.nan, 1e10, -1e10, 20, -20, -5, 0]
     g = rng.standard_normal(x.shape).astype(np.float32)
-    sx = shrew.tensor(x, requires_grad=True)
-    got = (shrew.nn.functional.gelu(sx, approximate=approximate) * shrew.tensor(g)).sum()
-    got = got.backward()[sx].numpy()
-    assert calls == ["eltwise_derivative"]
     tx = torch.tensor(x, requires_grad=True)
     F.gelu(tx, approximate=approximate).backward(torch.tensor(g))
     want = tx.grad.numpy()
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    assert np.array_equal(np.isnan(got), np.isnan(want))
+    for create_graph in (False, True):
+        calls.clear()
+        sx = shrew.tensor(x, requires_grad=True)
+        got = (shrew.nn.functional.gelu(sx, approximate=approximate) * shrew.tensor(g)).sum()
+        got = got.backward(create_graph=create_graph)[sx].numpy()
+        assert calls == (["eltwise_derivative"] if create_graph else ["eltwise_backward"])
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+def _fused_gradient_case(kind):
+    """(shrew function, torch function, input) of a FastGrad gradient on a large input."""
+    rng = np.random.default_rng(11)
+    if kind in ("softmax", "log_softmax"):
+        x = (rng.standard_normal((8, 4, 64, 64)) * 3).astype(np.float32)
+        x[..., 40:] = -np.inf                   # a causal mask's -inf
+        if kind == "softmax":
+            x[0, 0, 0] = -np.inf                # a row masked whole: NaN, as torch
+        return (lambda t: getattr(t, kind)(-1)), (lambda t: getattr(t, kind)(-1)), x
+    if kind.startswith("layer_norm"):
+        shape = (16, 8, 32, 12) if kind.endswith("2") else (64, 24, 96)
+        ndims = 2 if kind.endswith("2") else 1
+        w = rng.standard_normal(shape[-ndims:]).astype(np.float32)
+        b = rng.standard_normal(shape[-ndims:]).astype(np.float32)
+        x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+        x[0, 0] = np.nan
+        return (lambda t: shrew.nn.functional.layer_norm(t, shape[-ndims:], shrew.tensor(w),
+                                                         shrew.tensor(b)),
+                lambda t: F.layer_norm(t, shape[-ndims:], torch.tensor(w), torch.tensor(b)),
+                x)
+    approximate = "tanh" if kind == "gelu_tanh" else "none"
+    x = (rng.standard_normal(LARGE + 7) * 3).astype(np.float32)
+    return (lambda t: shrew.nn.functional.gelu(t, approximate=approximate),
+            lambda t: F.gelu(t, approximate=approximate), x)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN inputs, on purpose
+@needs_onednn
+@pytest.mark.parametrize("kind, fused", [("softmax", "softmax_backward"),
+                                         ("log_softmax", "softmax_backward"),
+                                         ("layer_norm", "standardized_backward"),
+                                         ("layer_norm2", "standardized_backward"),
+                                         ("gelu", "eltwise_backward"),
+                                         ("gelu_tanh", "eltwise_backward")])
+def test_fused_gradients_match_torch_and_numpy(monkeypatch, kind, fused):
+    """In a plain backward the gradients of softmax, log-softmax, layer norm and GELU are
+    one oneDNN call each (base.FastGrad); they match PyTorch's and the core's own rules
+    (oneDNN off, and under create_graph, where they stay recorded operations)."""
+    calls = []   # the calls oneDNN served
+    real = getattr(onednn, fused)
+    monkeypatch.setattr(onednn, fused, lambda *a: (lambda out: calls.append(
+        out is not NotImplemented) or out)(real(*a)))
+    fn, torch_fn, x = _fused_gradient_case(kind)
+    g = np.random.default_rng(12).standard_normal(x.shape).astype(np.float32)
+    tx = torch.tensor(x, requires_grad=True)
+    torch_fn(tx).backward(torch.tensor(g))
+    want = tx.grad.numpy()
+    got = {}
+    for label, onednn_on, create_graph in (("fused", True, False), ("numpy", False, False),
+                                           ("graph", True, True)):
+        calls.clear()
+        with cpu.use_onednn(onednn_on):
+            sx = shrew.tensor(x, requires_grad=True)
+            loss = (fn(sx) * shrew.tensor(g)).sum()
+            got[label] = loss.backward(create_graph=create_graph)[sx].numpy()
+        assert any(calls) == (label == "fused"), (label, calls)
+    for label, grad in got.items():
+        np.testing.assert_array_equal(np.isnan(grad), np.isnan(want), err_msg=label)
+        np.testing.assert_allclose(grad, want, rtol=1e-4, atol=2e-5, err_msg=label)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN inputs, on purpose
+@needs_onednn
+def test_a_nan_log_probability_leaves_the_gradient_to_the_core():
+    """oneDNN's log-softmax backward takes a NaN log-probability (a row masked whole) to a
+    number; PyTorch's gradient is NaN there, and so is the core's rule, which serves."""
+    x = np.zeros((LARGE // 64, 64), np.float32)
+    x[5] = -np.inf
+    g = np.ones_like(x)
+    be = cpu.CPUBackend()
+    y = be.softmax(x, 1, True)
+    assert be.softmax_backward(g, y, 1, True) is NotImplemented
+    sx = shrew.tensor(x, requires_grad=True)
+    got = sx.log_softmax(1).sum().backward()[sx].numpy()
+    tx = torch.tensor(x, requires_grad=True)
+    tx.log_softmax(1).sum().backward()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(tx.grad.numpy()))
+    assert np.isnan(got[5]).all()
 
 
 @needs_onednn

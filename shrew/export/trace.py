@@ -21,9 +21,9 @@ import numpy as np
 from ..backends import base
 from ..errors import ShrewError
 
-FAST_PATHS = base.FAST_CONV + base.FAST_POOL + base.FAST_ACCUMULATE
-"""Optional backend methods (base.FastConv, base.FastPool, base.FastAccumulate) hidden
-while recording."""
+FAST_PATHS = base.FAST_CONV + base.FAST_POOL + base.FAST_ACCUMULATE + base.FAST_GRAD
+"""Optional backend methods (base.FastConv, base.FastPool, base.FastAccumulate,
+base.FastGrad) hidden while recording."""
 
 IGNORED = ("to_numpy", "get_rng_state")
 """Primitives that neither make nor change storage inside a step (host reads are checks)."""

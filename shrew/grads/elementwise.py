@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from ..backends.base import fast_path
 from ..errors import ShrewError
+from ..factory import wrap
+from ..grad_mode import is_grad_enabled
 from ..ops.creation import zeros_like
 from ..ops.elementwise import binary, unary, where
 
@@ -77,6 +80,10 @@ def unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
         case "tanh":
             return binary("tanh_backward", g, y)
         case "gelu" | "gelu_tanh":
+            if not is_grad_enabled():   # a plain backward: the backend's FastGrad, if any
+                data = fast_path(x._backend, "unary_backward", fn, g._data, x._data)
+                if data is not NotImplemented:
+                    return wrap(data, x._backend)
             return g * unary(fn + "_derivative", x)
         case "gelu_derivative":  # d/dx (Phi + x phi) = phi (2 - x^2)
             pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI

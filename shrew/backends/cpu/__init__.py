@@ -184,6 +184,31 @@ class CPUBackend(ArrayModuleBackend):
             return super().softmax(x, dim, log)
         return out
 
+    def softmax_backward(self, g: Storage, y: Storage, dim: int,
+                         log: bool) -> Storage:  # base.FastGrad
+        # oneDNN's exp takes a NaN log-probability (a row masked whole) to a number, where
+        # PyTorch's gradient is NaN: such a call is left to the core's rule.  (y <= 0 with
+        # no +inf, so its sum is NaN exactly where a NaN is in it.)
+        if y.ndim == 0 or (log and np.isnan(y.sum())):
+            return NotImplemented
+        return onednn.softmax_backward(g, y, dim % y.ndim, log)
+
+    def standardize_backward(self, g: Storage, y: Storage, rstd: Storage,
+                             ndims: int) -> Storage:  # base.FastGrad
+        cols = math.prod(y.shape[y.ndim - ndims:])
+        if not cols or g.shape != y.shape:
+            return NotImplemented
+        dx = onednn.standardized_backward(g.reshape(-1, cols), y.reshape(-1, cols))
+        if dx is NotImplemented:
+            return NotImplemented
+        dx = dx.reshape(y.shape)
+        dx *= rstd
+        return dx
+
+    def unary_backward(self, fn: str, g: Storage, x: Storage) -> Storage:  # base.FastGrad
+        alg = _ONEDNN_ELTWISE.get(fn)
+        return NotImplemented if alg is None else onednn.eltwise_backward(g, x, alg)
+
     def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple:
         cols = math.prod(x.shape[x.ndim - len(dims):])
         got = onednn.layer_norm(x.reshape(-1, cols), eps) if cols else NotImplemented

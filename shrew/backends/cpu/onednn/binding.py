@@ -20,7 +20,8 @@ FORWARD_TRAINING, FORWARD_INFERENCE = 64, 96
 CONVOLUTION_DIRECT = 0x1
 POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE = 0x1ff, 0x2ff, 0x3ff
 GELU_TANH, GELU_ERF = 0x2b, 0x31     # dnnl_eltwise_gelu_tanh, dnnl_eltwise_gelu_erf
-SOFTMAX = 0x30000                  # dnnl_softmax_accurate
+SOFTMAX, SOFTMAX_LOG = 0x30000, 0x30001   # dnnl_softmax_accurate, dnnl_softmax_log
+BACKWARD_DATA = 160
 NORMALIZATION_FLAGS_NONE = 0
 QUERY_WORKSPACE_MD, QUERY_EXEC_ARG_MD = 135, 255
 ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_WORKSPACE = 1, 17, 33, 64
@@ -83,9 +84,13 @@ def _declare(lib: ctypes.CDLL) -> None:
         "dnnl_softmax_forward_primitive_desc_create": (
             status, [out, h, ctypes.c_int, ctypes.c_int, h, h, ctypes.c_int,
                      h]),
+        "dnnl_softmax_backward_primitive_desc_create": (
+            status, [out, h, ctypes.c_int, h, h, h, ctypes.c_int, h, h]),
         "dnnl_layer_normalization_forward_primitive_desc_create": (
             status, [out, h, ctypes.c_int, h, h, h, ctypes.c_float,
                      ctypes.c_uint, h]),
+        "dnnl_layer_normalization_backward_primitive_desc_create": (
+            status, [out, h, ctypes.c_int, h, h, h, h, ctypes.c_float, ctypes.c_uint, h, h]),
         "dnnl_primitive_desc_query_md": (h, [h, ctypes.c_int, ctypes.c_int]),
         "dnnl_primitive_desc_query": (status, [h, ctypes.c_int, ctypes.c_int, h]),
         "dnnl_primitive_desc_destroy": (status, [h]),

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DST, ARG_MEAN, ARG_SRC, ARG_VARIANCE,
-                      FORWARD_INFERENCE,
-                      FORWARD_TRAINING, NORMALIZATION_FLAGS_NONE, SOFTMAX, Handle, Runtime)
+                      BACKWARD_DATA, FORWARD_INFERENCE, FORWARD_TRAINING,
+                      NORMALIZATION_FLAGS_NONE, SOFTMAX, SOFTMAX_LOG, Handle, Runtime)
 from .primitive import Primitive, create_pd, execute, usable, with_mds
 
 # -- elementwise and normalisations ----------------------------------------------------------
@@ -50,36 +50,63 @@ def eltwise(x: np.ndarray, alg: int) -> Any:  # y, or NotImplemented
     return y if ran else NotImplemented
 
 
+def _with_hint(shapes: tuple[tuple, ...], forward: Callable[..., Handle | None],
+               backward: Callable[..., Handle | None],
+               args: dict) -> Callable[[Runtime], Primitive | None]:
+    """make(runtime) for a backward primitive over plain memory of `shapes`:
+    forward(runtime, *memory descriptors) makes the descriptor of the forward primitive
+    that oneDNN wants as a hint, backward(runtime, hint, *memory descriptors) the
+    primitive's; `args` maps each argument (DNNL_ARG_*) it runs on to its shape."""
+    def make(runtime: Runtime) -> Primitive | None:
+        lib = runtime.lib
+
+        def create(*mds: Handle) -> tuple[Handle | None, Handle | None]:
+            fwd = forward(runtime, *mds)
+            return (None, None) if fwd is None else (fwd, backward(runtime, fwd, *mds))
+        fwd, pd = with_mds(lib, shapes, False, create)
+        if pd is None:
+            if fwd is not None:
+                lib.dnnl_primitive_desc_destroy(fwd)
+            return None
+        return Primitive(runtime, pd, args, hint=fwd)
+    return make
+
+
+def eltwise_backward(g: np.ndarray, x: np.ndarray, alg: int) -> Any:  # dx, or NotImplemented
+    """g times the derivative of alg (GELU_TANH, GELU_ERF) at x, elementwise, for float32 g
+    and x of one shape, in one pass (oneDNN's eltwise backward); or NotImplemented."""
+    if not (_large_float32(x) and usable(g) and g.shape == x.shape):
+        return NotImplemented
+    shape = (x.size,)
+    make = _with_hint(
+        (shape, shape),
+        lambda rt, src, diff: create_pd(rt.lib.dnnl_eltwise_forward_primitive_desc_create,
+                                        rt.engine, FORWARD_TRAINING, alg, src, diff, 0.0,
+                                        0.0, None),
+        lambda rt, fwd, src, diff: create_pd(
+            rt.lib.dnnl_eltwise_backward_primitive_desc_create, rt.engine, alg, diff, diff,
+            src, 0.0, 0.0, fwd, None),
+        {ARG_SRC: shape, ARG_DIFF_DST: shape, ARG_DIFF_SRC: shape})
+    dx = np.empty(x.shape, dtype=np.float32)
+    ran = execute(("eltwise_backward", alg, shape), make,
+                  {ARG_SRC: np.ascontiguousarray(x), ARG_DIFF_DST: np.ascontiguousarray(g),
+                   ARG_DIFF_SRC: dx})
+    return dx if ran else NotImplemented
+
+
 def eltwise_derivative(x: np.ndarray, alg: int) -> Any:  # dx, or NotImplemented
     """The derivative of alg (GELU_TANH, GELU_ERF) at every element of a float32 x, as
     oneDNN's eltwise backward with an output gradient of ones; or NotImplemented."""
     if not _large_float32(x):
         return NotImplemented
-    shape = (x.size,)
+    return eltwise_backward(np.ones(x.shape, np.float32), x, alg)
 
-    def make(runtime: Runtime) -> Primitive | None:
-        lib = runtime.lib
 
-        def create(src_md: Handle, diff_md: Handle) -> tuple[Handle | None, Handle | None]:
-            fwd = create_pd(lib.dnnl_eltwise_forward_primitive_desc_create, runtime.engine,
-                            FORWARD_TRAINING, alg, src_md, diff_md, 0.0, 0.0, None)
-            if fwd is None:
-                return None, None
-            return fwd, create_pd(lib.dnnl_eltwise_backward_primitive_desc_create,
-                                  runtime.engine, alg, diff_md, diff_md, src_md, 0.0, 0.0, fwd,
-                                  None)
-        fwd, pd = with_mds(lib, (shape, shape), False, create)
-        if pd is None:
-            if fwd is not None:
-                lib.dnnl_primitive_desc_destroy(fwd)
-            return None
-        return Primitive(runtime, pd, {ARG_SRC: shape, ARG_DIFF_DST: shape, ARG_DIFF_SRC: shape},
-                         hint=fwd)
-    dx = np.empty(x.shape, dtype=np.float32)
-    ran = execute(("eltwise_derivative", alg, shape), make,
-                  {ARG_SRC: np.ascontiguousarray(x), ARG_DIFF_DST: np.ones(x.shape, np.float32),
-                   ARG_DIFF_SRC: dx})
-    return dx if ran else NotImplemented
+def _rows(x: np.ndarray, axis: int) -> tuple | None:
+    """x's shape as [rows, x.shape[axis]] where axis is its innermost dim of size > 1."""
+    if math.prod(x.shape[axis + 1:]) != 1:
+        return None
+    return (x.size // x.shape[axis], x.shape[axis])
 
 
 def softmax(x: np.ndarray, axis: int) -> Any:  # y, or NotImplemented
@@ -89,9 +116,9 @@ def softmax(x: np.ndarray, axis: int) -> Any:  # y, or NotImplemented
     1e-6 absolute where the log-probabilities are near 0.)"""
     # Along the innermost dim only: oneDNN's kernel for an outer one is its slow
     # reference code (measured 30x numpy's time on [8, 4, 128, 128] along dim 1).
-    if not _large_float32(x) or math.prod(x.shape[axis + 1:]) != 1:
+    shape = _rows(x, axis) if _large_float32(x) else None
+    if shape is None:
         return NotImplemented
-    shape = (x.size // x.shape[axis], x.shape[axis])
     make = _forward_only(
         (shape, shape), lambda pd, rt, src, dst: rt.lib.dnnl_softmax_forward_primitive_desc_create(
             pd, rt.engine, FORWARD_INFERENCE, SOFTMAX, src, dst, 1, None))  # along rows
@@ -120,3 +147,58 @@ def layer_norm(x: np.ndarray, eps: float) -> Any:  # (y, mean, variance), or Not
                   {ARG_SRC: np.ascontiguousarray(x), ARG_DST: y, ARG_MEAN: mean,
                    ARG_VARIANCE: var})
     return (y, mean, var) if ran else NotImplemented
+
+
+def softmax_backward(g: np.ndarray, y: np.ndarray, axis: int, log: bool) -> Any:
+    """d(loss)/dx of y = softmax(x) (log-softmax where `log`) along axis, the innermost dim
+    as for softmax, given g = d(loss)/dy: y (g - sum(g y)), or g - exp(y) sum(g), along the
+    rows in one pass; or NotImplemented."""
+    if not (_large_float32(y) and usable(g) and g.shape == y.shape):
+        return NotImplemented
+    shape = _rows(y, axis)
+    if shape is None:
+        return NotImplemented
+    alg = SOFTMAX_LOG if log else SOFTMAX
+    make = _with_hint(
+        (shape, shape),
+        lambda rt, dst, diff: create_pd(rt.lib.dnnl_softmax_forward_primitive_desc_create,
+                                        rt.engine, FORWARD_TRAINING, alg, dst, dst, 1, None),
+        lambda rt, fwd, dst, diff: create_pd(
+            rt.lib.dnnl_softmax_backward_primitive_desc_create, rt.engine, alg, diff, diff,
+            dst, 1, fwd, None),
+        {ARG_DST: shape, ARG_DIFF_DST: shape, ARG_DIFF_SRC: shape})
+    dx = np.empty(y.shape, dtype=np.float32)
+    ran = execute(("softmax_backward", alg, shape), make,
+                  {ARG_DST: np.ascontiguousarray(y), ARG_DIFF_DST: np.ascontiguousarray(g),
+                   ARG_DIFF_SRC: dx})
+    return dx if ran else NotImplemented
+
+
+def standardized_backward(g: np.ndarray, y: np.ndarray) -> Any:  # [rows, cols], or NotImplemented
+    """g - mean(g) - y mean(g y) along the rows of float32 [rows, cols] arrays, where y is
+    standardised along its rows (mean 0, variance 1): the gradient of a layer norm without
+    its 1/std.  oneDNN's layer-norm backward, given y as its source with mean 0, variance 1
+    and epsilon 0, computes exactly that, in one pass; or NotImplemented."""
+    if not (_large_float32(y) and usable(g) and g.shape == y.shape and y.ndim == 2):
+        return NotImplemented
+    rows = (y.shape[0],)
+
+    def forward(rt: Runtime, src: Handle, diff: Handle, stat: Handle) -> Handle | None:
+        return create_pd(rt.lib.dnnl_layer_normalization_forward_primitive_desc_create,
+                         rt.engine, FORWARD_TRAINING, src, src, stat, 0.0,
+                         NORMALIZATION_FLAGS_NONE, None)
+
+    def backward(rt: Runtime, fwd: Handle, src: Handle, diff: Handle,
+                 stat: Handle) -> Handle | None:
+        return create_pd(rt.lib.dnnl_layer_normalization_backward_primitive_desc_create,
+                         rt.engine, BACKWARD_DATA, diff, diff, src, stat, 0.0,
+                         NORMALIZATION_FLAGS_NONE, fwd, None)
+    make = _with_hint((y.shape, y.shape, rows), forward, backward,
+                      {ARG_SRC: y.shape, ARG_MEAN: rows, ARG_VARIANCE: rows,
+                       ARG_DIFF_DST: y.shape, ARG_DIFF_SRC: y.shape})
+    dx = np.empty(y.shape, dtype=np.float32)
+    ran = execute(("standardized_backward", y.shape), make,
+                  {ARG_SRC: np.ascontiguousarray(y), ARG_MEAN: np.zeros(rows, np.float32),
+                   ARG_VARIANCE: np.ones(rows, np.float32),
+                   ARG_DIFF_DST: np.ascontiguousarray(g), ARG_DIFF_SRC: dx})
+    return dx if ran else NotImplemented
