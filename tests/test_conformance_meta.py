@@ -81,7 +81,8 @@ def test_entries_record_their_variants_and_call_their_primitives(case, isolated_
 
 
 FAST_PATHS = {"conv2d": FAST_CONV, "conv1d": FAST_CONV, "max_pool2d": ("max_pool2d_backward",),
-              "avg_pool2d": ("avg_pool2d_backward",), "chunk": FAST_ACCUMULATE,
+              "avg_pool2d": ("avg_pool2d_backward",), "chunk": ("add_narrow_",),
+              "linear": ("add_into_",),
               "softmax": ("softmax_backward",), "log_softmax": ("softmax_backward",),
               "standardize": ("standardize_backward",), "layer_norm": ("standardize_backward",),
               "gelu": ("unary_backward",), "gelu_tanh": ("unary_backward",)}

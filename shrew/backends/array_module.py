@@ -589,6 +589,9 @@ class ArrayModuleBackend:
     def add_(self, dst: Storage, src: Storage, alpha: float) -> None:
         dst += src if alpha == 1 else src * alpha
 
+    def add_into_(self, dst: Storage, src: Storage) -> None:  # base.FastAccumulate
+        dst += src
+
     def add_narrow_(self, dst: Storage, src: Storage, dim: int, start: int
                     ) -> None:  # base.FastAccumulate
         part = self.narrow(dst, dim, start, src.shape[dim])  # a view of dst

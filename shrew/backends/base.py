@@ -187,18 +187,22 @@ FAST_POOL = ("max_pool2d_backward", "avg_pool2d_backward")
 
 
 class FastAccumulate(Protocol):
-    """Optional: add into one slice of an array in place.  In a plain backward, where
-    several narrows of one tensor send it gradients (chunk, split: attention's q/k/v, an
-    LSTM's gates), the core pads the first to the tensor's shape and adds each of the
-    others into its slice of that buffer with this, instead of padding each and summing
-    full-size copies.  dst is then a buffer the core made in that backward and alone
-    holds.  May return NotImplemented: the core pads and sums.  The conformance suite
-    checks it through the gradient of its `chunk` entry."""
+    """Optional: add into an array in place, into a buffer the core made and alone holds.
+    add_narrow_: in a plain backward, where several narrows of one tensor send it
+    gradients (chunk, split: attention's q/k/v, an LSTM's gates), the core pads the first
+    to the tensor's shape and adds each of the others into its slice of that buffer with
+    this, instead of padding each and summing full-size copies.  add_into_: a layer's bias
+    (linear, conv1d, conv2d, layer_norm) is added into the product it follows, which
+    nothing reads again (ops/elementwise.add_bias), instead of into a fresh sum.  Either
+    may return NotImplemented: the core pads and sums, or adds into a new array.  The
+    conformance suite checks them through the gradient of its `chunk` entry and the values
+    of `linear`, `conv2d`, `conv1d` and `layer_norm`."""
 
     def add_narrow_(self, dst: Storage, src: Storage, dim: int, start: int) -> Any: ...  # dst[start:start + src.shape[dim] along dim] += src in dst's memory (same dtype, float); None, or NotImplemented
+    def add_into_(self, dst: Storage, src: Storage) -> Any: ...  # dst += src in dst's memory, src (same dtype, float, same ndim) broadcast to dst's shape; None, or NotImplemented
 
 
-FAST_ACCUMULATE = ("add_narrow_",)
+FAST_ACCUMULATE = ("add_narrow_", "add_into_")
 
 
 class FastGrad(Protocol):

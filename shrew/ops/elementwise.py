@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import op as O
+from ..backends.base import fast_path
 from ..dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
 from ..errors import DTypeError, ShrewError
 from ..factory import AnyTensor, record, wrap
@@ -53,6 +54,25 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise ShrewError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return unary("gelu" if approximate == "none" else "gelu_tanh", x)
+
+
+def add_bias(y: Tensor, bias: Tensor) -> Tensor:
+    """y + bias, for a layer's y that the caller has just made and alone holds (the product
+    of a linear layer or a convolution, layer norm's scaled output): where the backend has
+    base.FastAccumulate's add_into_, the sum is written into y's buffer, one pass and one
+    allocation fewer than a fresh sum, since nothing reads y again (the op that made y
+    saves its inputs, not y, and an add's gradient reads no values).  Recorded as the
+    Binary add it is.  Otherwise, and for other dtypes or shapes: y + bias."""
+    if (bias.dtype is y.dtype and y.dtype.category == FLOAT and bias._backend is y._backend
+            and bias.ndim <= y.ndim
+            and all(b in (1, n) for b, n in zip(bias.shape[::-1], y.shape[::-1]))):
+        be = y._backend
+        src = bias._data
+        if bias.ndim < y.ndim:
+            src = be.reshape(src, (1,) * (y.ndim - bias.ndim) + bias.shape)
+        if fast_path(be, "add_into_", y._data, src) is not NotImplemented:
+            return record(y._data, be, O.Binary("add", y, bias), y, bias)
+    return y + bias
 
 
 def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor:

@@ -139,6 +139,10 @@ class CPUBackend(ArrayModuleBackend):
         if not mkl.axpy(dst, src, alpha):
             super().add_(dst, src, alpha)
 
+    def add_into_(self, dst: Storage, src: Storage) -> None:  # base.FastAccumulate
+        if src.shape != dst.shape or not mkl.axpy(dst, src, 1.0):
+            dst += src
+
     def gemm(self, a: Storage, b: Storage, out: Storage | None = None) -> Storage:
         got = mkl.matmul(a, b, out)
         return np.matmul(a, b, out=out) if got is NotImplemented else got

@@ -149,14 +149,15 @@ def _layout(x: np.ndarray) -> tuple | None:
     return None
 
 
-def _addressable(x: np.ndarray) -> np.ndarray:
-    """x itself where BLAS can read it in place (its batch strides too: whole elements, not
-    negative), else a C-contiguous copy."""
+def _addressable(x: np.ndarray) -> tuple:
+    """(x, its layout) where BLAS can read x in place (its batch strides too: whole
+    elements, not negative), else (a C-contiguous copy, its layout)."""
     layout = _layout(x)
-    if (x.flags.aligned and layout is not None and layout[1] <= _INT_MAX
+    if (layout is not None and x.flags.aligned and layout[1] <= _INT_MAX
             and all(s >= 0 and s % x.itemsize == 0 for s in x.strides[:-2])):
-        return x
-    return np.ascontiguousarray(x)
+        return x, layout
+    x = np.ascontiguousarray(x)
+    return x, _layout(x)
 
 
 def _runs(shape: tuple, operands: tuple) -> tuple:
@@ -178,11 +179,26 @@ def _runs(shape: tuple, operands: tuple) -> tuple:
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """a @ b on MKL (numpy's matmul semantics), or NotImplemented; `out`, where given, is a
     C-contiguous array of the result's shape and dtype that receives it."""
-    if not _switch.on or a.dtype != b.dtype or a.ndim == 0 or b.ndim == 0:
+    if not _switch.on or a.dtype != b.dtype:
         return NotImplemented
     runtime = load()
-    if runtime is None or a.dtype not in runtime.gemm:
+    if runtime is None or a.ndim == 0 or b.ndim == 0 or a.dtype not in runtime.gemm:
         return NotImplemented
+    gemm = runtime.gemm[a.dtype]
+    if a.ndim == b.ndim == 2:   # most products: without the batch bookkeeping below
+        (m, k), (k_b, n) = a.shape, b.shape
+        if k != k_b or not m * n * k or max(m, n, k) > _INT_MAX:
+            return NotImplemented
+        (a, (trans_a, lda)), (b, (trans_b, ldb)) = _addressable(a), _addressable(b)
+        result = np.empty((m, n), a.dtype) if out is None else out
+        gemm(_ROW_MAJOR, trans_a, trans_b, m, n, k, 1.0, a.ctypes.data, lda, b.ctypes.data,
+             ldb, 0.0, result.ctypes.data, n)
+        return result
+    return _batched(runtime, a, b, out)
+
+
+def _batched(runtime: Runtime, a: np.ndarray, b: np.ndarray, out: np.ndarray | None) -> Any:
+    """matmul of operands with batch dims or a 1-d operand."""
     squeeze = [d for d, x in ((-2, a), (-1, b)) if x.ndim == 1]
     a = a[None, :] if a.ndim == 1 else a
     b = b[:, None] if b.ndim == 1 else b
@@ -193,9 +209,8 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
         return NotImplemented   # numpy raises its error
     if k != k_b or not m * n * k * math.prod(batch) or max(m, n, k) > _INT_MAX:
         return NotImplemented
-    a, b = _addressable(a), _addressable(b)
+    (a, (trans_a, lda)), (b, (trans_b, ldb)) = _addressable(a), _addressable(b)
     result = np.empty(batch + (m, n), a.dtype) if out is None else out.reshape(batch + (m, n))
-    (trans_a, lda), (trans_b, ldb) = _layout(a), _layout(b)   # type: ignore[misc]
     operands = (np.broadcast_to(a, batch + (m, k)), np.broadcast_to(b, batch + (k, n)), result)
     outer, outer_strides, run, (sa, sb, sc) = _runs(batch, operands)
     if max(abs(sa), abs(sb), sc) > _INT_MAX:

@@ -12,7 +12,7 @@ from ...ops.conv import conv_transpose1d as _conv_transpose1d
 from ...ops.conv import conv_transpose2d as _conv_transpose2d
 from ...ops.conv import same_padding
 from ...ops.creation import ones
-from ...ops.elementwise import where
+from ...ops.elementwise import add_bias, where
 from ...ops.norm import standardize
 from ...ops.random import rand
 from ...checkpoint import in_recomputation
@@ -50,7 +50,7 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
     flat = x.reshape(-1, x.shape[-1]) if x.ndim > 2 else x
     y = flat @ w.transpose(0, 1)
     if b is not None:
-        y = y + b
+        y = add_bias(y, b)
     return y.reshape(*x.shape[:-1], w.shape[0]) if x.ndim > 2 else y
 
 
@@ -63,7 +63,7 @@ def conv1d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntOrOne = 1,
         return conv1d(x.unsqueeze(0), w, b, stride, padding, dilation, groups).squeeze(0)
     x, pads = _resolve_padding("conv1d", x, w, stride, padding, dilation, 1)
     y = _conv1d(x, w, stride, pads[0], dilation, groups)
-    return y if b is None else y + b.reshape(1, -1, 1)
+    return y if b is None else add_bias(y, b.reshape(-1, 1))
 
 
 def conv2d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntOrPair = 1,
@@ -75,7 +75,7 @@ def conv2d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntOrPair = 1,
         return conv2d(x.unsqueeze(0), w, b, stride, padding, dilation, groups).squeeze(0)
     x, pads = _resolve_padding("conv2d", x, w, stride, padding, dilation, 2)
     y = _conv2d(x, w, stride, pads, dilation, groups)
-    return y if b is None else y + b.reshape(1, -1, 1, 1)
+    return y if b is None else add_bias(y, b.reshape(-1, 1, 1))
 
 
 def _resolve_padding(op: str, x: Tensor, w: Tensor, stride: object, padding: object,
@@ -231,9 +231,10 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
                          f"{fmt(shape)}")
     check_float(x.dtype, "layer_norm")
     y = standardize(x, len(shape), eps)
-    if weight is not None:
-        y = y * weight
-    return y if bias is None else y + bias
+    if weight is None:   # y is standardize's output, which its gradient reads
+        return y if bias is None else y + bias
+    y = y * weight
+    return y if bias is None else add_bias(y, bias)
 
 
 def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
