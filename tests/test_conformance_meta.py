@@ -85,7 +85,8 @@ FAST_PATHS = {"conv2d": FAST_CONV, "conv1d": FAST_CONV, "max_pool2d": ("max_pool
               "linear": ("add_into_",),
               "softmax": ("softmax_backward",), "log_softmax": ("softmax_backward",),
               "standardize": ("standardize_backward",), "layer_norm": ("standardize_backward",),
-              "gelu": ("unary_backward",), "gelu_tanh": ("unary_backward",)}
+              "gelu": ("unary_backward",), "gelu_tanh": ("unary_backward",),
+              "relu": ("unary_backward",)}
 assert {name for names in FAST_PATHS.values() for name in names} == \
     {*FAST_CONV, *FAST_POOL, *FAST_ACCUMULATE, *FAST_GRAD}
 

@@ -308,3 +308,23 @@ def test_sgd_steps_through_axpy_match_torch():
         topt.step()
     for got in ws.values():
         np.testing.assert_allclose(got, tw.detach().numpy(), rtol=1e-5, atol=2e-6)
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_abs_sum_and_has_nan(dtype):
+    """sum(|x|) is NaN exactly where x holds a NaN, inf for an inf: the cpu backend's cheap
+    test before a oneDNN call that would mishandle them."""
+    x = np.random.default_rng(8).standard_normal(50_000).astype(dtype)
+    np.testing.assert_allclose(mkl.abs_sum(x), np.abs(x.astype(np.float64)).sum(), rtol=1e-4)
+    assert not mkl.has_nan(x)
+    for value, nan in ((np.inf, False), (-np.inf, False), (np.nan, True)):
+        for where in (0, 12345, -1):
+            y = x.copy()
+            y[where] = value
+            assert mkl.has_nan(y) == nan
+            assert np.isnan(mkl.abs_sum(y)) == nan and not np.isfinite(mkl.abs_sum(y))
+    strided = np.repeat(x, 2)[::2]
+    assert mkl.abs_sum(strided) is None and not mkl.has_nan(strided)   # numpy's pass
+    with cpu.use_mkl(False):
+        assert mkl.abs_sum(x) is None

@@ -518,6 +518,10 @@ def _fused_gradient_case(kind):
                                                          shrew.tensor(b)),
                 lambda t: F.layer_norm(t, shape[-ndims:], torch.tensor(w), torch.tensor(b)),
                 x)
+    if kind == "relu":
+        x = rng.standard_normal((64, 16, 28, 28)).astype(np.float32)
+        x[0, 0, 0, :4] = [0, np.nan, np.inf, -np.inf]
+        return shrew.relu, torch.relu, x
     approximate = "tanh" if kind == "gelu_tanh" else "none"
     x = (rng.standard_normal(LARGE + 7) * 3).astype(np.float32)
     return (lambda t: shrew.nn.functional.gelu(t, approximate=approximate),
@@ -531,7 +535,8 @@ def _fused_gradient_case(kind):
                                          ("layer_norm", "standardized_backward"),
                                          ("layer_norm2", "standardized_backward"),
                                          ("gelu", "eltwise_backward"),
-                                         ("gelu_tanh", "eltwise_backward")])
+                                         ("gelu_tanh", "eltwise_backward"),
+                                         ("relu", "eltwise_backward")])
 def test_fused_gradients_match_torch_and_numpy(monkeypatch, kind, fused):
     """In a plain backward the gradients of softmax, log-softmax, layer norm and GELU are
     one oneDNN call each (base.FastGrad); they match PyTorch's and the core's own rules
@@ -557,6 +562,59 @@ def test_fused_gradients_match_torch_and_numpy(monkeypatch, kind, fused):
     for label, grad in got.items():
         np.testing.assert_array_equal(np.isnan(grad), np.isnan(want), err_msg=label)
         np.testing.assert_allclose(grad, want, rtol=1e-4, atol=2e-5, err_msg=label)
+        if kind == "relu":   # a select: PyTorch's very bits, +0.0 where it passes nothing
+            np.testing.assert_array_equal(grad.view(np.int32), want.view(np.int32))
+
+
+@needs_onednn
+def test_relu_gradient_of_an_infinite_or_nan_g_is_left_to_numpy():
+    """oneDNN's relu backward multiplies g by 0 where x <= 0, which makes an infinite or NaN
+    g a NaN where PyTorch passes 0: with one in g the cpu backend declines."""
+    be = cpu.CPUBackend()
+    x = -np.ones(LARGE, np.float32)
+    for bad in (np.inf, np.nan):
+        g = np.ones(LARGE, np.float32)
+        g[7] = bad
+        assert be.unary_backward("relu", g, x) is NotImplemented
+        sx = shrew.tensor(x, requires_grad=True)
+        got = (shrew.relu(sx) * shrew.tensor(g)).sum().backward()[sx].numpy()
+        assert not got.any() and not np.signbit(got).any()
+
+
+_POOLS = [((64, 16, 28, 28), (2, 2), (2, 2), (0, 0)), ((8, 16, 29, 29), (3, 3), (2, 2), (1, 1)),
+          ((4, 16, 30, 31), (3, 2), (1, 2), (1, 0))]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN inputs, on purpose
+@needs_onednn
+@pytest.mark.parametrize("shape, kernel, stride, padding", _POOLS)
+@pytest.mark.parametrize("kind", ["normal", "ties", "minus_inf_window", "nan"])
+def test_max_pooling_forward_on_onednn_gives_numpys_and_torchs_bits(shape, kernel, stride,
+                                                                    padding, kind):
+    """Large float32 max pooling runs on oneDNN, its index taken from the workspace (the
+    first of equal maxima, as PyTorch); a NaN (which oneDNN skips) or a window of -inf
+    (where it gives the lowest float) sends the call to numpy."""
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    if kind == "ties":      # relu's zeros, and whole rows of them
+        x = np.maximum(x, 0)
+        x[:, :, ::3] = 0
+    elif kind == "minus_inf_window":
+        x[0, 0, :4, :4] = -np.inf
+    elif kind == "nan":
+        x[1, 2, 3, 3] = np.nan
+    be = cpu.CPUBackend()
+    served = cpu._onednn_max_pool(x, kernel, stride, padding, (1, 1), False)
+    assert (served is not NotImplemented) == (kind in ("normal", "ties"))
+    values, index = be.max_pool2d(x, kernel, stride, padding, (1, 1), False)
+    with cpu.use_onednn(False):
+        want_values, want_index = be.max_pool2d(x, kernel, stride, padding, (1, 1), False)
+    t_values, t_index = F.max_pool2d(torch.tensor(x), kernel, stride, padding,
+                                     return_indices=True)
+    assert index.dtype == np.int64
+    np.testing.assert_array_equal(values, want_values)
+    np.testing.assert_array_equal(values, t_values.numpy())
+    np.testing.assert_array_equal(index, want_index)
+    np.testing.assert_array_equal(index, t_index.numpy())
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN inputs, on purpose

@@ -437,15 +437,10 @@ class ArrayModuleBackend:
                 miss &= ~xp.isnan(candidate)
             missed = miss if missed is None else xp.logical_and(missed, miss, out=missed)
             arg += missed
-        # Window offset -> flat index into the unpadded input plane: the window origin's
-        # index plus the offset's (a small table looked up once per output).
-        k = xp.arange(kk, dtype=np.int64)
-        table = (k // kw) * dh * w + (k % kw) * dw
-        rows = xp.arange(ho, dtype=np.int64) * sh - ph
-        cols = xp.arange(wo, dtype=np.int64) * sw - pw
-        index = xp.take(table, arg)
-        index += rows.reshape(ho, 1) * w + cols.reshape(1, wo)
+        index = self.window_index(arg, kernel, stride, padding, dilation, w)
         if ph or pw or ceil_mode:
+            rows = xp.arange(ho, dtype=np.int64) * sh - ph
+            cols = xp.arange(wo, dtype=np.int64) * sw - pw
             # A window whose maximum is the fill value (all -inf, say) may have matched it
             # on padding.  Its first tap inside the plane attains the maximum too, and is
             # the one to name, as PyTorch does: the gradient must land inside the input.
@@ -453,6 +448,22 @@ class ArrayModuleBackend:
             left = xp.where(cols < 0, cols + (-cols + dw - 1) // dw * dw, cols)
             index = xp.where(values == fill, top.reshape(ho, 1) * w + left, index)
         return values, index
+
+    def window_index(self, arg: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                     dilation: tuple, width: int) -> Storage:
+        """max_pool2d's int64 index from `arg` [N, C, Ho, Wo], each window's offset in
+        row-major order (kh * kw of them): the flat index, in an input plane `width` wide,
+        of the window's origin plus the offset's (a small table looked up per output)."""
+        xp = self.xp
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+        ho, wo = arg.shape[2:]
+        k = xp.arange(kh * kw, dtype=np.int64)
+        table = (k // kw) * dh * width + (k % kw) * dw
+        rows = xp.arange(ho, dtype=np.int64) * sh - ph
+        cols = xp.arange(wo, dtype=np.int64) * sw - pw
+        index = xp.take(table, arg)
+        index += rows.reshape(ho, 1) * width + cols.reshape(1, wo)
+        return index
 
     def max_pool2d_backward(self, g: Storage, index: Storage, shape: tuple, kernel: tuple,
                             stride: tuple, dilation: tuple) -> Storage:  # base.FastPool

@@ -207,17 +207,17 @@ FAST_ACCUMULATE = ("add_narrow_", "add_into_")
 
 class FastGrad(Protocol):
     """Optional: a gradient in one call where the core's rule is several elementwise passes
-    and reductions: softmax's and log-softmax's, standardize's (layer norm's core) and the
-    GELUs'.  The rules call them in a plain backward where a backend has them; under
+    and reductions: softmax's and log-softmax's, standardize's (layer norm's core), ReLU's
+    and the GELUs'.  The rules call them in a plain backward where a backend has them; under
     create_graph=True they stay recorded operations.  Each may return NotImplemented (a
     dtype, size or layout it does not speed up): the core then runs its rule.  The
     conformance suite checks them through the gradients of softmax, log_softmax,
-    standardize, layer_norm and the GELUs."""
+    standardize, layer_norm, relu and the GELUs."""
 
     def softmax_backward(self, g: Storage, y: Storage, dim: int, log: bool) -> Storage: ...  # d(loss)/dx of y = softmax(x, dim) (log_softmax where log) given g = d(loss)/dy: y (g - sum(g y, dim)), or g - exp(y) sum(g, dim); or NotImplemented
     def standardize_backward(self, g: Storage, y: Storage, rstd: Storage,
                              ndims: int) -> Storage: ...  # d(loss)/dx of y = standardize(x) over its last ndims dims, given g and rstd (1/std, those dims kept as 1): rstd (g - mean(g) - y mean(g y)); or NotImplemented
-    def unary_backward(self, fn: str, g: Storage, x: Storage) -> Storage: ...  # g times the derivative of unary fn at x, elementwise ("gelu", "gelu_tanh"); or NotImplemented
+    def unary_backward(self, fn: str, g: Storage, x: Storage) -> Storage: ...  # g times the derivative of unary fn at x, elementwise ("relu": g where x > 0 or NaN, else +0; "gelu", "gelu_tanh"); or NotImplemented
 
 
 FAST_GRAD = ("softmax_backward", "standardize_backward", "unary_backward")

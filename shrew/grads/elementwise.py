@@ -74,7 +74,11 @@ def unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
         case "square":
             return g * x * 2.0
         case "relu":
-            return where(x > 0, g, 0.0)
+            if not is_grad_enabled():   # a plain backward: the backend's FastGrad, if any
+                data = fast_path(x._backend, "unary_backward", fn, g._data, x._data)
+                if data is not NotImplemented:
+                    return wrap(data, x._backend)
+            return where(x <= 0, 0.0, g)   # PyTorch's threshold_backward: a NaN x passes g
         case "sigmoid":
             return binary("sigmoid_backward", g, y)
         case "tanh":

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -191,9 +192,8 @@ class CPUBackend(ArrayModuleBackend):
     def softmax_backward(self, g: Storage, y: Storage, dim: int,
                          log: bool) -> Storage:  # base.FastGrad
         # oneDNN's exp takes a NaN log-probability (a row masked whole) to a number, where
-        # PyTorch's gradient is NaN: such a call is left to the core's rule.  (y <= 0 with
-        # no +inf, so its sum is NaN exactly where a NaN is in it.)
-        if y.ndim == 0 or (log and np.isnan(y.sum())):
+        # PyTorch's gradient is NaN: such a call is left to the core's rule.
+        if y.ndim == 0 or (log and mkl.has_nan(y)):
             return NotImplemented
         return onednn.softmax_backward(g, y, dim % y.ndim, log)
 
@@ -210,6 +210,8 @@ class CPUBackend(ArrayModuleBackend):
         return dx
 
     def unary_backward(self, fn: str, g: Storage, x: Storage) -> Storage:  # base.FastGrad
+        if fn == "relu":
+            return _onednn_relu_backward(g, x)
         alg = _ONEDNN_ELTWISE.get(fn)
         return NotImplemented if alg is None else onednn.eltwise_backward(g, x, alg)
 
@@ -221,6 +223,14 @@ class CPUBackend(ArrayModuleBackend):
         y, _, var = got
         stat_shape = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
         return y.reshape(x.shape), (1 / np.sqrt(var + np.float32(eps))).reshape(stat_shape)
+
+    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                   dilation: tuple, ceil_mode: bool) -> tuple:
+        got = _onednn_max_pool(x, kernel, stride, padding, dilation, ceil_mode)
+        if got is NotImplemented:
+            return super().max_pool2d(x, kernel, stride, padding, dilation, ceil_mode)
+        values, arg = got
+        return values, self.window_index(arg, kernel, stride, padding, dilation, x.shape[3])
 
     def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
                    ceil_mode: bool, count_include_pad: bool,
@@ -239,6 +249,46 @@ class CPUBackend(ArrayModuleBackend):
             return NotImplemented
         return onednn.pool2d_backward(g, shape, onednn.POOL_AVG_INCLUDE, kernel, stride,
                                       padding)
+
+
+def _onednn_relu_backward(g: Storage, x: Storage) -> Storage:
+    """relu's gradient, g where x > 0 (or is NaN) and +0 elsewhere, as PyTorch's
+    threshold_backward: oneDNN's eltwise backward and a pass of + 0, against numpy's
+    compare and bitwise select (four passes).  oneDNN computes g * 0 where x <= 0, a NaN
+    for an infinite or NaN g (so it serves only where g's abs_sum is finite) and -0.0 for a
+    negative one, which the + 0 makes +0.0."""
+    if g.shape != x.shape or x.dtype != np.float32 or x.size < onednn.MIN_ELEMENTWISE_SIZE:
+        return NotImplemented
+    g_sum = mkl.abs_sum(g)
+    if g_sum is None or not math.isfinite(g_sum):
+        return NotImplemented
+    dx = onednn.eltwise_backward(g, x, onednn.RELU)
+    if dx is not NotImplemented:
+        dx += np.float32(0)
+    return dx
+
+
+_LOWEST_FLOAT32 = np.finfo(np.float32).min
+
+
+def _onednn_max_pool(x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                     dilation: tuple, ceil_mode: bool) -> tuple | Any:
+    """(values, each window's offset of its maximum [N, C, Ho, Wo] uint8) of a large float32
+    max pooling, from oneDNN's workspace, which holds that offset (row-major, the first of
+    equal maxima, as numpy's path and PyTorch take); or NotImplemented.  oneDNN skips a
+    NaN where PyTorch's maximum is NaN, and gives an all -inf window the lowest float: such
+    inputs, and dilation or ceil_mode, which the binding does not take, go to numpy."""
+    if (dilation != (1, 1) or ceil_mode or x.dtype != np.float32
+            or x.size < onednn.MIN_ELEMENTWISE_SIZE or kernel[0] * kernel[1] > 255
+            or not onednn.available() or mkl.has_nan(x)):
+        return NotImplemented
+    got = onednn.pool2d(x, onednn.POOL_MAX, kernel, stride, padding)
+    if got is NotImplemented:
+        return NotImplemented
+    values, workspace = got
+    if workspace is None or workspace.size != values.size or values.min() <= _LOWEST_FLOAT32:
+        return NotImplemented
+    return values, workspace.reshape(values.shape)
 
 
 def _onednn_avg_pool(ceil_mode: bool, count_include_pad: bool,

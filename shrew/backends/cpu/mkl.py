@@ -60,6 +60,7 @@ class Runtime:
         self.gemm: dict = {}
         self.gemm_batch: dict = {}
         self.axpy: dict = {}
+        self.asum: dict = {}
         for char, scalar in (("s", ctypes.c_float), ("d", ctypes.c_double)):
             gemm = getattr(lib, f"cblas_{char}gemm")
             gemm.restype = None
@@ -70,8 +71,11 @@ class Runtime:
             axpy = getattr(lib, f"cblas_{char}axpy")
             axpy.restype = None
             axpy.argtypes = [i, scalar, p, i, p, i]
+            asum = getattr(lib, f"cblas_{char}asum")
+            asum.restype, asum.argtypes = scalar, [i, p, i]
             dtype = np.dtype(f"float{32 if char == 's' else 64}")
             self.gemm[dtype], self.gemm_batch[dtype], self.axpy[dtype] = gemm, batch, axpy
+            self.asum[dtype] = asum
         self.lib = lib
 
 
@@ -247,3 +251,19 @@ def axpy(dst: np.ndarray, src: np.ndarray, alpha: float) -> bool:
         return False
     runtime.axpy[dst.dtype](dst.size, alpha, src.ctypes.data, 1, dst.ctypes.data, 1)
     return True
+
+
+def abs_sum(x: np.ndarray) -> float | None:
+    """sum(|x|) on MKL's threads (NaN exactly where x holds a NaN; inf where it holds an inf
+    or the sum overflows), or None where MKL does not serve."""
+    runtime = load() if _switch.on else None
+    if (runtime is None or x.dtype not in runtime.asum or not x.flags.c_contiguous
+            or not 0 < x.size <= _INT_MAX):
+        return None
+    return runtime.asum[x.dtype](x.size, x.ctypes.data, 1)
+
+
+def has_nan(x: np.ndarray) -> bool:
+    """Whether x holds a NaN: by abs_sum, else numpy's isnan pass."""
+    total = abs_sum(x)
+    return bool(np.isnan(x).any()) if total is None else math.isnan(total)

@@ -35,7 +35,7 @@ deterministic for a fixed thread count: the same inputs give the same bits.
 """
 from __future__ import annotations
 
-from .binding import (GELU_ERF, GELU_TANH, POOL_AVG_EXCLUDE, POOL_AVG_INCLUDE, POOL_MAX,
+from .binding import (GELU_ERF, GELU_TANH, POOL_AVG_EXCLUDE, POOL_AVG_INCLUDE, POOL_MAX, RELU,
                       OneDNNError, available, get_num_threads, load_error, set_enabled,
                       set_num_threads)
 from .conv import conv2d, conv2d_backward_data, conv2d_backward_weights, conv_output_hw
@@ -45,7 +45,7 @@ from .pool import pool2d, pool2d_backward, pool_output_hw
 from .primitive import cache_info, clear_cache
 
 __all__ = ["GELU_ERF", "GELU_TANH", "MIN_ELEMENTWISE_SIZE", "POOL_AVG_EXCLUDE",
-           "POOL_AVG_INCLUDE", "POOL_MAX", "OneDNNError", "available", "cache_info",
+           "POOL_AVG_INCLUDE", "POOL_MAX", "RELU", "OneDNNError", "available", "cache_info",
            "clear_cache", "conv2d", "conv2d_backward_data", "conv2d_backward_weights",
            "conv_output_hw", "eltwise", "eltwise_backward", "eltwise_derivative",
            "get_num_threads", "layer_norm",

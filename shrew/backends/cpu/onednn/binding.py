@@ -19,7 +19,7 @@ PLAIN_TAG_OFFSET = 1               # dnnl_a = 2, dnnl_ab = 3, ...: ndims + 1
 FORWARD_TRAINING, FORWARD_INFERENCE = 64, 96
 CONVOLUTION_DIRECT = 0x1
 POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE = 0x1ff, 0x2ff, 0x3ff
-GELU_TANH, GELU_ERF = 0x2b, 0x31     # dnnl_eltwise_gelu_tanh, dnnl_eltwise_gelu_erf
+RELU, GELU_TANH, GELU_ERF = 0x20, 0x2b, 0x31   # dnnl_eltwise_relu, _gelu_tanh, _gelu_erf
 SOFTMAX, SOFTMAX_LOG = 0x30000, 0x30001   # dnnl_softmax_accurate, dnnl_softmax_log
 BACKWARD_DATA = 160
 NORMALIZATION_FLAGS_NONE = 0
