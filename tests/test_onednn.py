@@ -603,7 +603,7 @@ def test_max_pooling_forward_on_onednn_gives_numpys_and_torchs_bits(shape, kerne
     elif kind == "nan":
         x[1, 2, 3, 3] = np.nan
     be = cpu.CPUBackend()
-    served = cpu._onednn_max_pool(x, kernel, stride, padding, (1, 1), False)
+    served = cpu.max_pool.forward(x, kernel, stride, padding, (1, 1), False)
     assert (served is not NotImplemented) == (kind in ("normal", "ties"))
     values, index = be.max_pool2d(x, kernel, stride, padding, (1, 1), False)
     with cpu.use_onednn(False):
@@ -615,6 +615,45 @@ def test_max_pooling_forward_on_onednn_gives_numpys_and_torchs_bits(shape, kerne
     np.testing.assert_array_equal(values, t_values.numpy())
     np.testing.assert_array_equal(index, want_index)
     np.testing.assert_array_equal(index, t_index.numpy())
+
+
+@needs_onednn
+@pytest.mark.parametrize("shape, kernel, stride, padding", _POOLS)
+def test_max_pooling_backward_runs_through_the_forwards_workspace(monkeypatch, shape, kernel,
+                                                                   stride, padding):
+    """The backward handed the index its oneDNN forward made runs oneDNN's backward with
+    the remembered workspace: PyTorch's gradient, bit for bit; any other index array, or
+    one whose memory was evicted, goes to numpy."""
+    served = []
+    real = onednn.pool2d_backward
+    monkeypatch.setattr(onednn, "pool2d_backward",
+                        lambda *a: served.append(1) or real(*a))
+    rng = np.random.default_rng(4)
+    x = np.maximum(rng.standard_normal(shape).astype(np.float32), 0)   # ties
+    g = rng.standard_normal(F.max_pool2d(torch.tensor(x), kernel, stride, padding).shape)
+    g = g.astype(np.float32)
+    tx = torch.tensor(x, requires_grad=True)
+    F.max_pool2d(tx, kernel, stride, padding).backward(torch.tensor(g))
+    sx = shrew.tensor(x, requires_grad=True)
+    out = shrew.nn.functional.max_pool2d(sx, kernel, stride, padding)
+    got = (out * shrew.tensor(g)).sum().backward()[sx].numpy()
+    assert served == [1]
+    overlap = any(k > st for k, st in zip(kernel, stride))
+    if overlap:   # overlapping windows sum into one element, in oneDNN's order
+        np.testing.assert_allclose(got, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+    else:         # a store: PyTorch's bits
+        np.testing.assert_array_equal(got, tx.grad.numpy())
+    be = cpu.CPUBackend()
+    _, index = be.max_pool2d(x, kernel, stride, padding, (1, 1), False)
+    copy = index.copy()   # the same values, another array: numpy's store
+    assert cpu.max_pool.backward(g, copy, shape, kernel, stride, (1, 1)) is NotImplemented
+    later = [be.max_pool2d(x, kernel, stride, padding, (1, 1), False)   # evict it
+             for _ in range(cpu.max_pool.RECENT)]
+    assert len(later) == cpu.max_pool.RECENT
+    assert cpu.max_pool.backward(g, index, shape, kernel, stride, (1, 1)) is NotImplemented
+    if not overlap:   # numpy's store (overlapping windows: the core's scatter_add)
+        np.testing.assert_array_equal(be.max_pool2d_backward(g, index, shape, kernel, stride,
+                                                             (1, 1)), tx.grad.numpy())
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN inputs, on purpose

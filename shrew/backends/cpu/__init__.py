@@ -25,14 +25,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
 
 import numpy as np
 
 from ..base import Storage
 from ..host_memory import keep_freed_memory
 from ..array_module import ArrayModuleBackend
-from . import mkl, onednn
+from . import max_pool, mkl, onednn
 
 __all__ = ["CPUBackend", "factory", "set_onednn", "use_onednn", "onednn_active", "set_mkl",
            "use_mkl", "mkl_active", "set_num_threads", "get_num_threads"]
@@ -226,11 +225,20 @@ class CPUBackend(ArrayModuleBackend):
 
     def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
                    dilation: tuple, ceil_mode: bool) -> tuple:
-        got = _onednn_max_pool(x, kernel, stride, padding, dilation, ceil_mode)
+        got = max_pool.forward(x, kernel, stride, padding, dilation, ceil_mode)
         if got is NotImplemented:
             return super().max_pool2d(x, kernel, stride, padding, dilation, ceil_mode)
-        values, arg = got
-        return values, self.window_index(arg, kernel, stride, padding, dilation, x.shape[3])
+        values, offsets = got
+        index = self.window_index(offsets, kernel, stride, padding, dilation, x.shape[3])
+        max_pool.remember(index, x.shape, kernel, stride, padding, offsets)
+        return values, index
+
+    def max_pool2d_backward(self, g: Storage, index: Storage, shape: tuple, kernel: tuple,
+                            stride: tuple, dilation: tuple) -> Storage:  # base.FastPool
+        dx = max_pool.backward(g, index, shape, kernel, stride, dilation)
+        if dx is NotImplemented:
+            return super().max_pool2d_backward(g, index, shape, kernel, stride, dilation)
+        return dx
 
     def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
                    ceil_mode: bool, count_include_pad: bool,
@@ -266,29 +274,6 @@ def _onednn_relu_backward(g: Storage, x: Storage) -> Storage:
     if dx is not NotImplemented:
         dx += np.float32(0)
     return dx
-
-
-_LOWEST_FLOAT32 = np.finfo(np.float32).min
-
-
-def _onednn_max_pool(x: Storage, kernel: tuple, stride: tuple, padding: tuple,
-                     dilation: tuple, ceil_mode: bool) -> tuple | Any:
-    """(values, each window's offset of its maximum [N, C, Ho, Wo] uint8) of a large float32
-    max pooling, from oneDNN's workspace, which holds that offset (row-major, the first of
-    equal maxima, as numpy's path and PyTorch take); or NotImplemented.  oneDNN skips a
-    NaN where PyTorch's maximum is NaN, and gives an all -inf window the lowest float: such
-    inputs, and dilation or ceil_mode, which the binding does not take, go to numpy."""
-    if (dilation != (1, 1) or ceil_mode or x.dtype != np.float32
-            or x.size < onednn.MIN_ELEMENTWISE_SIZE or kernel[0] * kernel[1] > 255
-            or not onednn.available() or mkl.has_nan(x)):
-        return NotImplemented
-    got = onednn.pool2d(x, onednn.POOL_MAX, kernel, stride, padding)
-    if got is NotImplemented:
-        return NotImplemented
-    values, workspace = got
-    if workspace is None or workspace.size != values.size or values.min() <= _LOWEST_FLOAT32:
-        return NotImplemented
-    return values, workspace.reshape(values.shape)
 
 
 def _onednn_avg_pool(ceil_mode: bool, count_include_pad: bool,

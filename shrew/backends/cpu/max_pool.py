@@ -1,0 +1,74 @@
+"""max_pool2d on oneDNN for the cpu backend: the forward, and the backward through the
+workspace the forward left.
+
+oneDNN's max pooling in plain layout keeps a workspace: each window's offset of its
+maximum (uint8, row-major, the first of equal maxima, as PyTorch and numpy's path take).
+The forward returns it for the backend to make shrew's int64 index from
+(ArrayModuleBackend.window_index), and remembers it beside that index: the backward,
+handed the same index array, routes the gradient with oneDNN's backward (about a third of
+numpy's store by index on cnn_step's shapes); handed any other, it declines.  The memory
+is a small table keyed by the index array's identity, checked through a weak reference,
+so an index that is gone is never mistaken for a new one, and bounded (RECENT entries),
+so that a forward whose backward never runs holds nothing for long.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from . import mkl, onednn
+
+RECENT = 32
+_LOWEST_FLOAT32 = np.finfo(np.float32).min
+_workspaces: OrderedDict = OrderedDict()   # id(index) -> (weakref(index), geometry, workspace)
+_lock = threading.Lock()
+
+
+def forward(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple,
+            ceil_mode: bool) -> Any:  # (values, offsets [N, C, Ho, Wo] uint8), or NotImplemented
+    """The values and each window's offset of its maximum, for a large float32 input.
+    oneDNN skips a NaN where PyTorch's maximum is NaN, and gives a window of -inf the
+    lowest float: such inputs, and dilation or ceil_mode, which the binding does not take,
+    are declined."""
+    if (dilation != (1, 1) or ceil_mode or x.dtype != np.float32
+            or x.size < onednn.MIN_ELEMENTWISE_SIZE or kernel[0] * kernel[1] > 255
+            or not onednn.available() or mkl.has_nan(x)):
+        return NotImplemented
+    got = onednn.pool2d(x, onednn.POOL_MAX, kernel, stride, padding)
+    if got is NotImplemented:
+        return NotImplemented
+    values, workspace = got
+    if workspace is None or workspace.size != values.size or values.min() <= _LOWEST_FLOAT32:
+        return NotImplemented
+    return values, workspace.reshape(values.shape)
+
+
+def remember(index: np.ndarray, x_shape: tuple, kernel: tuple, stride: tuple,
+             padding: tuple, offsets: np.ndarray) -> None:
+    """Keep forward's offsets for the backward that will be handed `index`."""
+    entry = (weakref.ref(index), (x_shape, kernel, stride, padding), offsets)
+    with _lock:
+        _workspaces[id(index)] = entry
+        _workspaces.move_to_end(id(index))
+        while len(_workspaces) > RECENT:
+            _workspaces.popitem(last=False)
+
+
+def backward(g: np.ndarray, index: np.ndarray, x_shape: tuple, kernel: tuple,
+             stride: tuple, dilation: tuple) -> Any:  # dx, or NotImplemented
+    """max_pool2d's gradient through oneDNN, where `index` came from `forward` (its
+    offsets remembered) and g is float32; else NotImplemented."""
+    with _lock:
+        entry = _workspaces.pop(id(index), None)
+    if entry is None or entry[0]() is not index or dilation != (1, 1):
+        return NotImplemented
+    shape, kernel_was, stride_was, padding = entry[1]
+    if (shape, kernel_was, stride_was) != (tuple(x_shape), kernel, stride) \
+            or g.dtype != np.float32 or g.shape != index.shape:
+        return NotImplemented
+    return onednn.pool2d_backward(g, x_shape, onednn.POOL_MAX, kernel, stride, padding,
+                                  entry[2])
