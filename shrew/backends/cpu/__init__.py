@@ -159,9 +159,12 @@ class CPUBackend(ArrayModuleBackend):
                         need_w: bool) -> tuple:  # base.FastConv
         args = (stride, padding, dilation, groups)
         plain = dilation == (1, 1) and groups == 1
-        if need_w and plain and w.shape[1] * w.shape[3] < self.conv_fold_min_depth:
-            # oneDNN's weight gradient of a shallow input is slow: on cnn_step's first
-            # layer (one channel) 2-4x the core's im2col lowering, which runs instead.
+        if (need_w and plain and w.shape[1] * w.shape[3] < self.conv_fold_min_depth
+                and not mkl.available()):
+            # With OpenBLAS's GEMMs beside it, oneDNN's weight gradient of a shallow input
+            # measured 2-4x slower than the core's im2col lowering (cnn_step's first
+            # layer, one channel), which then runs instead; with MKL's on the same
+            # OpenMP threads it is the faster (cnn_step 8.4 against 9.0-9.6 ms a step).
             # (A grouped or dilated one has no such lowering: the core's composition
             # is slower still.)
             return super().conv2d_backward(x, w, g, *args, need_x, need_w)
