@@ -59,8 +59,12 @@ def build(framework: str, device: str, name: str, problem, checkpoint: bool):
 
         import shrew
         import shrew_steps
+        from shrew.backends import cpu
         step = shrew_steps.build(name, problem, device, checkpoint)
-        return step, f"shrew {shrew.__version__} on {device}, numpy {np.__version__}"
+        # Asking loads the libraries, so that blas_info lists MKL even in a workload
+        # without a matrix product (tiny_chain is the first the report describes).
+        return step, (f"shrew {shrew.__version__} on {device}, numpy {np.__version__}, "
+                      f"MKL {cpu.mkl_active()}, oneDNN {cpu.onednn_active()}")
     if framework == "torch":
         import torch
         torch.set_num_threads(2)
