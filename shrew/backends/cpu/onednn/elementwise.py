@@ -72,6 +72,17 @@ def _with_hint(shapes: tuple[tuple, ...], forward: Callable[..., Handle | None],
     return make
 
 
+def _diff_src(key: tuple, make: Callable[[Runtime], Primitive | None], shape: tuple,
+              inputs: dict) -> Any:  # dx, or NotImplemented
+    """Run the backward primitive for `key` on `inputs` (argument -> numpy array, made
+    C-contiguous) into a new float32 gradient of `shape`; NotImplemented where oneDNN has
+    no implementation."""
+    dx = np.empty(shape, dtype=np.float32)
+    buffers = {arg: np.ascontiguousarray(a) for arg, a in inputs.items()}
+    buffers[ARG_DIFF_SRC] = dx
+    return dx if execute(key, make, buffers) else NotImplemented
+
+
 def eltwise_backward(g: np.ndarray, x: np.ndarray, alg: int) -> Any:  # dx, or NotImplemented
     """g times the derivative of alg (GELU_TANH, GELU_ERF) at x, elementwise, for float32 g
     and x of one shape, in one pass (oneDNN's eltwise backward); or NotImplemented."""
@@ -87,11 +98,8 @@ def eltwise_backward(g: np.ndarray, x: np.ndarray, alg: int) -> Any:  # dx, or N
             rt.lib.dnnl_eltwise_backward_primitive_desc_create, rt.engine, alg, diff, diff,
             src, 0.0, 0.0, fwd, None),
         {ARG_SRC: shape, ARG_DIFF_DST: shape, ARG_DIFF_SRC: shape})
-    dx = np.empty(x.shape, dtype=np.float32)
-    ran = execute(("eltwise_backward", alg, shape), make,
-                  {ARG_SRC: np.ascontiguousarray(x), ARG_DIFF_DST: np.ascontiguousarray(g),
-                   ARG_DIFF_SRC: dx})
-    return dx if ran else NotImplemented
+    return _diff_src(("eltwise_backward", alg, shape), make, x.shape,
+                     {ARG_SRC: x, ARG_DIFF_DST: g})
 
 
 def eltwise_derivative(x: np.ndarray, alg: int) -> Any:  # dx, or NotImplemented
@@ -167,11 +175,8 @@ def softmax_backward(g: np.ndarray, y: np.ndarray, axis: int, log: bool) -> Any:
             rt.lib.dnnl_softmax_backward_primitive_desc_create, rt.engine, alg, diff, diff,
             dst, 1, fwd, None),
         {ARG_DST: shape, ARG_DIFF_DST: shape, ARG_DIFF_SRC: shape})
-    dx = np.empty(y.shape, dtype=np.float32)
-    ran = execute(("softmax_backward", alg, shape), make,
-                  {ARG_DST: np.ascontiguousarray(y), ARG_DIFF_DST: np.ascontiguousarray(g),
-                   ARG_DIFF_SRC: dx})
-    return dx if ran else NotImplemented
+    return _diff_src(("softmax_backward", alg, shape), make, y.shape,
+                     {ARG_DST: y, ARG_DIFF_DST: g})
 
 
 def standardized_backward(g: np.ndarray, y: np.ndarray) -> Any:  # [rows, cols], or NotImplemented
@@ -196,9 +201,6 @@ def standardized_backward(g: np.ndarray, y: np.ndarray) -> Any:  # [rows, cols],
     make = _with_hint((y.shape, y.shape, rows), forward, backward,
                       {ARG_SRC: y.shape, ARG_MEAN: rows, ARG_VARIANCE: rows,
                        ARG_DIFF_DST: y.shape, ARG_DIFF_SRC: y.shape})
-    dx = np.empty(y.shape, dtype=np.float32)
-    ran = execute(("standardized_backward", y.shape), make,
-                  {ARG_SRC: np.ascontiguousarray(y), ARG_MEAN: np.zeros(rows, np.float32),
-                   ARG_VARIANCE: np.ones(rows, np.float32),
-                   ARG_DIFF_DST: np.ascontiguousarray(g), ARG_DIFF_SRC: dx})
-    return dx if ran else NotImplemented
+    return _diff_src(("standardized_backward", y.shape), make, y.shape,
+                     {ARG_SRC: y, ARG_MEAN: np.zeros(rows, np.float32),
+                      ARG_VARIANCE: np.ones(rows, np.float32), ARG_DIFF_DST: g})
