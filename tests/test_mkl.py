@@ -328,3 +328,25 @@ def test_abs_sum_and_has_nan(dtype):
     assert mkl.abs_sum(strided) is None and not mkl.has_nan(strided)   # numpy's pass
     with cpu.use_mkl(False):
         assert mkl.abs_sum(x) is None
+
+
+@needs_mkl
+def test_products_from_several_threads_at_once():
+    """ctypes releases the GIL during MKL's call: threads multiplying at once each get
+    their own product, the same bits as alone."""
+    import threading
+    rng = np.random.default_rng(9)
+    pairs = [(rng.standard_normal((200, 150)).astype(np.float32),
+              rng.standard_normal((150, 120)).astype(np.float32)) for _ in range(4)]
+    alone = [mkl.matmul(a, b) for a, b in pairs]
+    results: dict = {}
+
+    def work(i):
+        a, b = pairs[i]
+        results[i] = [mkl.matmul(a, b) for _ in range(20)]
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(np.array_equal(got, alone[i]) for i in range(4) for got in results[i])
