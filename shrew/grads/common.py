@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
+from ..backends.base import fast_path
+from ..factory import wrap
+from ..grad_mode import is_grad_enabled
 from ..shape import broadcast_dims
 
 if TYPE_CHECKING:
@@ -11,6 +14,17 @@ if TYPE_CHECKING:
 
 InputGrads: TypeAlias = "Sequence[tuple[Tensor, Tensor | None]]"
 """What a gradient rule returns: (input, its gradient or None) per input."""
+
+
+def fast_gradient(backend: Any, name: str, *args: Any) -> Tensor | None:
+    """In a plain backward, the backend's optional one-call gradient backend.<name>(*args)
+    (base.FastPool, base.FastGrad) as a tensor; None where the backend has no such method
+    or declines the call, and under create_graph=True, where the rules stay recorded
+    operations so that they can be differentiated again."""
+    if is_grad_enabled():
+        return None
+    data = fast_path(backend, name, *args)
+    return None if data is NotImplemented else wrap(data, backend)
 
 
 def sum_to_shape(grad: Tensor, shape: tuple[int, ...]) -> Tensor:

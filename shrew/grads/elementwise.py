@@ -5,12 +5,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from ..backends.base import fast_path
 from ..errors import ShrewError
-from ..factory import wrap
-from ..grad_mode import is_grad_enabled
 from ..ops.creation import zeros_like
 from ..ops.elementwise import binary, unary, where
+from .common import fast_gradient
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -74,20 +72,18 @@ def unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
         case "square":
             return g * x * 2.0
         case "relu":
-            if not is_grad_enabled():   # a plain backward: the backend's FastGrad, if any
-                data = fast_path(x._backend, "unary_backward", fn, g._data, x._data)
-                if data is not NotImplemented:
-                    return wrap(data, x._backend)
+            fast = fast_gradient(x._backend, "unary_backward", fn, g._data, x._data)
+            if fast is not None:
+                return fast
             return where(x <= 0, 0.0, g)   # PyTorch's threshold_backward: a NaN x passes g
         case "sigmoid":
             return binary("sigmoid_backward", g, y)
         case "tanh":
             return binary("tanh_backward", g, y)
         case "gelu" | "gelu_tanh":
-            if not is_grad_enabled():   # a plain backward: the backend's FastGrad, if any
-                data = fast_path(x._backend, "unary_backward", fn, g._data, x._data)
-                if data is not NotImplemented:
-                    return wrap(data, x._backend)
+            fast = fast_gradient(x._backend, "unary_backward", fn, g._data, x._data)
+            if fast is not None:
+                return fast
             return g * unary(fn + "_derivative", x)
         case "gelu_derivative":  # d/dx (Phi + x phi) = phi (2 - x^2)
             pdf = (x * x * -0.5).exp() * _INV_SQRT_2PI

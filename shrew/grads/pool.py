@@ -3,13 +3,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..backends.base import fast_path
 from ..backends.kernels import avg_pool_divisor
-from ..factory import wrap
-from ..grad_mode import is_grad_enabled
 from ..ops.conv import col2im
 from ..ops.creation import new_tensor
 from ..ops.index import scatter_add_unchecked
+from .common import fast_gradient
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -18,11 +16,10 @@ if TYPE_CHECKING:
 def max_pool2d_grad(x: Tensor, kernel: tuple, stride: tuple, dilation: tuple, index: Tensor,
                     g: Tensor) -> Tensor:
     """Each output's gradient added at its maximum's place in the input plane."""
-    if not is_grad_enabled():   # a plain backward: the backend's FastPool, if any
-        data = fast_path(x._backend, "max_pool2d_backward", g._data, index._data, x.shape,
+    fast = fast_gradient(x._backend, "max_pool2d_backward", g._data, index._data, x.shape,
                          kernel, stride, dilation)
-        if data is not NotImplemented:
-            return wrap(data, x._backend)
+    if fast is not None:
+        return fast
     n, c, h, w = x.shape
     # Explicit sizes, not -1, which is ambiguous for an empty batch.
     flat_g = g.reshape(n, c, g.shape[2] * g.shape[3])
@@ -35,11 +32,10 @@ def avg_pool2d_grad(x: Tensor, kernel: tuple, stride: tuple, padding: tuple, cei
                     g: Tensor) -> Tensor:
     """Each output's gradient over its divisor, spread over its window's taps (col2im);
     taps in the padding, or past the input on the right (ceil_mode), are dropped."""
-    if not is_grad_enabled():   # a plain backward: the backend's FastPool, if any
-        data = fast_path(x._backend, "avg_pool2d_backward", g._data, x.shape, kernel, stride,
+    fast = fast_gradient(x._backend, "avg_pool2d_backward", g._data, x.shape, kernel, stride,
                          padding, ceil_mode, count_include_pad, divisor_override)
-        if data is not NotImplemented:
-            return wrap(data, x._backend)
+    if fast is not None:
+        return fast
     n, c, h, w = x.shape
     ho, wo = g.shape[2:]
     divisor = avg_pool_divisor((h, w), kernel, stride, padding, (ho, wo), count_include_pad,
