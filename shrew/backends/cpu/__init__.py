@@ -140,8 +140,8 @@ class CPUBackend(ArrayModuleBackend):
             super().add_(dst, src, alpha)
 
     def add_into_(self, dst: Storage, src: Storage) -> None:  # base.FastAccumulate
-        if src.shape != dst.shape or not mkl.axpy(dst, src, 1.0):
-            dst += src
+        if not mkl.axpy(dst, src, 1.0):   # same shapes only: else broadcast by numpy
+            super().add_into_(dst, src)
 
     def gemm(self, a: Storage, b: Storage, out: Storage | None = None) -> Storage:
         got = mkl.matmul(a, b, out)
@@ -194,8 +194,9 @@ class CPUBackend(ArrayModuleBackend):
     def softmax_backward(self, g: Storage, y: Storage, dim: int,
                          log: bool) -> Storage:  # base.FastGrad
         # oneDNN's exp takes a NaN log-probability (a row masked whole) to a number, where
-        # PyTorch's gradient is NaN: such a call is left to the core's rule.
-        if y.ndim == 0 or (log and mkl.has_nan(y)):
+        # PyTorch's gradient is NaN: such a call is left to the core's rule.  The pass
+        # that looks for one runs only where oneDNN would serve.
+        if y.ndim == 0 or not onednn.large_float32(y) or (log and mkl.has_nan(y)):
             return NotImplemented
         return onednn.softmax_backward(g, y, dim % y.ndim, log)
 
@@ -268,7 +269,7 @@ def _onednn_relu_backward(g: Storage, x: Storage) -> Storage:
     compare and bitwise select (four passes).  oneDNN computes g * 0 where x <= 0, a NaN
     for an infinite or NaN g (so it serves only where g's abs_sum is finite) and -0.0 for a
     negative one, which the + 0 makes +0.0."""
-    if g.shape != x.shape or x.dtype != np.float32 or x.size < onednn.MIN_ELEMENTWISE_SIZE:
+    if g.shape != x.shape or not onednn.large_float32(x):
         return NotImplemented
     g_sum = mkl.abs_sum(g)
     if g_sum is None or not math.isfinite(g_sum):

@@ -34,9 +34,8 @@ def forward(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilatio
     oneDNN skips a NaN where PyTorch's maximum is NaN, and gives a window of -inf the
     lowest float: such inputs, and dilation or ceil_mode, which the binding does not take,
     are declined."""
-    if (dilation != (1, 1) or ceil_mode or x.dtype != np.float32
-            or x.size < onednn.MIN_ELEMENTWISE_SIZE or kernel[0] * kernel[1] > 255
-            or not onednn.available() or mkl.has_nan(x)):
+    if (dilation != (1, 1) or ceil_mode or kernel[0] * kernel[1] > 255
+            or not onednn.large_float32(x) or mkl.has_nan(x)):
         return NotImplemented
     got = onednn.pool2d(x, onednn.POOL_MAX, kernel, stride, padding)
     if got is NotImplemented:

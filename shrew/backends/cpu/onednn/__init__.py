@@ -40,7 +40,8 @@ from .binding import (GELU_ERF, GELU_TANH, POOL_AVG_EXCLUDE, POOL_AVG_INCLUDE, P
                       set_num_threads)
 from .conv import conv2d, conv2d_backward_data, conv2d_backward_weights, conv_output_hw
 from .elementwise import (MIN_ELEMENTWISE_SIZE, eltwise, eltwise_backward, eltwise_derivative,
-                          layer_norm, softmax, softmax_backward, standardized_backward)
+                          large_float32, layer_norm, softmax, softmax_backward,
+                          standardized_backward)
 from .pool import pool2d, pool2d_backward, pool_output_hw
 from .primitive import cache_info, clear_cache
 
@@ -48,6 +49,6 @@ __all__ = ["GELU_ERF", "GELU_TANH", "MIN_ELEMENTWISE_SIZE", "POOL_AVG_EXCLUDE",
            "POOL_AVG_INCLUDE", "POOL_MAX", "RELU", "OneDNNError", "available", "cache_info",
            "clear_cache", "conv2d", "conv2d_backward_data", "conv2d_backward_weights",
            "conv_output_hw", "eltwise", "eltwise_backward", "eltwise_derivative",
-           "get_num_threads", "layer_norm",
+           "get_num_threads", "large_float32", "layer_norm",
            "load_error", "pool2d", "pool2d_backward", "pool_output_hw", "set_enabled",
            "set_num_threads", "softmax", "softmax_backward", "standardized_backward"]

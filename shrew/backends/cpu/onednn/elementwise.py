@@ -33,13 +33,16 @@ def _forward_only(shapes: tuple[tuple, ...],
     return make
 
 
-def _large_float32(x: np.ndarray) -> bool:
+def large_float32(x: np.ndarray) -> bool:
+    """Whether oneDNN's elementwise path takes x: switched on and loaded, float32, and at
+    least MIN_ELEMENTWISE_SIZE elements.  Callers check it before a pass that only
+    prepares such a call."""
     return usable(x) and x.size >= MIN_ELEMENTWISE_SIZE
 
 
 def eltwise(x: np.ndarray, alg: int) -> Any:  # y, or NotImplemented
     """alg (GELU_TANH, GELU_ERF) applied to every element of a float32 x, or NotImplemented."""
-    if not _large_float32(x):
+    if not large_float32(x):
         return NotImplemented
     shape = (x.size,)
     make = _forward_only(
@@ -86,7 +89,7 @@ def _diff_src(key: tuple, make: Callable[[Runtime], Primitive | None], shape: tu
 def eltwise_backward(g: np.ndarray, x: np.ndarray, alg: int) -> Any:  # dx, or NotImplemented
     """g times the derivative of alg (GELU_TANH, GELU_ERF) at x, elementwise, for float32 g
     and x of one shape, in one pass (oneDNN's eltwise backward); or NotImplemented."""
-    if not (_large_float32(x) and usable(g) and g.shape == x.shape):
+    if not (large_float32(x) and usable(g) and g.shape == x.shape):
         return NotImplemented
     shape = (x.size,)
     make = _with_hint(
@@ -105,7 +108,7 @@ def eltwise_backward(g: np.ndarray, x: np.ndarray, alg: int) -> Any:  # dx, or N
 def eltwise_derivative(x: np.ndarray, alg: int) -> Any:  # dx, or NotImplemented
     """The derivative of alg (GELU_TANH, GELU_ERF) at every element of a float32 x, as
     oneDNN's eltwise backward with an output gradient of ones; or NotImplemented."""
-    if not _large_float32(x):
+    if not large_float32(x):
         return NotImplemented
     return eltwise_backward(np.ones(x.shape, np.float32), x, alg)
 
@@ -124,7 +127,7 @@ def softmax(x: np.ndarray, axis: int) -> Any:  # y, or NotImplemented
     1e-6 absolute where the log-probabilities are near 0.)"""
     # Along the innermost dim only: oneDNN's kernel for an outer one is its slow
     # reference code (measured 30x numpy's time on [8, 4, 128, 128] along dim 1).
-    shape = _rows(x, axis) if _large_float32(x) else None
+    shape = _rows(x, axis) if large_float32(x) else None
     if shape is None:
         return NotImplemented
     make = _forward_only(
@@ -138,7 +141,7 @@ def softmax(x: np.ndarray, axis: int) -> Any:  # y, or NotImplemented
 def layer_norm(x: np.ndarray, eps: float) -> Any:  # (y, mean, variance), or NotImplemented
     """(y, mean, variance) of a float32 x [rows, cols] standardised along its rows (biased
     variance, no scale or shift): y = (x - mean) / sqrt(variance + eps); or NotImplemented."""
-    if not _large_float32(x):
+    if not large_float32(x):
         return NotImplemented
     rows = (x.shape[0],)
 
@@ -161,7 +164,7 @@ def softmax_backward(g: np.ndarray, y: np.ndarray, axis: int, log: bool) -> Any:
     """d(loss)/dx of y = softmax(x) (log-softmax where `log`) along axis, the innermost dim
     as for softmax, given g = d(loss)/dy: y (g - sum(g y)), or g - exp(y) sum(g), along the
     rows in one pass; or NotImplemented."""
-    if not (_large_float32(y) and usable(g) and g.shape == y.shape):
+    if not (large_float32(y) and usable(g) and g.shape == y.shape):
         return NotImplemented
     shape = _rows(y, axis)
     if shape is None:
@@ -184,7 +187,7 @@ def standardized_backward(g: np.ndarray, y: np.ndarray) -> Any:  # [rows, cols],
     standardised along its rows (mean 0, variance 1): the gradient of a layer norm without
     its 1/std.  oneDNN's layer-norm backward, given y as its source with mean 0, variance 1
     and epsilon 0, computes exactly that, in one pass; or NotImplemented."""
-    if not (_large_float32(y) and usable(g) and g.shape == y.shape and y.ndim == 2):
+    if not (large_float32(y) and usable(g) and g.shape == y.shape and y.ndim == 2):
         return NotImplemented
     rows = (y.shape[0],)
 
