@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 import os
+import platform
+import sys
 
 import numpy as np
 import pytest
@@ -12,6 +14,9 @@ import shrew
 from shrew.testing import gradcheck
 
 LAYOUTS = ("plain", "transpose", "narrow")
+CPU_FAST_WHEELS_EXIST = sys.platform == "linux" and platform.machine() == "x86_64"
+"""Where the cpu-fast extra's libraries (oneDNN, MKL) have wheels: there the test extra
+installs them, and their tests must find them live."""
 FULL_JACOBIAN_MAX = 40  # checked inputs with more elements use random directions
 
 

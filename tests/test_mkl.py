@@ -4,7 +4,6 @@ determinism, the switch, the threads and a library that cannot load."""
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import sys
 
@@ -17,8 +16,8 @@ from hypothesis import strategies as st
 import shrew
 from shrew.backends import cpu
 from shrew.backends.cpu import mkl
+from support import CPU_FAST_WHEELS_EXIST
 
-WHEELS_EXIST = sys.platform == "linux" and platform.machine() == "x86_64"
 needs_mkl = pytest.mark.skipif(mkl.load_error() is not None,
                                reason=f"MKL not loadable: {mkl.load_error()}")
 
@@ -33,7 +32,7 @@ def mkl_on():
 def test_mkl_loads_where_its_wheels_exist():
     """The test extra installs the mkl wheel on x86-64 Linux: there the path must be live,
     or every other test here would be skipped without anyone noticing."""
-    if WHEELS_EXIST:
+    if CPU_FAST_WHEELS_EXIST:
         assert mkl.load_error() is None
         assert cpu.mkl_active()
 
@@ -284,30 +283,27 @@ def test_what_axpy_leaves_to_numpy():
     assert not mkl.axpy(np.ones(big, np.float32), np.ones(big, np.float64), 2.0)  # mixed
 
 
+def _sgd_steps(lib, w0, x):
+    """Three SGD steps with momentum on tanh(x @ w).sum(), in shrew or torch (one code)."""
+    w = lib.tensor(w0, requires_grad=True)
+    opt = lib.optim.SGD([w], lr=0.01, momentum=0.9)
+    for _ in range(3):
+        opt.zero_grad()
+        (lib.tensor(x) @ w).tanh().sum().backward()
+        opt.step()
+    return w.detach().numpy()
+
+
 def test_sgd_steps_through_axpy_match_torch():
     """Through shrew's optimizer (p.add_(grad, alpha=-lr)), with MKL on and off, against
     PyTorch's SGD on the same parameters and gradients."""
     rng = np.random.default_rng(7)
     w0 = rng.standard_normal((300, 200)).astype(np.float32)
     x = rng.standard_normal((16, 300)).astype(np.float32)
-    ws = {}
+    want = _sgd_steps(torch, w0, x)
     for on in (True, False):
         with cpu.use_mkl(on):
-            w = shrew.tensor(w0, requires_grad=True)
-            opt = shrew.optim.SGD([w], lr=0.01, momentum=0.9)
-            for _ in range(3):
-                opt.zero_grad()
-                (shrew.tensor(x) @ w).tanh().sum().backward()
-                opt.step()
-            ws[on] = w.detach().numpy()
-    tw = torch.tensor(w0, requires_grad=True)
-    topt = torch.optim.SGD([tw], lr=0.01, momentum=0.9)
-    for _ in range(3):
-        topt.zero_grad()
-        (torch.tensor(x) @ tw).tanh().sum().backward()
-        topt.step()
-    for got in ws.values():
-        np.testing.assert_allclose(got, tw.detach().numpy(), rtol=1e-5, atol=2e-6)
+            np.testing.assert_allclose(_sgd_steps(shrew, w0, x), want, rtol=1e-5, atol=2e-6)
 
 
 @needs_mkl

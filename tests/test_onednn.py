@@ -4,7 +4,6 @@ determinism, the cache, the switch and the threads."""
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import sys
 
@@ -17,9 +16,9 @@ from hypothesis import strategies as st
 import shrew
 from shrew.backends import cpu
 from shrew.backends.cpu import onednn
+from support import CPU_FAST_WHEELS_EXIST
 
 F = torch.nn.functional
-WHEELS_EXIST = sys.platform == "linux" and platform.machine() == "x86_64"
 
 needs_onednn = pytest.mark.skipif(onednn.load_error() is not None,
                                   reason=f"oneDNN not loadable: {onednn.load_error()}")
@@ -35,7 +34,7 @@ def onednn_on():
 def test_onednn_loads_where_its_wheels_exist():
     """The test extra installs onednn-cpu-gomp on x86-64 Linux: there the path must be
     live, or every other test here would be skipped without anyone noticing."""
-    if WHEELS_EXIST:
+    if CPU_FAST_WHEELS_EXIST:
         assert onednn.load_error() is None
         assert cpu.onednn_active()
 
