@@ -15,12 +15,13 @@ from .checkpoint import checkpoint_grads
 from .diagnostics import NAMED_BY_FN, anomaly_enabled, check_gradients, op_name
 from .errors import DeviceError, ShrewError
 from .factory import accumulate_grad, release
+from .grads.attention import attention_grads
 from .grads.common import InputGrads, cast_like, sum_to_shape
 from .grads.conv import conv1d_grads, conv_grads
 from .grads.elementwise import binary_grads, unary_grad
 from .grads.index import scatter_grads
 from .grads.linalg import decomposition_grad, matmul_rhs_grad, solve_grads
-from .grads.norm import softmax_grad, standardize_grad
+from .grads.norm import layer_norm_grads, softmax_grad, standardize_grad
 from .grads.pool import avg_pool2d_grad, max_pool2d_grad
 from .grads.reduce import reduce_grad, vector_norm_grad
 from .grads.scan import logcumsumexp_grad
@@ -449,8 +450,12 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
         # -- norm (ops/norm.py)
         case O.Softmax(x, dim, log):
             return ((x, softmax_grad(x, dim, log, y, g)),)
+        case O.Attention():
+            return attention_grads(op, g)
         case O.Standardize(x, dims, eps, rstd):
             return ((x, standardize_grad(x, dims, eps, rstd, y, g)),)
+        case O.LayerNorm(x, weight, bias, dims, eps, mean, rstd):
+            return layer_norm_grads(x, weight, bias, dims, eps, mean, rstd, g)
         # -- checkpoint (checkpoint.py)
         case O.Checkpoint():
             return checkpoint_grads(y, op, g, run_backward)

@@ -8,8 +8,10 @@ rules need to stay differentiable (ScatterAdd, Im2Col, Col2Im are the adjoints o
 and the convolution lowering; ToDevice moves data), Scatter, the write of every index op
 (x[key] = v, index_put, scatter_reduce, ...), Checkpoint, which recomputes a function in
 backward, Prod, VectorNorm and Scan, whose gradients compositions would get wrong at
-zeros, and two fused kernels that earn their place in training time (Softmax, which also
-serves log_softmax, and Standardize, the core of layer_norm).
+zeros, and four fused kernels that earn their place in training time (Softmax, which also
+serves log_softmax, and Standardize, the core of layer_norm; LayerNorm, with its weight
+and bias, and Attention, scaled dot-product attention, recorded only where a backend's
+optional FastNorm or FastAttention computed them in one call).
 """
 from __future__ import annotations
 
@@ -273,11 +275,39 @@ class Softmax(Op):
 
 
 @dataclass(slots=True, eq=False)
+class Attention(Op):
+    """softmax(q k^T scale + bias) v as one kernel (ops/attention.py)."""
+
+    q: Any
+    k: Any
+    v: Any
+    bias: Any  # None, or the additive mask (no grad: masks with a gradient are composed)
+    scale: float
+    weights: Any  # the softmax, saved by forward (no grad)
+    TENSORS: ClassVar[tuple] = ("q", "k", "v")
+
+
+@dataclass(slots=True, eq=False)
 class Standardize(Op):
     x: Any
     dims: tuple  # the trailing dims normalised over
     eps: float
     rstd: Any  # 1 / sqrt(var + eps) with the dims kept, saved by forward (no grad)
+
+
+@dataclass(slots=True, eq=False)
+class LayerNorm(Op):
+    """standardize(x) * weight + bias in one backend call (base.FastNorm), recorded only
+    where the backend's fast path ran; otherwise layer_norm records its composition."""
+
+    x: Any
+    weight: Any  # the shape of the normalised dims, as bias
+    bias: Any
+    dims: tuple  # the trailing dims normalised over
+    eps: float
+    mean: Any  # x's mean over dims, kept as 1 (no grad)
+    rstd: Any  # 1 / sqrt(var + eps), as mean (no grad)
+    TENSORS: ClassVar[tuple] = ("x", "weight", "bias")
 
 
 @dataclass(slots=True, eq=False)
@@ -319,7 +349,7 @@ VARIANTS = (
     Contiguous, Binary, Unary, Reduce, Prod, VectorNorm, Scan, Matmul, Reshape, Transpose,
     Narrow, Affine, Conv2d, Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond,
     Gather, Pad, ToDtype, ToDevice, ScatterAdd, Scatter, Im2Col, Col2Im, Softmax, Standardize,
-    Checkpoint, CustomFunction,
+    LayerNorm, Attention, Checkpoint, CustomFunction,
     Solve, Decomposition,  # linear algebra
 )
 

@@ -120,3 +120,29 @@ def each_device(name: str) -> list[str]:
     """Every device of `name` ("opencl": opencl:0, opencl:1, ...) to parametrize a test
     with; [name] when there is none, for device_or_fail to skip or fail on."""
     return [d for d in shrew.devices() if d.split(":")[0] == name] or [name]
+
+
+def numpy_layer_norm(backend, x, weight, bias, ndims, eps):
+    """base.FastNorm's layer_norm on numpy, for every float dtype: a stand-in for the cpu
+    backend's method (oneDNN: float32, large inputs only) where a test needs LayerNorm
+    nodes on float64 (gradcheck); their gradient is then the core's rule, since the cpu
+    backend's layer_norm_backward declines what oneDNN does not take."""
+    dims = tuple(range(x.ndim - ndims, x.ndim))
+    mean = x.mean(dims, keepdims=True)
+    rstd = 1 / np.sqrt(np.square(x - mean).mean(dims, keepdims=True) + eps)
+    return (x - mean) * rstd * weight + bias, mean, rstd
+
+
+def numpy_attention(backend, q, k, v, bias, scale):
+    """base.FastAttention's attention on numpy, for every float dtype: a stand-in for the
+    cpu backend's method (MKL and oneDNN: float32, large inputs only) where a test needs
+    Attention nodes on float64 (gradcheck); their gradient is then the core's rule, since
+    the cpu backend's attention_backward declines what it does not take."""
+    if q.shape[:-2] != k.shape[:-2] or k.shape[:-2] != v.shape[:-2]:
+        return NotImplemented
+    scores = (q @ np.swapaxes(k, -1, -2)) * scale
+    if bias is not None:
+        scores = scores + bias
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    return weights @ v, weights

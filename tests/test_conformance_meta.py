@@ -11,8 +11,10 @@ from importlib import metadata
 import pytest
 
 import shrew
-from shrew.backends.base import FAST_ACCUMULATE, FAST_CONV, FAST_GRAD, FAST_POOL, PRIMITIVES
-from shrew.backends.cpu import CPUBackend
+from shrew import op as O
+from shrew.backends.base import (FAST_ACCUMULATE, FAST_ATTENTION, FAST_CONV, FAST_GRAD,
+                                 FAST_NORM, FAST_POOL, PRIMITIVES)
+from shrew.backends.cpu import CPUBackend, mkl_active, onednn_active, use_mkl, use_onednn
 from shrew.op import VARIANTS
 from shrew.testing.conformance.cases import CASES
 from shrew.testing.conformance.harness import DEFAULT_LAYOUT, Target, forward, make_inputs
@@ -44,7 +46,8 @@ def _recorded(name):
     return primitive
 
 
-for _name in PRIMITIVES + FAST_CONV + FAST_POOL + FAST_ACCUMULATE + FAST_GRAD:
+FAST = FAST_CONV + FAST_POOL + FAST_ACCUMULATE + FAST_GRAD + FAST_NORM + FAST_ATTENTION
+for _name in PRIMITIVES + FAST:
     setattr(Recording, _name, _recorded(_name))
 
 
@@ -53,8 +56,13 @@ class PlainRecording(Recording):
     runs, as on a backend that has none (the entries' primitive lists describe it)."""
 
 
-for _name in FAST_CONV + FAST_POOL + FAST_ACCUMULATE + FAST_GRAD:
+for _name in FAST:
     setattr(PlainRecording, _name, None)
+
+FAST_ONLY_VARIANTS = {O.LayerNorm, O.Attention}
+"""Variants recorded only where an optional fast path served the forward (base.FastNorm's
+layer_norm, base.FastAttention's attention; on the cpu backend oneDNN and MKL, float32,
+large inputs), never on plain primitives."""
 
 
 def _variants(out) -> set:
@@ -87,33 +95,46 @@ def test_entries_record_their_variants_and_call_their_primitives(case, isolated_
             out.sum().backward()
     assert set(case.primitives) <= backend.calls, \
         f"never called: {set(case.primitives) - backend.calls}"
-    assert set(case.variants) <= variants, f"never recorded: {set(case.variants) - variants}"
+    want = set(case.variants) - FAST_ONLY_VARIANTS
+    assert want <= variants, f"never recorded: {want - variants}"
 
 
 FAST_PATHS = {"conv2d": FAST_CONV, "conv1d": FAST_CONV, "max_pool2d": ("max_pool2d_backward",),
               "avg_pool2d": ("avg_pool2d_backward",), "chunk": ("add_narrow_",),
               "linear": ("add_into_",),
               "softmax": ("softmax_backward",), "log_softmax": ("softmax_backward",),
-              "standardize": ("standardize_backward",), "layer_norm": ("standardize_backward",),
+              "standardize": ("standardize_backward",),
+              "layer_norm": ("standardize_backward", *FAST_NORM),
               "gelu": ("unary_backward",), "gelu_tanh": ("unary_backward",),
-              "relu": ("unary_backward",)}
-assert {name for names in FAST_PATHS.values() for name in names} == \
-    {*FAST_CONV, *FAST_POOL, *FAST_ACCUMULATE, *FAST_GRAD}
+              "relu": ("unary_backward",), "scaled_dot_product_attention": FAST_ATTENTION}
+assert {name for names in FAST_PATHS.values() for name in names} == set(FAST)
+ONEDNN_ONLY = {"layer_norm_backward", "attention_backward"}
+"""Called only where the forward ran on oneDNN (and MKL): the rules of LayerNorm and
+Attention nodes."""
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.name in FAST_PATHS], ids=str)
 def test_entries_reach_the_optional_fast_paths(case, isolated_registry):
-    """On a backend with base.FastConv, base.FastPool, base.FastAccumulate and
-    base.FastGrad (the cpu backend has them all) the conv, pool, chunk, softmax, norm and
-    GELU entries check those methods too, not only the core's fallback."""
+    """On a backend with base.FastConv, base.FastPool, base.FastAccumulate, base.FastGrad,
+    base.FastNorm and base.FastAttention (the cpu backend has them all) the conv, pool,
+    chunk, softmax, norm, GELU and attention entries check those methods too, not only the
+    core's fallback; where oneDNN and MKL serve, the layer_norm and attention entries
+    record their LayerNorm and Attention nodes too."""
     backend = Recording()
     shrew.register_backend("recording", lambda index=0: backend)
-    for sample in case.samples:
-        hosts = make_inputs(case, sample, "float32", DEFAULT_LAYOUT)
-        out = forward(case, sample, hosts, DEFAULT_LAYOUT, "recording", "float32",
-                      requires_grad=True)
-        out.sum().backward()
-    assert set(FAST_PATHS[case.name]) <= backend.calls
+    variants = set()
+    with use_onednn(True), use_mkl(True):
+        served = onednn_active() and mkl_active()
+        for sample in case.samples:
+            hosts = make_inputs(case, sample, "float32", DEFAULT_LAYOUT)
+            out = forward(case, sample, hosts, DEFAULT_LAYOUT, "recording", "float32",
+                          requires_grad=True)
+            variants |= _variants(out)
+            out.sum().backward()
+    assert set(FAST_PATHS[case.name]) - (set() if served else ONEDNN_ONLY) <= backend.calls
+    if served:
+        want = set(case.variants) & FAST_ONLY_VARIANTS
+        assert want <= variants, f"never recorded: {want - variants}"
 
 
 def test_known_failures_become_xfail():

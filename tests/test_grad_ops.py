@@ -18,10 +18,12 @@ from hypothesis import strategies as st
 import shrew
 from shrew import op as O
 from shrew.backends.base import UNARY_FNS
+from shrew.backends.cpu import CPUBackend
 from shrew.ops.elementwise import unary
 from shrew.ops.index import scatter_unchecked
 from shrew.testing import gradcheck
-from support import Input, broadcast_pairs, check_grad, layouts, seeds, shapes
+from support import (Input, broadcast_pairs, check_grad, layouts, numpy_attention,
+                     numpy_layer_norm, seeds, shapes)
 
 GRADCHECKED: dict = defaultdict(list)
 
@@ -789,6 +791,50 @@ def test_standardize(shape, seed, layout, data):
     expect = centred / np.sqrt((centred ** 2).mean(axis=axes, keepdims=True) + 1e-3)
     np.testing.assert_allclose(out.numpy(), expect, rtol=1e-12, atol=1e-12)
     check_grad(call, x)
+
+
+@covers(O.LayerNorm)
+@given(shape=shapes(1, 3, min_side=2), seed=seeds, layout=layouts, data=st.data())
+def test_layer_norm(shape, seed, layout, data):
+    """The cpu backend's base.FastNorm runs on oneDNN (float32) only: a numpy one makes
+    the LayerNorm node on float64 here, and its rule (the core's composition) is checked."""
+    ndims = data.draw(st.integers(1, len(shape)))
+    x = Input(shape, seed, layout)
+    w, b = Input(shape[-ndims:], seed + 1, layout), Input(shape[-ndims:], seed + 2)
+    call = lambda t, u, v: shrew.nn.functional.layer_norm(  # noqa: E731
+        t, shape[-ndims:], u, v, eps=1e-3)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(CPUBackend, "layer_norm", numpy_layer_norm)
+        out = call(x.view(x.leaf), w.view(w.leaf), b.leaf)
+        assert isinstance(out.op, O.LayerNorm)
+        axes = tuple(range(len(shape) - ndims, len(shape)))
+        centred = x.value - x.value.mean(axis=axes, keepdims=True)
+        expect = centred / np.sqrt((centred ** 2).mean(axis=axes, keepdims=True) + 1e-3)
+        np.testing.assert_allclose(out.numpy(), expect * w.value + b.value, rtol=1e-12,
+                                   atol=1e-12)
+        check_grad(call, x, w, b)
+
+
+@covers(O.Attention)
+@given(batch=shapes(0, 2, min_side=1), length=st.integers(1, 4), keys=st.integers(1, 4),
+       width=st.integers(1, 3), seed=seeds, layout=layouts, data=st.data())
+def test_attention(batch, length, keys, width, seed, layout, data):
+    """The cpu backend's base.FastAttention runs on MKL and oneDNN (float32) only: a numpy
+    one makes the Attention node on float64 here, and its rule (the core's composition,
+    with a float mask, causal or not) is checked."""
+    causal = data.draw(st.booleans())
+    q = Input(batch + (length, width), seed, layout)
+    k = Input(batch + (keys, width), seed + 1, layout)
+    v = Input(batch + (keys, data.draw(st.integers(1, 3))), seed + 2)
+    mask = None if causal else shrew.tensor(
+        np.random.default_rng(seed).standard_normal((length, keys)))
+    call = lambda a, b, c: shrew.nn.functional.scaled_dot_product_attention(  # noqa: E731
+        a, b, c, attn_mask=mask, is_causal=causal and length <= keys, scale=0.7)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(CPUBackend, "attention", numpy_attention)
+        out = call(q.view(q.leaf), k.view(k.leaf), v.leaf)
+        assert isinstance(out.op, O.Attention)
+        check_grad(call, q, k, v)
 
 
 def test_fused_normalisations_on_empty_and_0d_tensors():

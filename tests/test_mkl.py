@@ -3,6 +3,7 @@ PyTorch's over shapes, broadcasting and memory layouts, the cpu backend's use of
 determinism, the switch, the threads and a library that cannot load."""
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -102,13 +103,18 @@ def test_products_match_numpy_and_torch(ab):
 
 
 @needs_mkl
-def test_attention_heads_a_view_with_uneven_batch_strides():
+def test_attention_heads_a_view_with_uneven_batch_strides(monkeypatch):
     """q and k as attention takes them, [B, heads, T, d] views of [B, T, heads, d]: the
-    head and batch dims are no single stride, so each batch row is one strided call."""
+    head and batch dims are no single stride, so the call lists each matrix's address."""
     rng = np.random.default_rng(1)
     q = rng.standard_normal((3, 7, 4, 8)).astype(np.float32).transpose(0, 2, 1, 3)
     k = rng.standard_normal((3, 7, 4, 8)).astype(np.float32).transpose(0, 2, 3, 1)
+    listed = []
+    real = mkl.Runtime.gemm_pointers
+    monkeypatch.setattr(mkl.Runtime, "gemm_pointers",
+                        lambda self, *args: listed.append(args[-1]) or real(self, *args))
     _close(mkl.matmul(q, k), q.astype(np.float64) @ k, 8)
+    assert listed == [12]   # one call for the 3 x 4 matrices
 
 
 @needs_mkl
@@ -119,6 +125,92 @@ def test_out_receives_the_product():
     out = np.empty((5, 7))
     assert mkl.matmul(a, b, out) is out
     _close(out, a @ b, 6)
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_alpha_and_a_strided_out(dtype):
+    """alpha * (a @ b) written into a view whose matrices are row-major with a leading
+    dimension of their own ([B, H, T, d] heads of a [B, T, H, d] buffer), batched or
+    not, and a 1-d operand's product into a strided vector."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 3, 5, 6)).astype(dtype)
+    b = rng.standard_normal((2, 3, 6, 4)).astype(dtype)
+    buffer = np.full((2, 5, 3, 4), np.nan, dtype)
+    out = buffer.transpose(0, 2, 1, 3)
+    assert mkl.matmul(a, b, out, 0.5) is out
+    _close(out, 0.5 * (a.astype(np.float64) @ b), 6)
+    two_d = np.full((5, 9), np.nan, dtype)[:, 2:6]
+    assert mkl.matmul(a[0, 0], b[0, 0], two_d, -2.0) is two_d
+    _close(two_d, -2.0 * (a[0, 0].astype(np.float64) @ b[0, 0]), 6)
+    vector = np.full((2, 3, 10), np.nan, dtype)[..., ::2]
+    assert mkl.matmul(a, b[0, 0, :, 0], vector) is vector
+    _close(vector, a.astype(np.float64) @ b[0, 0, :, 0], 6)
+    assert mkl.matmul(a[0, 0], b[0, 0], np.empty((4, 5), dtype).T) is NotImplemented
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, ndims", [((1024, 300), 1), ((8, 128, 256), 2),
+                                          ((4, 64, 200), 1), ((40_000, 1), 1)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_sums_over_the_leading_dims(dtype, shape, ndims, keepdim):
+    """A bias gradient's sum as one product with ones: numpy's values to a sum's rounding,
+    the shape numpy gives, and through the cpu backend's reduce."""
+    x = np.random.default_rng(4).standard_normal(shape).astype(dtype)
+    dims = tuple(range(ndims))
+    want = x.astype(np.float64).sum(dims, keepdims=keepdim)
+    got = mkl.sum_leading(x, ndims, keepdim)
+    assert got.shape == want.shape and got.dtype == dtype
+    _close(got, want, x.size // math.prod(want.shape))
+    backend = shrew.backends.registry.get_backend("cpu")
+    np.testing.assert_array_equal(backend.reduce("sum", x, dims, keepdim), got)
+
+
+def test_what_sum_leading_leaves_to_numpy():
+    big = np.ones((512, 128), np.float32)
+    assert mkl.sum_leading(np.ones((4, 4), np.float32), 1, False) is NotImplemented  # small
+    assert mkl.sum_leading(big.T, 1, False) is NotImplemented                        # layout
+    assert mkl.sum_leading(big.astype(np.int64), 1, False) is NotImplemented        # dtype
+    assert mkl.sum_leading(big, 0, False) is NotImplemented                          # no dims
+    assert mkl.sum_leading(big, 2, False) is NotImplemented                          # all dims
+    with cpu.use_mkl(False):
+        assert mkl.sum_leading(big, 1, False) is NotImplemented
+
+
+@needs_mkl
+@pytest.mark.parametrize("fn", ["add", "sub", "mul"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_elementwise_add_sub_mul_are_numpys_bit_for_bit(fn, dtype):
+    """VML's add, sub and mul: IEEE operations, so numpy's exact bits, with subnormals,
+    signed zeros, infinities and NaNs among the operands."""
+    rng = np.random.default_rng(5)
+    tiny = np.finfo(dtype).tiny
+    a = rng.standard_normal(1 << 16).astype(dtype)
+    b = rng.standard_normal(1 << 16).astype(dtype)
+    a[:1000] *= tiny
+    b[500:1500] *= tiny
+    specials = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, 1.0], dtype)
+    a[2000:2036] = np.repeat(specials, 6)
+    b[2000:2036] = np.tile(specials, 6)
+    with np.errstate(all="ignore"):
+        want = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[fn](a, b)
+    got = mkl.binary(fn, a.reshape(256, 256), b.reshape(256, 256))
+    assert got.shape == (256, 256)
+    bits = np.dtype(f"i{np.dtype(dtype).itemsize}")
+    assert np.array_equal(got.reshape(-1).view(bits), want.view(bits))
+
+
+def test_what_binary_leaves_to_numpy():
+    big = np.ones((256, 256), np.float32)
+    assert mkl.binary("add", big[:8], big[:8]) is NotImplemented                   # small
+    assert mkl.binary("div", big, big) is NotImplemented                           # not IEEE-only
+    assert mkl.binary("add", big, big[:1]) is NotImplemented                       # broadcast
+    assert mkl.binary("add", big.T, big) is NotImplemented                         # layout
+    assert mkl.binary("add", big, big.astype(np.float64)) is NotImplemented        # mixed
+    assert mkl.binary("add", big.astype(np.int32), big.astype(np.int32)) is NotImplemented
+    with cpu.use_mkl(False):
+        assert mkl.binary("add", big, big) is NotImplemented
 
 
 @pytest.mark.parametrize("a, b", [

@@ -37,7 +37,9 @@ _VARIANT = {
     "ToDtype": "ToCopyBackward0", "ToDevice": "ToCopyBackward0",
     "ScatterAdd": "ScatterAddBackward0", "Scatter": "ScatterBackward0",
     "Im2Col": "Im2ColBackward0", "Col2Im": "Col2ImBackward0", "Softmax": "SoftmaxBackward0",
-    "Standardize": "NativeLayerNormBackward0", "Checkpoint": "CheckpointFunctionBackward",
+    "Standardize": "NativeLayerNormBackward0", "LayerNorm": "NativeLayerNormBackward0",
+    "Checkpoint": "CheckpointFunctionBackward",
+    "Attention": "ScaledDotProductFlashAttentionForCpuBackward0",
 }
 """The name of each variant that has one whatever its fields hold."""
 

@@ -223,6 +223,50 @@ class FastGrad(Protocol):
 FAST_GRAD = ("softmax_backward", "standardize_backward", "unary_backward")
 
 
+class FastNorm(Protocol):
+    """Optional: layer norm with its weight and bias as one call each way, where the core
+    composes standardize, a product and a sum forward and a dozen passes backward.
+    layer_norm (F.layer_norm given both a weight and a bias shaped like the normalised
+    dims, in x's dtype) is called where a backend has it, and the op is then recorded as
+    one node whose rule calls layer_norm_backward in a plain backward; under
+    create_graph=True the rule is recorded operations (standardize recomputed), so that
+    it can be differentiated again.  Either may return NotImplemented (a dtype or size it
+    does not speed up): the core then composes its primitives, forward or backward.  A
+    row with a NaN or an infinity gives NaN across that row, as PyTorch's.  The
+    conformance suite checks them through the values and gradients of layer_norm."""
+
+    def layer_norm(self, x: Storage, weight: Storage, bias: Storage, ndims: int,
+                   eps: float) -> tuple: ...  # (y, mean, rstd): y = (x - mean) * rstd * weight + bias over the last ndims dims of x (weight and bias of their shape), biased variance, rstd = 1 / sqrt(var + eps), mean and rstd with those dims kept as 1; or NotImplemented
+    def layer_norm_backward(self, g: Storage, x: Storage, weight: Storage, mean: Storage,
+                            rstd: Storage, ndims: int) -> tuple: ...  # (dx, dweight, dbias) of layer_norm given g = d(loss)/dy and its mean and rstd: dweight and dbias sum g (x - mean) rstd and g over the leading dims; or NotImplemented
+
+
+FAST_NORM = ("layer_norm", "layer_norm_backward")
+
+
+class FastAttention(Protocol):
+    """Optional: scaled dot-product attention, softmax(q k^T scale + bias) v, as one call
+    each way, where the core's composition is two products, a scaling, a mask added, a
+    softmax and their gradients, each a pass over the [..., L, S] scores.
+    scaled_dot_product_attention and MultiheadAttention call it where nothing needs the
+    weights and no dropout applies (ops/attention.py); the gradient rule calls
+    attention_backward in a plain backward; under create_graph=True, or where either
+    returns NotImplemented, the core composes.  q [..., L, E], k [..., S, E] and v [..., S,
+    Ev] share their batch dims; bias, None or an array broadcasting to [..., L, S], is added
+    to the scores.  A result may be a strided view (heads interleaved, as the projections
+    that read it next want them).  The conformance suite checks them through the values
+    and gradients of scaled_dot_product_attention and MultiheadAttention."""
+
+    def attention(self, q: Storage, k: Storage, v: Storage, bias: Storage | None,
+                  scale: float) -> tuple: ...  # (out [..., L, Ev], weights [..., L, S]), weights = softmax(q k^T scale + bias) along S, out = weights v; or NotImplemented
+    def attention_backward(self, g: Storage, q: Storage, k: Storage, v: Storage,
+                           weights: Storage, scale: float,
+                           need: tuple) -> tuple: ...  # (dq, dk, dv) given g = d(loss)/d(out) and attention's weights, None where need (three bools) says so; or NotImplemented
+
+
+FAST_ATTENTION = ("attention", "attention_backward")
+
+
 class Allocation(Protocol):
     """Optional, for a backend whose storage is not a numpy array: which allocation a
     storage views.  With it, gather and scatter_add check an index that was uploaded from
@@ -235,8 +279,8 @@ class Allocation(Protocol):
 
 def fast_path(backend: Any, name: str, *args: Any) -> Any:
     """backend.<name>(*args) for an optional fast path (FastConv, FastPool,
-    FastAccumulate, FastGrad), or NotImplemented where the backend has no such method or
-    declines the call."""
+    FastAccumulate, FastGrad, FastNorm), or NotImplemented where the backend has no such
+    method or declines the call."""
     method = getattr(backend, name, None)
     return NotImplemented if method is None else method(*args)
 

@@ -21,9 +21,10 @@ import numpy as np
 from ..backends import base
 from ..errors import ShrewError
 
-FAST_PATHS = base.FAST_CONV + base.FAST_POOL + base.FAST_ACCUMULATE + base.FAST_GRAD
+FAST_PATHS = (base.FAST_CONV + base.FAST_POOL + base.FAST_ACCUMULATE + base.FAST_GRAD
+              + base.FAST_NORM + base.FAST_ATTENTION)
 """Optional backend methods (base.FastConv, base.FastPool, base.FastAccumulate,
-base.FastGrad) hidden while recording."""
+base.FastGrad, base.FastNorm, base.FastAttention) hidden while recording."""
 
 IGNORED = ("to_numpy", "get_rng_state")
 """Primitives that neither make nor change storage inside a step (host reads are checks)."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..grad_mode import is_grad_enabled
-from .common import fast_gradient
+from ..ops.norm import standardize
+from .common import InputGrads, fast_gradient, fast_gradients, sum_to_shape
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -23,6 +24,35 @@ def standardize_grad(x: Tensor, dims: tuple[int, ...], eps: float, rstd: Tensor,
     mean_g = g.mean(dims, keepdim=True)
     mean_gy = (g * y).mean(dims, keepdim=True)
     return (g - mean_g - y * mean_gy) * rstd
+
+
+def layer_norm_grads(x: Tensor, weight: Tensor, bias: Tensor, dims: tuple[int, ...],
+                     eps: float, mean: Tensor, rstd: Tensor, g: Tensor) -> InputGrads:
+    """Of y = x_hat * weight + bias, x_hat = standardize(x): dx is standardize's gradient
+    of g * weight, dweight the sum of g x_hat and dbias that of g over the leading dims;
+    each only where its input needs it.  In a plain backward one backend call gives all
+    three (base.FastNorm); otherwise x_hat is recomputed, recorded under create_graph so
+    that the gradients can be differentiated again."""
+    dx: Tensor | None
+    dweight: Tensor | None
+    dbias: Tensor | None
+    fast = fast_gradients(x._backend, "layer_norm_backward", g._data, x._data, weight._data,
+                          mean._data, rstd._data, len(dims))
+    if fast is not None:
+        dx, dweight, dbias = fast
+    else:
+        dx = dweight = dbias = None
+        if x.requires_grad or weight.requires_grad:
+            x_hat = standardize(x, len(dims), eps)
+            if x.requires_grad:
+                dx = standardize_grad(x, dims, eps, rstd, x_hat, g * weight)
+            if weight.requires_grad:
+                dweight = sum_to_shape(g * x_hat, weight.shape)
+        if bias.requires_grad:
+            dbias = sum_to_shape(g, bias.shape)
+    return ((x, dx if x.requires_grad else None),
+            (weight, dweight if weight.requires_grad else None),
+            (bias, dbias if bias.requires_grad else None))
 
 
 def softmax_grad(x: Tensor, dim: int, log: bool, y: Tensor, g: Tensor) -> Tensor:

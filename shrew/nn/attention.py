@@ -87,9 +87,10 @@ class MultiheadAttention(Module):
         return w, b
 
     def _heads(self, x: Tensor) -> Tensor:
-        """[N, T, E] -> [N, H, T, E/H], each head's matrix contiguous for the batched GEMMs."""
+        """[N, T, E] -> [N, H, T, E/H], a view (attend makes it contiguous where it
+        composes attention)."""
         n, t = x.shape[:2]
-        return x.reshape(n, t, self.num_heads, self.head_dim).transpose(1, 2).contiguous()
+        return x.reshape(n, t, self.num_heads, self.head_dim).transpose(1, 2)
 
     def _check(self, query: Tensor, key: Tensor, value: Tensor) -> bool:
         """Whether the inputs are batched; a ShapeError naming them if they do not fit."""
@@ -143,13 +144,13 @@ class MultiheadAttention(Module):
         bias = self._bias(attn_mask, key_padding_mask, is_causal, n, length, key.shape[1],
                           extra_keys, q.dtype, q.device)
         out, weights = F.attention.attend(q, k, v, bias, self.dropout if self.training else 0.0,
-                                          1.0 / math.sqrt(self.head_dim))
+                                          1.0 / math.sqrt(self.head_dim), need_weights)
         out = self.out_proj(out.transpose(1, 2).reshape(n, length, self.embed_dim))
         if not batched:
             out = out.squeeze(0)
         elif not self.batch_first:
             out = out.transpose(0, 1)
-        if not need_weights:
+        if weights is None:   # not needed: attend may have fused attention
             return out, None
         if average_attn_weights:
             weights = weights.mean(1)

@@ -1,15 +1,18 @@
 """Normalisations along dims, each one fused kernel: softmax and log_softmax, and
-standardize (the core of layer_norm) (norm.cl on OpenCL and CUDA)."""
+standardize (the core of layer_norm) (norm.cl on OpenCL and CUDA); and layer norm with
+its weight and bias, one call where a backend has base.FastNorm."""
 from __future__ import annotations
 
 import numbers
 from typing import TYPE_CHECKING
 
 from .. import op as O
+from ..backends.base import fast_path
 from ..dtype import FLOAT, as_dtype, check_float, float32
 from ..errors import ShapeError, ShrewError
 from ..factory import AnyTensor, record, wrap
 from ..shape import fmt, normalize_dim
+from .elementwise import add_bias
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -44,18 +47,26 @@ def log_softmax_function(input: Tensor, dim: int,  # noqa: A002
     return softmax(input, dim, True, dtype)
 
 
+def _norm_dims(op: str, x: Tensor, ndims: int, eps: float) -> tuple[int, ...]:
+    """The last `ndims` dims of x, once x, ndims and eps are checked."""
+    if not isinstance(x, AnyTensor):
+        raise ShrewError(f"{op}: input must be a Tensor, got {type(x).__name__}")
+    check_float(x.dtype, op)
+    if isinstance(ndims, bool) or not isinstance(ndims, int) or not 1 <= ndims <= x.ndim:
+        raise ShapeError(f"{op}: ndims must be an int from 1 to {x.ndim} for input "
+                         f"{fmt(x.shape)}, got {ndims!r}")
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0:
+        raise ShrewError(f"{op}: eps must be a number >= 0, got {eps!r}")
+    return tuple(range(x.ndim - ndims, x.ndim))
+
+
 def standardize(x: Tensor, ndims: int, eps: float = 1e-5) -> Tensor:
     """(x - mean) / sqrt(var + eps) over the last `ndims` dims, with the biased variance:
     layer_norm without its weight and bias, as one fused kernel."""
-    if not isinstance(x, AnyTensor):
-        raise ShrewError(f"standardize: input must be a Tensor, got {type(x).__name__}")
-    check_float(x.dtype, "standardize")
-    if isinstance(ndims, bool) or not isinstance(ndims, int) or not 1 <= ndims <= x.ndim:
-        raise ShapeError(f"standardize: ndims must be an int from 1 to {x.ndim} for input "
-                         f"{fmt(x.shape)}, got {ndims!r}")
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0:
-        raise ShrewError(f"standardize: eps must be a number >= 0, got {eps!r}")
-    dims = tuple(range(x.ndim - ndims, x.ndim))
+    return _standardize(x, _norm_dims("standardize", x, ndims, eps), eps)
+
+
+def _standardize(x: Tensor, dims: tuple[int, ...], eps: float) -> Tensor:
     backend = x._backend
     if 0 in x.shape:  # nothing to normalise
         keep = tuple(1 if d in dims else s for d, s in enumerate(x.shape))
@@ -64,3 +75,28 @@ def standardize(x: Tensor, ndims: int, eps: float = 1e-5) -> Tensor:
         data, rstd = backend.standardize(x._data, dims, float(eps))
     op = O.Standardize(x, dims, float(eps), wrap(rstd, backend))
     return record(data, backend, op, x)
+
+
+def layer_norm_affine(x: Tensor, ndims: int, weight: Tensor, bias: Tensor,
+                      eps: float = 1e-5) -> Tensor:
+    """standardize(x, ndims, eps) * weight + bias: layer_norm with its weight and bias.
+    Where weight and bias have the shape of the last `ndims` dims and x's dtype and device
+    and the backend has base.FastNorm's layer_norm, one call, recorded as one LayerNorm
+    node; otherwise (or where the backend declines) the composition of standardize, a
+    product and add_bias."""
+    dims = _norm_dims("layer_norm", x, ndims, eps)
+    backend = x._backend
+    norm_shape = x.shape[x.ndim - ndims:]
+    got = NotImplemented
+    if (isinstance(weight, AnyTensor) and isinstance(bias, AnyTensor)
+            and weight.shape == bias.shape == norm_shape and 0 not in x.shape
+            and weight.dtype is bias.dtype is x.dtype
+            and weight._backend is backend and bias._backend is backend):
+        got = fast_path(backend, "layer_norm", x._data, weight._data, bias._data, ndims,
+                        float(eps))
+    if got is NotImplemented:
+        return add_bias(_standardize(x, dims, eps) * weight, bias)
+    data, mean, rstd = got
+    op = O.LayerNorm(x, weight, bias, dims, float(eps), wrap(mean, backend),
+                     wrap(rstd, backend))
+    return record(data, backend, op, x, weight, bias)

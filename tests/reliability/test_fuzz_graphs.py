@@ -24,7 +24,8 @@ from shrew.diagnostics import _graph, op_name
 from shrew.testing import gradcheck
 from shrew.testing.conformance.cases import UNARY_DOMAIN, SinTimes
 from shrew.ops.elementwise import binary, unary
-from support import shapes
+from shrew.backends.cpu import CPUBackend
+from support import numpy_attention, numpy_layer_norm, shapes
 
 OTHER = "othercpu:0"  # the second device that tests/conftest.py's other_device registers
 seeds = st.integers(0, 2**31 - 1)
@@ -169,6 +170,34 @@ def g_standardize(draw, pool):
     i = _pick(draw, pool)
     ndims = draw(st.integers(0, pool[i].ndim + 1))  # out of range sometimes
     return (i,), lambda x: shrew.standardize(x, ndims, eps=0.1)
+
+
+def g_layer_norm(draw, pool):
+    """layer_norm with a weight and a bias: tensors of the pool where they have the
+    normalised shape, else constants."""
+    i = _pick(draw, pool)
+    ndims = draw(st.integers(0, pool[i].ndim + 1))  # out of range sometimes
+    tail = pool[i].shape[pool[i].ndim - ndims:] if ndims <= pool[i].ndim else None
+    j = _pick(draw, pool, lambda t: t.shape == tail)
+    k = _pick(draw, pool, lambda t: t.shape == tail)
+
+    def layer_norm(x, w, b):
+        shape = x.shape[x.ndim - ndims:] if ndims <= x.ndim else (1, *x.shape)
+        if w.shape != shape:
+            w = shrew.full(shape, 1.5, dtype=x.dtype, device=x.device)
+        if b.shape != shape:
+            b = shrew.full(shape, 0.25, dtype=x.dtype, device=x.device)
+        return shrew.nn.functional.layer_norm(x, shape, w, b, eps=0.1)
+    return (i, j, k), layer_norm
+
+
+def g_attention(draw, pool):
+    """scaled_dot_product_attention of three tensors of the pool (mismatched shapes raise),
+    causal or not."""
+    i, j, k = (_pick(draw, pool) for _ in range(3))
+    causal = draw(st.booleans())
+    return (i, j, k), lambda q, key, v: shrew.nn.functional.scaled_dot_product_attention(
+        q, key, v, is_causal=causal and q.ndim >= 2 and q.shape[-2] <= key.shape[-2])
 
 
 def g_matmul(draw, pool):
@@ -396,6 +425,7 @@ TABLE = {
     O.ToDevice: g_to_device, O.ScatterAdd: g_scatter_add, O.Scatter: g_scatter,
     O.Im2Col: g_im2col,
     O.Col2Im: g_col2im, O.Softmax: g_softmax, O.Standardize: g_standardize,
+    O.LayerNorm: g_layer_norm, O.Attention: g_attention,
     O.Checkpoint: g_checkpoint, O.Prod: g_prod, O.VectorNorm: g_vector_norm, O.Scan: g_scan,
     O.CustomFunction: g_custom_function, O.Solve: g_solve, O.Decomposition: g_decomposition,
 }
@@ -494,6 +524,19 @@ def test_each_kind_of_op_is_generated_and_gradchecked(other_device, variant, kin
 
 def test_the_table_covers_every_variant():
     assert set(TABLE) == set(O.VARIANTS) and len(TABLE) == len(O.VARIANTS)
+
+
+@pytest.fixture(autouse=True)
+def _layer_norm_nodes(monkeypatch):
+    """The cpu backend's base.FastNorm serves float32 on oneDNN only: a numpy one here
+    makes LayerNorm nodes on float64 too, whose rule gradcheck then checks."""
+    monkeypatch.setattr(CPUBackend, "layer_norm", numpy_layer_norm)
+
+
+@pytest.fixture(autouse=True)
+def _attention_nodes(monkeypatch):
+    """Likewise Attention nodes: the cpu backend's base.FastAttention is float32 only."""
+    monkeypatch.setattr(CPUBackend, "attention", numpy_attention)
 
 
 @pytest.fixture(autouse=True)

@@ -4,8 +4,12 @@ Where ``shrew[cpu-fast]`` is installed, two of the libraries PyTorch's CPU build
 some calls, each where it is switched on:
 
 - oneDNN (the onednn package): float32 convolutions and average pooling, and on large
-  arrays softmax, standardize (layer norm) and GELU;
-- MKL (mkl.py): float32 and float64 matrix products, on the same OpenMP threads.
+  arrays softmax, standardize, layer norm with its weight and bias (base.FastNorm) and
+  GELU;
+- MKL (mkl.py): float32 and float64 matrix products, on the same OpenMP threads, and on
+  large arrays sums over the leading dims and same-shaped add, sub and mul;
+- both (attention.py): scaled dot-product attention in one call each way
+  (base.FastAttention).
 
 Everything else runs on numpy.  The switches:
 
@@ -31,7 +35,7 @@ import numpy as np
 from ..base import Storage
 from ..host_memory import keep_freed_memory
 from ..array_module import ArrayModuleBackend
-from . import max_pool, mkl, onednn
+from . import attention, max_pool, mkl, onednn
 
 __all__ = ["CPUBackend", "factory", "set_onednn", "use_onednn", "onednn_active", "set_mkl",
            "use_mkl", "mkl_active", "set_num_threads", "get_num_threads"]
@@ -143,6 +147,19 @@ class CPUBackend(ArrayModuleBackend):
         if not mkl.axpy(dst, src, 1.0):   # same shapes only: else broadcast by numpy
             super().add_into_(dst, src)
 
+    def binary(self, fn: str, a: Storage, b: Storage) -> Storage:
+        out = mkl.binary(fn, a, b)
+        # Named, not super(): this runs for every binary op, where super() shows.
+        return ArrayModuleBackend.binary(self, fn, a, b) if out is NotImplemented else out
+
+    def reduce(self, fn: str, x: Storage, dims: tuple, keepdim: bool) -> Storage:
+        # A sum over the leading dims (a bias gradient) as one product on MKL's threads.
+        if fn == "sum" and dims == tuple(range(len(dims))):
+            out = mkl.sum_leading(x, len(dims), keepdim)
+            if out is not NotImplemented:
+                return out
+        return ArrayModuleBackend.reduce(self, fn, x, dims, keepdim)
+
     def gemm(self, a: Storage, b: Storage, out: Storage | None = None) -> Storage:
         got = mkl.matmul(a, b, out)
         return np.matmul(a, b, out=out) if got is NotImplemented else got
@@ -227,6 +244,40 @@ class CPUBackend(ArrayModuleBackend):
         stat_shape = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
         return y.reshape(x.shape), (1 / np.sqrt(var + np.float32(eps))).reshape(stat_shape)
 
+    def layer_norm(self, x: Storage, weight: Storage, bias: Storage, ndims: int,
+                   eps: float) -> tuple:  # base.FastNorm
+        # oneDNN gives a row with a NaN or an infinity NaN throughout, as PyTorch does.
+        cols = math.prod(x.shape[x.ndim - ndims:])
+        if not cols or weight.shape != x.shape[x.ndim - ndims:]:
+            return NotImplemented
+        got = onednn.layer_norm_affine(x.reshape(-1, cols), weight.reshape(cols),
+                                       bias.reshape(cols), eps)
+        if got is NotImplemented:
+            return NotImplemented
+        y, mean, var = got
+        stat_shape = x.shape[:x.ndim - ndims] + (1,) * ndims
+        rstd = 1 / np.sqrt(var + np.float32(eps))
+        return y.reshape(x.shape), mean.reshape(stat_shape), rstd.reshape(stat_shape)
+
+    def layer_norm_backward(self, g: Storage, x: Storage, weight: Storage, mean: Storage,
+                            rstd: Storage, ndims: int) -> tuple:  # base.FastNorm
+        cols = math.prod(x.shape[x.ndim - ndims:])
+        if not cols or g.shape != x.shape or weight.shape != x.shape[x.ndim - ndims:]:
+            return NotImplemented
+        # oneDNN takes the variance and epsilon: 1 / rstd**2 with epsilon 0 stands for
+        # the forward's var + eps, within an ulp; not where it comes out 0 (rstd infinite,
+        # or its square overflowing with eps 0): the core's rule takes those.
+        var = np.reciprocal(np.square(rstd.reshape(-1)))
+        if not var.all():
+            return NotImplemented
+        got = onednn.layer_norm_affine_backward(g.reshape(-1, cols), x.reshape(-1, cols),
+                                                mean.reshape(-1), var, weight.reshape(cols),
+                                                0.0)
+        if got is NotImplemented:
+            return NotImplemented
+        dx, dweight, dbias = got
+        return dx.reshape(x.shape), dweight.reshape(weight.shape), dbias.reshape(weight.shape)
+
     def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
                    dilation: tuple, ceil_mode: bool) -> tuple:
         got = max_pool.forward(x, kernel, stride, padding, dilation, ceil_mode)
@@ -252,6 +303,15 @@ class CPUBackend(ArrayModuleBackend):
             return super().avg_pool2d(*args)
         out = onednn.pool2d(x, onednn.POOL_AVG_INCLUDE, kernel, stride, padding)
         return super().avg_pool2d(*args) if out is NotImplemented else out[0]
+
+    def attention(self, q: Storage, k: Storage, v: Storage, bias: Storage | None,
+                  scale: float) -> tuple:  # base.FastAttention
+        return attention.forward(q, k, v, bias, scale)
+
+    def attention_backward(self, g: Storage, q: Storage, k: Storage, v: Storage,
+                           weights: Storage, scale: float,
+                           need: tuple) -> tuple:  # base.FastAttention
+        return attention.backward(g, q, k, v, weights, scale, need)
 
     def avg_pool2d_backward(self, g: Storage, shape: tuple, kernel: tuple, stride: tuple,
                             padding: tuple, ceil_mode: bool, count_include_pad: bool,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from ...ops.attention import fused_attention
 from ...ops.creation import arange
 from ...ops.elementwise import where
 from ...dtype import DType, bool_
@@ -38,14 +39,24 @@ def attention_bias(mask: Tensor, dtype: DType, op: str, name: str = "attn_mask",
 
 
 def attend(query: Tensor, key: Tensor, value: Tensor, bias: Tensor | None, dropout_p: float,
-           scale: float) -> tuple[Tensor, Tensor]:
-    """(softmax(q k^T * scale + bias) v, the attention weights after dropout)."""
+           scale: float, need_weights: bool = True) -> tuple[Tensor, Tensor | None]:
+    """(softmax(q k^T * scale + bias) v, the attention weights after dropout, or None
+    where need_weights is False).  Without dropout and weights to return, a backend that
+    fuses attention (base.FastAttention) computes it in one call."""
+    if not need_weights and dropout_p == 0:
+        out = fused_attention(query, key, value, bias, scale)
+        if out is not None:
+            return out, None
+    # Each head's matrix contiguous for the batched products (heads split from a
+    # projection's output are strided views).
+    query, key, value = (t if t.is_contiguous() else t.contiguous()
+                         for t in (query, key, value))
     # Scaling q (L*E values) is cheaper than scaling the scores (L*S values).
     scores = (query * scale) @ key.transpose(-1, -2)
     if bias is not None:
         scores = scores + bias
     weights = dropout(scores.softmax(-1), dropout_p)
-    return weights @ value, weights
+    return weights @ value, weights if need_weights else None
 
 
 def causal_mask(tq: int, tk: int, device: str) -> Tensor:
@@ -92,4 +103,4 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             raise ShapeError(f"{op}: attn_mask {fmt(attn_mask.shape)} does not broadcast to "
                              f"the scores {fmt(scores_shape)}")
         bias = attention_bias(attn_mask, query.dtype, op)
-    return attend(query, key, value, bias, dropout_p, factor)[0]
+    return attend(query, key, value, bias, dropout_p, factor, need_weights=False)[0]

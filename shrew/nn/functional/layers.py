@@ -13,7 +13,7 @@ from ...ops.conv import conv_transpose2d as _conv_transpose2d
 from ...ops.conv import same_padding
 from ...ops.creation import ones
 from ...ops.elementwise import add_bias, where
-from ...ops.norm import standardize
+from ...ops.norm import layer_norm_affine, standardize
 from ...ops.random import rand
 from ...checkpoint import in_recomputation
 from ...dtype import check_float
@@ -230,11 +230,12 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
         raise ShapeError(f"layer_norm: input {fmt(x.shape)} does not end in normalized_shape "
                          f"{fmt(shape)}")
     check_float(x.dtype, "layer_norm")
+    if weight is not None and bias is not None:   # one backend call where it has one
+        return layer_norm_affine(x, len(shape), weight, bias, eps)
     y = standardize(x, len(shape), eps)
     if weight is None:   # y is standardize's output, which its gradient reads
         return y if bias is None else y + bias
-    y = y * weight
-    return y if bias is None else add_bias(y, bias)
+    return y * weight
 
 
 def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | None,

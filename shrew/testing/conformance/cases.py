@@ -124,6 +124,17 @@ def _add_into(dst, src, alpha=-0.75, itself=False):
     return out.add_(out if itself else src, alpha=alpha)
 
 
+def _sdpa(q, k, v, is_causal=False, mask=False):
+    """scaled_dot_product_attention; `mask`: a float mask hiding the first key from every
+    other query, as an additive bias."""
+    bias = None
+    if mask:
+        hide = shrew.zeros(q.shape[-2], k.shape[-2], dtype=q.dtype, device=q.device)
+        bias = hide.index_fill(1, shrew.tensor([0], device=q.device), float("-inf"))
+        bias = bias.index_fill(0, shrew.tensor([0], device=q.device), 0.0)
+    return Fn.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=is_causal)
+
+
 def _checkpointed(x, w):
     return shrew.checkpoint(lambda a: (a @ w).tanh(), x)
 
@@ -537,6 +548,16 @@ CASES: tuple = (
           S(F(2, 5, 3, 4), dim=1), S(F(2, 300, 3), dim=1)),
          (O.Softmax,), ("softmax",), jacobian=True, terms=_normalised,
          shapes=gen.softmaxes(), raises=(S(F(3, 4), dim=2),)),
+    # The last two samples are large enough for a fused attention call (base.FastAttention;
+    # the cpu backend's needs 2^15 scores); the others compose it.
+    Case("scaled_dot_product_attention", _sdpa,
+         (S(F(2, 3, 5, 4), F(2, 3, 6, 4), F(2, 3, 6, 3)), S(F(4, 5, 4), F(4, 5, 4), F(4, 5, 2),
+                                                           is_causal=True),
+          S(F(2, 2, 128, 16), F(2, 2, 128, 16), F(2, 2, 128, 8), is_causal=True),
+          S(F(2, 2, 96, 16), F(2, 2, 128, 16), F(2, 2, 128, 8), mask=True)),
+         (O.Matmul, O.Softmax, O.Binary, O.Attention), ("matmul", "softmax"),
+         terms=lambda s: s.args[1].shape[-2] * s.args[0].shape[-1],
+         raises=(S(F(2, 5, 4), F(2, 6, 3), F(2, 6, 3)), S(F(2, 5, 4), F(2, 6, 4), F(2, 5, 4)))),
     Case("log_softmax", lambda x, dim: Fn.log_softmax(x, dim),
          (S(F(4, 7), dim=-1), S(F(3, 300, domain="wide"), dim=0), S(F(2, 5, 3, 4), dim=2)),
          (O.Softmax,), ("softmax",), jacobian=True, terms=_normalised,
@@ -546,10 +567,15 @@ CASES: tuple = (
          (O.Softmax, O.Gather), ("softmax", "gather"),
          terms=lambda s: math.prod(s.args[0].shape),
          raises=(S(F(6, 5), Fixed([0, 1, 5, 0, 0, 0])), S(F(6, 5), I(5, high=5)))),
-    Case("layer_norm", lambda x, w, b: Fn.layer_norm(x, x.shape[-1:], w, b),
-         (S(F(4, 6), F(6), F(6)), S(F(2, 300), F(300), F(300))),
-         (O.Standardize, O.Binary), ("standardize", "binary"),
-         terms=lambda s: math.isqrt(s.args[0].shape[-1]), raises=(S(F(4, 6), F(5), F(6)),)),
+    # The samples of 32768 elements are large enough for the cpu backend's oneDNN path
+    # (base.FastNorm: one LayerNorm node); elsewhere standardize, a product and a sum.
+    Case("layer_norm",
+         lambda x, w, b, ndims=1: Fn.layer_norm(x, x.shape[x.ndim - ndims:], w, b),
+         (S(F(4, 6), F(6), F(6)), S(F(2, 300), F(300), F(300)),
+          S(F(2, 64, 256), F(256), F(256)), S(F(64, 8, 64), F(8, 64), F(8, 64), ndims=2)),
+         (O.Standardize, O.Binary, O.LayerNorm), ("standardize", "binary"),
+         terms=lambda s: math.isqrt(math.prod(s.args[0].shape[-s.kwargs.get("ndims", 1):])),
+         raises=(S(F(4, 6), F(5), F(6)),)),
     Case("standardize", lambda x, ndims: shrew.standardize(x, ndims),
          (S(F(4, 6), ndims=1), S(F(3, 4, 5), ndims=2), S(F(2, 3, 300), ndims=1)),
          (O.Standardize,), ("standardize",), jacobian=True,

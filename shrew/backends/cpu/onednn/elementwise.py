@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DST, ARG_MEAN, ARG_SRC, ARG_VARIANCE,
+from .binding import (ARG_DIFF_DST, ARG_DIFF_SCALE, ARG_DIFF_SHIFT, ARG_DIFF_SRC, ARG_DST,
+                      ARG_MEAN, ARG_SCALE, ARG_SHIFT, ARG_SRC, ARG_VARIANCE, BACKWARD,
                       BACKWARD_DATA, FORWARD_INFERENCE, FORWARD_TRAINING,
-                      NORMALIZATION_FLAGS_NONE, SOFTMAX, SOFTMAX_LOG, Handle, Runtime)
+                      NORMALIZATION_FLAGS_NONE, SOFTMAX, SOFTMAX_LOG, USE_SCALE, USE_SHIFT,
+                      Handle, Runtime)
 from .primitive import Primitive, create_pd, execute, usable, with_mds
 
 # -- elementwise and normalisations ----------------------------------------------------------
@@ -18,18 +20,19 @@ MIN_ELEMENTWISE_SIZE = 1 << 15
 """Below this many elements numpy's passes cost less than a call into oneDNN."""
 
 
-def _forward_only(shapes: tuple[tuple, ...],
-                  create: Callable[..., int]) -> Callable[[Runtime], Primitive | None]:
+def _forward_only(shapes: tuple[tuple, ...], create: Callable[..., int],
+                  more: dict | None = None) -> Callable[[Runtime], Primitive | None]:
     """make(runtime) for a forward primitive over plain memory of `shapes` (source,
     destination, then any statistics), whose descriptor create(&pd, runtime, *memory
-    descriptors) makes."""
+    descriptors) makes; `more` maps any further argument (DNNL_ARG_*: a normalisation's
+    scale and shift) to its shape."""
     def make(runtime: Runtime) -> Primitive | None:
         pd = with_mds(runtime.lib, shapes, False,
                       lambda *mds: create_pd(create, runtime, *mds))
         if pd is None:
             return None
-        args = (ARG_SRC, ARG_DST, ARG_MEAN, ARG_VARIANCE)
-        return Primitive(runtime, pd, dict(zip(args, shapes)))
+        args = dict(zip((ARG_SRC, ARG_DST, ARG_MEAN, ARG_VARIANCE), shapes))
+        return Primitive(runtime, pd, {**args, **(more or {})})
     return make
 
 
@@ -76,13 +79,16 @@ def _with_hint(shapes: tuple[tuple, ...], forward: Callable[..., Handle | None],
 
 
 def _diff_src(key: tuple, make: Callable[[Runtime], Primitive | None], shape: tuple,
-              inputs: dict) -> Any:  # dx, or NotImplemented
+              inputs: dict, outputs: dict | None = None) -> Any:  # dx, or NotImplemented
     """Run the backward primitive for `key` on `inputs` (argument -> numpy array, made
-    C-contiguous) into a new float32 gradient of `shape`; NotImplemented where oneDNN has
-    no implementation."""
+    C-contiguous) into a new float32 gradient of `shape` (and into `outputs`, argument ->
+    a new C-contiguous array, where it writes more); NotImplemented where oneDNN has no
+    implementation."""
     dx = np.empty(shape, dtype=np.float32)
     buffers = {arg: np.ascontiguousarray(a) for arg, a in inputs.items()}
     buffers[ARG_DIFF_SRC] = dx
+    if outputs:
+        buffers.update(outputs)
     return dx if execute(key, make, buffers) else NotImplemented
 
 
@@ -120,11 +126,12 @@ def _rows(x: np.ndarray, axis: int) -> tuple | None:
     return (x.size // x.shape[axis], x.shape[axis])
 
 
-def softmax(x: np.ndarray, axis: int) -> Any:  # y, or NotImplemented
-    """softmax of a float32 x along axis, where every later dim has size 1; else
-    NotImplemented.  oneDNN does not carry a NaN to the rest of its row as PyTorch does:
-    callers check.  (Its log-softmax is not used: its logarithm is about ten ulps off,
-    1e-6 absolute where the log-probabilities are near 0.)"""
+def softmax(x: np.ndarray, axis: int, out: np.ndarray | None = None) -> Any:  # y, or NotImplemented
+    """softmax of a float32 x along axis, where every later dim has size 1, into `out`
+    (C-contiguous, x itself allowed) where given; else NotImplemented.  oneDNN does not
+    carry a NaN to the rest of its row as PyTorch does: callers check.  (Its log-softmax
+    is not used: its logarithm is about ten ulps off, 1e-6 absolute where the
+    log-probabilities are near 0.)"""
     # Along the innermost dim only: oneDNN's kernel for an outer one is its slow
     # reference code (measured 30x numpy's time on [8, 4, 128, 128] along dim 1).
     shape = _rows(x, axis) if large_float32(x) else None
@@ -133,7 +140,7 @@ def softmax(x: np.ndarray, axis: int) -> Any:  # y, or NotImplemented
     make = _forward_only(
         (shape, shape), lambda pd, rt, src, dst: rt.lib.dnnl_softmax_forward_primitive_desc_create(
             pd, rt.engine, FORWARD_INFERENCE, SOFTMAX, src, dst, 1, None))  # along rows
-    y = np.empty(x.shape, dtype=np.float32)
+    y = np.empty(x.shape, dtype=np.float32) if out is None else out
     ran = execute(("softmax", shape), make, {ARG_SRC: np.ascontiguousarray(x), ARG_DST: y})
     return y if ran else NotImplemented
 
@@ -157,6 +164,35 @@ def layer_norm(x: np.ndarray, eps: float) -> Any:  # (y, mean, variance), or Not
                   _forward_only((x.shape, x.shape, rows, rows), create),
                   {ARG_SRC: np.ascontiguousarray(x), ARG_DST: y, ARG_MEAN: mean,
                    ARG_VARIANCE: var})
+    return (y, mean, var) if ran else NotImplemented
+
+
+_AFFINE = USE_SCALE | USE_SHIFT   # a layer norm's weight and bias
+
+
+def layer_norm_affine(x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
+                      eps: float) -> Any:  # (y, mean, variance), or NotImplemented
+    """(y, mean, variance) of a float32 x [rows, cols] standardised along its rows (biased
+    variance), then scaled and shifted column by column: y = (x - mean) /
+    sqrt(variance + eps) * weight + bias, weight and bias [cols], in one pass (oneDNN's
+    layer norm with scale and shift); or NotImplemented."""
+    if not (x.ndim == 2 and large_float32(x) and usable(weight, bias)
+            and weight.shape == bias.shape == x.shape[1:]):
+        return NotImplemented
+    rows, cols = (x.shape[0],), (x.shape[1],)
+
+    def create(pd: Any, rt: Runtime, src: Handle, dst: Handle, stat: Handle,
+               _: Handle) -> int:
+        return rt.lib.dnnl_layer_normalization_forward_primitive_desc_create(
+            pd, rt.engine, FORWARD_TRAINING, src, dst, stat, eps, _AFFINE, None)
+    y = np.empty(x.shape, dtype=np.float32)
+    mean, var = np.empty(rows, dtype=np.float32), np.empty(rows, dtype=np.float32)
+    ran = execute(("layer_norm_affine", x.shape, float(eps)),
+                  _forward_only((x.shape, x.shape, rows, rows), create,
+                                {ARG_SCALE: cols, ARG_SHIFT: cols}),
+                  {ARG_SRC: np.ascontiguousarray(x), ARG_DST: y, ARG_MEAN: mean,
+                   ARG_VARIANCE: var, ARG_SCALE: np.ascontiguousarray(weight),
+                   ARG_SHIFT: np.ascontiguousarray(bias)})
     return (y, mean, var) if ran else NotImplemented
 
 
@@ -207,3 +243,37 @@ def standardized_backward(g: np.ndarray, y: np.ndarray) -> Any:  # [rows, cols],
     return _diff_src(("standardized_backward", y.shape), make, y.shape,
                      {ARG_SRC: y, ARG_MEAN: np.zeros(rows, np.float32),
                       ARG_VARIANCE: np.ones(rows, np.float32), ARG_DIFF_DST: g})
+
+
+def layer_norm_affine_backward(g: np.ndarray, x: np.ndarray, mean: np.ndarray,
+                               variance: np.ndarray, weight: np.ndarray,
+                               eps: float) -> Any:  # (dx, dweight, dbias), or NotImplemented
+    """The gradients of y = layer_norm_affine(x, weight, bias, eps) given g = d(loss)/dy
+    [rows, cols] and the forward's mean and variance [rows]: dx, dweight = the sum over
+    rows of g (x - mean) / sqrt(variance + eps), dbias = the sum over rows of g, in one
+    pass (oneDNN's layer-norm backward with diff scale and shift); or NotImplemented."""
+    if not (x.ndim == 2 and large_float32(x) and usable(g, mean, variance, weight)
+            and g.shape == x.shape and weight.shape == x.shape[1:]
+            and mean.shape == variance.shape == x.shape[:1]):
+        return NotImplemented
+    rows, cols = (x.shape[0],), (x.shape[1],)
+
+    def forward(rt: Runtime, src: Handle, diff: Handle, stat: Handle) -> Handle | None:
+        return create_pd(rt.lib.dnnl_layer_normalization_forward_primitive_desc_create,
+                         rt.engine, FORWARD_TRAINING, src, src, stat, eps, _AFFINE, None)
+
+    def backward(rt: Runtime, fwd: Handle, src: Handle, diff: Handle,
+                 stat: Handle) -> Handle | None:
+        return create_pd(rt.lib.dnnl_layer_normalization_backward_primitive_desc_create,
+                         rt.engine, BACKWARD, diff, diff, src, stat, eps, _AFFINE, fwd, None)
+    make = _with_hint((x.shape, x.shape, rows), forward, backward,
+                      {ARG_SRC: x.shape, ARG_MEAN: rows, ARG_VARIANCE: rows, ARG_SCALE: cols,
+                       ARG_SHIFT: cols, ARG_DIFF_DST: x.shape, ARG_DIFF_SRC: x.shape,
+                       ARG_DIFF_SCALE: cols, ARG_DIFF_SHIFT: cols})
+    dweight, dbias = np.empty(cols, np.float32), np.empty(cols, np.float32)
+    # The primitive takes a shift argument, which no gradient depends on: zeros serve.
+    dx = _diff_src(("layer_norm_affine_backward", x.shape, float(eps)), make, x.shape,
+                   {ARG_SRC: x, ARG_MEAN: mean, ARG_VARIANCE: variance, ARG_SCALE: weight,
+                    ARG_SHIFT: np.zeros(cols, np.float32), ARG_DIFF_DST: g},
+                   {ARG_DIFF_SCALE: dweight, ARG_DIFF_SHIFT: dbias})
+    return NotImplemented if dx is NotImplemented else (dx, dweight, dbias)
