@@ -276,7 +276,9 @@ class Softmax(Op):
 
 @dataclass(slots=True, eq=False)
 class Attention(Op):
-    """softmax(q k^T scale + bias) v as one kernel (ops/attention.py)."""
+    """softmax(q k^T scale + bias) v as one kernel (ops/attention.py).  Packed (heads > 0):
+    q, k and v are one [N, T, 3E] tensor, the three side by side along its last dim, each
+    split into `heads` heads; its rule gives that tensor's whole gradient at once."""
 
     q: Any
     k: Any
@@ -284,6 +286,7 @@ class Attention(Op):
     bias: Any  # None, or the additive mask (no grad: masks with a gradient are composed)
     scale: float
     weights: Any  # the softmax, saved by forward (no grad)
+    heads: int = 0  # packed: the head count; 0: q, k and v are separate tensors
     TENSORS: ClassVar[tuple] = ("q", "k", "v")
 
 

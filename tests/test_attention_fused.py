@@ -211,3 +211,48 @@ def test_dropout_and_returned_weights_are_composed():
     out, weights = mha(y, y, y)
     assert weights.shape == (N, T, T)
     assert math.isclose(float(weights.sum()), N * T, rel_tol=1e-4)
+
+
+def _ops(out) -> list:
+    """The ops of out's graph."""
+    seen, stack, found = set(), [out], []
+    while stack:
+        t = stack.pop()
+        if t.op is not None and t.id not in seen:
+            seen.add(t.id)
+            found.append(t.op)
+            stack.extend(t.op.inputs())
+    return found
+
+
+def _mha_grads(module, x, create_graph=False):
+    xt = shrew.tensor(x, requires_grad=True)
+    out, _ = module(xt, xt, xt, need_weights=False, is_causal=True)
+    ops = _ops(out)
+    if create_graph:
+        gx, = shrew.autograd.grad((out * out).sum(), xt, create_graph=True)
+        (gx * gx).sum().backward()
+    else:
+        (out * out).sum().backward()
+    grads = [xt.grad.numpy(), module.in_proj_weight.grad.numpy()]
+    module.zero_grad()
+    return ops, grads
+
+
+@needs_fast
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_self_attention_is_one_packed_node(create_graph, composed):
+    """MultiheadAttention's self-attention records one Attention node over the packed
+    q/k/v projection, whose gradient is the projection's whole gradient (no narrows
+    padded and summed); against the composition, double backward included."""
+    module = nn.MultiheadAttention(E, H, batch_first=True)
+    x = np.random.default_rng(7).standard_normal((N, T, E)).astype(np.float32)
+    ops, fused = _mha_grads(module, x, create_graph)
+    packed = [op for op in ops if isinstance(op, shrew.op.Attention)]
+    assert len(packed) == 1 and packed[0].heads == H and packed[0].q is packed[0].k
+    assert not any(isinstance(op, shrew.op.Narrow) for op in ops)
+    with composed:
+        ops, plain = _mha_grads(module, x, create_graph)
+    assert not any(isinstance(op, shrew.op.Attention) for op in ops)
+    for got, want in zip(fused, plain):
+        _close(got, want, terms=4 * T * E)

@@ -169,6 +169,48 @@ def test_scatter_add_is_deterministic_and_accurate(be):
     np.testing.assert_allclose(a, exact, rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_embedding_gradients_scatter_whole_rows(be, dtype):
+    """An index along dim 0 that is the same across the row (an embedding's gradient) takes
+    the rows path: PyTorch's embedding backward to a float sum's rounding, the same bits
+    run to run, +0.0 for a word whose only token brings -0.0, untouched words zero."""
+    import torch
+    rng = np.random.default_rng(3)
+    tokens = rng.integers(0, 50, 700)
+    tokens[tokens == 7] = 8   # word 7 never appears
+    tokens[0], tokens[1:][tokens[1:] == 9] = 9, 10   # word 9 once, at token 0
+    g = rng.standard_normal((700, 16)).astype(dtype)
+    g[0] = -0.0
+    index = np.broadcast_to(tokens[:, None], (700, 16))
+    got = be.scatter_add((50, 16), 0, index, g)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, be.scatter_add((50, 16), 0, index, g))
+    weight = torch.zeros(50, 16, dtype=torch.float64, requires_grad=True)
+    torch.nn.functional.embedding(torch.from_numpy(tokens), weight).backward(
+        torch.from_numpy(g.astype(np.float64)))
+    np.testing.assert_allclose(got, weight.grad.numpy(), rtol=1e-5 if dtype == F32 else 1e-12,
+                               atol=1e-5 if dtype == F32 else 1e-12)
+    assert not np.signbit(got[9]).any() and not got[7].any()
+    wider = np.concatenate([g, np.full((700, 3), np.nan, dtype)], axis=1)   # src may be larger
+    np.testing.assert_array_equal(be.scatter_add((50, 16), 0, index, wider), got)
+
+
+@given(rows=st.integers(0, 40), targets=st.integers(1, 6),
+       width=st.lists(st.integers(0, 4), min_size=1, max_size=2), seed=seeds)
+def test_row_scatters_match_a_float64_sum(rows, targets, width, seed):
+    """Any shape of whole-row scatter, empty ones included, against np.add.at in float64."""
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(0, targets, rows)
+    shape = (targets, *width)
+    index = np.broadcast_to(tokens.reshape((rows,) + (1,) * len(width)), (rows, *width))
+    src = rng.standard_normal((rows, *width)).astype(F32)
+    want = np.zeros(shape)
+    np.add.at(want, tokens, src.astype(np.float64))
+    got = CPUBackend().scatter_add(shape, 0, index, src)
+    assert got.shape == shape and got.dtype == F32
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_rng(be):
     be.manual_seed(5)
     a = be.rand((100,), F32)

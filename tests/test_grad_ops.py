@@ -837,6 +837,25 @@ def test_attention(batch, length, keys, width, seed, layout, data):
         check_grad(call, q, k, v)
 
 
+@covers(O.Attention)
+@given(n=st.integers(1, 2), length=st.integers(1, 4), heads=st.integers(1, 2),
+       width=st.integers(1, 2), seed=seeds, causal=st.booleans())
+def test_packed_self_attention(n, length, heads, width, seed, causal):
+    """The packed form (MultiheadAttention's q/k/v in one [N, T, 3E] projection): one node
+    whose rule gives the projection's whole gradient."""
+    from shrew.ops.attention import fused_self_attention
+    qkv = Input((n, length, 3 * heads * width), seed)
+    mask = shrew.nn.functional.attention.attention_bias(
+        shrew.nn.functional.attention.causal_mask(length, length, "cpu"),
+        shrew.float64, "test") if causal else None
+    call = lambda t: fused_self_attention(t, heads, mask, 0.6)  # noqa: E731
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(CPUBackend, "attention", numpy_attention)
+        out = call(qkv.leaf)
+        assert isinstance(out.op, O.Attention) and out.op.heads == heads
+        check_grad(call, qkv)
+
+
 def test_fused_normalisations_on_empty_and_0d_tensors():
     assert shrew.tensor(3.0).softmax(0).item() == 1.0
     assert shrew.tensor(3.0).log_softmax(-1).item() == 0.0

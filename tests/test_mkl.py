@@ -151,31 +151,34 @@ def test_alpha_and_a_strided_out(dtype):
 
 @needs_mkl
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape, ndims", [((1024, 300), 1), ((8, 128, 256), 2),
-                                          ((4, 64, 200), 1), ((40_000, 1), 1)])
+@pytest.mark.parametrize("shape, dims", [
+    ((1024, 300), (0,)), ((8, 128, 256), (0, 1)), ((4, 64, 200), (0,)), ((40_000, 1), (0,)),
+    ((64, 16, 28, 28), (0, 2, 3)), ((64, 16, 28, 28), (2, 3)), ((300, 200), (1,)),
+    ((6, 5, 40, 30), (0, 3)), ((8, 4096), (1,))])
 @pytest.mark.parametrize("keepdim", [False, True])
-def test_sums_over_the_leading_dims(dtype, shape, ndims, keepdim):
-    """A bias gradient's sum as one product with ones: numpy's values to a sum's rounding,
+def test_sums_around_kept_dims(dtype, shape, dims, keepdim):
+    """A bias gradient's sum as products with ones: numpy's values to a sum's rounding,
     the shape numpy gives, and through the cpu backend's reduce."""
     x = np.random.default_rng(4).standard_normal(shape).astype(dtype)
-    dims = tuple(range(ndims))
     want = x.astype(np.float64).sum(dims, keepdims=keepdim)
-    got = mkl.sum_leading(x, ndims, keepdim)
+    got = mkl.sum_around(x, dims, keepdim)
     assert got.shape == want.shape and got.dtype == dtype
     _close(got, want, x.size // math.prod(want.shape))
     backend = shrew.backends.registry.get_backend("cpu")
     np.testing.assert_array_equal(backend.reduce("sum", x, dims, keepdim), got)
 
 
-def test_what_sum_leading_leaves_to_numpy():
+def test_what_sum_around_leaves_to_numpy():
     big = np.ones((512, 128), np.float32)
-    assert mkl.sum_leading(np.ones((4, 4), np.float32), 1, False) is NotImplemented  # small
-    assert mkl.sum_leading(big.T, 1, False) is NotImplemented                        # layout
-    assert mkl.sum_leading(big.astype(np.int64), 1, False) is NotImplemented        # dtype
-    assert mkl.sum_leading(big, 0, False) is NotImplemented                          # no dims
-    assert mkl.sum_leading(big, 2, False) is NotImplemented                          # all dims
+    assert mkl.sum_around(np.ones((4, 4), np.float32), (0,), False) is NotImplemented  # small
+    assert mkl.sum_around(big.T, (0,), False) is NotImplemented                        # layout
+    assert mkl.sum_around(big.astype(np.int64), (0,), False) is NotImplemented        # dtype
+    assert mkl.sum_around(big, (), False) is NotImplemented                            # no dims
+    assert mkl.sum_around(big, (0, 1), False) is NotImplemented                        # all dims
+    assert mkl.sum_around(np.ones((8, 64, 128), np.float32), (1,), False) \
+        is NotImplemented                                                  # kept dims split
     with cpu.use_mkl(False):
-        assert mkl.sum_leading(big, 1, False) is NotImplemented
+        assert mkl.sum_around(big, (0,), False) is NotImplemented
 
 
 @needs_mkl
@@ -438,3 +441,36 @@ def test_products_from_several_threads_at_once():
     for t in threads:
         t.join()
     assert all(np.array_equal(got, alone[i]) for i in range(4) for got in results[i])
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dst_shape, src_shape", [
+    ((1024, 300), (1, 300)), ((8, 128, 256), (1, 1, 256)), ((64, 16, 28, 28), (1, 16, 1, 1)),
+    ((4, 8, 40, 30), (4, 8, 1, 1)), ((4, 8, 40, 30), (1, 8, 40, 1)), ((300, 200), (300, 1))])
+def test_bias_adds_are_numpys_bit_for_bit(dtype, dst_shape, src_shape):
+    """A bias broadcast into a layer's output as one rank-1 update: numpy's exact bits
+    (each element gets bias * 1 added, one rounding), non-finite values included."""
+    rng = np.random.default_rng(9)
+    dst = rng.standard_normal(dst_shape).astype(dtype)
+    src = rng.standard_normal(src_shape).astype(dtype)
+    dst.reshape(-1)[:3] = [np.inf, np.nan, -0.0]
+    src.reshape(-1)[:1] = [-np.inf]
+    with np.errstate(invalid="ignore"):
+        want = dst + src
+    assert mkl.add_broadcast_(dst, src)
+    bits = np.dtype(f"i{np.dtype(dtype).itemsize}")
+    assert np.array_equal(dst.view(bits), want.view(bits))
+
+
+def test_what_add_broadcast_leaves_to_numpy():
+    big = np.ones((512, 128), np.float32)
+    assert not mkl.add_broadcast_(np.ones((4, 4), np.float32), np.ones((1, 4), np.float32))
+    assert not mkl.add_broadcast_(big.T, np.ones((1, 512), np.float32))         # layout
+    assert not mkl.add_broadcast_(big, np.ones((1, 128)))                        # dtype
+    assert not mkl.add_broadcast_(np.ones((8, 64, 128), np.float32),
+                                  np.ones((8, 1, 128), np.float32))              # two runs
+    assert not mkl.add_broadcast_(big, np.ones((1, 1), np.float32))             # no sized dim
+    assert not mkl.add_broadcast_(big, big[:1])                                  # overlapping
+    with cpu.use_mkl(False):
+        assert not mkl.add_broadcast_(big, np.ones((1, 128), np.float32))

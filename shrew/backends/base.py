@@ -260,8 +260,8 @@ class FastAttention(Protocol):
     def attention(self, q: Storage, k: Storage, v: Storage, bias: Storage | None,
                   scale: float) -> tuple: ...  # (out [..., L, Ev], weights [..., L, S]), weights = softmax(q k^T scale + bias) along S, out = weights v; or NotImplemented
     def attention_backward(self, g: Storage, q: Storage, k: Storage, v: Storage,
-                           weights: Storage, scale: float,
-                           need: tuple) -> tuple: ...  # (dq, dk, dv) given g = d(loss)/d(out) and attention's weights, None where need (three bools) says so; or NotImplemented
+                           weights: Storage, scale: float, need: tuple,
+                           joined: bool = False) -> Any: ...  # (dq, dk, dv) given g = d(loss)/d(out) and attention's weights, None where need (three bools) says so; joined (q, k, v [N, H, T, D] the packed views of one [N, T, 3HD] array): that array's gradient, one array; or NotImplemented
 
 
 FAST_ATTENTION = ("attention", "attention_backward")

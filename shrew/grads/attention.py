@@ -7,6 +7,8 @@ from .. import op as O
 from ..backends.base import fast_path
 from ..factory import wrap
 from ..grad_mode import is_grad_enabled
+from ..ops.attention import split_heads
+from ..ops.shape import cat
 from .common import InputGrads
 from .norm import softmax_grad
 
@@ -17,16 +19,36 @@ if TYPE_CHECKING:
 def attention_grads(op: O.Attention, g: Tensor) -> InputGrads:
     """((q, dq), (k, dk), (v, dv)): the backend's attention_backward in a plain backward;
     else recorded operations from the weights, recomputed from q and k under
-    create_graph=True so that their own dependence counts."""
-    q, k, v, scale = op.q, op.k, op.v, op.scale
+    create_graph=True so that their own dependence counts.  Packed (op.heads): q, k and
+    v are views of one tensor, whose gradient is the three joined, given once."""
+    if op.heads:
+        qkv = op.q
+        q, k, v = split_heads(qkv, op.heads)
+        backend = qkv._backend
+        if not is_grad_enabled():   # the whole gradient in one call, where it serves
+            got = fast_path(backend, "attention_backward", g._data, q._data, k._data,
+                            v._data, op.weights._data, op.scale, (True, True, True), True)
+            if got is not NotImplemented:
+                return ((qkv, wrap(got, backend)), (qkv, None), (qkv, None))
+        dq, dk, dv = _grads(op, q, k, v, g, (True, True, True))
+        n, t, width = qkv.shape
+        joined = cat([d.transpose(1, 2).reshape(n, t, width // 3)
+                      for d in (dq, dk, dv)], -1)
+        return ((qkv, joined), (qkv, None), (qkv, None))
+    q, k, v = op.q, op.k, op.v
     need = (q.requires_grad, k.requires_grad, v.requires_grad)
+    return tuple(zip((q, k, v), _grads(op, q, k, v, g, need)))
+
+
+def _grads(op: O.Attention, q: Tensor, k: Tensor, v: Tensor, g: Tensor,
+           need: tuple) -> tuple:
+    scale = op.scale
     backend = q._backend
     if not is_grad_enabled():
         got = fast_path(backend, "attention_backward", g._data, q._data, k._data, v._data,
                         op.weights._data, scale, need)
         if got is not NotImplemented:
-            return tuple((t, None if d is None else wrap(d, backend))
-                         for t, d in zip((q, k, v), got))
+            return tuple(None if d is None else wrap(d, backend) for d in got)
     weights = op.weights
     if is_grad_enabled():
         scores = (q @ k.transpose(-1, -2)) * scale
@@ -38,4 +60,4 @@ def attention_grads(op: O.Attention, g: Tensor) -> InputGrads:
         ds = softmax_grad(weights, -1, False, weights, g @ v.transpose(-1, -2))
         dq = (ds @ k) * scale if need[0] else None
         dk = (ds.transpose(-1, -2) @ q) * scale if need[1] else None
-    return ((q, dq), (k, dk), (v, dv))
+    return dq, dk, dv

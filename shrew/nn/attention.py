@@ -6,6 +6,7 @@ import math
 from ..checkpoint import checkpoint as run_checkpointed
 from ..dtype import DType
 from ..errors import ShapeError, ShrewError
+from ..ops.attention import fused_self_attention
 from ..ops.creation import zeros
 from ..ops.shape import cat
 from ..shape import fmt
@@ -124,9 +125,19 @@ class MultiheadAttention(Module):
         elif not self.batch_first:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         n, length = query.shape[:2]
+        dropout = self.dropout if self.training else 0.0
+        scale = 1.0 / math.sqrt(self.head_dim)
         if self_attention and self.in_proj_weight is not None:
             # One GEMM for q, k and v together.
             qkv = F.linear(query, self.in_proj_weight, self.in_proj_bias)
+            out = None
+            if not (need_weights or dropout or self.bias_k is not None or self.add_zero_attn):
+                # One op over the packed q, k and v where the backend fuses attention.
+                bias = self._bias(attn_mask, key_padding_mask, is_causal, n, length, length,
+                                  0, qkv.dtype, qkv.device)
+                out = fused_self_attention(qkv, self.num_heads, bias, scale)
+            if out is not None:
+                return self._output(out, n, length, batched), None
             q, k, v = (qkv.narrow(-1, i * self.embed_dim, self.embed_dim) for i in range(3))
         else:
             q, k, v = (F.linear(t, *self._projection(i)) for i, t in
@@ -143,18 +154,20 @@ class MultiheadAttention(Module):
             extra_keys += 1
         bias = self._bias(attn_mask, key_padding_mask, is_causal, n, length, key.shape[1],
                           extra_keys, q.dtype, q.device)
-        out, weights = F.attention.attend(q, k, v, bias, self.dropout if self.training else 0.0,
-                                          1.0 / math.sqrt(self.head_dim), need_weights)
-        out = self.out_proj(out.transpose(1, 2).reshape(n, length, self.embed_dim))
-        if not batched:
-            out = out.squeeze(0)
-        elif not self.batch_first:
-            out = out.transpose(0, 1)
+        out, weights = F.attention.attend(q, k, v, bias, dropout, scale, need_weights)
+        out = self._output(out, n, length, batched)
         if weights is None:   # not needed: attend may have fused attention
             return out, None
         if average_attn_weights:
             weights = weights.mean(1)
         return out, weights if batched else weights.squeeze(0)
+
+    def _output(self, heads: Tensor, n: int, length: int, batched: bool) -> Tensor:
+        """The heads [N, H, L, E/H] merged and projected, in the caller's layout."""
+        out = self.out_proj(heads.transpose(1, 2).reshape(n, length, self.embed_dim))
+        if not batched:
+            return out.squeeze(0)
+        return out if self.batch_first else out.transpose(0, 1)
 
     def _bias(self, attn_mask: Tensor | None, key_padding_mask: Tensor | None, is_causal: bool,
               n: int, length: int, keys: int, extra_keys: int, dtype: DType,

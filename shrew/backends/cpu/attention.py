@@ -67,13 +67,23 @@ def forward(q: np.ndarray, k: np.ndarray, v: np.ndarray, bias: np.ndarray | None
 
 
 def backward(g: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray,
-             weights: np.ndarray, scale: float, need: tuple) -> Any:
+             weights: np.ndarray, scale: float, need: tuple, joined: bool = False) -> Any:
     """(dq, dk, dv) of forward's output given its gradient g (None where `need` says so),
     or NotImplemented: dv = w^T g; ds = softmax's gradient of g v^T; dq = ds k scale,
-    dk = ds^T q scale."""
+    dk = ds^T q scale.  joined (the packed form: q, k and v [N, H, T, D] are views of one
+    [N, T, 3HD] array, side by side): that array's whole gradient, the three written into
+    their places in one buffer."""
     need_q, need_k, need_v = need
     if not _takes(q, k, v) or g.dtype != np.float32 or g.shape != q.shape[:-1] + v.shape[-1:]:
         return NotImplemented
+    buffer = None
+    if joined:
+        if q.ndim != 4 or not all(need) or not q.shape == k.shape == v.shape:
+            return NotImplemented
+        n, heads, length, width = q.shape
+        buffer = np.empty((n, length, 3 * heads * width), np.float32)
+        parts = [buffer[..., i * heads * width:(i + 1) * heads * width]
+                 .reshape(n, length, heads, width).transpose(0, 2, 1, 3) for i in range(3)]
     ds: np.ndarray | None = None
     if need_q or need_k:
         dw = mkl.matmul(g, v.swapaxes(-1, -2))
@@ -86,12 +96,12 @@ def backward(g: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray,
                 (need_k, None if ds is None else ds.swapaxes(-1, -2), q, k, scale),
                 (need_v, weights.swapaxes(-1, -2), g, v, 1.0))
     grads: list[np.ndarray | None] = []
-    for wanted, lhs, rhs, like, alpha in products:
+    for i, (wanted, lhs, rhs, like, alpha) in enumerate(products):
         out = None
         if wanted:
             assert lhs is not None   # ds exists where dq or dk is wanted
-            out = _empty_like(like, like.shape)
+            out = _empty_like(like, like.shape) if buffer is None else parts[i]
             if mkl.matmul(lhs, rhs, out, alpha) is NotImplemented:
                 return NotImplemented
         grads.append(out)
-    return tuple(grads)
+    return tuple(grads) if buffer is None else buffer

@@ -63,6 +63,7 @@ class Runtime:
         self.axpy: dict = {}
         self.asum: dict = {}
         self.gemv: dict = {}
+        self.ger: dict = {}
         self.vml: dict = {}
         for char, scalar in (("s", ctypes.c_float), ("d", ctypes.c_double)):
             gemm = getattr(lib, f"cblas_{char}gemm")
@@ -79,9 +80,12 @@ class Runtime:
             gemv = getattr(lib, f"cblas_{char}gemv")
             gemv.restype = None
             gemv.argtypes = [i] * 4 + [scalar, p, i, p, i, scalar, p, i]
+            ger = getattr(lib, f"cblas_{char}ger")
+            ger.restype = None
+            ger.argtypes = [i] * 3 + [scalar, p, i, p, i, p, i]
             dtype = np.dtype(f"float{32 if char == 's' else 64}")
             self.gemm[dtype], self.gemm_batch[dtype], self.axpy[dtype] = gemm, batch, axpy
-            self.asum[dtype], self.gemv[dtype] = asum, gemv
+            self.asum[dtype], self.gemv[dtype], self.ger[dtype] = asum, gemv, ger
             for fn, name in _VML_BINARY.items():
                 vml = getattr(lib, f"v{char}{name}")
                 vml.restype, vml.argtypes = None, [i, p, p, p]
@@ -341,23 +345,67 @@ def binary(fn: str, a: np.ndarray, b: np.ndarray) -> Any:
 SUM_MIN_SIZE = 1 << 15
 
 
-def sum_leading(x: np.ndarray, ndims: int, keepdim: bool) -> Any:
-    """x summed over its first ndims dims (a layer's bias gradient: the batch and time
-    dims) as one matrix-vector product with a vector of ones on MKL's threads, or
-    NotImplemented: x must be C-contiguous, float32 or float64, and large.  numpy sums
-    those rows one after the other on one thread; the product's rounding is no worse."""
-    if not (_switch.on and 0 < ndims < x.ndim and x.flags.c_contiguous and x.flags.aligned
+def sum_around(x: np.ndarray, dims: tuple, keepdim: bool) -> Any:
+    """x summed over `dims`, all of its dims but one run of kept ones (a layer's bias
+    gradient: [N, T, D] over N and T, [N, C, H, W] over N, H and W), as matrix-vector
+    products with vectors of ones on MKL's threads: x viewed as [before, kept, after],
+    one product sums `after` away, another `before`.  NotImplemented where it does not
+    serve: x not C-contiguous and large, float32 or float64, or the kept dims not one run.
+    numpy sums over the outer dims one row after another on one thread; the products'
+    rounding is no worse."""
+    kept = [d for d in range(x.ndim) if d not in dims]
+    if not (kept and len(dims) and kept[-1] - kept[0] + 1 == len(kept) and _switch.on
+            and x.flags.c_contiguous and x.flags.aligned
             and SUM_MIN_SIZE <= x.size <= _INT_MAX):
         return NotImplemented
     runtime = load()
     if runtime is None or x.dtype not in runtime.gemv:
         return NotImplemented
-    rows = math.prod(x.shape[:ndims])
-    cols = x.size // rows
-    out = np.empty(((1,) * ndims if keepdim else ()) + x.shape[ndims:], x.dtype)
-    runtime.gemv[x.dtype](_ROW_MAJOR, _TRANS, rows, cols, 1.0, x.ctypes.data, cols,
-                          _ones(rows, x.dtype).ctypes.data, 1, 0.0, out.ctypes.data, 1)
+    gemv = runtime.gemv[x.dtype]
+    before, after = math.prod(x.shape[:kept[0]]), math.prod(x.shape[kept[-1] + 1:])
+    middle = x.size // (before * after)
+    partial = x
+    if after > 1:   # each [before * middle] row summed over its `after` columns
+        partial = np.empty(before * middle, x.dtype)
+        gemv(_ROW_MAJOR, _NO_TRANS, before * middle, after, 1.0, x.ctypes.data, after,
+             _ones(after, x.dtype).ctypes.data, 1, 0.0, partial.ctypes.data, 1)
+    shape = tuple(n if d in kept else 1 for d, n in enumerate(x.shape)) if keepdim else \
+        tuple(x.shape[d] for d in kept)
+    if before == 1:
+        return partial.reshape(shape)
+    out = np.empty(shape, x.dtype)   # the [before, middle] rows summed
+    gemv(_ROW_MAJOR, _TRANS, before, middle, 1.0, partial.ctypes.data, middle,
+         _ones(before, x.dtype).ctypes.data, 1, 0.0, out.ctypes.data, 1)
     return out
+
+
+def add_broadcast_(dst: np.ndarray, src: np.ndarray) -> bool:
+    """dst += src in place, src broadcasting along dst's other dims (a layer's bias: [1, N]
+    into [M, N], [1, C, 1, 1] into [N, C, H, W]), as one rank-1 update on MKL's threads:
+    dst viewed as [rows, cols] += x y^T, the bias in x or y and ones in the other.  Each
+    element gets bias * 1 added, one rounding: numpy's bits.  False where it does not
+    serve: dst not C-contiguous and large, src's sized dims not one run, other dtypes."""
+    if not (_switch.on and SUM_MIN_SIZE <= dst.size <= _INT_MAX and dst.dtype == src.dtype
+            and dst.ndim == src.ndim and dst.flags.c_contiguous and dst.flags.writeable
+            and dst.flags.aligned):
+        return False
+    sized = [d for d in range(src.ndim) if src.shape[d] != 1]
+    if not sized or sized[-1] - sized[0] + 1 != len(sized) or any(
+            src.shape[d] != dst.shape[d] for d in sized) or np.may_share_memory(dst, src):
+        return False
+    runtime = load()
+    if runtime is None or dst.dtype not in runtime.ger:
+        return False
+    bias = np.ascontiguousarray(src).reshape(-1)
+    before, after = math.prod(dst.shape[:sized[0]]), math.prod(dst.shape[sized[-1] + 1:])
+    if after == 1:    # the bias along the rows' last dims: ones (rows) x bias (cols)
+        rows, cols, x, y = before, bias.size, _ones(before, dst.dtype), bias
+    else:             # along a middle dim: the bias repeated (rows) x ones (cols)
+        rows, cols = before * bias.size, after
+        x, y = (np.tile(bias, before) if before > 1 else bias), _ones(after, dst.dtype)
+    runtime.ger[dst.dtype](_ROW_MAJOR, rows, cols, 1.0, x.ctypes.data, 1, y.ctypes.data, 1,
+                           dst.ctypes.data, cols)
+    return True
 
 
 _ONES: dict = {}
