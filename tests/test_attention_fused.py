@@ -256,3 +256,31 @@ def test_self_attention_is_one_packed_node(create_graph, composed):
     assert not any(isinstance(op, shrew.op.Attention) for op in ops)
     for got, want in zip(fused, plain):
         _close(got, want, terms=4 * T * E)
+
+
+@needs_fast
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_multihead_attention_with_a_padding_mask_matches_torch(batch_first):
+    """The packed node with a key-padding mask added to the causal one, batch-first or
+    not, against PyTorch."""
+    torch.manual_seed(1)
+    reference = torch.nn.MultiheadAttention(E, H, batch_first=batch_first)
+    module = nn.MultiheadAttention(E, H, batch_first=batch_first)
+    module.load_state_dict({k: shrew.tensor(v.detach().numpy())
+                            for k, v in reference.state_dict().items()})
+    x = np.random.default_rng(9).standard_normal((N, T, E)).astype(np.float32)
+    if not batch_first:
+        x = np.ascontiguousarray(x.transpose(1, 0, 2))
+    padding = np.zeros((N, T), bool)
+    padding[1, -7:] = True
+    causal = np.triu(np.ones((T, T), bool), 1)
+    results = []
+    for lib, mod in ((shrew, module), (torch, reference)):
+        xt = lib.tensor(x, requires_grad=True)
+        out, _ = mod(xt, xt, xt, need_weights=False, key_padding_mask=lib.tensor(padding),
+                     attn_mask=lib.tensor(causal))
+        (out * out).sum().backward()
+        results.append([out.detach().numpy(), xt.grad.numpy(),
+                        mod.in_proj_weight.grad.numpy(), mod.in_proj_bias.grad.numpy()])
+    for got, want in zip(*results):
+        _close(got, want, terms=T * E)
