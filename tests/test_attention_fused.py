@@ -284,3 +284,24 @@ def test_multihead_attention_with_a_padding_mask_matches_torch(batch_first):
                         mod.in_proj_weight.grad.numpy(), mod.in_proj_bias.grad.numpy()])
     for got, want in zip(*results):
         _close(got, want, terms=T * E)
+
+
+def test_the_exporter_records_the_composition():
+    """The C exporter hides base.FastAttention: a traced step sees products and a softmax."""
+    from shrew.export.trace import recording
+    x = shrew.tensor(_packed())
+    q, k, v = _heads(shrew, x)
+    with recording(x._backend, {"x": x._data}) as rec:
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    names = [call.name for call in rec.calls]
+    assert "attention" not in names and "softmax" in names and names.count("matmul") == 2
+    np.testing.assert_allclose(out.numpy(), F.scaled_dot_product_attention(
+        q, k, v, is_causal=True).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_the_protocol_lists_its_methods_and_the_cpu_backend_has_them():
+    from shrew.backends.base import FAST_ATTENTION, FastAttention
+    from shrew.export.trace import FAST_PATHS
+    assert set(FAST_ATTENTION) == {n for n in vars(FastAttention) if not n.startswith("_")}
+    assert all(callable(getattr(get_backend("cpu"), n)) for n in FAST_ATTENTION)
+    assert set(FAST_ATTENTION) <= set(FAST_PATHS)
