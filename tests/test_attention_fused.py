@@ -177,14 +177,20 @@ def test_in_place_change_of_an_input_before_backward_raises():
         out.sum().backward()
 
 
+def _module_pair(seed, batch_first):
+    """PyTorch's MultiheadAttention and shrew's with the same parameters."""
+    torch.manual_seed(seed)
+    reference = torch.nn.MultiheadAttention(E, H, batch_first=batch_first)
+    module = nn.MultiheadAttention(E, H, batch_first=batch_first)
+    module.load_state_dict({k: shrew.tensor(v.detach().numpy())
+                            for k, v in reference.state_dict().items()})
+    return reference, module
+
+
 @needs_fast
 def test_multihead_attention_matches_torch():
     """TransformerBlock's call: self-attention, causal, no weights returned."""
-    torch.manual_seed(0)
-    reference = torch.nn.MultiheadAttention(E, H, batch_first=True)
-    module = nn.MultiheadAttention(E, H, batch_first=True)
-    module.load_state_dict({k: shrew.tensor(v.detach().numpy())
-                            for k, v in reference.state_dict().items()})
+    reference, module = _module_pair(0, batch_first=True)
     x = np.random.default_rng(6).standard_normal((N, T, E)).astype(np.float32)
     mask = torch.nn.Transformer.generate_square_subsequent_mask(T)
     results = []
@@ -263,11 +269,7 @@ def test_self_attention_is_one_packed_node(create_graph, composed):
 def test_multihead_attention_with_a_padding_mask_matches_torch(batch_first):
     """The packed node with a key-padding mask added to the causal one, batch-first or
     not, against PyTorch."""
-    torch.manual_seed(1)
-    reference = torch.nn.MultiheadAttention(E, H, batch_first=batch_first)
-    module = nn.MultiheadAttention(E, H, batch_first=batch_first)
-    module.load_state_dict({k: shrew.tensor(v.detach().numpy())
-                            for k, v in reference.state_dict().items()})
+    reference, module = _module_pair(1, batch_first)
     x = np.random.default_rng(9).standard_normal((N, T, E)).astype(np.float32)
     if not batch_first:
         x = np.ascontiguousarray(x.transpose(1, 0, 2))
