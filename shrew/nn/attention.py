@@ -127,17 +127,17 @@ class MultiheadAttention(Module):
         n, length = query.shape[:2]
         dropout = self.dropout if self.training else 0.0
         scale = 1.0 / math.sqrt(self.head_dim)
+        bias, masked = None, False
         if self_attention and self.in_proj_weight is not None:
             # One GEMM for q, k and v together.
             qkv = F.linear(query, self.in_proj_weight, self.in_proj_bias)
-            out = None
             if not (need_weights or dropout or self.bias_k is not None or self.add_zero_attn):
                 # One op over the packed q, k and v where the backend fuses attention.
-                bias = self._bias(attn_mask, key_padding_mask, is_causal, n, length, length,
-                                  0, qkv.dtype, qkv.device)
+                bias, masked = self._bias(attn_mask, key_padding_mask, is_causal, n, length,
+                                          length, 0, qkv.dtype, qkv.device), True
                 out = fused_self_attention(qkv, self.num_heads, bias, scale)
-            if out is not None:
-                return self._output(out, n, length, batched), None
+                if out is not None:
+                    return self._output(out, n, length, batched), None
             q, k, v = (qkv.narrow(-1, i * self.embed_dim, self.embed_dim) for i in range(3))
         else:
             q, k, v = (F.linear(t, *self._projection(i)) for i, t in
@@ -152,8 +152,9 @@ class MultiheadAttention(Module):
             zero = zeros(n, self.num_heads, 1, self.head_dim, dtype=k.dtype, device=k.device)
             k, v = cat([k, zero], 2), cat([v, zero], 2)
             extra_keys += 1
-        bias = self._bias(attn_mask, key_padding_mask, is_causal, n, length, key.shape[1],
-                          extra_keys, q.dtype, q.device)
+        if not masked:   # (else made above: no extra keys, the same mask)
+            bias = self._bias(attn_mask, key_padding_mask, is_causal, n, length, key.shape[1],
+                              extra_keys, q.dtype, q.device)
         out, weights = F.attention.attend(q, k, v, bias, dropout, scale, need_weights)
         out = self._output(out, n, length, batched)
         if weights is None:   # not needed: attend may have fused attention
