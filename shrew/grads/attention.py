@@ -4,12 +4,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import op as O
-from ..backends.base import fast_path
-from ..factory import wrap
 from ..grad_mode import is_grad_enabled
 from ..ops.attention import split_heads
 from ..ops.shape import cat
-from .common import InputGrads
+from .common import InputGrads, fast_gradient, fast_gradients
 from .norm import softmax_grad
 
 if TYPE_CHECKING:
@@ -24,12 +22,11 @@ def attention_grads(op: O.Attention, g: Tensor) -> InputGrads:
     if op.heads:
         qkv = op.q
         q, k, v = split_heads(qkv, op.heads)
-        backend = qkv._backend
-        if not is_grad_enabled():   # the whole gradient in one call, where it serves
-            got = fast_path(backend, "attention_backward", g._data, q._data, k._data,
-                            v._data, op.weights._data, op.scale, (True, True, True), True)
-            if got is not NotImplemented:
-                return ((qkv, wrap(got, backend)), (qkv, None), (qkv, None))
+        # The whole gradient in one call, where it serves.
+        whole = fast_gradient(qkv._backend, "attention_backward", g._data, q._data, k._data,
+                              v._data, op.weights._data, op.scale, (True, True, True), True)
+        if whole is not None:
+            return ((qkv, whole), (qkv, None), (qkv, None))
         dq, dk, dv = _grads(op, q, k, v, g, (True, True, True))
         n, t, width = qkv.shape
         joined = cat([d.transpose(1, 2).reshape(n, t, width // 3)
@@ -43,12 +40,10 @@ def attention_grads(op: O.Attention, g: Tensor) -> InputGrads:
 def _grads(op: O.Attention, q: Tensor, k: Tensor, v: Tensor, g: Tensor,
            need: tuple) -> tuple:
     scale = op.scale
-    backend = q._backend
-    if not is_grad_enabled():
-        got = fast_path(backend, "attention_backward", g._data, q._data, k._data, v._data,
-                        op.weights._data, scale, need)
-        if got is not NotImplemented:
-            return tuple(None if d is None else wrap(d, backend) for d in got)
+    fast = fast_gradients(q._backend, "attention_backward", g._data, q._data, k._data,
+                          v._data, op.weights._data, scale, need)
+    if fast is not None:
+        return fast
     weights = op.weights
     if is_grad_enabled():
         scores = (q @ k.transpose(-1, -2)) * scale

@@ -27,13 +27,16 @@ def fast_gradient(backend: Any, name: str, *args: Any) -> Tensor | None:
     return None if data is NotImplemented else wrap(data, backend)
 
 
-def fast_gradients(backend: Any, name: str, *args: Any) -> tuple[Tensor, ...] | None:
-    """fast_gradient for a method that gives several gradients at once (a tuple of
-    arrays: base.FastNorm's layer_norm_backward)."""
+def fast_gradients(backend: Any, name: str, *args: Any) -> tuple[Tensor | None, ...] | None:
+    """fast_gradient for a method that gives several gradients at once (a tuple of arrays,
+    None for one not asked for: base.FastConv's conv2d_backward, base.FastNorm's
+    layer_norm_backward, base.FastAttention's attention_backward)."""
     if is_grad_enabled():
         return None
     data = fast_path(backend, name, *args)
-    return None if data is NotImplemented else tuple(wrap(d, backend) for d in data)
+    if data is NotImplemented:
+        return None
+    return tuple(None if d is None else wrap(d, backend) for d in data)
 
 
 def sum_to_shape(grad: Tensor, shape: tuple[int, ...]) -> Tensor:

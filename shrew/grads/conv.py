@@ -3,12 +3,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..backends.base import fast_path
-from ..factory import wrap
-from ..grad_mode import is_grad_enabled
 from ..ops.conv import col2im, dilate, im2col
 from ..shape import numel
-from .common import InputGrads
+from .common import InputGrads, fast_gradients
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -22,14 +19,11 @@ def conv_grads(x: Tensor, w: Tensor, g: Tensor, stride: tuple[int, ...],
     """((x, dx), (w, dw)) of conv2d given g = d(loss)/d(output): the backend's
     conv2d_backward where it has one and takes this geometry (base.FastConv) and no graph
     is being built; else recorded operations (so that create_graph=True works)."""
-    be = x._backend
-    if not is_grad_enabled():
-        grads = fast_path(be, "conv2d_backward", x._data, w._data, g._data, stride, padding,
-                          dilation, groups, need_x, need_w)
-        if grads is not NotImplemented:
-            gx_data, gw_data = grads
-            return ((x, None if gx_data is None else wrap(gx_data, be)),
-                    (w, None if gw_data is None else wrap(gw_data, be)))
+    fast = fast_gradients(x._backend, "conv2d_backward", x._data, w._data, g._data, stride,
+                          padding, dilation, groups, need_x, need_w)
+    if fast is not None:
+        dx, dw = fast
+        return ((x, dx), (w, dw))
     if groups > 1 or dilation != (1, 1):
         return _composed_conv_grads(x, w, g, stride, padding, need_x, need_w, dilation, groups)
     return _lowered_conv_grads(x, w, g, stride, padding, need_x, need_w)
