@@ -76,14 +76,16 @@ def backward(g: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray,
     need_q, need_k, need_v = need
     if not _takes(q, k, v) or g.dtype != np.float32 or g.shape != q.shape[:-1] + v.shape[-1:]:
         return NotImplemented
-    buffer = None
+    outs: list[np.ndarray | None]
     if joined:
         if q.ndim != 4 or not all(need) or not q.shape == k.shape == v.shape:
             return NotImplemented
         n, heads, length, width = q.shape
-        buffer = np.empty((n, length, 3 * heads * width), np.float32)
-        parts = [buffer[..., i * heads * width:(i + 1) * heads * width]
-                 .reshape(n, length, heads, width).transpose(0, 2, 1, 3) for i in range(3)]
+        joint = np.empty((n, length, 3 * heads * width), np.float32)
+        outs = [joint[..., i * heads * width:(i + 1) * heads * width]
+                .reshape(n, length, heads, width).transpose(0, 2, 1, 3) for i in range(3)]
+    else:
+        outs = [_empty_like(x, x.shape) if wanted else None for x, wanted in zip((q, k, v), need)]
     ds: np.ndarray | None = None
     if need_q or need_k:
         dw = mkl.matmul(g, v.swapaxes(-1, -2))
@@ -92,16 +94,11 @@ def backward(g: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray,
         if got is NotImplemented:
             return NotImplemented
         ds = got
-    products = ((need_q, ds, k, q, scale),
-                (need_k, None if ds is None else ds.swapaxes(-1, -2), q, k, scale),
-                (need_v, weights.swapaxes(-1, -2), g, v, 1.0))
-    grads: list[np.ndarray | None] = []
-    for i, (wanted, lhs, rhs, like, alpha) in enumerate(products):
-        out = None
-        if wanted:
+    products = ((ds, k, scale), (None if ds is None else ds.swapaxes(-1, -2), q, scale),
+                (weights.swapaxes(-1, -2), g, 1.0))
+    for out, (lhs, rhs, alpha) in zip(outs, products):
+        if out is not None:
             assert lhs is not None   # ds exists where dq or dk is wanted
-            out = _empty_like(like, like.shape) if buffer is None else parts[i]
             if mkl.matmul(lhs, rhs, out, alpha) is NotImplemented:
                 return NotImplemented
-        grads.append(out)
-    return tuple(grads) if buffer is None else buffer
+    return joint if joined else tuple(outs)
