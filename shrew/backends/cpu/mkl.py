@@ -255,11 +255,10 @@ def _batched(runtime: Runtime, a: np.ndarray, b: np.ndarray, out: np.ndarray | N
     if ldc is None:
         return NotImplemented
     operands = (np.broadcast_to(a, batch + (m, k)), np.broadcast_to(b, batch + (k, n)), result)
-    steps = None if count == 1 else _even_steps(batch, operands)
     if count == 1:
         runtime.gemm[a.dtype](_ROW_MAJOR, trans_a, trans_b, m, n, k, alpha, a.ctypes.data,
                               lda, b.ctypes.data, ldb, 0.0, result.ctypes.data, ldc)
-    elif steps is not None:   # one call over evenly spaced matrices
+    elif (steps := _even_steps(batch, operands)) is not None:   # evenly spaced matrices
         sa, sb, sc = steps
         runtime.gemm_batch[a.dtype](_ROW_MAJOR, trans_a, trans_b, m, n, k, alpha,
                                     a.ctypes.data, lda, sa, b.ctypes.data, ldb, sb, 0.0,
