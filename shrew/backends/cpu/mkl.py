@@ -353,15 +353,15 @@ def sum_around(x: np.ndarray, dims: tuple, keepdim: bool) -> Any:
     numpy sums over the outer dims one row after another on one thread; the products'
     rounding is no worse."""
     kept = [d for d in range(x.ndim) if d not in dims]
-    if not (kept and len(dims) and kept[-1] - kept[0] + 1 == len(kept) and _switch.on
-            and x.flags.c_contiguous and x.flags.aligned
+    around = _around(x.shape, kept)
+    if not (around and len(dims) and _switch.on and x.flags.c_contiguous and x.flags.aligned
             and SUM_MIN_SIZE <= x.size <= _INT_MAX):
         return NotImplemented
     runtime = load()
     if runtime is None or x.dtype not in runtime.gemv:
         return NotImplemented
     gemv = runtime.gemv[x.dtype]
-    before, after = math.prod(x.shape[:kept[0]]), math.prod(x.shape[kept[-1] + 1:])
+    before, after = around
     middle = x.size // (before * after)
     partial = x
     if after > 1:   # each [before * middle] row summed over its `after` columns
@@ -389,14 +389,15 @@ def add_broadcast_(dst: np.ndarray, src: np.ndarray) -> bool:
             and dst.flags.aligned):
         return False
     sized = [d for d in range(src.ndim) if src.shape[d] != 1]
-    if not sized or sized[-1] - sized[0] + 1 != len(sized) or any(
-            src.shape[d] != dst.shape[d] for d in sized) or np.may_share_memory(dst, src):
+    around = _around(dst.shape, sized)
+    if not around or any(src.shape[d] != dst.shape[d] for d in sized) \
+            or np.may_share_memory(dst, src):
         return False
     runtime = load()
     if runtime is None or dst.dtype not in runtime.ger:
         return False
     bias = np.ascontiguousarray(src).reshape(-1)
-    before, after = math.prod(dst.shape[:sized[0]]), math.prod(dst.shape[sized[-1] + 1:])
+    before, after = around
     if after == 1:    # the bias along the rows' last dims: ones (rows) x bias (cols)
         rows, cols, x, y = before, bias.size, _ones(before, dst.dtype), bias
     else:             # along a middle dim: the bias repeated (rows) x ones (cols)
@@ -405,6 +406,14 @@ def add_broadcast_(dst: np.ndarray, src: np.ndarray) -> bool:
     runtime.ger[dst.dtype](_ROW_MAJOR, rows, cols, 1.0, x.ctypes.data, 1, y.ctypes.data, 1,
                            dst.ctypes.data, cols)
     return True
+
+
+def _around(shape: tuple, run: list) -> tuple[int, int] | None:
+    """(the size of shape's dims before `run`, that of those after it) where `run` is one
+    unbroken, non-empty run of dims; else None."""
+    if not run or run[-1] - run[0] + 1 != len(run):
+        return None
+    return math.prod(shape[:run[0]]), math.prod(shape[run[-1] + 1:])
 
 
 _ONES: dict = {}
