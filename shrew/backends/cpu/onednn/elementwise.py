@@ -148,23 +148,7 @@ def softmax(x: np.ndarray, axis: int, out: np.ndarray | None = None) -> Any:  # 
 def layer_norm(x: np.ndarray, eps: float) -> Any:  # (y, mean, variance), or NotImplemented
     """(y, mean, variance) of a float32 x [rows, cols] standardised along its rows (biased
     variance, no scale or shift): y = (x - mean) / sqrt(variance + eps); or NotImplemented."""
-    if not large_float32(x):
-        return NotImplemented
-    rows = (x.shape[0],)
-
-    def create(pd: Any, rt: Runtime, src: Handle, dst: Handle, stat: Handle,
-               _: Handle) -> int:
-        # forward_training: the statistics are outputs (inference would expect them given)
-        return rt.lib.dnnl_layer_normalization_forward_primitive_desc_create(
-            pd, rt.engine, FORWARD_TRAINING, src, dst, stat, eps, NORMALIZATION_FLAGS_NONE,
-            None)
-    y = np.empty(x.shape, dtype=np.float32)
-    mean, var = np.empty(rows, dtype=np.float32), np.empty(rows, dtype=np.float32)
-    ran = execute(("layer_norm", x.shape, float(eps)),
-                  _forward_only((x.shape, x.shape, rows, rows), create),
-                  {ARG_SRC: np.ascontiguousarray(x), ARG_DST: y, ARG_MEAN: mean,
-                   ARG_VARIANCE: var})
-    return (y, mean, var) if ran else NotImplemented
+    return _layer_norm(x, eps, None) if large_float32(x) else NotImplemented
 
 
 _AFFINE = USE_SCALE | USE_SHIFT   # a layer norm's weight and bias
@@ -179,20 +163,30 @@ def layer_norm_affine(x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
     if not (x.ndim == 2 and large_float32(x) and usable(weight, bias)
             and weight.shape == bias.shape == x.shape[1:]):
         return NotImplemented
+    return _layer_norm(x, eps, (weight, bias))
+
+
+def _layer_norm(x: np.ndarray, eps: float, affine: tuple | None) -> Any:
+    """oneDNN's layer-norm forward of x [rows, cols], with (weight, bias) where given."""
     rows, cols = (x.shape[0],), (x.shape[1],)
+    flags = NORMALIZATION_FLAGS_NONE if affine is None else _AFFINE
 
     def create(pd: Any, rt: Runtime, src: Handle, dst: Handle, stat: Handle,
                _: Handle) -> int:
+        # forward_training: the statistics are outputs (inference would expect them given)
         return rt.lib.dnnl_layer_normalization_forward_primitive_desc_create(
-            pd, rt.engine, FORWARD_TRAINING, src, dst, stat, eps, _AFFINE, None)
+            pd, rt.engine, FORWARD_TRAINING, src, dst, stat, eps, flags, None)
     y = np.empty(x.shape, dtype=np.float32)
     mean, var = np.empty(rows, dtype=np.float32), np.empty(rows, dtype=np.float32)
-    ran = execute(("layer_norm_affine", x.shape, float(eps)),
-                  _forward_only((x.shape, x.shape, rows, rows), create,
-                                {ARG_SCALE: cols, ARG_SHIFT: cols}),
-                  {ARG_SRC: np.ascontiguousarray(x), ARG_DST: y, ARG_MEAN: mean,
-                   ARG_VARIANCE: var, ARG_SCALE: np.ascontiguousarray(weight),
-                   ARG_SHIFT: np.ascontiguousarray(bias)})
+    buffers = {ARG_SRC: np.ascontiguousarray(x), ARG_DST: y, ARG_MEAN: mean,
+               ARG_VARIANCE: var}
+    more = None
+    if affine is not None:
+        more = {ARG_SCALE: cols, ARG_SHIFT: cols}
+        buffers.update({ARG_SCALE: np.ascontiguousarray(affine[0]),
+                        ARG_SHIFT: np.ascontiguousarray(affine[1])})
+    ran = execute(("layer_norm", flags, x.shape, float(eps)),
+                  _forward_only((x.shape, x.shape, rows, rows), create, more), buffers)
     return (y, mean, var) if ran else NotImplemented
 
 
@@ -226,20 +220,9 @@ def standardized_backward(g: np.ndarray, y: np.ndarray) -> Any:  # [rows, cols],
     if not (large_float32(y) and usable(g) and g.shape == y.shape and y.ndim == 2):
         return NotImplemented
     rows = (y.shape[0],)
-
-    def forward(rt: Runtime, src: Handle, diff: Handle, stat: Handle) -> Handle | None:
-        return create_pd(rt.lib.dnnl_layer_normalization_forward_primitive_desc_create,
-                         rt.engine, FORWARD_TRAINING, src, src, stat, 0.0,
-                         NORMALIZATION_FLAGS_NONE, None)
-
-    def backward(rt: Runtime, fwd: Handle, src: Handle, diff: Handle,
-                 stat: Handle) -> Handle | None:
-        return create_pd(rt.lib.dnnl_layer_normalization_backward_primitive_desc_create,
-                         rt.engine, BACKWARD_DATA, diff, diff, src, stat, 0.0,
-                         NORMALIZATION_FLAGS_NONE, fwd, None)
-    make = _with_hint((y.shape, y.shape, rows), forward, backward,
-                      {ARG_SRC: y.shape, ARG_MEAN: rows, ARG_VARIANCE: rows,
-                       ARG_DIFF_DST: y.shape, ARG_DIFF_SRC: y.shape})
+    make = _layer_norm_backward(y.shape, 0.0, NORMALIZATION_FLAGS_NONE, BACKWARD_DATA,
+                                {ARG_SRC: y.shape, ARG_MEAN: rows, ARG_VARIANCE: rows,
+                                 ARG_DIFF_DST: y.shape, ARG_DIFF_SRC: y.shape})
     return _diff_src(("standardized_backward", y.shape), make, y.shape,
                      {ARG_SRC: y, ARG_MEAN: np.zeros(rows, np.float32),
                       ARG_VARIANCE: np.ones(rows, np.float32), ARG_DIFF_DST: g})
@@ -257,19 +240,11 @@ def layer_norm_affine_backward(g: np.ndarray, x: np.ndarray, mean: np.ndarray,
             and mean.shape == variance.shape == x.shape[:1]):
         return NotImplemented
     rows, cols = (x.shape[0],), (x.shape[1],)
-
-    def forward(rt: Runtime, src: Handle, diff: Handle, stat: Handle) -> Handle | None:
-        return create_pd(rt.lib.dnnl_layer_normalization_forward_primitive_desc_create,
-                         rt.engine, FORWARD_TRAINING, src, src, stat, eps, _AFFINE, None)
-
-    def backward(rt: Runtime, fwd: Handle, src: Handle, diff: Handle,
-                 stat: Handle) -> Handle | None:
-        return create_pd(rt.lib.dnnl_layer_normalization_backward_primitive_desc_create,
-                         rt.engine, BACKWARD, diff, diff, src, stat, eps, _AFFINE, fwd, None)
-    make = _with_hint((x.shape, x.shape, rows), forward, backward,
-                      {ARG_SRC: x.shape, ARG_MEAN: rows, ARG_VARIANCE: rows, ARG_SCALE: cols,
-                       ARG_SHIFT: cols, ARG_DIFF_DST: x.shape, ARG_DIFF_SRC: x.shape,
-                       ARG_DIFF_SCALE: cols, ARG_DIFF_SHIFT: cols})
+    make = _layer_norm_backward(x.shape, eps, _AFFINE, BACKWARD,
+                                {ARG_SRC: x.shape, ARG_MEAN: rows, ARG_VARIANCE: rows,
+                                 ARG_SCALE: cols, ARG_SHIFT: cols, ARG_DIFF_DST: x.shape,
+                                 ARG_DIFF_SRC: x.shape, ARG_DIFF_SCALE: cols,
+                                 ARG_DIFF_SHIFT: cols})
     dweight, dbias = np.empty(cols, np.float32), np.empty(cols, np.float32)
     # The primitive takes a shift argument, which no gradient depends on: zeros serve.
     dx = _diff_src(("layer_norm_affine_backward", x.shape, float(eps)), make, x.shape,
@@ -277,3 +252,21 @@ def layer_norm_affine_backward(g: np.ndarray, x: np.ndarray, mean: np.ndarray,
                     ARG_SHIFT: np.zeros(cols, np.float32), ARG_DIFF_DST: g},
                    {ARG_DIFF_SCALE: dweight, ARG_DIFF_SHIFT: dbias})
     return NotImplemented if dx is NotImplemented else (dx, dweight, dbias)
+
+
+def _layer_norm_backward(shape: tuple, eps: float, flags: int, prop: int,
+                         args: dict) -> Callable[[Runtime], Primitive | None]:
+    """make(runtime) for oneDNN's layer-norm backward over x [rows, cols] of `shape` with
+    these flags and prop kind (BACKWARD_DATA: dx only; BACKWARD: the scale's and shift's
+    gradients too), on `args` (DNNL_ARG_* -> shape)."""
+    rows = (shape[0],)
+
+    def forward(rt: Runtime, src: Handle, diff: Handle, stat: Handle) -> Handle | None:
+        return create_pd(rt.lib.dnnl_layer_normalization_forward_primitive_desc_create,
+                         rt.engine, FORWARD_TRAINING, src, src, stat, eps, flags, None)
+
+    def backward(rt: Runtime, fwd: Handle, src: Handle, diff: Handle,
+                 stat: Handle) -> Handle | None:
+        return create_pd(rt.lib.dnnl_layer_normalization_backward_primitive_desc_create,
+                         rt.engine, prop, diff, diff, src, stat, eps, flags, fwd, None)
+    return _with_hint((shape, shape, rows), forward, backward, args)
