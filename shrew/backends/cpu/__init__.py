@@ -247,8 +247,7 @@ class CPUBackend(ArrayModuleBackend):
         if got is NotImplemented:
             return super().standardize(x, dims, eps)
         y, _, var = got
-        stat_shape = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
-        return y.reshape(x.shape), (1 / np.sqrt(var + np.float32(eps))).reshape(stat_shape)
+        return y.reshape(x.shape), _rstd(var, eps, x, len(dims))
 
     def layer_norm(self, x: Storage, weight: Storage, bias: Storage, ndims: int,
                    eps: float) -> tuple:  # base.FastNorm
@@ -261,9 +260,8 @@ class CPUBackend(ArrayModuleBackend):
         if got is NotImplemented:
             return NotImplemented
         y, mean, var = got
-        stat_shape = x.shape[:x.ndim - ndims] + (1,) * ndims
-        rstd = 1 / np.sqrt(var + np.float32(eps))
-        return y.reshape(x.shape), mean.reshape(stat_shape), rstd.reshape(stat_shape)
+        rstd = _rstd(var, eps, x, ndims)
+        return y.reshape(x.shape), mean.reshape(rstd.shape), rstd
 
     def layer_norm_backward(self, g: Storage, x: Storage, weight: Storage, mean: Storage,
                             rstd: Storage, ndims: int) -> tuple:  # base.FastNorm
@@ -327,6 +325,12 @@ class CPUBackend(ArrayModuleBackend):
             return NotImplemented
         return onednn.pool2d_backward(g, shape, onednn.POOL_AVG_INCLUDE, kernel, stride,
                                       padding)
+
+
+def _rstd(var: Storage, eps: float, x: Storage, ndims: int) -> Storage:
+    """1 / sqrt(var + eps) from oneDNN's variance per row, shaped as x with its last ndims
+    dims kept as 1 (the core's rstd)."""
+    return (1 / np.sqrt(var + np.float32(eps))).reshape(x.shape[:x.ndim - ndims] + (1,) * ndims)
 
 
 def _scatter_rows(shape: tuple, dim: int, index: Storage, src: Storage) -> Storage | None:
