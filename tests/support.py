@@ -20,6 +20,13 @@ installs them, and their tests must find them live."""
 FULL_JACOBIAN_MAX = 40  # checked inputs with more elements use random directions
 
 
+def needs_loadable(*libraries) -> pytest.MarkDecorator:
+    """Skip where one of the cpu backend's libraries (its onednn and mkl modules) does not
+    load, saying why."""
+    errors = [lib.load_error() for lib in libraries if lib.load_error() is not None]
+    return pytest.mark.skipif(bool(errors), reason="not loadable: " + "; ".join(errors))
+
+
 class Input:
     """A float64 leaf plus the view that turns it into the operand a test wants.
 

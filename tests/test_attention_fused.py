@@ -15,10 +15,9 @@ from shrew.backends import cpu
 from shrew.backends.cpu import mkl, onednn
 from shrew.backends.registry import get_backend
 from shrew.nn import functional as F
+from support import needs_loadable
 
-needs_fast = pytest.mark.skipif(
-    onednn.load_error() is not None or mkl.load_error() is not None,
-    reason="oneDNN or MKL not loadable (shrew[cpu-fast])")
+needs_fast = needs_loadable(onednn, mkl)
 
 N, T, H, D = 2, 128, 4, 16   # 2 * 4 * 128 * 128 scores: large enough to be fused
 E = H * D

@@ -16,13 +16,12 @@ from shrew.backends.base import FAST_NORM, FastNorm
 from shrew.backends.cpu import CPUBackend, onednn
 from shrew.export.trace import FAST_PATHS, recording
 from shrew.testing import gradcheck
-from support import numpy_layer_norm
+from support import needs_loadable, numpy_layer_norm
 
 F = shrew.nn.functional
 TF = torch.nn.functional
 
-needs_onednn = pytest.mark.skipif(onednn.load_error() is not None,
-                                  reason=f"oneDNN not loadable: {onednn.load_error()}")
+needs_onednn = needs_loadable(onednn)
 
 LARGE = (8, 64, 96)    # 49152 elements: past onednn.MIN_ELEMENTWISE_SIZE
 SMALL = (2, 3, 5)

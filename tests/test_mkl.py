@@ -17,10 +17,9 @@ from hypothesis import strategies as st
 import shrew
 from shrew.backends import cpu
 from shrew.backends.cpu import mkl
-from support import CPU_FAST_WHEELS_EXIST
+from support import CPU_FAST_WHEELS_EXIST, needs_loadable
 
-needs_mkl = pytest.mark.skipif(mkl.load_error() is not None,
-                               reason=f"MKL not loadable: {mkl.load_error()}")
+needs_mkl = needs_loadable(mkl)
 
 
 @pytest.fixture(autouse=True)

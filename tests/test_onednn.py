@@ -16,12 +16,11 @@ from hypothesis import strategies as st
 import shrew
 from shrew.backends import cpu
 from shrew.backends.cpu import onednn
-from support import CPU_FAST_WHEELS_EXIST
+from support import CPU_FAST_WHEELS_EXIST, needs_loadable
 
 F = torch.nn.functional
 
-needs_onednn = pytest.mark.skipif(onednn.load_error() is not None,
-                                  reason=f"oneDNN not loadable: {onednn.load_error()}")
+needs_onednn = needs_loadable(onednn)
 
 
 @pytest.fixture(autouse=True)
