@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import os
 import platform
+import subprocess
 import sys
 
 import numpy as np
@@ -18,6 +19,35 @@ CPU_FAST_WHEELS_EXIST = sys.platform == "linux" and platform.machine() == "x86_6
 """Where the cpu-fast extra's libraries (oneDNN, MKL) have wheels: there the test extra
 installs them, and their tests must find them live."""
 FULL_JACOBIAN_MAX = 40  # checked inputs with more elements use random directions
+
+
+def switched_on(use):
+    """An autouse fixture that runs each test of a module with one of the cpu backend's
+    libraries switched on (`use`: cpu.use_onednn, cpu.use_mkl), whatever the environment
+    (SHREW_CPU_ONEDNN, SHREW_CPU_MKL) says."""
+    @pytest.fixture(autouse=True)
+    def library_on():
+        with use(True):
+            yield
+    return library_on
+
+
+def assert_live_where_wheels_exist(library, active) -> None:
+    """The test extra installs the cpu-fast wheels on x86-64 Linux: there the library must
+    load and serve (`active`), or every test of it would be skipped without anyone
+    noticing."""
+    if CPU_FAST_WHEELS_EXIST:
+        assert library.load_error() is None
+        assert active()
+
+
+def active_in_a_fresh_process(variable: str, value: str, probe: str) -> str:
+    """What `cpu.<probe>()` (onednn_active, mkl_active) prints in a new interpreter whose
+    environment sets `variable` to `value`: the switch is read at import."""
+    env = {**os.environ, variable: value}
+    return subprocess.run([sys.executable, "-c", "from shrew.backends import cpu; "
+                           f"print(cpu.{probe}())"], env=env, check=True,
+                          capture_output=True, text=True).stdout.strip()
 
 
 def needs_loadable(*libraries) -> pytest.MarkDecorator:

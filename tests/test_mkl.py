@@ -17,24 +17,17 @@ from hypothesis import strategies as st
 import shrew
 from shrew.backends import cpu
 from shrew.backends.cpu import mkl
-from support import CPU_FAST_WHEELS_EXIST, needs_loadable
+from support import (active_in_a_fresh_process, assert_live_where_wheels_exist,
+                     needs_loadable, switched_on)
 
 needs_mkl = needs_loadable(mkl)
 
 
-@pytest.fixture(autouse=True)
-def mkl_on():
-    """Every test here starts with the path switched on, whatever SHREW_CPU_MKL says."""
-    with cpu.use_mkl(True):
-        yield
+mkl_on = switched_on(cpu.use_mkl)
 
 
 def test_mkl_loads_where_its_wheels_exist():
-    """The test extra installs the mkl wheel on x86-64 Linux: there the path must be live,
-    or every other test here would be skipped without anyone noticing."""
-    if CPU_FAST_WHEELS_EXIST:
-        assert mkl.load_error() is None
-        assert cpu.mkl_active()
+    assert_live_where_wheels_exist(mkl, cpu.mkl_active)
 
 
 def _close(got, want, k):
@@ -308,10 +301,7 @@ def test_the_switch():
 
 @pytest.mark.parametrize("value, active", [("0", False), ("off", False), ("1", True)])
 def test_the_environment_variable(value, active):
-    env = {**os.environ, "SHREW_CPU_MKL": value}
-    out = subprocess.run([sys.executable, "-c", "from shrew.backends import cpu; "
-                          "print(cpu.mkl_active())"], env=env, check=True,
-                         capture_output=True, text=True).stdout.strip()
+    out = active_in_a_fresh_process("SHREW_CPU_MKL", value, "mkl_active")
     assert out == str(active and mkl.load_error() is None)
 
 

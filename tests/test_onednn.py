@@ -16,26 +16,19 @@ from hypothesis import strategies as st
 import shrew
 from shrew.backends import cpu
 from shrew.backends.cpu import onednn
-from support import CPU_FAST_WHEELS_EXIST, needs_loadable
+from support import (active_in_a_fresh_process, assert_live_where_wheels_exist,
+                     needs_loadable, switched_on)
 
 F = torch.nn.functional
 
 needs_onednn = needs_loadable(onednn)
 
 
-@pytest.fixture(autouse=True)
-def onednn_on():
-    """Every test here starts with the path switched on, whatever SHREW_CPU_ONEDNN says."""
-    with cpu.use_onednn(True):
-        yield
+onednn_on = switched_on(cpu.use_onednn)
 
 
 def test_onednn_loads_where_its_wheels_exist():
-    """The test extra installs onednn-cpu-gomp on x86-64 Linux: there the path must be
-    live, or every other test here would be skipped without anyone noticing."""
-    if CPU_FAST_WHEELS_EXIST:
-        assert onednn.load_error() is None
-        assert cpu.onednn_active()
+    assert_live_where_wheels_exist(onednn, cpu.onednn_active)
 
 
 def _close(got, want, terms):
@@ -368,10 +361,7 @@ def test_the_switch():
 
 @pytest.mark.parametrize("value, active", [("0", False), ("off", False), ("1", True)])
 def test_the_environment_variable(value, active):
-    env = {**os.environ, "SHREW_CPU_ONEDNN": value}
-    out = subprocess.run([sys.executable, "-c", "from shrew.backends import cpu; "
-                          "print(cpu.onednn_active())"], env=env, check=True,
-                         capture_output=True, text=True).stdout.strip()
+    out = active_in_a_fresh_process("SHREW_CPU_ONEDNN", value, "onednn_active")
     assert out == str(active and onednn.load_error() is None)
 
 
