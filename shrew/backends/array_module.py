@@ -439,8 +439,7 @@ class ArrayModuleBackend:
             arg += missed
         index = self.window_index(arg, kernel, stride, padding, dilation, w)
         if ph or pw or ceil_mode:
-            rows = xp.arange(ho, dtype=np.int64) * sh - ph
-            cols = xp.arange(wo, dtype=np.int64) * sw - pw
+            rows, cols = self._window_origins(out_hw, stride, padding)
             # A window whose maximum is the fill value (all -inf, say) may have matched it
             # on padding.  Its first tap inside the plane attains the maximum too, and is
             # the one to name, as PyTorch does: the gradient must land inside the input.
@@ -455,15 +454,20 @@ class ArrayModuleBackend:
         row-major order (kh * kw of them): the flat index, in an input plane `width` wide,
         of the window's origin plus the offset's (a small table looked up per output)."""
         xp = self.xp
-        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+        (kh, kw), (dh, dw) = kernel, dilation
         ho, wo = arg.shape[2:]
         k = xp.arange(kh * kw, dtype=np.int64)
         table = (k // kw) * dh * width + (k % kw) * dw
-        rows = xp.arange(ho, dtype=np.int64) * sh - ph
-        cols = xp.arange(wo, dtype=np.int64) * sw - pw
+        rows, cols = self._window_origins((ho, wo), stride, padding)
         index = xp.take(table, arg)
         index += rows.reshape(ho, 1) * width + cols.reshape(1, wo)
         return index
+
+    def _window_origins(self, out_hw: tuple, stride: tuple, padding: tuple) -> tuple:
+        """The input row of each output row's window origin, and the input column of each
+        output column's (negative inside the padding)."""
+        return tuple(self.xp.arange(n, dtype=np.int64) * s - p
+                     for n, s, p in zip(out_hw, stride, padding))
 
     def max_pool2d_backward(self, g: Storage, index: Storage, shape: tuple, kernel: tuple,
                             stride: tuple, dilation: tuple) -> Storage:  # base.FastPool
