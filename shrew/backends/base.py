@@ -266,6 +266,10 @@ class FastAttention(Protocol):
 
 FAST_ATTENTION = ("attention", "attention_backward")
 
+FAST_PATHS = FAST_CONV + FAST_POOL + FAST_ACCUMULATE + FAST_GRAD + FAST_NORM + FAST_ATTENTION
+"""Every optional fast-path method above, for code that handles them all alike (the
+exporter hides them, the cuda backend runs those it has on its device)."""
+
 
 class Allocation(Protocol):
     """Optional, for a backend whose storage is not a numpy array: which allocation a

@@ -21,8 +21,7 @@ import numpy as np
 from ..backends import base
 from ..errors import ShrewError
 
-FAST_PATHS = (base.FAST_CONV + base.FAST_POOL + base.FAST_ACCUMULATE + base.FAST_GRAD
-              + base.FAST_NORM + base.FAST_ATTENTION)
+FAST_PATHS = base.FAST_PATHS
 """Optional backend methods (base.FastConv, base.FastPool, base.FastAccumulate,
 base.FastGrad, base.FastNorm, base.FastAttention) hidden while recording."""
 

@@ -29,7 +29,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from ..base import FAST_ACCUMULATE, FAST_CONV, FAST_GRAD, FAST_POOL, PRIMITIVES, Storage
+from ..base import FAST_PATHS, PRIMITIVES, Storage
 from ..array_module import ArrayModuleBackend
 from ..kernels.launches import SharedLaunches
 from ..kernels.philox import PhiloxRNG
@@ -119,6 +119,6 @@ def _on_device(primitive: Callable[..., Any]) -> Callable[..., Any]:
 
 # Each primitive allocates and launches on this backend's GPU, whichever device is current
 # in the calling thread (CuPy works on the current one).
-for _name in PRIMITIVES + FAST_CONV + FAST_POOL + FAST_ACCUMULATE + FAST_GRAD:
+for _name in PRIMITIVES + FAST_PATHS:
     if hasattr(CUDABackend, _name):   # the optional fast paths it has
         setattr(CUDABackend, _name, _on_device(getattr(CUDABackend, _name)))
