@@ -352,10 +352,12 @@ def sum_around(x: np.ndarray, dims: tuple, keepdim: bool) -> Any:
     serve: x not C-contiguous and large, float32 or float64, or the kept dims not one run.
     numpy sums over the outer dims one row after another on one thread; the products'
     rounding is no worse."""
+    if not (SUM_MIN_SIZE <= x.size <= _INT_MAX and dims and _switch.on
+            and x.flags.c_contiguous and x.flags.aligned):
+        return NotImplemented   # (every sum asks: the cheap tests first)
     kept = [d for d in range(x.ndim) if d not in dims]
     around = _around(x.shape, kept)
-    if not (around and len(dims) and _switch.on and x.flags.c_contiguous and x.flags.aligned
-            and SUM_MIN_SIZE <= x.size <= _INT_MAX):
+    if around is None:
         return NotImplemented
     runtime = load()
     if runtime is None or x.dtype not in runtime.gemv:
