@@ -196,6 +196,42 @@ def test_elementwise_add_sub_mul_are_numpys_bit_for_bit(fn, dtype):
     assert np.array_equal(got.reshape(-1).view(bits), want.view(bits))
 
 
+def _with_specials(dtype, size: int = 1 << 16) -> np.ndarray:
+    """Normal values, subnormals of both signs, signed zeros, infinities and NaN."""
+    x = np.random.default_rng(6).standard_normal(size).astype(dtype)
+    x[:1000] *= np.finfo(dtype).tiny
+    x[1000:1006] = [np.inf, -np.inf, np.nan, -0.0, 0.0, 1.0]
+    return x
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_is_numpys_maximum_bit_for_bit(dtype):
+    """fdim(x, 0) on VML: numpy's max(x, 0), +0.0 for -0.0 and every negative, NaN kept,
+    subnormals kept (no flush to zero)."""
+    x = _with_specials(dtype).reshape(256, 256)
+    got = mkl.relu(x)
+    bits = np.dtype(f"i{np.dtype(dtype).itemsize}")
+    assert got.shape == x.shape and got.dtype == x.dtype
+    assert np.array_equal(got.view(bits), np.maximum(x, dtype(0)).view(bits))
+    assert mkl.relu(x[:8]) is NotImplemented and mkl.relu(x.T) is NotImplemented
+    with cpu.use_mkl(False):
+        assert mkl.relu(x) is NotImplemented
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adding_a_scalar_in_place_is_numpys_bit_for_bit(dtype):
+    """x + 0 on VML into x itself: -0.0 becomes +0.0, everything else stays."""
+    x = _with_specials(dtype)
+    want = x + dtype(0)
+    assert mkl.with_scalar("add", x, 0.0, out=x) is x
+    bits = np.dtype(f"i{np.dtype(dtype).itemsize}")
+    assert np.array_equal(x.view(bits), want.view(bits))
+    assert mkl.with_scalar("add", x.astype(np.int32), 0) is NotImplemented
+    assert mkl.with_scalar("exp", x, 0) is NotImplemented
+
+
 def test_what_binary_leaves_to_numpy():
     big = np.ones((256, 256), np.float32)
     assert mkl.binary("add", big[:8], big[:8]) is NotImplemented                   # small

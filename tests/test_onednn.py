@@ -534,7 +534,7 @@ def _fused_gradient_case(kind):
                                          ("layer_norm2", "layer_norm_affine_backward"),
                                          ("gelu", "eltwise_backward"),
                                          ("gelu_tanh", "eltwise_backward"),
-                                         ("relu", "eltwise_backward")])
+                                         ("relu", "relu_backward")])
 def test_fused_gradients_match_torch_and_numpy(monkeypatch, kind, fused):
     """In a plain backward the gradients of softmax, log-softmax, layer norm and GELU are
     one oneDNN call each (base.FastGrad); they match PyTorch's and the core's own rules
@@ -562,6 +562,32 @@ def test_fused_gradients_match_torch_and_numpy(monkeypatch, kind, fused):
         np.testing.assert_allclose(grad, want, rtol=1e-4, atol=2e-5, err_msg=label)
         if kind == "relu":   # a select: PyTorch's very bits, +0.0 where it passes nothing
             np.testing.assert_array_equal(grad.view(np.int32), want.view(np.int32))
+
+
+@needs_onednn
+def test_relu_backward_is_a_select_bit_for_bit():
+    """onednn.relu_backward: g where x > 0 or x is NaN, +0.0 elsewhere (PyTorch's
+    threshold_backward), with subnormal, signed-zero, infinite and NaN x and negative,
+    zero and subnormal g; bit for bit, but for a g of -0.0 where x passes it, which comes
+    out +0.0 (the pass's closing + 0, which makes the other zeros +0.0)."""
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal(LARGE).astype(np.float32)
+    g = rng.standard_normal(LARGE).astype(np.float32)
+    tiny = np.finfo(np.float32).tiny
+    x[:500] *= tiny
+    g[250:750] *= tiny
+    x[1000:1006] = [np.inf, -np.inf, np.nan, -0.0, 0.0, 1.0]
+    g[1000:1012] = -0.0
+    got = onednn.relu_backward(g.reshape(-1, 64), x.reshape(-1, 64))
+    want = torch.ops.aten.threshold_backward(torch.tensor(g), torch.tensor(x), 0).numpy()
+    assert got.shape == (LARGE // 64, 64)
+    got = got.reshape(-1)
+    np.testing.assert_array_equal(got, want)
+    signed = (g == 0) & np.signbit(g) & ~(x <= 0)   # -0.0 passed
+    assert signed.any() and not np.signbit(got[signed]).any()
+    np.testing.assert_array_equal(got[~signed].view(np.int32), want[~signed].view(np.int32))
+    assert onednn.relu_backward(g[:64], x[:64]) is NotImplemented        # small
+    assert onednn.relu_backward(g, x.astype(np.float64)) is NotImplemented
 
 
 @needs_onednn

@@ -199,7 +199,9 @@ class CPUBackend(ArrayModuleBackend):
 
     def unary(self, fn: str, x: Storage) -> Storage:
         out = NotImplemented
-        if fn in _ONEDNN_ELTWISE:
+        if fn == "relu":
+            out = mkl.relu(x)
+        elif fn in _ONEDNN_ELTWISE:
             out = onednn.eltwise(x, _ONEDNN_ELTWISE[fn])
         elif fn in _ONEDNN_DERIVATIVE:
             out = onednn.eltwise_derivative(x, _ONEDNN_DERIVATIVE[fn])
@@ -358,19 +360,15 @@ def _scatter_rows(shape: tuple, dim: int, index: Storage, src: Storage) -> Stora
 
 def _onednn_relu_backward(g: Storage, x: Storage) -> Storage:
     """relu's gradient, g where x > 0 (or is NaN) and +0 elsewhere, as PyTorch's
-    threshold_backward: oneDNN's eltwise backward and a pass of + 0, against numpy's
-    compare and bitwise select (four passes).  oneDNN computes g * 0 where x <= 0, a NaN
-    for an infinite or NaN g (so it serves only where g's abs_sum is finite) and -0.0 for a
-    negative one, which the + 0 makes +0.0."""
+    threshold_backward: one oneDNN pass (onednn.relu_backward) against numpy's compare and
+    select.  That pass gives NaN where x <= 0 and g is infinite or NaN: it serves only
+    where g's abs_sum is finite."""
     if g.shape != x.shape or not onednn.large_float32(x):
         return NotImplemented
     g_sum = mkl.abs_sum(g)
     if g_sum is None or not math.isfinite(g_sum):
         return NotImplemented
-    dx = onednn.eltwise_backward(g, x, onednn.RELU)
-    if dx is not NotImplemented:
-        dx += np.float32(0)
-    return dx
+    return onednn.relu_backward(g, x)
 
 
 def _onednn_avg_pool(ceil_mode: bool, count_include_pad: bool,

@@ -1,14 +1,14 @@
 """oneDNN (libdnnl, the ``onednn-cpu-gomp`` wheel) through its C API, by ctypes.
 
 Modules: binding (the C API declarations, loading, the switch, threads), primitive (a
-primitive on numpy buffers and the cache), conv, pool, elementwise (GELU, softmax,
-layer norm).
+primitive on numpy buffers and the cache), conv, pool, elementwise (GELU, relu's
+gradient, softmax, layer norm).
 
 The cpu backend calls the functions this package exports for its convolutions,
-average pooling, and large softmax, layer norm (with or without its weight and bias)
-and GELU.  Each returns ``NotImplemented`` where oneDNN cannot serve the call (library
-not installed or switched off, a dtype other than float32, an empty dimension, a
-geometry no implementation takes), and the caller then runs its numpy code.
+average pooling, and large softmax, layer norm (with or without its weight and bias),
+GELU and relu's gradient.  Each returns ``NotImplemented`` where oneDNN cannot serve the
+call (library not installed or switched off, a dtype other than float32, an empty
+dimension, a geometry no implementation takes), and the caller then runs its numpy code.
 
 How a call runs:
 
@@ -35,22 +35,23 @@ deterministic for a fixed thread count: the same inputs give the same bits.
 """
 from __future__ import annotations
 
-from .binding import (GELU_ERF, GELU_TANH, POOL_AVG_EXCLUDE, POOL_AVG_INCLUDE, POOL_MAX, RELU,
+from .binding import (GELU_ERF, GELU_TANH, POOL_AVG_EXCLUDE, POOL_AVG_INCLUDE, POOL_MAX,
                       OneDNNError, available, get_num_threads, load_error, set_enabled,
                       set_num_threads)
 from .conv import conv2d, conv2d_backward_data, conv2d_backward_weights, conv_output_hw
 from .elementwise import (MIN_ELEMENTWISE_SIZE, eltwise, eltwise_backward, eltwise_derivative,
                           large_float32, layer_norm, layer_norm_affine,
-                          layer_norm_affine_backward, softmax, softmax_backward,
-                          standardized_backward)
+                          layer_norm_affine_backward, relu_backward, softmax,
+                          softmax_backward, standardized_backward)
 from .pool import pool2d, pool2d_backward, pool_output_hw
 from .primitive import cache_info, clear_cache
 
 __all__ = ["GELU_ERF", "GELU_TANH", "MIN_ELEMENTWISE_SIZE", "POOL_AVG_EXCLUDE",
-           "POOL_AVG_INCLUDE", "POOL_MAX", "RELU", "OneDNNError", "available", "cache_info",
+           "POOL_AVG_INCLUDE", "POOL_MAX", "OneDNNError", "available", "cache_info",
            "clear_cache", "conv2d", "conv2d_backward_data", "conv2d_backward_weights",
            "conv_output_hw", "eltwise", "eltwise_backward", "eltwise_derivative",
            "get_num_threads", "large_float32", "layer_norm", "layer_norm_affine",
            "layer_norm_affine_backward",
-           "load_error", "pool2d", "pool2d_backward", "pool_output_hw", "set_enabled",
+           "load_error", "pool2d", "pool2d_backward", "pool_output_hw", "relu_backward",
+           "set_enabled",
            "set_num_threads", "softmax", "softmax_backward", "standardized_backward"]

@@ -19,7 +19,9 @@ PLAIN_TAG_OFFSET = 1               # dnnl_a = 2, dnnl_ab = 3, ...: ndims + 1
 FORWARD_TRAINING, FORWARD_INFERENCE = 64, 96
 CONVOLUTION_DIRECT = 0x1
 POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE = 0x1ff, 0x2ff, 0x3ff
-RELU, GELU_TANH, GELU_ERF = 0x20, 0x2b, 0x31   # dnnl_eltwise_relu, _gelu_tanh, _gelu_erf
+RELU, LINEAR = 0x20, 0x26                # dnnl_eltwise_relu, dnnl_eltwise_linear
+GELU_TANH, GELU_ERF = 0x2b, 0x31         # dnnl_eltwise_gelu_tanh, _gelu_erf
+BINARY_MUL, BINARY_LE = 0x1fff1, 0x1fff8   # dnnl_binary_mul, dnnl_binary_le
 SOFTMAX, SOFTMAX_LOG = 0x30000, 0x30001   # dnnl_softmax_accurate, dnnl_softmax_log
 BACKWARD, BACKWARD_DATA = 128, 160
 NORMALIZATION_FLAGS_NONE, USE_SCALE, USE_SHIFT = 0, 0x2, 0x4   # dnnl_normalization_flags_t
@@ -29,6 +31,8 @@ ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS = 129, 145, 161
 ARG_MEAN, ARG_VARIANCE, ARG_SCALE, ARG_SHIFT = 49, 50, 51, 52
 ARG_DIFF_SCALE, ARG_DIFF_SHIFT = 255, 256
 ARG_FROM, ARG_TO = 1, 17
+ARG_SRC_1 = 2
+POST_OP_BASE = 32768                     # DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE (oneDNN 3)
 INPUTS = frozenset((ARG_SRC, ARG_WEIGHTS, ARG_DIFF_DST))
 MAX_NDIMS = 12
 
@@ -92,6 +96,15 @@ def _declare(lib: ctypes.CDLL) -> None:
                      ctypes.c_uint, h]),
         "dnnl_layer_normalization_backward_primitive_desc_create": (
             status, [out, h, ctypes.c_int, h, h, h, h, ctypes.c_float, ctypes.c_uint, h, h]),
+        "dnnl_binary_primitive_desc_create": (status, [out, h, ctypes.c_int, h, h, h, h]),
+        "dnnl_primitive_attr_create": (status, [out]),
+        "dnnl_primitive_attr_destroy": (status, [h]),
+        "dnnl_primitive_attr_set_post_ops": (status, [h, h]),
+        "dnnl_post_ops_create": (status, [out]),
+        "dnnl_post_ops_destroy": (status, [h]),
+        "dnnl_post_ops_append_eltwise": (status, [h, ctypes.c_int, ctypes.c_float,
+                                                  ctypes.c_float]),
+        "dnnl_post_ops_append_binary": (status, [h, ctypes.c_int, h]),
         "dnnl_primitive_desc_query_md": (h, [h, ctypes.c_int, ctypes.c_int]),
         "dnnl_primitive_desc_query": (status, [h, ctypes.c_int, ctypes.c_int, h]),
         "dnnl_primitive_desc_destroy": (status, [h]),
@@ -135,6 +148,11 @@ class Runtime:
         self.omp = ctypes.CDLL("libgomp.so.1")
         self.omp.omp_set_num_threads.argtypes = [ctypes.c_int]
         self.omp.omp_get_max_threads.restype = ctypes.c_int
+
+
+def post_op_arg(index: int, arg: int) -> int:
+    """The execution argument of a post-op's input (DNNL_ARG_ATTR_MULTIPLE_POST_OP)."""
+    return POST_OP_BASE * (index + 1) | arg
 
 
 def check(status: int, what: str) -> None:

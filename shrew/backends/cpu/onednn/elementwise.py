@@ -1,7 +1,8 @@
-"""Elementwise functions (GELU) and the row-wise normalisations (softmax, layer norm) on
-large float32 arrays."""
+"""Elementwise functions (GELU, relu's gradient) and the row-wise normalisations (softmax,
+layer norm) on large float32 arrays."""
 from __future__ import annotations
 
+import ctypes
 import math
 from collections.abc import Callable
 from typing import Any
@@ -9,10 +10,10 @@ from typing import Any
 import numpy as np
 
 from .binding import (ARG_DIFF_DST, ARG_DIFF_SCALE, ARG_DIFF_SHIFT, ARG_DIFF_SRC, ARG_DST,
-                      ARG_MEAN, ARG_SCALE, ARG_SHIFT, ARG_SRC, ARG_VARIANCE, BACKWARD,
-                      BACKWARD_DATA, FORWARD_INFERENCE, FORWARD_TRAINING,
-                      NORMALIZATION_FLAGS_NONE, SOFTMAX, SOFTMAX_LOG, USE_SCALE, USE_SHIFT,
-                      Handle, Runtime)
+                      ARG_MEAN, ARG_SCALE, ARG_SHIFT, ARG_SRC, ARG_SRC_1, ARG_VARIANCE,
+                      BACKWARD, BACKWARD_DATA, BINARY_LE, BINARY_MUL, FORWARD_INFERENCE,
+                      FORWARD_TRAINING, LINEAR, NORMALIZATION_FLAGS_NONE, SOFTMAX, SOFTMAX_LOG,
+                      USE_SCALE, USE_SHIFT, Handle, Runtime, check, post_op_arg)
 from .primitive import Primitive, create_pd, execute, usable, with_mds
 
 # -- elementwise and normalisations ----------------------------------------------------------
@@ -109,6 +110,54 @@ def eltwise_backward(g: np.ndarray, x: np.ndarray, alg: int) -> Any:  # dx, or N
         {ARG_SRC: shape, ARG_DIFF_DST: shape, ARG_DIFF_SRC: shape})
     return _diff_src(("eltwise_backward", alg, shape), make, x.shape,
                      {ARG_SRC: x, ARG_DIFF_DST: g})
+
+
+def _relu_backward_primitive(runtime: Runtime, n: int) -> Primitive | None:
+    """oneDNN's binary primitive for relu's gradient over n elements: x <= 0 as 1 or 0
+    (0 for a NaN x), then the post-ops 1 - that, times g, plus 0."""
+    lib = runtime.lib
+    attr, post_ops = Handle(), Handle()
+    check(lib.dnnl_primitive_attr_create(ctypes.byref(attr)), "primitive_attr_create")
+    try:
+        check(lib.dnnl_post_ops_create(ctypes.byref(post_ops)), "post_ops_create")
+        try:
+            def create(x: Handle, zero: Handle) -> Handle | None:
+                for status in (lib.dnnl_post_ops_append_eltwise(post_ops, LINEAR, -1.0, 1.0),
+                               lib.dnnl_post_ops_append_binary(post_ops, BINARY_MUL, x),
+                               lib.dnnl_post_ops_append_eltwise(post_ops, LINEAR, 1.0, 0.0),
+                               lib.dnnl_primitive_attr_set_post_ops(attr, post_ops)):
+                    check(status, "post_ops")
+                return create_pd(lib.dnnl_binary_primitive_desc_create, runtime.engine,
+                                 BINARY_LE, x, zero, x, attr)
+            pd = with_mds(lib, ((n,), (1,)), False, create)
+        finally:
+            lib.dnnl_post_ops_destroy(post_ops)
+    finally:
+        lib.dnnl_primitive_attr_destroy(attr)
+    if pd is None:
+        return None
+    return Primitive(runtime, pd, {ARG_SRC: (n,), ARG_SRC_1: (1,), ARG_DST: (n,),
+                                   _RELU_G: (n,)})
+
+
+_RELU_G = post_op_arg(1, ARG_SRC_1)   # g, the second post-op's operand
+_ZERO = np.zeros(1, np.float32)
+
+
+def relu_backward(g: np.ndarray, x: np.ndarray) -> Any:  # dx, or NotImplemented
+    """relu's gradient for float32 g and x of one shape, in one pass: g * 1 + 0 where x > 0
+    or is NaN, else g * 0 + 0, which is +0 for a finite g (PyTorch's threshold_backward)
+    and NaN for an infinite or NaN one (callers check g); or NotImplemented.  The + 0
+    also makes a passed g of -0.0 +0.0, where PyTorch keeps -0.0: oneDNN 3.2 has no
+    select, and every product that zeroes g carries its sign."""
+    if not (large_float32(x) and usable(g) and g.shape == x.shape):
+        return NotImplemented
+    dx = np.empty(x.shape, dtype=np.float32)
+    buffers = {ARG_SRC: np.ascontiguousarray(x), ARG_SRC_1: _ZERO, ARG_DST: dx,
+               _RELU_G: np.ascontiguousarray(g)}
+    ran = execute(("relu_backward", x.size),
+                  lambda runtime: _relu_backward_primitive(runtime, x.size), buffers)
+    return dx if ran else NotImplemented
 
 
 def eltwise_derivative(x: np.ndarray, alg: int) -> Any:  # dx, or NotImplemented
