@@ -86,6 +86,44 @@ def test_reductions(be):
     assert be.arg_reduce("argmin", np.array([[1.0, 0.0]]), 1, True).dtype == np.int64
 
 
+@settings(max_examples=60, deadline=None)
+@given(lead=st.lists(st.integers(1, 9), min_size=0, max_size=3), line=st.integers(1, 40),
+       fn=st.sampled_from(["max", "min"]), keepdim=st.booleans(), seed=seeds,
+       dtype=st.sampled_from([F16, F32, F64]))
+def test_max_and_min_along_the_last_dim_are_numpys(lead, line, fn, keepdim, seed, dtype):
+    """Along a short last dim the extremes are taken over a transposed copy (numpy's
+    line-by-line reduction is slow there): numpy's values and NaNs either way."""
+    be = CPUBackend()
+    x = np.random.default_rng(seed).standard_normal((*lead, line)).astype(dtype)
+    if x.size > 3:
+        x.flat[3] = np.nan
+    want = (np.max if fn == "max" else np.min)(x, axis=-1, keepdims=keepdim)
+    got = be.reduce(fn, x, (x.ndim - 1,), keepdim)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(be.reduce(fn, x.T, (x.ndim - 1,), keepdim),
+                                  (np.max if fn == "max" else np.min)(x.T, axis=-1,
+                                                                      keepdims=keepdim))
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("log", [True, False])
+def test_small_softmax_gradients_are_the_core_rules_calls(be, dtype, log):
+    """Where oneDNN does not serve, softmax_backward makes the core rule's calls itself:
+    the bits of the rule run as Tensor operations (create_graph records it)."""
+    import shrew
+    x = np.random.default_rng(2).standard_normal((64, 10)).astype(dtype)
+    x[3] = np.nan
+    g = np.random.default_rng(3).standard_normal(x.shape).astype(dtype)
+    got = be.softmax_backward(g, be.softmax(x, 1, log), 1, log)
+    sx = shrew.tensor(x, requires_grad=True)
+    y = sx.log_softmax(1) if log else sx.softmax(1)
+    want = shrew.autograd.grad(y, sx, shrew.tensor(g), create_graph=True)[0].numpy()
+    bits = np.dtype(f"i{np.dtype(dtype).itemsize}")
+    assert np.array_equal(got.view(bits), want.view(bits))
+    assert be.softmax_backward(g.astype(F16), x.astype(F16), 1, log) is NotImplemented
+
+
 def test_matmul_broadcasts_batch_dims(be):
     a, b = np.ones((2, 1, 3, 4)), np.ones((5, 4, 2))
     assert be.matmul(a, b).shape == (2, 5, 3, 2)
@@ -154,6 +192,28 @@ def test_gather_and_scatter_add(be):
     np.testing.assert_array_equal(out, [[2, 0, 0, 1], [0, 7, 0, 0]])
     ints = be.scatter_add((3,), 0, np.array([0, 0, 2]), np.array([1, 2, 3], dtype=np.int32))
     assert ints.dtype == np.int32 and ints.tolist() == [3, 0, 3]
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 6), min_size=1, max_size=3), seed=seeds,
+       dtype=st.sampled_from([F16, F32, F64]))
+def test_scatter_add_of_one_index_per_line_stores_each_term(shape, seed, dtype):
+    """An index of size 1 along dim (a cross-entropy's targets) hits each target at most
+    once: stored, not summed, with -0.0 made +0.0 as a sum from zero would."""
+    be = CPUBackend()
+    rng = np.random.default_rng(seed)
+    dim = int(rng.integers(0, len(shape)))
+    index_shape = list(shape)
+    index_shape[dim] = 1
+    index = rng.integers(0, shape[dim], index_shape)
+    src = rng.standard_normal(index_shape).astype(dtype)
+    src.flat[0] = -0.0
+    want = np.zeros(shape, np.float64)
+    np.put_along_axis(want, index, src.astype(np.float64), dim)
+    got = be.scatter_add(tuple(shape), dim, index, src)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want.astype(dtype))
+    assert not np.signbit(got[got == 0]).any()
 
 
 def test_scatter_add_is_deterministic_and_accurate(be):

@@ -222,8 +222,23 @@ class CPUBackend(ArrayModuleBackend):
         # PyTorch's gradient is NaN: such a call is left to the core's rule.  The pass
         # that looks for one runs only where oneDNN would serve.
         if y.ndim == 0 or not onednn.large_float32(y) or (log and mkl.has_nan(y)):
-            return NotImplemented
+            return self._softmax_backward_composed(g, y, dim, log)
         return onednn.softmax_backward(g, y, dim % y.ndim, log)
+
+    def _softmax_backward_composed(self, g: Storage, y: Storage, dim: int,
+                                   log: bool) -> Storage:
+        """The core rule's very calls (grads.norm.softmax_grad), without a Tensor around
+        each: a classifier's small log-softmax gradient is four calls either way, and the
+        wrapping cost more than they did.  Other dtypes keep the rule's promotions."""
+        if g.dtype != y.dtype or g.dtype not in (np.float32, np.float64):
+            return NotImplemented
+        total = (dim % y.ndim,)
+        if log:
+            exp_y = self.unary("exp", y)
+            return self.binary("sub", g, self.binary("mul", exp_y,
+                                                     self.reduce("sum", g, total, True)))
+        gy = self.reduce("sum", self.binary("mul", g, y), total, True)
+        return self.binary("mul", y, self.binary("sub", g, gy))
 
     def standardize_backward(self, g: Storage, y: Storage, rstd: Storage,
                              ndims: int) -> Storage:  # base.FastGrad
