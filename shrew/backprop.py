@@ -20,7 +20,7 @@ from .grads.common import InputGrads, cast_like, sum_to_shape
 from .grads.conv import conv1d_grads, conv_grads
 from .grads.elementwise import binary_grads, unary_grad
 from .grads.index import scatter_grads
-from .grads.linalg import decomposition_grad, matmul_rhs_grad, solve_grads
+from .grads.linalg import decomposition_grad, linear_grads, matmul_rhs_grad, solve_grads
 from .grads.norm import layer_norm_grads, softmax_grad, standardize_grad
 from .grads.pool import avg_pool2d_grad, max_pool2d_grad
 from .grads.reduce import reduce_grad, vector_norm_grad
@@ -415,6 +415,8 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
         case O.Scan("logsumexp", x, dim):
             return ((x, logcumsumexp_grad(x, y, g, dim)),)
         # -- linalg (ops/linalg.py)
+        case O.Linear(x, w, b):
+            return linear_grads(x, w, b, g)
         case O.Matmul(a, b):
             return ((a, sum_to_shape(g @ b.transpose(-1, -2), a.shape)
                      if a.requires_grad else None),

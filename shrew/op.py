@@ -8,10 +8,11 @@ rules need to stay differentiable (ScatterAdd, Im2Col, Col2Im are the adjoints o
 and the convolution lowering; ToDevice moves data), Scatter, the write of every index op
 (x[key] = v, index_put, scatter_reduce, ...), Checkpoint, which recomputes a function in
 backward, Prod, VectorNorm and Scan, whose gradients compositions would get wrong at
-zeros, and four fused kernels that earn their place in training time (Softmax, which also
+zeros, and five fused kernels that earn their place in training time (Softmax, which also
 serves log_softmax, and Standardize, the core of layer_norm; LayerNorm, with its weight
-and bias, and Attention, scaled dot-product attention, recorded only where a backend's
-optional FastNorm or FastAttention computed them in one call).
+and bias, Attention, scaled dot-product attention, and Linear, a layer's product and
+bias, recorded only where a backend's optional FastNorm, FastAttention or FastLinear
+computed them in one call).
 """
 from __future__ import annotations
 
@@ -314,6 +315,17 @@ class LayerNorm(Op):
 
 
 @dataclass(slots=True, eq=False)
+class Linear(Op):
+    """x @ weight.T + bias for a 2-d x in one backend call (base.FastLinear), recorded only
+    where the backend's fast path ran; otherwise linear records its composition."""
+
+    x: Any  # [M, K]
+    weight: Any  # [N, K]
+    bias: Any  # [N]
+    TENSORS: ClassVar[tuple] = ("x", "weight", "bias")
+
+
+@dataclass(slots=True, eq=False)
 class Checkpoint(Op):
     fn: Callable
     args: tuple  # the call's arguments, tensors and others, as given
@@ -352,7 +364,7 @@ VARIANTS = (
     Contiguous, Binary, Unary, Reduce, Prod, VectorNorm, Scan, Matmul, Reshape, Transpose,
     Narrow, Affine, Conv2d, Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond,
     Gather, Pad, ToDtype, ToDevice, ScatterAdd, Scatter, Im2Col, Col2Im, Softmax, Standardize,
-    LayerNorm, Attention, Checkpoint, CustomFunction,
+    LayerNorm, Attention, Linear, Checkpoint, CustomFunction,
     Solve, Decomposition,  # linear algebra
 )
 

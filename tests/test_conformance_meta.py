@@ -12,7 +12,7 @@ import pytest
 
 import shrew
 from shrew import op as O
-from shrew.backends.base import FAST_ATTENTION, FAST_CONV, FAST_NORM, PRIMITIVES
+from shrew.backends.base import FAST_ATTENTION, FAST_CONV, FAST_LINEAR, FAST_NORM, PRIMITIVES
 from shrew.backends.base import FAST_PATHS as FAST
 from shrew.backends.cpu import CPUBackend, mkl_active, onednn_active, use_mkl, use_onednn
 from shrew.op import VARIANTS
@@ -58,10 +58,10 @@ class PlainRecording(Recording):
 for _name in FAST:
     setattr(PlainRecording, _name, None)
 
-FAST_ONLY_VARIANTS = {O.LayerNorm, O.Attention}
+FAST_ONLY_VARIANTS = {O.LayerNorm, O.Attention, O.Linear}
 """Variants recorded only where an optional fast path served the forward (base.FastNorm's
-layer_norm, base.FastAttention's attention; on the cpu backend oneDNN and MKL, float32,
-large inputs), never on plain primitives."""
+layer_norm, base.FastAttention's attention, base.FastLinear's linear; on the cpu backend
+oneDNN and MKL, float32, large inputs for the first two), never on plain primitives."""
 
 
 def _variants(out) -> set:
@@ -100,25 +100,27 @@ def test_entries_record_their_variants_and_call_their_primitives(case, isolated_
 
 FAST_PATHS = {"conv2d": FAST_CONV, "conv1d": FAST_CONV, "max_pool2d": ("max_pool2d_backward",),
               "avg_pool2d": ("avg_pool2d_backward",), "chunk": ("add_narrow_",),
-              "linear": ("add_into_",),
+              "linear": FAST_LINEAR,
               "softmax": ("softmax_backward",), "log_softmax": ("softmax_backward",),
               "standardize": ("standardize_backward",),
-              "layer_norm": ("standardize_backward", *FAST_NORM),
+              # its small samples compose, adding their bias into the product
+              "layer_norm": ("standardize_backward", "add_into_", *FAST_NORM),
               "gelu": ("unary_backward",), "gelu_tanh": ("unary_backward",),
               "relu": ("unary_backward",), "scaled_dot_product_attention": FAST_ATTENTION}
 assert {name for names in FAST_PATHS.values() for name in names} == set(FAST)
-ONEDNN_ONLY = {"layer_norm_backward", "attention_backward"}
-"""Called only where the forward ran on oneDNN (and MKL): the rules of LayerNorm and
-Attention nodes."""
+ONEDNN_ONLY = {"layer_norm_backward", "attention_backward", "linear_backward"}
+"""Called only where the forward ran on oneDNN or MKL: the rules of LayerNorm, Attention
+and Linear nodes."""
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.name in FAST_PATHS], ids=str)
 def test_entries_reach_the_optional_fast_paths(case, isolated_registry):
     """On a backend with base.FastConv, base.FastPool, base.FastAccumulate, base.FastGrad,
-    base.FastNorm and base.FastAttention (the cpu backend has them all) the conv, pool,
-    chunk, softmax, norm, GELU and attention entries check those methods too, not only the
-    core's fallback; where oneDNN and MKL serve, the layer_norm and attention entries
-    record their LayerNorm and Attention nodes too."""
+    base.FastNorm, base.FastAttention and base.FastLinear (the cpu backend has them all)
+    the conv, pool, chunk, softmax, norm, GELU, attention and linear entries check those
+    methods too, not only the core's fallback; where oneDNN and MKL serve, the
+    layer_norm, attention and linear entries record their LayerNorm, Attention and Linear
+    nodes too."""
     backend = Recording()
     shrew.register_backend("recording", lambda index=0: backend)
     variants = set()

@@ -39,7 +39,7 @@ _VARIANT = {
     "Im2Col": "Im2ColBackward0", "Col2Im": "Col2ImBackward0", "Softmax": "SoftmaxBackward0",
     "Standardize": "NativeLayerNormBackward0", "LayerNorm": "NativeLayerNormBackward0",
     "Checkpoint": "CheckpointFunctionBackward",
-    "Attention": "ScaledDotProductFlashAttentionForCpuBackward0",
+    "Attention": "ScaledDotProductFlashAttentionForCpuBackward0", "Linear": "AddmmBackward0",
 }
 """The name of each variant that has one whatever its fields hold."""
 
@@ -104,6 +104,8 @@ def torch_inputs(op: O.Op) -> tuple:
             return (x, weight, None)
         case O.Standardize(x):
             return (x, None, None)
+        case O.Linear(x, weight, bias):
+            return (bias, x, weight)   # addmm(bias, x, weight.t())
         case O.Binary("pow", lhs, rhs) if not lhs.requires_grad and lhs.ndim == 0:
             return (rhs,)
     return op.inputs()

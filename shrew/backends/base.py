@@ -266,7 +266,25 @@ class FastAttention(Protocol):
 
 FAST_ATTENTION = ("attention", "attention_backward")
 
-FAST_PATHS = FAST_CONV + FAST_POOL + FAST_ACCUMULATE + FAST_GRAD + FAST_NORM + FAST_ATTENTION
+class FastLinear(Protocol):
+    """Optional: a linear layer, x w^T + b, as one call each way, where the core records a
+    transpose, a product and a bias add, and backward runs their three rules.  linear
+    (F.linear with a bias, x folded to [M, K], w [N, K], b [N], one dtype) is called where
+    a backend has it, and the op is then recorded as one node whose rule calls
+    linear_backward in a plain backward; under create_graph=True the rule is recorded
+    operations, so that it can be differentiated again.  Either may return NotImplemented
+    (a dtype or size it does not speed up): the core then composes.  The conformance suite
+    checks them through the values and gradients of linear."""
+
+    def linear(self, x: Storage, w: Storage, b: Storage) -> Storage: ...  # x @ w^T + b [M, N] for x [M, K], w [N, K], b [N]; or NotImplemented
+    def linear_backward(self, g: Storage, x: Storage, w: Storage, need_x: bool,
+                        need_w: bool, need_b: bool) -> tuple: ...  # (dx = g @ w, dw = g^T @ x, db = g summed over its rows) given g = d(loss)/dy [M, N], None for one not needed; or NotImplemented
+
+
+FAST_LINEAR = ("linear", "linear_backward")
+
+FAST_PATHS = (FAST_CONV + FAST_POOL + FAST_ACCUMULATE + FAST_GRAD + FAST_NORM + FAST_ATTENTION
+              + FAST_LINEAR)
 """Every optional fast-path method above, for code that handles them all alike (the
 exporter hides them, the cuda backend runs those it has on its device)."""
 
@@ -283,8 +301,8 @@ class Allocation(Protocol):
 
 def fast_path(backend: Any, name: str, *args: Any) -> Any:
     """backend.<name>(*args) for an optional fast path (FastConv, FastPool,
-    FastAccumulate, FastGrad, FastNorm), or NotImplemented where the backend has no such
-    method or declines the call."""
+    FastAccumulate, FastGrad, FastNorm, FastAttention, FastLinear), or NotImplemented where
+    the backend has no such method or declines the call."""
     method = getattr(backend, name, None)
     return NotImplemented if method is None else method(*args)
 

@@ -23,7 +23,8 @@ from ..errors import ShrewError
 
 FAST_PATHS = base.FAST_PATHS
 """Optional backend methods (base.FastConv, base.FastPool, base.FastAccumulate,
-base.FastGrad, base.FastNorm, base.FastAttention) hidden while recording."""
+base.FastGrad, base.FastNorm, base.FastAttention, base.FastLinear) hidden while
+recording."""
 
 IGNORED = ("to_numpy", "get_rng_state")
 """Primitives that neither make nor change storage inside a step (host reads are checks)."""

@@ -16,7 +16,7 @@ from ..ops.rearrange import diag_embed
 from ..ops.scan import products_of_others
 from ..ops.shape import cat
 from ..shape import numel
-from .common import sum_to_shape
+from .common import fast_gradients, sum_to_shape
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -36,6 +36,20 @@ def matmul_rhs_grad(a: Tensor, b: Tensor, g: Tensor) -> Tensor:
             return (g2.transpose(0, 1) @ a2).transpose(0, 1)
         return a2.transpose(0, 1) @ g2
     return sum_to_shape(a.transpose(-1, -2) @ g, b.shape)
+
+
+def linear_grads(x: Tensor, w: Tensor, b: Tensor, g: Tensor) -> tuple:
+    """Of y = x @ w.T + b (ops/linalg.linear): dx = g @ w, dw = g^T @ x, db = g summed over
+    the rows, each only where its input needs it.  In a plain backward one backend call
+    gives them (base.FastLinear); otherwise they are Tensor operations, recorded under
+    create_graph so that they can be differentiated again."""
+    need = (x.requires_grad, w.requires_grad, b.requires_grad)
+    fast = fast_gradients(x._backend, "linear_backward", g._data, x._data, w._data, *need)
+    if fast is None:
+        fast = (g @ w if need[0] else None,
+                g.transpose(0, 1) @ x if need[1] else None,
+                g.sum(0) if need[2] else None)
+    return tuple(zip((x, w, b), fast))
 
 
 def solve_grads(a: Tensor, b: Tensor, x: Tensor, g: Tensor) -> tuple:

@@ -4,11 +4,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import op as O
+from ..backends.base import fast_path
 from ..dtype import check_float
 from ..errors import DTypeError, ShapeError, ShrewError
 from ..factory import AnyTensor, record
 from ..shape import broadcast_shapes, fmt
 from .common import same_device
+from .elementwise import add_bias
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -45,3 +47,18 @@ def matmul(x: Tensor, other: Tensor) -> Tensor:
         keep = batch + tuple(s for i, s in zip((-2, -1), out.shape[-2:]) if i not in squeeze)
         out = out.reshape(*keep)
     return out
+
+
+def linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    """x @ w.T + b of a 2-d x [M, K] and w [N, K] (F.linear checks the shapes and folds
+    x's leading dims).  Where b is given, all three share x's float dtype and backend, and
+    the backend has base.FastLinear's linear: one call, recorded as one Linear node;
+    otherwise (or where the backend declines) a transpose, a product and add_bias."""
+    backend = x._backend
+    if (b is not None and x.dtype is w.dtype is b.dtype and w._backend is backend
+            and b._backend is backend and x.dtype.is_floating_point):
+        data = fast_path(backend, "linear", x._data, w._data, b._data)
+        if data is not NotImplemented:
+            return record(data, backend, O.Linear(x, w, b), x, w, b)
+    y = matmul(x, w.transpose(0, 1))
+    return y if b is None else add_bias(y, b)

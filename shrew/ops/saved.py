@@ -40,7 +40,7 @@ def saved_tensors(op: O.Op, out: Tensor) -> Saved:
             return []
         case O.WhereCond(cond):
             return [("condition", cond)]
-        case O.Binary("mul", lhs, rhs) | O.Matmul(lhs, rhs):
+        case O.Binary("mul", lhs, rhs) | O.Matmul(lhs, rhs) | O.Linear(lhs, rhs):
             return _product(lhs, rhs)
         case O.Binary("div", lhs, rhs):
             return [("input 0", lhs)] * rhs.requires_grad + [("input 1", rhs)]

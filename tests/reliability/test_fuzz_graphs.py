@@ -25,7 +25,7 @@ from shrew.testing import gradcheck
 from shrew.testing.conformance.cases import UNARY_DOMAIN, SinTimes
 from shrew.ops.elementwise import binary, unary
 from shrew.backends.cpu import CPUBackend
-from support import numpy_attention, numpy_layer_norm, shapes
+from support import numpy_attention, numpy_layer_norm, numpy_linear, shapes
 
 OTHER = "othercpu:0"  # the second device that tests/conftest.py's other_device registers
 seeds = st.integers(0, 2**31 - 1)
@@ -189,6 +189,25 @@ def g_layer_norm(draw, pool):
             b = shrew.full(shape, 0.25, dtype=x.dtype, device=x.device)
         return shrew.nn.functional.layer_norm(x, shape, w, b, eps=0.1)
     return (i, j, k), layer_norm
+
+
+def g_linear(draw, pool):
+    """linear with a bias: a weight [N, K] and a bias [N] of the pool where they fit x's
+    last dim K and each other, else constants."""
+    i = _pick(draw, pool)
+    k = pool[i].shape[-1] if pool[i].ndim else -1
+    j = _pick(draw, pool, lambda t: t.ndim == 2 and t.shape[1] == k)
+    b = _pick(draw, pool, lambda t: t.ndim == 1)
+
+    def linear(x, w, bias):
+        if x.ndim == 0:
+            x = x.reshape(1, 1)
+        if w.ndim != 2 or w.shape[1] != x.shape[-1]:
+            w = (shrew.arange(3 * x.shape[-1], dtype=x.dtype) * 0.1).reshape(3, -1)
+        if bias.shape != w.shape[:1]:
+            bias = shrew.full(w.shape[:1], 0.25, dtype=x.dtype)
+        return shrew.nn.functional.linear(x, w, bias)
+    return (i, j, b), linear
 
 
 def g_attention(draw, pool):
@@ -425,7 +444,7 @@ TABLE = {
     O.ToDevice: g_to_device, O.ScatterAdd: g_scatter_add, O.Scatter: g_scatter,
     O.Im2Col: g_im2col,
     O.Col2Im: g_col2im, O.Softmax: g_softmax, O.Standardize: g_standardize,
-    O.LayerNorm: g_layer_norm, O.Attention: g_attention,
+    O.LayerNorm: g_layer_norm, O.Attention: g_attention, O.Linear: g_linear,
     O.Checkpoint: g_checkpoint, O.Prod: g_prod, O.VectorNorm: g_vector_norm, O.Scan: g_scan,
     O.CustomFunction: g_custom_function, O.Solve: g_solve, O.Decomposition: g_decomposition,
 }
@@ -531,6 +550,12 @@ def _layer_norm_nodes(monkeypatch):
     """The cpu backend's base.FastNorm serves float32 on oneDNN only: a numpy one here
     makes LayerNorm nodes on float64 too, whose rule gradcheck then checks."""
     monkeypatch.setattr(CPUBackend, "layer_norm", numpy_layer_norm)
+
+
+@pytest.fixture(autouse=True)
+def _linear_nodes(monkeypatch):
+    """And Linear nodes, which the cpu backend makes where MKL is installed."""
+    monkeypatch.setattr(CPUBackend, "linear", numpy_linear)
 
 
 @pytest.fixture(autouse=True)

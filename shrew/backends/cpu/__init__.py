@@ -4,10 +4,11 @@ Where ``shrew[cpu-fast]`` is installed, two of the libraries PyTorch's CPU build
 some calls, each where it is switched on:
 
 - oneDNN (the onednn package): float32 convolutions and average pooling, and on large
-  arrays softmax, standardize, layer norm with its weight and bias (base.FastNorm) and
-  GELU;
-- MKL (mkl.py): float32 and float64 matrix products, on the same OpenMP threads, and on
-  large arrays a bias's sums and adds and same-shaped add, sub and mul;
+  arrays softmax, standardize, layer norm with its weight and bias (base.FastNorm),
+  GELU and relu's gradient;
+- MKL (mkl.py): float32 and float64 matrix products, on the same OpenMP threads, a
+  linear layer's product and bias in one call (base.FastLinear), and on large arrays a
+  bias's sums and adds, same-shaped add, sub and mul, and relu;
 - both (attention.py): scaled dot-product attention in one call each way
   (base.FastAttention).
 
@@ -165,6 +166,17 @@ class CPUBackend(ArrayModuleBackend):
     def scatter_add(self, shape: tuple, dim: int, index: Storage, src: Storage) -> Storage:
         out = _scatter_rows(shape, dim, index, src)
         return super().scatter_add(shape, dim, index, src) if out is None else out
+
+    def linear(self, x: Storage, w: Storage, b: Storage) -> Storage:  # base.FastLinear
+        return mkl.linear(x, w, b)
+
+    def linear_backward(self, g: Storage, x: Storage, w: Storage, need_x: bool,
+                        need_w: bool, need_b: bool) -> tuple:  # base.FastLinear
+        # The products and the sum the composition's rules ask for (the same calls, so
+        # the same bits), without a Tensor around each.
+        return (self.gemm(g, w) if need_x else None,
+                self.gemm(g.T, x) if need_w else None,
+                self.reduce("sum", g, (0,), False) if need_b else None)
 
     def gemm(self, a: Storage, b: Storage, out: Storage | None = None) -> Storage:
         got = mkl.matmul(a, b, out)

@@ -13,6 +13,7 @@ from ...ops.conv import conv_transpose2d as _conv_transpose2d
 from ...ops.conv import same_padding
 from ...ops.creation import ones
 from ...ops.elementwise import add_bias, where
+from ...ops.linalg import linear as _linear
 from ...ops.norm import layer_norm_affine, standardize
 from ...ops.random import rand
 from ...checkpoint import in_recomputation
@@ -48,9 +49,10 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
     # Leading dims are folded into one: a single 2-d GEMM, whose weight gradient is then
     # one product rather than a batch of them summed.
     flat = x.reshape(-1, x.shape[-1]) if x.ndim > 2 else x
-    y = flat @ w.transpose(0, 1)
-    if b is not None:
-        y = add_bias(y, b)
+    if flat.ndim == 1:
+        y = flat @ w.transpose(0, 1)
+        return y if b is None else add_bias(y, b)
+    y = _linear(flat, w, b)
     return y.reshape(*x.shape[:-1], w.shape[0]) if x.ndim > 2 else y
 
 

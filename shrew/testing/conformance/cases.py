@@ -540,8 +540,11 @@ CASES: tuple = (
     # composites: nn.functional and checkpointing
     # Its bias is added into the product where the backend has add_into_ (FastAccumulate),
     # with `binary` where it has not.
-    Case("linear", Fn.linear, (S(F(5, 7), F(3, 7), F(3)), S(F(2, 4, 300), F(6, 300))),
-         (O.Matmul, O.Binary), ("matmul",), terms=_inner,
+    # With a bias, one Linear node where the backend has base.FastLinear (the cpu
+    # backend's MKL); elsewhere, and without a bias, a product and a sum.
+    Case("linear", Fn.linear, (S(F(5, 7), F(3, 7), F(3)), S(F(2, 4, 300), F(6, 300)),
+                               S(F(2, 3, 40), F(5, 40), F(5))),
+         (O.Matmul, O.Binary, O.Linear), ("matmul",), terms=_inner,
          raises=(S(F(5, 7), F(3, 6)),)),
     Case("softmax", lambda x, dim: Fn.softmax(x, dim),
          (S(F(4, 7), dim=-1), S(F(3, 300, domain="wide"), dim=1),

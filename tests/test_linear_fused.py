@@ -1,0 +1,187 @@
+"""A linear layer as one call each way (base.FastLinear; the cpu backend's MKL): its values
+and gradients against PyTorch's and against the composition it replaces, the node it
+records, double backward, the saved tensors, and what it leaves to the composition."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import shrew
+from shrew import op as O
+from shrew.backends.cpu import CPUBackend, mkl, use_mkl
+from support import needs_loadable
+
+needs_mkl = needs_loadable(mkl)
+F = shrew.nn.functional
+
+
+def _arrays(dtype, m=64, k=48, n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((m, k)).astype(dtype),
+            (rng.standard_normal((n, k)) / np.sqrt(k)).astype(dtype),
+            rng.standard_normal(n).astype(dtype), rng.standard_normal((m, n)).astype(dtype))
+
+
+def _shrew_step(x, w, b, g, fast=True):
+    """y, the three gradients and the variant that made y; fast=False hides
+    base.FastLinear (the composition)."""
+    sx, sw, sb = (shrew.tensor(a, requires_grad=True) for a in (x, w, b))
+    hidden = {} if fast else {"linear": None}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in hidden.items():
+            patch.setattr(CPUBackend, name, value, raising=False)
+        y = F.linear(sx, sw, sb)
+        variant = type(y.op)
+        y.backward(shrew.tensor(g))
+    return y.numpy(), sx.grad.numpy(), sw.grad.numpy(), sb.grad.numpy(), variant
+
+
+def _torch_step(x, w, b, g):
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    y = torch.nn.functional.linear(tx, tw, tb)
+    y.backward(torch.tensor(g))
+    return y.detach().numpy(), tx.grad.numpy(), tw.grad.numpy(), tb.grad.numpy()
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-5), (np.float64, 1e-12)])
+@pytest.mark.parametrize("shape", [(64, 48, 40), (1, 7, 3), (256, 784, 10), (5, 1, 9)])
+def test_values_and_gradients_match_torch_and_the_composition(dtype, tol, shape):
+    """One Linear node (PyTorch's AddmmBackward0), whose values match PyTorch's and whose
+    gradients are the composition's bit for bit: the same products and sum, made on the
+    arrays."""
+    x, w, b, g = _arrays(dtype, *shape)
+    y, *grads, variant = _shrew_step(x, w, b, g)
+    assert variant is O.Linear
+    want = _torch_step(x, w, b, g)
+    for got, expected in zip([y, *grads], want):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)
+    composed_y, *composed, variant = _shrew_step(x, w, b, g, fast=False)
+    assert variant is O.Binary
+    np.testing.assert_allclose(y, composed_y, rtol=tol, atol=tol)
+    for got, expected in zip(grads, composed):
+        assert np.array_equal(got, expected)
+
+
+@needs_mkl
+def test_the_node_and_its_inputs_as_pytorch_names_them():
+    x, w, b = (shrew.ones(*s, requires_grad=True) for s in ((4, 3), (2, 3), (2,)))
+    y = F.linear(x, w, b)
+    assert y.grad_fn.name() == "AddmmBackward0"
+    assert [f.variable for f, _ in y.grad_fn.next_functions] == [b, x, w]
+    folded = F.linear(x.reshape(2, 2, 3), w, b)
+    assert folded.shape == (2, 2, 2) and folded.grad_fn.name() == "ViewBackward0"
+    assert folded.grad_fn.next_functions[0][0].name() == "AddmmBackward0"
+    assert F.linear(x, w).grad_fn.name() == "MmBackward0"     # no bias: the product
+
+
+@needs_mkl
+def test_layouts_and_folded_inputs():
+    """Transposed views and sliced operands are read in place or copied; a 3-d input is
+    folded into one product and its gradient unfolded."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 5, 16)).astype(np.float32)
+    wt = rng.standard_normal((16, 12)).astype(np.float32)   # w = wt.T: a transposed view
+    b = rng.standard_normal(24).astype(np.float32)[::2]     # a strided bias
+    sx, swt, sb = (shrew.tensor(a, requires_grad=True) for a in (x, wt, b.copy()))
+    tx, twt, tb = (torch.tensor(a, requires_grad=True) for a in (x, wt, b.copy()))
+    y = F.linear(sx, swt.transpose(0, 1), sb[:])
+    t = torch.nn.functional.linear(tx, twt.T, tb)
+    np.testing.assert_allclose(y.numpy(), t.detach().numpy(), rtol=2e-5, atol=2e-5)
+    (y * y).sum().backward()
+    (t * t).sum().backward()
+    for s, tt in ((sx, tx), (swt, twt), (sb, tb)):
+        np.testing.assert_allclose(s.grad.numpy(), tt.grad.numpy(), rtol=2e-4, atol=2e-4)
+
+
+@needs_mkl
+def test_double_backward_is_recorded_operations():
+    """Under create_graph the rule is Tensor operations, so a gradient penalty
+    differentiates it again, as PyTorch does."""
+    x, w, b, _ = _arrays(np.float64, 6, 5, 4)
+    results = []
+    for lib in (shrew, torch):
+        tx, tw, tb = (lib.tensor(a, requires_grad=True) for a in (x, w, b))
+        y = lib.nn.functional.linear(tx, tw, tb).tanh().sum()
+        (gx, gw) = (shrew.autograd.grad if lib is shrew else torch.autograd.grad)(
+            y, [tx, tw], create_graph=True)
+        ((gx * gx).sum() + (gw * gw).sum()).backward()
+        results.append([t.grad.numpy() if lib is shrew else t.grad.numpy()
+                        for t in (tx, tw, tb)])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+@needs_mkl
+def test_gradients_asked_for_only_where_needed(monkeypatch):
+    asked = []
+    real = CPUBackend.linear_backward
+    monkeypatch.setattr(CPUBackend, "linear_backward",
+                        lambda self, *a: asked.append(a[3:]) or real(self, *a))
+    x, w, b, _ = _arrays(np.float32, 8, 6, 4)
+    sx, sw = shrew.tensor(x), shrew.tensor(w, requires_grad=True)
+    sb = shrew.tensor(b)
+    F.linear(sx, sw, sb).sum().backward()
+    assert asked == [(False, True, False)]
+    assert sw.grad.shape == (4, 6) and sx.grad is None and sb.grad is None
+
+
+@needs_mkl
+def test_an_input_written_in_place_after_the_product_is_caught():
+    """The node saves x and w (addmm's mat1 and mat2), not the bias."""
+    x, w, b, _ = _arrays(np.float32, 4, 3, 2)
+    sx, sw, sb = (shrew.tensor(a, requires_grad=True) for a in (x, w, b))
+    y = F.linear(sx * 1.0, sw, sb)
+    with shrew.no_grad():
+        sb.add_(1.0)
+    y.sum().backward()                      # the bias is not needed
+    h = sx * 1.0
+    y = F.linear(h, sw, sb)
+    with shrew.no_grad():
+        h.add_(1.0)
+    with pytest.raises(shrew.ShrewError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 2), (4, 0, 2), (4, 3, 0)])
+def test_empty_dims_compose_as_pytorch(shape):
+    """An empty dim leaves the product to the composition: with no columns to sum, y is
+    the bias in every row, as PyTorch's."""
+    x, w, b, g = _arrays(np.float32, *shape)
+    *got, _ = _shrew_step(x, w, b, g)
+    for one, expected in zip(got, _torch_step(x, w, b, g)):
+        np.testing.assert_array_equal(one, expected)
+
+
+def test_without_mkl_the_composition_runs():
+    x, w, b, g = _arrays(np.float32, 6, 5, 4)
+    with use_mkl(False):
+        *got, variant = _shrew_step(x, w, b, g)
+        assert mkl.linear(x, w, b) is NotImplemented
+    assert variant is O.Binary
+    for one, expected in zip(got, _torch_step(x, w, b, g)):
+        np.testing.assert_allclose(one, expected, rtol=2e-5, atol=2e-5)
+
+
+@needs_mkl
+def test_what_mkl_linear_leaves_to_the_composition():
+    x, w, b, _ = _arrays(np.float32, 4, 3, 2)
+    assert mkl.linear(x, w, b.astype(np.float64)) is NotImplemented     # mixed dtypes
+    assert mkl.linear(x.astype(np.float16), w.astype(np.float16),
+                      b.astype(np.float16)) is NotImplemented          # no half GEMM
+    assert mkl.linear(x, w[:, :2], b) is NotImplemented                # shapes disagree
+    assert mkl.linear(x[None], w, b) is NotImplemented                 # 3-d: F.linear folds
+    sx, sw = shrew.tensor(x), shrew.tensor(w)
+    sb = shrew.tensor(b.astype(np.float64))
+    assert type(F.linear(sx, sw, sb).op) is not O.Linear
+
+
+@needs_mkl
+def test_the_same_inputs_give_the_same_bits():
+    x, w, b, g = _arrays(np.float32, 256, 784, 1024)
+    first = _shrew_step(x, w, b, g)[:4]
+    second = _shrew_step(x, w, b, g)[:4]
+    for one, two in zip(first, second):
+        assert np.array_equal(one, two)
