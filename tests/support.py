@@ -170,12 +170,6 @@ def numpy_layer_norm(backend, x, weight, bias, ndims, eps):
     return (x - mean) * rstd * weight + bias, mean, rstd
 
 
-def numpy_linear(backend, x, w, b):
-    """base.FastLinear's linear on numpy: a stand-in for the cpu backend's method (MKL)
-    where a test needs Linear nodes whether or not MKL is installed."""
-    return x @ w.T + b
-
-
 def numpy_attention(backend, q, k, v, bias, scale):
     """base.FastAttention's attention on numpy, for every float dtype: a stand-in for the
     cpu backend's method (MKL and oneDNN: float32, large inputs only) where a test needs

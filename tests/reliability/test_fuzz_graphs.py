@@ -25,7 +25,7 @@ from shrew.testing import gradcheck
 from shrew.testing.conformance.cases import UNARY_DOMAIN, SinTimes
 from shrew.ops.elementwise import binary, unary
 from shrew.backends.cpu import CPUBackend
-from support import numpy_attention, numpy_layer_norm, numpy_linear, shapes
+from support import numpy_attention, numpy_layer_norm, shapes
 
 OTHER = "othercpu:0"  # the second device that tests/conftest.py's other_device registers
 seeds = st.integers(0, 2**31 - 1)
@@ -550,12 +550,6 @@ def _layer_norm_nodes(monkeypatch):
     """The cpu backend's base.FastNorm serves float32 on oneDNN only: a numpy one here
     makes LayerNorm nodes on float64 too, whose rule gradcheck then checks."""
     monkeypatch.setattr(CPUBackend, "layer_norm", numpy_layer_norm)
-
-
-@pytest.fixture(autouse=True)
-def _linear_nodes(monkeypatch):
-    """And Linear nodes, which the cpu backend makes where MKL is installed."""
-    monkeypatch.setattr(CPUBackend, "linear", numpy_linear)
 
 
 @pytest.fixture(autouse=True)

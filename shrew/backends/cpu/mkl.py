@@ -236,27 +236,6 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None,
     return _batched(runtime, a, b, out, alpha)
 
 
-def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> Any:
-    """x @ w.T + b for x [M, K], w [N, K], b [N] of one float dtype, as PyTorch's addmm
-    computes it: b copied into every row of the result, then one GEMM adding the product
-    onto it (beta = 1), or NotImplemented.  The product's sum starts from the bias, so
-    its rounding is addmm's, not that of a product rounded and then added to."""
-    if not (_switch.on and x.ndim == w.ndim == 2 and b.ndim == 1 and x.dtype == w.dtype
-            == b.dtype and x.shape[1] == w.shape[1] and b.shape[0] == w.shape[0]):
-        return NotImplemented
-    runtime = load()
-    (m, k), n = x.shape, w.shape[0]
-    if (runtime is None or x.dtype not in runtime.gemm or not m * n * k
-            or max(m, n, k) > _INT_MAX):
-        return NotImplemented
-    (x, (trans_x, ldx)), (wt, (trans_w, ldw)) = _addressable(x), _addressable(w.T)
-    out = np.empty((m, n), x.dtype)
-    out[...] = b
-    runtime.gemm[x.dtype](_ROW_MAJOR, trans_x, trans_w, m, n, k, 1.0, x.ctypes.data, ldx,
-                          wt.ctypes.data, ldw, 1.0, out.ctypes.data, n)
-    return out
-
-
 def _batched(runtime: Runtime, a: np.ndarray, b: np.ndarray, out: np.ndarray | None,
              alpha: float) -> Any:
     """matmul of operands with batch dims or a 1-d operand."""

@@ -541,7 +541,7 @@ CASES: tuple = (
     # Its bias is added into the product where the backend has add_into_ (FastAccumulate),
     # with `binary` where it has not.
     # With a bias, one Linear node where the backend has base.FastLinear (the cpu
-    # backend's MKL); elsewhere, and without a bias, a product and a sum.
+    # backend); elsewhere, and without a bias, a product and a sum.
     Case("linear", Fn.linear, (S(F(5, 7), F(3, 7), F(3)), S(F(2, 4, 300), F(6, 300)),
                                S(F(2, 3, 40), F(5, 40), F(5))),
          (O.Matmul, O.Binary, O.Linear), ("matmul",), terms=_inner,
