@@ -53,5 +53,5 @@ __all__ = ["GELU_ERF", "GELU_TANH", "MIN_ELEMENTWISE_SIZE", "POOL_AVG_EXCLUDE",
            "get_num_threads", "large_float32", "layer_norm", "layer_norm_affine",
            "layer_norm_affine_backward",
            "load_error", "pool2d", "pool2d_backward", "pool_output_hw", "relu_backward",
-           "set_enabled",
-           "set_num_threads", "softmax", "softmax_backward", "standardized_backward"]
+           "set_enabled", "set_num_threads", "softmax", "softmax_backward",
+           "standardized_backward"]
