@@ -65,7 +65,7 @@ class Runtime:
         self.gemv: dict = {}
         self.ger: dict = {}
         self.vml: dict = {}
-        self.vml_scalar: dict = {}
+        self.fdim: dict = {}
         for char, scalar in (("s", ctypes.c_float), ("d", ctypes.c_double)):
             gemm = getattr(lib, f"cblas_{char}gemm")
             gemm.restype = None
@@ -91,10 +91,9 @@ class Runtime:
                 vml = getattr(lib, f"v{char}{name}")
                 vml.restype, vml.argtypes = None, [i, p, p, p]
                 self.vml[fn, dtype] = vml
-            for fn, name in _VML_WITH_SCALAR.items():   # the strided forms: stride 0 on b
-                vml = getattr(lib, f"v{char}{name}I")
-                vml.restype, vml.argtypes = None, [i, p, i, p, i, p, i]
-                self.vml_scalar[fn, dtype] = vml
+            fdim = getattr(lib, f"v{char}FdimI")   # the strided form, for a stride-0 b
+            fdim.restype, fdim.argtypes = None, [i, p, i, p, i, p, i]
+            self.fdim[dtype] = fdim
         self.lib = lib
         for char in "sd":
             batch = getattr(lib, f"cblas_{char}gemm_batch")
@@ -325,9 +324,6 @@ def axpy(dst: np.ndarray, src: np.ndarray, alpha: float) -> bool:
 # The elementwise functions taken from MKL's vector library (VML): IEEE operations, so
 # their results are numpy's bit for bit (checked, subnormals, infinities and NaNs too).
 _VML_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul"}
-# With a scalar as the second operand.  fdim(a, b): a - b where a > b, else +0; NaN where
-# either is NaN (C99's).
-_VML_WITH_SCALAR = {"add": "Add", "fdim": "Fdim"}
 # Below this many elements numpy's one-thread pass costs less than the call.
 VML_MIN_SIZE = 1 << 15
 
@@ -353,27 +349,20 @@ def binary(fn: str, a: np.ndarray, b: np.ndarray) -> Any:
     return out
 
 
-def with_scalar(fn: str, x: np.ndarray, scalar: float, out: np.ndarray | None = None) -> Any:
-    """fn(x, scalar) ("add", "fdim") elementwise over a C-contiguous float32 or float64 x
-    on MKL's threads, into `out` where given (x itself allowed), or NotImplemented.  The
-    scalar is read as a vector of stride 0, VML's strided form."""
+def relu(x: np.ndarray) -> Any:
+    """max(x, 0) as numpy's (+0 for every x <= 0, -0 too; NaN kept) for a C-contiguous
+    float32 or float64 x, on MKL's threads (1 MB: 27 us against numpy's 66), or
+    NotImplemented: VML's fdim(x, 0) (x where x > 0, else +0; NaN where x is NaN: C99's),
+    its strided form reading the 0 as a vector of stride 0."""
     if not _vml_takes(x):
         return NotImplemented
     runtime = load()
-    call = None if runtime is None else runtime.vml_scalar.get((fn, x.dtype))
-    if call is None:
+    fdim = None if runtime is None else runtime.fdim.get(x.dtype)
+    if fdim is None:
         return NotImplemented
-    if out is None:
-        out = np.empty(x.shape, x.dtype)
-    value = np.full(1, scalar, x.dtype)
-    call(x.size, x.ctypes.data, 1, value.ctypes.data, 0, out.ctypes.data, 1)
+    out = np.empty(x.shape, x.dtype)
+    fdim(x.size, x.ctypes.data, 1, np.zeros(1, x.dtype).ctypes.data, 0, out.ctypes.data, 1)
     return out
-
-
-def relu(x: np.ndarray) -> Any:
-    """max(x, 0) as numpy's (+0 for every x <= 0, -0 too; NaN kept): fdim(x, 0), on MKL's
-    threads (1 MB: 27 us against numpy's 66), or NotImplemented."""
-    return with_scalar("fdim", x, 0.0)
 
 
 # Below this many elements numpy's column sums cost less than the call.
