@@ -122,6 +122,7 @@ def test_small_softmax_gradients_are_the_core_rules_calls(be, dtype, log):
     bits = np.dtype(f"i{np.dtype(dtype).itemsize}")
     assert np.array_equal(got.view(bits), want.view(bits))
     assert be.softmax_backward(g.astype(F16), x.astype(F16), 1, log) is NotImplemented
+    assert be.softmax_backward(g[0, 0], x[0, 0], 0, log) is NotImplemented   # 0-d
 
 
 def test_matmul_broadcasts_batch_dims(be):

@@ -238,9 +238,11 @@ class CPUBackend(ArrayModuleBackend):
     def softmax_backward(self, g: Storage, y: Storage, dim: int,
                          log: bool) -> Storage:  # base.FastGrad
         # oneDNN's exp takes a NaN log-probability (a row masked whole) to a number, where
-        # PyTorch's gradient is NaN: such a call is left to the core's rule.  The pass
-        # that looks for one runs only where oneDNN would serve.
-        if y.ndim == 0 or not onednn.large_float32(y) or (log and mkl.has_nan(y)):
+        # PyTorch's gradient is NaN: such a call is made as the core's rule makes it.  The
+        # pass that looks for one runs only where oneDNN would serve.
+        if y.ndim == 0:   # (never recorded: softmax of a 0-d tensor goes through [1])
+            return NotImplemented
+        if not onednn.large_float32(y) or (log and mkl.has_nan(y)):
             return self._softmax_backward_composed(g, y, dim, log)
         return onednn.softmax_backward(g, y, dim % y.ndim, log)
 
