@@ -50,12 +50,13 @@ def matmul(x: Tensor, other: Tensor) -> Tensor:
 
 
 def linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
-    """x @ w.T + b of a 2-d x [M, K] and w [N, K] (F.linear checks the shapes and folds
-    x's leading dims).  Where b is given, all three share x's float dtype and backend, and
-    the backend has base.FastLinear's linear: one call, recorded as one Linear node;
-    otherwise (or where the backend declines) a transpose, a product and add_bias."""
+    """x @ w.T + b of x [M, K] or [K] and w [N, K] (F.linear checks the shapes and folds
+    x's leading dims).  Where x is 2-d, b is given, all three share x's float dtype and
+    backend, and the backend has base.FastLinear's linear: one call, recorded as one
+    Linear node; otherwise (or where the backend declines) a transpose, a product and
+    add_bias."""
     backend = x._backend
-    if (b is not None and x.dtype is w.dtype is b.dtype and w._backend is backend
+    if (x.ndim == 2 and b is not None and x.dtype is w.dtype is b.dtype and w._backend is backend
             and b._backend is backend and x.dtype.is_floating_point):
         data = fast_path(backend, "linear", x._data, w._data, b._data)
         if data is not NotImplemented:

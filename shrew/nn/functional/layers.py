@@ -49,9 +49,6 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
     # Leading dims are folded into one: a single 2-d GEMM, whose weight gradient is then
     # one product rather than a batch of them summed.
     flat = x.reshape(-1, x.shape[-1]) if x.ndim > 2 else x
-    if flat.ndim == 1:
-        y = flat @ w.transpose(0, 1)
-        return y if b is None else add_bias(y, b)
     y = _linear(flat, w, b)
     return y.reshape(*x.shape[:-1], w.shape[0]) if x.ndim > 2 else y
 
