@@ -554,7 +554,7 @@ class ArrayModuleBackend:
             return self._store_distinct(xp.zeros(size, dtype=src.dtype), flat,
                                         src).reshape(shape)
         if src.dtype.kind == "f" and src.dtype.itemsize >= 4 and 0 < flat.size < 2**31:
-            # Every target hit at most once (max-pool backward, a cross-entropy's one-hot):
+            # Every target hit at most once (max-pool backward, a one-hot of several):
             # then each sum is a single term and a plain store is exact.  Check that with
             # the output buffer itself as a stamp: store each position's ordinal and read
             # it back; a target hit twice keeps only its last ordinal.
