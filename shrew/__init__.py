@@ -1,21 +1,22 @@
 """shrew: a small tensor framework with reverse-mode autodiff on CPU, OpenCL and CUDA."""
-from .backprop import GradStore
-from .checkpoint import checkpoint, checkpoint_sequential, in_recomputation
+from .autograd.engine import GradStore
+from .autograd.checkpoint import checkpoint, checkpoint_sequential, in_recomputation
 from .backends.registry import devices, register_backend
-from .dtype import (DType, bfloat16, bool_ as bool, can_cast, finfo, float16, float32,  # noqa: A004
+from .core.dtype import (DType, bfloat16, bool_ as bool, can_cast, finfo, float16, float32,  # noqa: A004
                     float64, get_default_dtype, iinfo, int8, int16, int32, int64, promote_types,
                     result_type, set_default_dtype, uint8)
-from .dtype import ALIASES as _ALIASES
-from .device_name import device
-from .errors import (DeviceError, DTypeError, ShapeError, ShrewError, ShrewIndexError,
+from .core.dtype import ALIASES as _ALIASES
+from ._device import device
+from .core.errors import (DeviceError, DTypeError, ShapeError, ShrewError, ShrewIndexError,
                      ShrewTypeError)
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+from .core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                             is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
 from .ops.conv import col2im, conv1d, conv2d, im2col
 from .ops.creation import (arange, clone, empty, empty_like, eye, from_dlpack, from_numpy, full,
                            full_like, linspace, logspace, meshgrid, ones, ones_like, tensor,
                            tril_indices, triu_indices, zeros, zeros_like)
-from .ops.pointwise import (  # noqa: A004  (torch's names: abs, pow, round)
+from .ops.elementwise.composed import (  # noqa: A004  (torch's names: abs, pow, round)
     abs, absolute, acos, acosh, add, addcdiv, addcmul, arccos, arccosh, arcsin, arcsinh, arctan,
     arctan2, arctanh, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_not, bitwise_or,
     bitwise_xor, ceil, clamp, clamp_max, clamp_min, clip, copysign, cos, cosh, div, divide, erf,
@@ -24,11 +25,11 @@ from .ops.pointwise import (  # noqa: A004  (torch's names: abs, pow, round)
     logical_not, logical_or, logical_xor, logit, maximum, minimum, mul, multiply, nan_to_num,
     neg, negative, pow, reciprocal, relu, remainder, round, rsqrt, sgn, sigmoid, sign, signbit,
     sin, sinh, sqrt, square, sub, subtract, tan, tanh, true_divide, trunc, xlogy)
-from .ops.indexing import (argwhere, gather, index_add, index_copy, index_fill,
+from .ops.index.composed import (argwhere, gather, index_add, index_copy, index_fill,
                            index_select, masked_fill, masked_scatter, masked_select, nonzero,
                            put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
                            where)
-from .ops.subscript import index_put
+from .ops.index.subscript import index_put
 from .ops.norm import log_softmax_function as log_softmax, softmax_function as softmax, standardize
 from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import (bernoulli, manual_seed, multinomial, normal, poisson, rand, rand_like,
@@ -39,32 +40,33 @@ from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin,  # noqa:
 from .ops.scan import cummax, cummin, cumprod, cumsum, diff, logcumsumexp
 from .ops.sort import (argsort, bincount, bucketize, histc, kthvalue, median, mode, msort,
                        nanmedian, searchsorted, sort, topk, unique, unique_consecutive)
-from .ops.shape import cat, flatten, narrow, squeeze, stack, transpose, unsqueeze
-from .ops.rearrange import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
+from .ops.shape.recorded import cat, flatten, narrow, squeeze, stack, transpose, unsqueeze
+from .ops.shape.composed import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,
                             broadcast_tensors, broadcast_to, chunk, column_stack, diag,
                             diag_embed, diagonal, dstack, flip, fliplr, flipud, hstack,
                             movedim, moveaxis, numel, repeat_interleave, roll, row_stack,
                             split, swapaxes, swapdims, t, tensor_split, tile, trace, tril,
                             triu, unbind, unflatten, vstack)
-from .ops.rearrange import permute_fn as permute, reshape_fn as reshape
-from .shape import Size
-from .ops.linalg import matmul
-from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmul, cross, dot,
+from .ops.shape.composed import permute_fn as permute, reshape_fn as reshape
+from .core.shape import Size
+from .ops.linalg.matmul import matmul
+from .ops.linalg.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmul,
+                                  cross, dot,
                            inner, kron, matrix_power, mm, mv, outer, tensordot)
-from .ops.products import dot as vdot, outer as ger
-from .ops.decompositions import det, inverse, logdet
-from .ops.decompositions import torch_cholesky as cholesky, torch_qr as qr
-from .ops.decompositions import torch_slogdet as slogdet, torch_svd as svd
-from .ops.linalg_composed import cdist, cholesky_inverse, cholesky_solve, pinverse
-from .ops.einsum import einsum
-from .tensor import Tensor
+from .ops.linalg.products import dot as vdot, outer as ger
+from .ops.linalg.decompositions import det, inverse, logdet
+from .ops.linalg.decompositions import torch_cholesky as cholesky, torch_qr as qr
+from .ops.linalg.decompositions import torch_slogdet as slogdet, torch_svd as svd
+from .ops.linalg.composed import cdist, cholesky_inverse, cholesky_solve, pinverse
+from .ops.linalg.einsum import einsum
+from ._tensor import Tensor
 from .threads import get_num_threads, set_num_threads
 from . import cuda  # noqa: E402
 from . import accelerator, amp, onnx  # noqa: E402
 from .generator import Generator
 from . import linalg, nn, optim, return_types, serialization, utils  # noqa: E402  (they build on everything above)
-from .io import load, save  # noqa: E402
-from .diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
+from .serialization.save_load import load, save  # noqa: E402
+from .autograd.diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
 from . import autograd, func  # noqa: E402
 
@@ -94,19 +96,19 @@ __all__ = [
     "logcumsumexp",
     "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique",
     "unique_consecutive", "searchsorted", "bucketize", "histc", "bincount", "return_types",
-    # shape and views (ops/shape.py, ops/rearrange.py)
+    # shape and views (ops/shape/recorded.py, ops/shape/composed.py)
     "Size", "flatten", "narrow", "squeeze", "transpose", "unsqueeze", "atleast_1d",
     "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "broadcast_to",
     "chunk", "column_stack", "diag", "diag_embed", "diagonal", "dstack", "flip", "fliplr",
     "flipud", "hstack", "movedim", "moveaxis", "numel", "repeat_interleave", "roll",
     "row_stack", "split", "swapaxes", "swapdims", "t", "tensor_split", "tile", "trace",
     "tril", "triu", "unbind", "unflatten", "vstack", "permute", "reshape",
-    # products (ops/linalg.py, ops/products.py) and shrew.linalg
+    # products (ops/linalg/matmul.py, ops/linalg/products.py) and shrew.linalg
     "matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "cross",
     "dot", "inner", "kron", "matrix_power", "mm", "mv", "outer", "tensordot", "vdot", "ger",
     "einsum", "linalg", "det", "inverse", "logdet", "cholesky", "qr", "slogdet", "svd", "cdist",
     "cholesky_inverse", "cholesky_solve", "pinverse",
-    # dtypes (dtype.py)
+    # dtypes (core/dtype.py)
     "bfloat16", "uint8", "int8", "int16", "short",
     "finfo", "iinfo", "promote_types", "result_type", "can_cast", "get_default_dtype",
     "set_default_dtype",
@@ -114,7 +116,7 @@ __all__ = [
     "empty", "empty_like", "full_like", "clone", "linspace", "logspace", "meshgrid",
     "tril_indices", "triu_indices", "rand_like", "randn_like", "randint", "randperm", "normal",
     "multinomial", "bernoulli", "poisson",
-    # elementwise (ops/pointwise.py)
+    # elementwise (ops/elementwise/composed.py)
     "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "arccos", "arccosh",
     "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2",
     "atanh", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp",

@@ -9,8 +9,8 @@ without a GPU gets None and stays on the CPU, as under PyTorch.  Ask for OpenCL 
 from __future__ import annotations
 
 from . import cuda
-from .device_name import device
-from .errors import DeviceError
+from ._device import device
+from .core.errors import DeviceError
 
 __all__ = ["is_available", "current_accelerator", "device_count", "current_device_index",
            "current_device_idx", "set_device_index", "set_device_idx", "synchronize"]

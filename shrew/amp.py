@@ -10,7 +10,7 @@ import warnings
 from types import TracebackType
 from typing import Any
 
-from .tensor import Tensor
+from ._tensor import Tensor
 
 __all__ = ["autocast", "GradScaler"]
 

@@ -1,6 +1,6 @@
 """``shrew.cuda``: PyTorch's ``torch.cuda`` functions for the CUDA devices (CuPy)."""
 from . import amp
-from .device_module import DeviceModule
+from ._device import DeviceModule
 
 _cuda = DeviceModule("cuda")
 is_available = _cuda.is_available

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .autograd.functional import jacobian_rows, track, vjps
-from .errors import ShrewError
-from .grad_mode import enable_grad, is_grad_enabled
-from .shape import numel
-from .tensor import Tensor
+from .core.errors import ShrewError
+from .core.grad_mode import enable_grad, is_grad_enabled
+from .core.shape import numel
+from ._tensor import Tensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 

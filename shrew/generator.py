@@ -11,9 +11,9 @@ import secrets
 
 import numpy as np
 
-from .errors import ShrewError
+from .core.errors import ShrewError
 from .ops.random import rand
-from .tensor import Tensor
+from ._tensor import Tensor
 
 
 class Generator:

@@ -1,23 +1,23 @@
 """torch.linalg's counterpart.
 
-Products (ops/products.py): matmul, cross, multi_dot, matrix_power.  Decompositions and
-solvers (ops/decompositions.py, one backend primitive each): solve, inv, det, slogdet,
-cholesky, qr, svd, svdvals, eigh, eigvalsh.  Composed from those (ops/linalg_composed.py):
+Products (ops/linalg/products.py): matmul, cross, multi_dot, matrix_power.  Decompositions and
+solvers (ops/linalg/decompositions.py, one backend primitive each): solve, inv, det, slogdet,
+cholesky, qr, svd, svdvals, eigh, eigvalsh.  Composed from those (ops/linalg/composed.py):
 matrix_norm, norm's matrix orders, cond, matrix_rank, pinv, lstsq, solve_triangular."""
 from __future__ import annotations
 
-from .errors import LinAlgError
-from .ops.linalg import matmul
-from .ops.products import linalg_cross as cross, matrix_power, multi_dot
+from .core.errors import LinAlgError
+from .ops.linalg.matmul import matmul
+from .ops.linalg.products import linalg_cross as cross, matrix_power, multi_dot
 
-# -- vector norms (ops/reduce.py) and matrix norms (ops/linalg_composed.py) ---------------------
+# -- vector norms (ops/reduce.py) and matrix norms (ops/linalg/composed.py) ---------------------
 from .ops.reduce import vector_norm
-from .ops.linalg_composed import linalg_norm as norm, matrix_norm
+from .ops.linalg.composed import linalg_norm as norm, matrix_norm
 
 # -- decompositions and solvers -----------------------------------------------------------------
-from .ops.decompositions import (cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, qr,
+from .ops.linalg.decompositions import (cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, qr,
                                  slogdet, solve, solve_ex, svd, svdvals)
-from .ops.linalg_composed import (cond, diagonal, lstsq, matrix_rank, pinv, solve_triangular,
+from .ops.linalg.composed import (cond, diagonal, lstsq, matrix_rank, pinv, solve_triangular,
                                   tensorinv, tensorsolve, vander, vecdot)
 
 __all__ = ["matmul", "cross", "multi_dot", "matrix_power", "norm", "vector_norm",

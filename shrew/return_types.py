@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from .tensor import Tensor
+    from ._tensor import Tensor
 
 
 class max(NamedTuple):  # noqa: N801  (torch.return_types' names)
@@ -63,7 +63,7 @@ class aminmax(NamedTuple):  # noqa: N801
     max: Tensor
 
 
-# -- linear algebra (ops/decompositions.py, ops/linalg_composed.py) -----------------------
+# -- linear algebra (ops/linalg/decompositions.py, ops/linalg/composed.py) -----------------------
 class linalg_slogdet(NamedTuple):  # noqa: N801
     sign: Tensor
     logabsdet: Tensor

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from .dtype import DType
+from .core.dtype import DType
 
 if TYPE_CHECKING:
-    from .tensor import Tensor
+    from ._tensor import Tensor
 
 Scalar: TypeAlias = int | float | bool
 """A Python number: an operand that combines with a tensor elementwise.  (numpy scalars

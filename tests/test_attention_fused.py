@@ -253,12 +253,12 @@ def test_self_attention_is_one_packed_node(create_graph, composed):
     module = nn.MultiheadAttention(E, H, batch_first=True)
     x = np.random.default_rng(7).standard_normal((N, T, E)).astype(np.float32)
     ops, fused = _mha_grads(module, x, create_graph)
-    packed = [op for op in ops if isinstance(op, shrew.op.Attention)]
+    packed = [op for op in ops if isinstance(op, shrew.core.op.Attention)]
     assert len(packed) == 1 and packed[0].heads == H and packed[0].q is packed[0].k
-    assert not any(isinstance(op, shrew.op.Narrow) for op in ops)
+    assert not any(isinstance(op, shrew.core.op.Narrow) for op in ops)
     with composed:
         ops, plain = _mha_grads(module, x, create_graph)
-    assert not any(isinstance(op, shrew.op.Attention) for op in ops)
+    assert not any(isinstance(op, shrew.core.op.Attention) for op in ops)
     for got, want in zip(fused, plain):
         _close(got, want, terms=4 * T * E)
 

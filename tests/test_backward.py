@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import shrew
-from shrew import backprop
-from shrew import op as O
+from shrew.autograd import engine as backprop
+from shrew.core import op as O
 
 
 @pytest.fixture
@@ -393,7 +393,7 @@ def test_backward_works_in_a_thread_while_another_is_in_no_grad():
 
 
 def test_every_nodes_inputs_are_the_fields_its_variant_names():
-    """op.inputs() is a fast accessor made per variant (op.py): for every node of a graph
+    """op.inputs() is a fast accessor made per variant (core/op.py): for every node of a graph
     through many variants it is the TENSORS fields, in order (Cat, Checkpoint and
     CustomFunction keep their own)."""
     import shrew.nn.functional as F

@@ -11,11 +11,11 @@ from importlib import metadata
 import pytest
 
 import shrew
-from shrew import op as O
+from shrew.core import op as O
 from shrew.backends.base import FAST_ATTENTION, FAST_CONV, FAST_LINEAR, FAST_NORM, PRIMITIVES
 from shrew.backends.base import FAST_PATHS as FAST
 from shrew.backends.cpu import CPUBackend, mkl_active, onednn_active, use_mkl, use_onednn
-from shrew.op import VARIANTS
+from shrew.core.op import VARIANTS
 from shrew.testing.conformance.cases import CASES
 from shrew.testing.conformance.harness import DEFAULT_LAYOUT, Target, forward, make_inputs
 from shrew.testing.conformance.spec import Case, S, F

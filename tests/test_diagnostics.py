@@ -1,4 +1,4 @@
-"""detect_anomaly, graph_summary and to_dot (shrew.diagnostics)."""
+"""detect_anomaly, graph_summary and to_dot (shrew.autograd.diagnostics)."""
 from __future__ import annotations
 
 import re
@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import shrew
-from shrew import diagnostics, nn
-from shrew.diagnostics import creation_site, detect_anomaly, graph_summary, to_dot
+from shrew import nn
+from shrew.autograd import diagnostics
+from shrew.autograd.diagnostics import creation_site, detect_anomaly, graph_summary, to_dot
 from shrew.nn import functional as F
 from support import device_or_fail
 

@@ -1,4 +1,4 @@
-"""shrew.einsum (ops/einsum.py) against torch.einsum: random equations (implicit and
+"""shrew.einsum (ops/linalg/einsum.py) against torch.einsum: random equations (implicit and
 explicit outputs, `...`, repeated subscripts, broadcasting, one to four operands) for
 values and gradients, float64 finite differences, and the errors of bad equations."""
 from __future__ import annotations

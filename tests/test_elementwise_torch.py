@@ -386,7 +386,7 @@ def test_errors_name_the_op_and_dtypes():
 def test_fused_backward_is_torchs_kernel(name, dtype):
     """binary("tanh_backward", g, y) is torch.ops.aten.tanh_backward(g, y), and likewise
     for sigmoid, to the last bit or two (torch's vectorised kernel fuses a multiply-add)."""
-    from shrew.ops.elementwise import binary
+    from shrew.ops.elementwise.recorded import binary
     rng = np.random.default_rng(11)
     g = rng.standard_normal((4, 5)).astype(dtype)
     y = getattr(torch, name)(torch.tensor(rng.standard_normal((4, 5)).astype(dtype))).numpy()
@@ -416,7 +416,7 @@ def test_fused_backward_higher_orders_match_torch(name):
 
 @pytest.mark.parametrize("name", ["tanh_backward", "sigmoid_backward"])
 def test_fused_backward_gradcheck(name):
-    from shrew.ops.elementwise import binary
+    from shrew.ops.elementwise.recorded import binary
     g = Input((2, 3), 1)
     y = Input((3,), 2)  # broadcast against g
     check_grad(lambda a, b: binary(name, a, b), g, y)

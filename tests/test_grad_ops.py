@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import shrew
-from shrew import op as O
+from shrew.core import op as O
 from shrew.backends.base import UNARY_FNS
 from shrew.backends.cpu import CPUBackend
-from shrew.ops.elementwise import unary
-from shrew.ops.index import scatter_unchecked
+from shrew.ops.elementwise.recorded import unary
+from shrew.ops.index.recorded import scatter_unchecked
 from shrew.testing import gradcheck
 from support import (Input, broadcast_pairs, check_grad, layouts, numpy_attention,
                      numpy_layer_norm, seeds, shapes)
@@ -732,7 +732,7 @@ def test_col2im(args, seed):
     check_grad(lambda c: shrew.col2im(c, xs, kernel, stride, padding), cols)
 
 
-# -- decompositions and solvers (ops/decompositions.py) ------------------------------------
+# -- decompositions and solvers (ops/linalg/decompositions.py) ------------------------------------
 ROUTINES = {
     "solve": lambda m, t: shrew.linalg.solve(m, t),
     "det": lambda m, t: shrew.linalg.det(m),
@@ -1020,7 +1020,7 @@ def test_second_order_structural(name):
 
 def test_gradcheck_catches_a_wrong_gradient(monkeypatch):
     # The harness itself must be able to fail: break the sin rule and watch it.
-    from shrew import backprop
+    from shrew.autograd import engine as backprop
     original = backprop.unary_grad
 
     def wrong(fn, x, y, g):

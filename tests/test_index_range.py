@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import shrew
-from shrew.ops import index as index_ops
+from shrew.ops.index import recorded as index_ops
 from support import device_or_fail
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import shrew
-from shrew.ops import index as index_ops
+from shrew.ops.index import recorded as index_ops
 from support import check_grad, device_or_fail
 
 SETTINGS = settings(max_examples=100, deadline=None, derandomize=True)

@@ -1,4 +1,4 @@
-"""shrew.io.save / load: safetensors files, interchangeable with safetensors' own numpy
+"""shrew.save / shrew.load: safetensors files, interchangeable with safetensors' own numpy
 reader and writer, and never unpickled."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import safetensors.numpy
 
 import shrew
 from shrew import nn
-from shrew.io import load, save
+from shrew.serialization.save_load import load, save
 
 DEVICES = ["cpu"] + (["opencl"] if "opencl" in " ".join(shrew.devices()) else [])
 

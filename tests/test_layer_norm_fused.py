@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import shrew
-from shrew import op as O
+from shrew.core import op as O
 from shrew.backends import cpu
 from shrew.backends.base import FAST_NORM, FastNorm
 from shrew.backends.cpu import CPUBackend, onednn

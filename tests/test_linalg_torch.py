@@ -1,4 +1,4 @@
-"""shrew.linalg's decompositions and solvers (ops/decompositions.py, ops/linalg_composed.py)
+"""shrew.linalg's decompositions and solvers (ops/linalg/decompositions.py, ops/linalg/composed.py)
 against PyTorch: values, gradients (against torch.autograd and float64 finite differences),
 second derivatives, and errors."""
 from __future__ import annotations

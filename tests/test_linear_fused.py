@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import shrew
-from shrew import op as O
+from shrew.core import op as O
 from shrew.backends.cpu import CPUBackend, use_mkl
 
 F = shrew.nn.functional

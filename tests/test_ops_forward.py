@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scipy.special import erf as scipy_erf
 
 import shrew
-from shrew.ops.elementwise import unary
+from shrew.ops.elementwise.recorded import unary
 from support import seeds, shapes
 
 T = shrew.tensor

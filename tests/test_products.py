@@ -1,4 +1,4 @@
-"""Products composed from matmul (ops/products.py, issue 16) against PyTorch: values,
+"""Products composed from matmul (ops/linalg/products.py, issue 16) against PyTorch: values,
 gradients (against torch's and float64 finite differences) and errors."""
 from __future__ import annotations
 

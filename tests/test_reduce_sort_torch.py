@@ -234,7 +234,7 @@ def test_max_min_of_two_tensors(a, b):
 
 @pytest.mark.parametrize("name", ["max", "min", "maximum", "minimum"])
 def test_max_min_of_two_are_maximum_minimum_with_torchs_gradients(name):
-    # One code path (ops/pointwise.py's maximum / minimum); ties share the gradient, and
+    # One code path (ops/elementwise/composed.py's maximum / minimum); ties share the gradient, and
     # at a NaN (no order) both sides get it, as torch's formula gives.
     nan = float("nan")
     a = np.array([1.0, 2.0, nan, 3.0, nan, -0.0])

@@ -10,7 +10,7 @@ import torch
 
 import shrew
 from shrew import nn
-from shrew.io_tree import FORMAT, FORMAT_KEY
+from shrew.serialization.tree import FORMAT, FORMAT_KEY
 
 
 class LanguageModel(nn.Module):
@@ -93,8 +93,9 @@ def crafted(description):
     return io.BytesIO(data)
 
 
-@pytest.mark.parametrize("name", ["os:system", "builtins:eval", "shrew.io:os.system",
-                                  "shrew.io_tree:json.loads", "shrew.tensor:Tensor"])
+@pytest.mark.parametrize("name", ["os:system", "builtins:eval",
+                                  "shrew.serialization.save_load:os.system",
+                                  "shrew.serialization.tree:json.loads", "shrew.tensor:Tensor"])
 def test_a_file_cannot_name_anything_else(name):
     for description in ({"global": name},
                         {"object": name, "id": "m0", "state": {"dict": []}}):

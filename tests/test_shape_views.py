@@ -1,4 +1,4 @@
-"""Shape and view ops (ops/rearrange.py, issue 16) against PyTorch: values for
+"""Shape and view ops (ops/shape/composed.py, issue 16) against PyTorch: values for
 hypothesis-drawn shapes, dims and split sizes; gradients against PyTorch's and float64
 finite differences; errors naming the op."""
 from __future__ import annotations

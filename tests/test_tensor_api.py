@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import shrew
-from shrew import op as O
+from shrew.core import op as O
 from shrew.backends.registry import get_backend
 
 

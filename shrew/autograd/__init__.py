@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..backprop import GradStore, root_gradient, run_backward
-from ..errors import ShrewError
-from ..grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+from .engine import GradStore, root_gradient, run_backward
+from ..core.errors import ShrewError
+from ..core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                          is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ..ops.creation import zeros_like
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .function import Function, FunctionCtx
 from .graph import AccumulateGrad, Node
 from . import functional  # noqa: E402  (builds on grad above)

@@ -2,7 +2,7 @@
 
 ``apply`` runs ``forward`` without recording, then gives each differentiable output one
 Op, ``O.CustomFunction``, holding the class, the ctx and the tensor arguments; its rule in
-backprop.py calls ``backward(ctx, *grads)``.  A function with several outputs has one
+autograd/engine.py calls ``backward(ctx, *grads)``.  A function with several outputs has one
 CustomFunction per output; each calls backward with its own gradient and zeros (None
 with set_materialize_grads(False)) for the others, which is the same sum for the linear
 backward functions autograd expects.
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import op as O
-from ..errors import ShrewError
-from ..factory import Alias, wrap
-from ..grad_mode import is_grad_enabled, no_grad
+from ..core import op as O
+from ..core.errors import ShrewError
+from ..core.fields import Alias, wrap
+from ..core.grad_mode import is_grad_enabled, no_grad
 from ..ops import inplace
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -120,9 +120,9 @@ _NO_SETUP = object()
 
 def custom_grads(y: Tensor, op: O.CustomFunction, g: Tensor
                  ) -> Sequence[tuple[Tensor, Tensor | None]]:
-    """The rule of O.CustomFunction (backprop.py): call backward with g in this output's
+    """The rule of O.CustomFunction (autograd/engine.py): call backward with g in this output's
     place, then match the returned gradients to the tensor arguments."""
-    from ..grads.common import sum_to_shape
+    from .rules.common import sum_to_shape
     from ..ops.creation import zeros_like
     ctx = op.ctx
     grads: list[Any] = []

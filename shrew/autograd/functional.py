@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import ShrewError
-from ..grad_mode import enable_grad
+from ..core.errors import ShrewError
+from ..core.grad_mode import enable_grad
 from ..ops.creation import zeros, zeros_like
-from ..ops.shape import stack
-from ..shape import numel
-from ..tensor import Tensor
+from ..ops.shape.recorded import stack
+from ..core.shape import numel
+from .._tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 

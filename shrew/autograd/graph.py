@@ -7,12 +7,12 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from .. import op as O
+from ..core import op as O
 from ..ops.inplace import as_recorded
 from .node_names import torch_inputs, torch_name
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
 
 class Node:
@@ -48,7 +48,7 @@ class Node:
 
     @property
     def variant(self) -> O.Op:
-        """The Op variant itself (shrew/op.py)."""
+        """The Op variant itself (shrew/core/op.py)."""
         return self._op
 
     def __eq__(self, other: object) -> bool:

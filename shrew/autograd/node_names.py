@@ -1,5 +1,5 @@
 """PyTorch's names for the graph nodes (``type(t.grad_fn).__name__``, ``grad_fn.name()``):
-the one table from shrew's Op variants (shrew/op.py) to the ``XxxBackwardN`` class that
+the one table from shrew's Op variants (shrew/core/op.py) to the ``XxxBackwardN`` class that
 PyTorch's autograd would have recorded for the same call.
 
 A variant stands for several PyTorch ops where shrew composes them (``Reshape`` is view,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import op as O
+from ..core import op as O
 
 _BINARY = {
     "add": "AddBackward0", "sub": "SubBackward0", "mul": "MulBackward0", "div": "DivBackward0",

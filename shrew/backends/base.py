@@ -25,7 +25,7 @@ UNARY_FNS = (
     "neg", "abs", "exp", "log", "sqrt", "square", "relu", "sigmoid", "tanh", "gelu",
     "gelu_tanh", "silu", "sin", "cos", "floor", "ceil", "round", "erf", "sign",
     "gelu_derivative", "gelu_tanh_derivative",
-    # elementwise math (ops/elementwise.py)
+    # elementwise math (ops/elementwise/recorded.py)
     "rsqrt", "reciprocal", "log1p", "expm1", "log2", "log10", "exp2", "tan", "asin", "acos",
     "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc", "erfinv", "trunc",
     "bitwise_not",

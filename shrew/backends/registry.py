@@ -7,7 +7,7 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import TYPE_CHECKING, cast
 
-from ..errors import DeviceError
+from ..core.errors import DeviceError
 
 if TYPE_CHECKING:
     from .base import Backend

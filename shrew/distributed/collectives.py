@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DTypeError, ShapeError, ShrewError
+from ..core.errors import DTypeError, ShapeError, ShrewError
 from ..ops.creation import from_numpy
-from ..grad_mode import no_grad
-from ..shape import fmt, numel
-from ..tensor import Tensor
+from ..core.grad_mode import no_grad
+from ..core.shape import fmt, numel
+from .._tensor import Tensor
 from .group import ProcessGroup, default_group
 from .work import Pending, Steps, Work, agree
 

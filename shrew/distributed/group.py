@@ -10,7 +10,7 @@ import sys
 from types import TracebackType
 from typing import Any
 
-from ..errors import ShrewError
+from ..core.errors import ShrewError
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 """How long a collective waits for the other ranks before it names the missing ones and

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Generator, Sequence
 from typing import Any
 
-from ..errors import DTypeError, ShapeError, ShrewError
+from ..core.errors import DTypeError, ShapeError, ShrewError
 from .group import DistBackendError, ProcessGroup
 
 _META, _VERDICT = 1, 2            # tags on the group's ctrl communicator

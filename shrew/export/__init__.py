@@ -20,7 +20,7 @@ import numpy as np
 # around this package; get_backend is the one registry function it needs.
 from .. import (DeviceError, DTypeError, ShapeError, ShrewError, Tensor, float32, from_numpy,
                ones_like)
-from ..backprop import run_backward
+from ..autograd.engine import run_backward
 from ..backends.registry import get_backend
 from ..optim import SGD, Adam, AdamW
 from .fuse import fuse_log_softmax_backward

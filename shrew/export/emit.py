@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShrewError
+from ..core.errors import ShrewError
 from . import kernels as K
 from .graph import DTYPES, ELEMENTWISE, Node, Value
 from .symbolic import Size, at, c_float, c_int

@@ -1,6 +1,6 @@
 """Graph rewrites that fuse a recorded gradient rule into one kernel.
 
-log_softmax's gradient rule (backprop.py) is `g - exp(y) * g.sum(dim, keepdim=True)`,
+log_softmax's gradient rule (autograd/engine.py) is `g - exp(y) * g.sum(dim, keepdim=True)`,
 recorded as four nodes and three temporaries; cross-entropy's backward always runs it.
 The rewrite replaces those four nodes by one `log_softmax_backward` kernel that reads y
 and g once per row.

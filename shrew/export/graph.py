@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShrewError
+from ..core.errors import ShrewError
 from .symbolic import Size, at
 from .trace import Call, Recording, Ref
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import safetensors.numpy
 
-from ..errors import ShrewError
+from ..core.errors import ShrewError
 from . import runtime
 from .emit import Emitter
 from .graph import Graph, Value

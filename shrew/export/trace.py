@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import base
-from ..errors import ShrewError
+from ..core.errors import ShrewError
 
 FAST_PATHS = base.FAST_PATHS
 """Optional backend methods (base.FastConv, base.FastPool, base.FastAccumulate,

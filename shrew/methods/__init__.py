@@ -1,2 +1,2 @@
 """Tensor methods by op family, as mixins of shrew.tensor.Tensor: each method is a one-line
-call into shrew/ops, as in tensor.py itself."""
+call into shrew/ops, as in _tensor.py itself."""

@@ -7,11 +7,11 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
-from .. import dtype as D
+from ..core import dtype as D
 from ..ops import cast as _cast
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from ..typing import DTypeLike
 
 

@@ -1,16 +1,16 @@
-"""Tensor's elementwise methods and operators (ops/elementwise.py, ops/pointwise.py)."""
+"""Tensor's elementwise methods and operators (ops/elementwise/)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..ops import elementwise as _elementwise
-from ..ops import pointwise as _pointwise
-from ..ops.elementwise import binary as _binary
-from ..ops.elementwise import compare as _compare
-from ..ops.elementwise import unary as _unary
+from ..ops.elementwise import recorded as _elementwise
+from ..ops.elementwise import composed as _pointwise
+from ..ops.elementwise.recorded import binary as _binary
+from ..ops.elementwise.recorded import compare as _compare
+from ..ops.elementwise.recorded import unary as _unary
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from ..typing import Scalar
 
     Operand: TypeAlias = Tensor | Scalar

@@ -1,15 +1,15 @@
-"""Tensor's indexing methods: x[key], x[key] = v (ops/subscript.py), gather, scatter,
-index_*, masked_*, take, put, nonzero (ops/indexing.py)."""
+"""Tensor's indexing methods: x[key], x[key] = v (ops/index/subscript.py), gather, scatter,
+index_*, masked_*, take, put, nonzero (ops/index/composed.py)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..ops import indexing as _indexing
-from ..ops import subscript as _subscript
+from ..ops.index import composed as _indexing
+from ..ops.index import subscript as _subscript
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from ..typing import Index, Scalar
 
 

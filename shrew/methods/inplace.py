@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..ops import inplace as _inplace
-from ..ops.elementwise import unary as _unary
+from ..ops.elementwise.recorded import unary as _unary
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from ..typing import Scalar
 
 

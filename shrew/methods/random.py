@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 from ..ops import random as _random
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
 
 class RandomMethods:

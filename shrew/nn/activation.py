@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ShapeError
+from ..core.errors import ShapeError
 from ..ops.creation import full
-from ..shape import fmt
-from ..tensor import Tensor
+from ..core.shape import fmt
+from .._tensor import Tensor
 from . import functional as F
 from .module import Module
 from .parameter import Parameter

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import math
 
-from ..checkpoint import checkpoint as run_checkpointed
-from ..dtype import DType
-from ..errors import ShapeError, ShrewError
+from ..autograd.checkpoint import checkpoint as run_checkpointed
+from ..core.dtype import DType
+from ..core.errors import ShapeError, ShrewError
 from ..ops.attention import fused_self_attention
 from ..ops.creation import zeros
-from ..ops.shape import cat
-from ..shape import fmt
-from ..tensor import Tensor
+from ..ops.shape.recorded import cat
+from ..core.shape import fmt
+from .._tensor import Tensor
 from . import functional as F
 from . import init
 from .activation import GELU

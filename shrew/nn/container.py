@@ -8,8 +8,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..errors import ShrewError
-from ..tensor import Tensor
+from ..core.errors import ShrewError
+from .._tensor import Tensor
 from .module import Module
 from .parameter import Parameter
 

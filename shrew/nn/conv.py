@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ShrewError
+from ..core.errors import ShrewError
 from ..ops.conv import same_padding
 from ..ops.creation import zeros
 from . import functional as F
@@ -13,7 +13,7 @@ from .module import Module
 from .parameter import Parameter
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 

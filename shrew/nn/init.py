@@ -10,13 +10,13 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..errors import ShapeError, ShrewError
+from ..core.errors import ShapeError, ShrewError
 from ..generator import Generator, generator_from_global_seed
 from ..ops.creation import full, tensor
 from ..ops.random import rand, randn
-from ..grad_mode import no_grad
-from ..shape import fmt
-from ..tensor import Tensor
+from ..core.grad_mode import no_grad
+from ..core.shape import fmt
+from .._tensor import Tensor
 
 _T = TypeVar("_T", bound=Tensor)
 

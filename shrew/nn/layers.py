@@ -7,17 +7,17 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ShrewError
+from ..core.errors import ShrewError
 from ..ops.creation import arange, zeros
-from ..grad_mode import no_grad
-from ..shape import normalize_dim
+from ..core.grad_mode import no_grad
+from ..core.shape import normalize_dim
 from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
 
 def _default_init(weight: Parameter, bias: Parameter | None) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import functional as F
 from .functional.loss import _reduction
 from .module import Module

@@ -6,12 +6,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..dtype import DType, float16, float32, float64
-from ..errors import ShrewError
-from ..factory import replace_storage
-from ..grad_mode import no_grad
-from ..shape import fmt
-from ..tensor import Tensor
+from ..core.dtype import DType, float16, float32, float64
+from ..core.errors import ShrewError
+from ..core.fields import replace_storage
+from ..core.grad_mode import no_grad
+from ..core.shape import fmt
+from .._tensor import Tensor
 from .parameter import Parameter
 
 if TYPE_CHECKING:

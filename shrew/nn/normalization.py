@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..checkpoint import in_recomputation
-from ..dtype import int64
-from ..errors import ShapeError, ShrewError
+from ..autograd.checkpoint import in_recomputation
+from ..core.dtype import int64
+from ..core.errors import ShapeError, ShrewError
 from ..ops.creation import ones, zeros
-from ..grad_mode import no_grad
-from ..shape import fmt
-from ..tensor import Tensor
+from ..core.grad_mode import no_grad
+from ..core.shape import fmt
+from .._tensor import Tensor
 from . import functional as F
 from .module import Module
 from .parameter import Parameter

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..factory import adopt
-from ..tensor import Tensor
+from ..core.fields import adopt
+from .._tensor import Tensor
 
 if TYPE_CHECKING:
     from ..typing import TensorData

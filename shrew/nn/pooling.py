@@ -9,7 +9,7 @@ from . import functional as F
 from .module import Module
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from ..typing import IntOrPair
 
 

@@ -10,11 +10,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import ShapeError, ShrewError
+from ..core.errors import ShapeError, ShrewError
 from ..ops.creation import zeros
-from ..ops.shape import cat, stack
-from ..shape import fmt
-from ..tensor import Tensor
+from ..ops.shape.recorded import cat, stack
+from ..core.shape import fmt
+from .._tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module

@@ -7,9 +7,9 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..dtype import as_dtype, float32
-from ..errors import ShrewError
-from ..tensor import Tensor
+from ..core.dtype import as_dtype, float32
+from ..core.errors import ShrewError
+from .._tensor import Tensor
 from . import functional as F
 from . import init
 from .attention import MultiheadAttention

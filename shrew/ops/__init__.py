@@ -2,5 +2,5 @@
 
 Each module holds its ops' argument checks and the recording of their Op variant; Tensor
 methods and the ``shrew.*`` functions are one-line calls into them.  Gradient rules live
-in shrew/backprop.py, in the same family order.
+in shrew/autograd/engine.py, in the same family order.
 """

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import op as O
+from ..core import op as O
 from ..backends.base import fast_path
-from ..factory import record, wrap
-from ..grad_mode import no_grad
+from ..core.fields import record, wrap
+from ..core.grad_mode import no_grad
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
 
 def fused_attention(q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None,

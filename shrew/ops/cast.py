@@ -5,17 +5,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import op as O
+from ..core import op as O
 from ..backends.registry import get_backend
-from ..dtype import DType, as_dtype
-from ..errors import ShrewError
-from ..factory import AnyTensor, record, wrap
+from ..core.dtype import DType, as_dtype
+from ..core.errors import ShrewError
+from ..core.fields import AnyTensor, record, wrap
 from .common import check_device_dtype
-from .shape import contiguous
-from .index import note_host_range
+from .shape.recorded import contiguous
+from .index.recorded import note_host_range
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from ..typing import DTypeLike
 
 

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from ..dtype import DType, result_type
-from ..errors import DeviceError, DTypeError
-from ..factory import wrap
+from ..core.dtype import DType, result_type
+from ..core.errors import DeviceError, DTypeError
+from ..core.fields import wrap
 
 if TYPE_CHECKING:
     from ..backends.base import Backend
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..backends.registry import get_backend
-from ..dtype import (BY_NUMPY as _BY_NUMPY, DType, as_dtype, from_numpy_dtype,
+from ..core.dtype import (BY_NUMPY as _BY_NUMPY, DType, as_dtype, from_numpy_dtype,
                      get_default_dtype, int64, result_type)
-from ..errors import DeviceError, DTypeError, ShapeError, ShrewError
-from ..factory import AnyTensor, blank, init_leaf, leaf, wrap
+from ..core.errors import DeviceError, DTypeError, ShapeError, ShrewError
+from ..core.fields import AnyTensor, blank, init_leaf, leaf, wrap
 from .common import check_device_dtype
-from .index import note_host_range
+from .index.recorded import note_host_range
 
 if TYPE_CHECKING:
     from ..backends.base import Backend, Storage
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from ..typing import DeviceLike, DTypeLike, Scalar, ShapeLike, TensorData
 
 
@@ -164,7 +164,7 @@ def new_tensor(x: Tensor, data: TensorData, dtype: DTypeLike | None, device: Dev
 
 def clone(x: Tensor) -> Tensor:
     """A copy with its own memory; differentiable."""
-    from .shape import contiguous  # shape builds tensors through this module
+    from .shape.recorded import contiguous  # shape builds tensors through this module
     return contiguous(x)
 
 

@@ -41,19 +41,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import op as O
-from ..dtype import FLOAT, bool_
-from ..errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError, ShrewError
-from ..factory import (Alias, AnyTensor, become, copied_by, live_views, next_id, own_array,
+from ..core import op as O
+from ..core.dtype import FLOAT, bool_
+from ..core.errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError, ShrewError
+from ..core.fields import (Alias, AnyTensor, become, copied_by, live_views, next_id, own_array,
                        snapshot)
-from ..factory import detach_ as factory_detach_
-from ..grad_mode import is_grad_enabled, no_grad
-from ..shape import broadcast_shapes, fmt, numel
-from .index import forget_host_range
+from ..core.fields import detach_ as factory_detach_
+from ..core.grad_mode import is_grad_enabled, no_grad
+from ..core.shape import broadcast_shapes, fmt, numel
+from .index.recorded import forget_host_range
 from .saved import saved_tensors
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
 _HISTORY = 8  # write stamps kept per memory: enough to name the version a node saw
 
@@ -251,7 +251,7 @@ def write_(t: Tensor, op: str, compute: Callable[[Tensor], Tensor],
     if not steps:
         if value._op is None:  # a leaf (copy_), or no grad (fill_, zero_, random_): a new
             # node, with a zero gradient path from t as PyTorch's
-            from .elementwise import where
+            from .elementwise.recorded import where
             from .common import constant
             value = where(constant(t.shape, True, bool_, t._backend), value, t)
         _store(t, value, op, stamp)
@@ -285,8 +285,8 @@ def _rebuilt_base(base: Tensor, steps: list[tuple[Any, tuple[int, ...]]],
     """base with the view's region replaced by value, as recorded ops: the view's flat
     positions in the base are found by taking the same view of arange(numel)."""
     from .creation import arange  # creation imports index, as this module does
-    from .elementwise import where
-    from .index import scatter_add_unchecked
+    from .elementwise.recorded import where
+    from .index.recorded import scatter_add_unchecked
     size = numel(base.shape)
     with no_grad():
         positions = _replay(arange(size, device=base.device).reshape(*base.shape), steps)
@@ -309,7 +309,7 @@ def detach_(t: Tensor) -> Tensor:
 def set_data(t: Tensor, value: Any) -> None:
     """t.data = value: t now holds value's memory, shape and dtype, keeping its graph
     flags (a tensor's id stays, so optimizer state does)."""
-    from ..factory import replace_storage
+    from ..core.fields import replace_storage
     if not isinstance(value, AnyTensor):
         raise ShrewError(f"data: must be set to a Tensor, got {type(value).__name__}")
     replace_storage(t, value)

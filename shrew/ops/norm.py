@@ -6,16 +6,16 @@ from __future__ import annotations
 import numbers
 from typing import TYPE_CHECKING
 
-from .. import op as O
+from ..core import op as O
 from ..backends.base import fast_path
-from ..dtype import FLOAT, as_dtype, check_float, float32
-from ..errors import ShapeError, ShrewError
-from ..factory import AnyTensor, record, wrap
-from ..shape import fmt, normalize_dim
-from .elementwise import add_bias
+from ..core.dtype import FLOAT, as_dtype, check_float, float32
+from ..core.errors import ShapeError, ShrewError
+from ..core.fields import AnyTensor, record, wrap
+from ..core.shape import fmt, normalize_dim
+from .elementwise.recorded import add_bias
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from ..typing import DTypeLike
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import op as O
-from ..errors import ShapeError, ShrewError
-from ..factory import record, wrap
-from ..shape import fmt, pair, pool_output_size
+from ..core import op as O
+from ..core.errors import ShapeError, ShrewError
+from ..core.fields import record, wrap
+from ..core.shape import fmt, pair, pool_output_size
 from .conv import check_input
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from ..typing import IntOrPair
 
 PoolGeometry = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]

@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..backends import registry
-from ..dtype import as_dtype, check_float, float64, get_default_dtype, int64
-from ..errors import ShapeError, ShrewError
-from ..factory import AnyTensor
-from ..shape import fmt
+from ..core.dtype import as_dtype, check_float, float64, get_default_dtype, int64
+from ..core.errors import ShapeError, ShrewError
+from ..core.fields import AnyTensor
+from ..core.shape import fmt
 from .creation import arange, new, shape_arg, tensor
-from .elementwise import where
-from .pointwise import minimum
+from .elementwise.recorded import where
+from .elementwise.composed import minimum
 from .sort import searchsorted
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from ..typing import DeviceLike, DTypeLike, ShapeLike
 
 

@@ -6,20 +6,20 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .. import op as O
+from ..core import op as O
 from .. import return_types
-from ..dtype import as_dtype, bool_, check_float, float32, int64
-from ..errors import ShapeError, ShrewError
-from ..factory import AnyTensor, record, wrap
-from ..grad_mode import no_grad
-from ..shape import fmt, normalize_dim, normalize_dims, numel, reduced_shape
+from ..core.dtype import as_dtype, bool_, check_float, float32, int64
+from ..core.errors import ShapeError, ShrewError
+from ..core.fields import AnyTensor, record, wrap
+from ..core.grad_mode import no_grad
+from ..core.shape import fmt, normalize_dim, normalize_dims, numel, reduced_shape
 from .common import constant, numpy_keywords
-from .elementwise import where
-from .index import gather
-from .pointwise import maximum, minimum
+from .elementwise.recorded import where
+from .index.recorded import gather
+from .elementwise.composed import maximum, minimum
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from ..typing import Dims, DTypeLike
 
 

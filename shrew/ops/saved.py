@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import op as O
+from ..core import op as O
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
 _UNARY_SAVES_OUTPUT = frozenset((
     "exp", "sigmoid", "tanh", "sqrt", "rsqrt", "relu", "exp2", "expm1", "reciprocal", "tan"))

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import op as O
+from ..core import op as O
 from .. import return_types
-from ..dtype import as_dtype, bool_, check_float, int64
-from ..errors import ShrewError
-from ..factory import AnyTensor, record, wrap
-from ..shape import normalize_dim
+from ..core.dtype import as_dtype, bool_, check_float, int64
+from ..core.errors import ShrewError
+from ..core.fields import AnyTensor, record, wrap
+from ..core.shape import normalize_dim
 from .common import constant, numpy_keywords, scalar_like
-from .elementwise import where
+from .elementwise.recorded import where
 from .creation import arange
-from .index import gather
-from .shape import cat
+from .index.recorded import gather
+from .shape.recorded import cat
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from ..typing import DTypeLike
 
 

@@ -13,18 +13,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import return_types
-from ..dtype import check_float, float32, float64, int32, int64
-from ..errors import DTypeError, ShapeError, ShrewError
-from ..factory import AnyTensor, wrap
-from ..shape import fmt, normalize_dim
+from ..core.dtype import check_float, float32, float64, int32, int64
+from ..core.errors import DTypeError, ShapeError, ShrewError
+from ..core.fields import AnyTensor, wrap
+from ..core.shape import fmt, normalize_dim
 from .common import constant, numpy_keywords, same_device, scalar_like
 from .creation import arange
-from .elementwise import where
-from .index import gather, scatter_add_unchecked
-from .indexing import index_select
+from .elementwise.recorded import where
+from .index.recorded import gather, scatter_add_unchecked
+from .index.composed import index_select
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
 
 def sorting_indices(x: Tensor, dim: int, descending: bool = False) -> Tensor:

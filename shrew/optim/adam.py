@@ -5,13 +5,13 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ShrewError
+from ..core.errors import ShrewError
 from ..ops.creation import zeros_like
-from ..ops.elementwise import where
+from ..ops.elementwise.recorded import where
 from .optimizer import Optimizer
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from .optimizer import Params, Step
 
 

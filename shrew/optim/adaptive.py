@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ShrewError
+from ..core.errors import ShrewError
 from ..ops.creation import full, zeros_like
 from .optimizer import Optimizer
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from .optimizer import Params, Step
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ShrewError
+from ..core.errors import ShrewError
 from ..ops.creation import zeros
-from ..ops.shape import cat
-from ..grad_mode import enable_grad, no_grad
-from ..tensor import Tensor
+from ..ops.shape.recorded import cat
+from ..core.grad_mode import enable_grad, no_grad
+from .._tensor import Tensor
 from .line_search import strong_wolfe
 from .optimizer import Optimizer
 
 if TYPE_CHECKING:
-    from ..backprop import GradStore
+    from ..autograd.engine import GradStore
     from .optimizer import Params
 
 

@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 @dataclass

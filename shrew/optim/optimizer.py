@@ -6,12 +6,12 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any, TypeAlias
 
-from ..backprop import GradStore
-from ..errors import ShrewError
-from ..grad_mode import enable_grad, no_grad
+from ..autograd.engine import GradStore
+from ..core.errors import ShrewError
+from ..core.grad_mode import enable_grad, no_grad
 from ..ops.creation import zeros_like
-from ..shape import fmt
-from ..tensor import Tensor
+from ..core.shape import fmt
+from .._tensor import Tensor
 
 Params: TypeAlias = Tensor | Iterable[Tensor] | Iterable[dict[str, Any]]
 """What optimizers take: tensors, or parameter groups (dicts with "params" and options)."""

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ShrewError
+from ..core.errors import ShrewError
 from .optimizer import Optimizer
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
     from .optimizer import Params, Step
 
 

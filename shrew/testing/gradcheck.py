@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShrewError
-from ..grad_mode import no_grad
-from ..tensor import Tensor
+from ..core.errors import ShrewError
+from ..core.grad_mode import no_grad
+from .._tensor import Tensor
 
 
 def _as_outputs(result: Tensor | Iterable[Tensor]) -> tuple[Tensor, ...]:

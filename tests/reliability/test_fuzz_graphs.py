@@ -1,6 +1,6 @@
 """Fuzz: random small graphs over every Op variant, checked against gradcheck.
 
-The table has one generator per variant of shrew.op.VARIANTS.  A generator draws its
+The table has one generator per variant of shrew.core.op.VARIANTS.  A generator draws its
 parameters for operands picked from the tensors built so far and returns the operand
 indices and a function that applies the op to them; a program is a list of such steps,
 replayed on fresh float64 leaves by gradcheck.  Some draws are invalid on purpose (dims
@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 import shrew
-from shrew import op as O
+from shrew.core import op as O
 from shrew.backends.base import BINARY_FNS, REDUCE_FNS, UNARY_FNS
-from shrew.diagnostics import _graph, op_name
+from shrew.autograd.diagnostics import _graph, op_name
 from shrew.testing import gradcheck
 from shrew.testing.conformance.cases import UNARY_DOMAIN, SinTimes
-from shrew.ops.elementwise import binary, unary
+from shrew.ops.elementwise.recorded import binary, unary
 from shrew.backends.cpu import CPUBackend
 from support import numpy_attention, numpy_layer_norm, shapes
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ...shape import pool_output_size, pool_window_counts
+from ...core.shape import pool_output_size, pool_window_counts
 
 KERNEL_DIR = Path(__file__).resolve().parent
 DIALECTS = ("opencl", "cuda")

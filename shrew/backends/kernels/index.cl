@@ -2,7 +2,7 @@
    meta = index shape[ndim], then the layouts of index, x (gather) or src (scatter), and
    out; `bound` is the size of x (gather) or out (scatter) along dim.  The core checks
    that index entries lie in [0, bound), for an index computed on the device only when a
-   result is next read back (ops/index.py), so an entry outside it reads as 0 and writes
+   result is next read back (ops/index/recorded.py), so an entry outside it reads as 0 and writes
    nothing: memory outside the arrays is never touched. */
 
 /* out[p] = x[p with p[dim] replaced by index[p]], p over index's shape. */

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...device_module import DeviceModule
-from ...errors import DeviceError
+from ..._device import DeviceModule
+from ...core.errors import DeviceError
 from .discovery import INSTALL_HINT, DeviceInfo, discover
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """Argument checks shared by the functional modules."""
 from __future__ import annotations
 
-from ...errors import ShrewError
-from ...tensor import Tensor
+from ...core.errors import ShrewError
+from ..._tensor import Tensor
 
 
 def tensor_arg(op: str, name: str, x: object) -> Tensor:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import ShrewError
-from ...tensor import Tensor
+from ...core.errors import ShrewError
+from ..._tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import warnings
 
-from ...ops.elementwise import where
-from ...dtype import DType
-from ...errors import ShapeError
-from ...shape import fmt, normalize_dim
-from ...tensor import Tensor
+from ...ops.elementwise.recorded import where
+from ...core.dtype import DType
+from ...core.errors import ShapeError
+from ...core.shape import fmt, normalize_dim
+from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
 
 # SELU's constants, from Klambauer et al. (2017), as PyTorch uses them.

@@ -5,11 +5,11 @@ import math
 
 from ...ops.attention import fused_attention
 from ...ops.creation import arange
-from ...ops.elementwise import where
-from ...dtype import DType, bool_
-from ...errors import ShapeError, ShrewError
-from ...shape import broadcast_shapes, fmt
-from ...tensor import Tensor
+from ...ops.elementwise.recorded import where
+from ...core.dtype import DType, bool_
+from ...core.errors import ShapeError, ShrewError
+from ...core.shape import broadcast_shapes, fmt
+from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
 from .layers import dropout
 

@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 
 from ...ops.creation import tensor
-from ...ops.elementwise import where
-from ...dtype import check_float, int32, int64
-from ...errors import DTypeError, ShapeError, ShrewError
-from ...shape import fmt
-from ...tensor import Tensor
+from ...ops.elementwise.recorded import where
+from ...core.dtype import check_float, int32, int64
+from ...core.errors import DTypeError, ShapeError, ShrewError
+from ...core.shape import fmt
+from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
 from ._reduction import _reduction
 

@@ -12,16 +12,16 @@ from ...ops.conv import conv_transpose1d as _conv_transpose1d
 from ...ops.conv import conv_transpose2d as _conv_transpose2d
 from ...ops.conv import same_padding
 from ...ops.creation import ones
-from ...ops.elementwise import add_bias, where
-from ...ops.linalg import linear as _linear
+from ...ops.elementwise.recorded import add_bias, where
+from ...ops.linalg.matmul import linear as _linear
 from ...ops.norm import layer_norm_affine, standardize
 from ...ops.random import rand
-from ...checkpoint import in_recomputation
-from ...dtype import check_float
-from ...errors import ShapeError, ShrewError
-from ...grad_mode import no_grad
-from ...shape import fmt
-from ...tensor import Tensor
+from ...autograd.checkpoint import in_recomputation
+from ...core.dtype import check_float
+from ...core.errors import ShapeError, ShrewError
+from ...core.grad_mode import no_grad
+from ...core.shape import fmt
+from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
 
 if TYPE_CHECKING:

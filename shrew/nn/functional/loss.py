@@ -10,13 +10,13 @@ from typing import Any
 
 from ...ops.creation import arange
 from ...ops.creation import full as _full
-from ...ops.elementwise import where
-from ...ops.index import check_range, gather
+from ...ops.elementwise.recorded import where
+from ...ops.index.recorded import check_range, gather
 from ...ops.reduce import vector_norm
-from ...dtype import check_float, int32, int64
-from ...errors import DTypeError, ShapeError, ShrewError
-from ...shape import broadcast_shapes, fmt
-from ...tensor import Tensor
+from ...core.dtype import check_float, int32, int64
+from ...core.errors import DTypeError, ShapeError, ShrewError
+from ...core.shape import broadcast_shapes, fmt
+from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
 from .activation import _softplus, logsigmoid
 from ._reduction import _reduce, _reduction

@@ -8,12 +8,12 @@ import numpy as np
 
 from ...ops.norm import standardize
 from ...ops.reduce import vector_norm
-from ...checkpoint import in_recomputation
-from ...dtype import check_float
-from ...errors import ShapeError, ShrewError
-from ...grad_mode import no_grad
-from ...shape import fmt, normalize_dim
-from ...tensor import Tensor
+from ...autograd.checkpoint import in_recomputation
+from ...core.dtype import check_float
+from ...core.errors import ShapeError, ShrewError
+from ...core.grad_mode import no_grad
+from ...core.shape import fmt, normalize_dim
+from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
 
 

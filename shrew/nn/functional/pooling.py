@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...dtype import int64
-from ...errors import ShapeError
+from ...core.dtype import int64
+from ...core.errors import ShapeError
 from ...ops.conv import col2im, dilate, im2col
 from ...ops.creation import new_tensor, zeros
 from ...ops.pool import avg_pool2d as _avg_pool2d
 from ...ops.pool import is_default_stride, window_pair
 from ...ops.pool import max_pool2d as _max_pool2d
-from ...shape import fmt, pair
-from ...tensor import Tensor
+from ...core.shape import fmt, pair
+from ..._tensor import Tensor
 from ._checks import tensor_arg
 
 if TYPE_CHECKING:

@@ -4,15 +4,15 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops.creation import arange, tensor, zeros
-from ...ops.elementwise import where
-from ...ops.index import check_range, gather, scatter_add_shape
+from ...ops.elementwise.recorded import where
+from ...ops.index.recorded import check_range, gather, scatter_add_shape
 from ...ops.reduce import vector_norm
-from ...ops.shape import stack
-from ...dtype import int32, int64
-from ...errors import DTypeError, ShapeError, ShrewError
-from ...grad_mode import no_grad
-from ...shape import fmt
-from ...tensor import Tensor
+from ...ops.shape.recorded import stack
+from ...core.dtype import int32, int64
+from ...core.errors import DTypeError, ShapeError, ShrewError
+from ...core.grad_mode import no_grad
+from ...core.shape import fmt
+from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
 
 _MODES = ("sum", "mean", "max")

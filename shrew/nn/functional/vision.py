@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...ops.creation import tensor
-from ...errors import ShapeError, ShrewError
-from ...shape import fmt
-from ...tensor import Tensor
+from ...core.errors import ShapeError, ShrewError
+from ...core.shape import fmt
+from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")

@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from ...backprop import GradStore, HookHandle, register_post_accumulate_grad_hook
+from ...autograd.engine import GradStore, HookHandle, register_post_accumulate_grad_hook
 from ...distributed.collectives import ReduceOp, all_reduce_array
 from ...distributed.group import ProcessGroup, default_group
 from ...distributed.work import Pending, Steps, Work, agree, progress
-from ...errors import ShrewError
+from ...core.errors import ShrewError
 from ...ops.creation import from_numpy
-from ...grad_mode import no_grad
-from ...tensor import Tensor
+from ...core.grad_mode import no_grad
+from ..._tensor import Tensor
 from ..module import Module
 from ..parameter import Parameter
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from ...errors import ShrewError
+from ...core.errors import ShrewError
 from ...ops.creation import tensor
 from ...ops.reduce import vector_norm
-from ...ops.shape import stack
-from ...grad_mode import no_grad
-from ...tensor import Tensor
+from ...ops.shape.recorded import stack
+from ...core.grad_mode import no_grad
+from ..._tensor import Tensor
 
 
 class NonFiniteNormError(ShrewError, RuntimeError):

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...errors import DeviceError, ShapeError, ShrewError
-from ...ops.shape import cat
-from ...grad_mode import no_grad
-from ...tensor import Tensor
+from ...core.errors import DeviceError, ShapeError, ShrewError
+from ...ops.shape.recorded import cat
+from ...core.grad_mode import no_grad
+from ..._tensor import Tensor
 
 
 class NotATensorError(ShrewError, TypeError):

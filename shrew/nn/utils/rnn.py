@@ -10,11 +10,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...errors import ShapeError, ShrewError
+from ...core.errors import ShapeError, ShrewError
 from ...ops.creation import tensor
-from ...ops.shape import cat, stack
-from ...shape import fmt
-from ...tensor import Tensor
+from ...ops.shape.recorded import cat, stack
+from ...core.shape import fmt
+from ..._tensor import Tensor
 
 
 class PackedSequence(NamedTuple):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import ShrewError
+from ...core.errors import ShrewError
 from ..optimizer import Optimizer
 
 

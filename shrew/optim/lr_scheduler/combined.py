@@ -5,7 +5,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-from ...errors import ShrewError
+from ...core.errors import ShrewError
 from ..optimizer import Optimizer
 from .base import LRScheduler, _check_optimizer, _lrs
 from .plateau import ReduceLROnPlateau

@@ -5,7 +5,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ...errors import ShrewError
+from ...core.errors import ShrewError
 from ..optimizer import Optimizer
 from .base import LRScheduler, _check_optimizer, _per_group
 

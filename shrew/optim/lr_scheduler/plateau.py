@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...errors import ShrewError
+from ...core.errors import ShrewError
 from ..optimizer import Optimizer
 from .base import LRScheduler, _check_optimizer, _lrs, _per_group
 

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ...errors import ShrewError
+from ...core.errors import ShrewError
 from ..optimizer import Optimizer
 from .base import LRScheduler, _check_optimizer, _lrs, _per_group
 

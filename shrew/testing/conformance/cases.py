@@ -16,10 +16,10 @@ import numpy as np
 
 import shrew
 import shrew.nn.functional as Fn
-from shrew import op as O
+from shrew.core import op as O
 from shrew.backends.base import BINARY_FNS, COMPARE_FNS, UNARY_FNS
 from shrew.backends.registry import get_backend
-from shrew.ops.elementwise import binary, unary
+from shrew.ops.elementwise.recorded import binary, unary
 
 from . import strategies as gen
 from .spec import ALL, FLOAT, INTEGRAL, NUMERIC, Case, F, Fixed, I, M, S, Sample

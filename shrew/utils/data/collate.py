@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import DTypeError, ShapeError, ShrewError
+from ...core.errors import DTypeError, ShapeError, ShrewError
 from ...ops.creation import from_numpy, tensor
-from ...ops.shape import stack
-from ...shape import fmt
-from ...tensor import Tensor
+from ...ops.shape.recorded import stack
+from ...core.shape import fmt
+from ..._tensor import Tensor
 
 
 class CollateError(ShrewError, TypeError):

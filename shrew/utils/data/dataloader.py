@@ -11,7 +11,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ...errors import ShrewError
+from ...core.errors import ShrewError
 from ...generator import Generator, generator_from_global_seed
 from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset

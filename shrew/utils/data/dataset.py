@@ -8,10 +8,10 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
-from ...errors import ShrewError
+from ...core.errors import ShrewError
 from ...generator import Generator, generator_from_global_seed
-from ...shape import fmt
-from ...tensor import Tensor
+from ...core.shape import fmt
+from ..._tensor import Tensor
 
 T_co = TypeVar("T_co", covariant=True)
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sized
 
 import numpy as np
 
-from ...errors import ShrewError
+from ...core.errors import ShrewError
 
 
 class DistributedSampler:

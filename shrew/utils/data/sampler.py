@@ -6,9 +6,9 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from ...errors import ShrewError
+from ...core.errors import ShrewError
 from ...generator import Generator, generator_from_global_seed
-from ...tensor import Tensor
+from ..._tensor import Tensor
 
 T_co = TypeVar("T_co", covariant=True)
 

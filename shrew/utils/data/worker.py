@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ShrewError
-from ...tensor import Tensor
+from ...core.errors import ShrewError
+from ..._tensor import Tensor
 from .dataset import Dataset, IterableDataset
 
 

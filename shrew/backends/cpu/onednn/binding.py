@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-from ....errors import ShrewError
+from ....core.errors import ShrewError
 from .. import mkl
 from ..native import LoadOnce, Switch, library_path
 

@@ -1,0 +1,313 @@
+"""The only code that builds a Tensor or writes its private fields.
+
+Every op (shrew/ops), gradient rule, module and loader makes tensors through `wrap` and
+`record`, and changes a tensor's storage only through the functions below, so a tensor's
+fields are laid out and initialised in this one place.  ``TensorFields`` holds the slots;
+``shrew.tensor.Tensor`` adds the methods.  This module imports no op, so the ops can use
+it without importing _tensor.py, which imports them.
+"""
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .dtype import BY_NUMPY as _BY_NUMPY
+from .errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError
+from .grad_mode import is_grad_enabled
+from .shape import Size
+
+if TYPE_CHECKING:
+    from . import op as O
+    from ..backends.base import Backend, Storage
+    from .dtype import DType
+    from .._tensor import Tensor
+
+_ids = itertools.count(1)
+_sizes: dict[tuple, Size] = {}
+_SIZES_KEPT = 4096  # distinct shapes remembered; past that the table starts again
+
+
+def _size(shape: tuple | list) -> Size:
+    """The one Size for `shape`: tensors of a shape share it (Sizes are immutable), so a
+    step does not make a new object for the garbage collector to scan per tensor."""
+    shape = tuple(shape)
+    size = _sizes.get(shape)
+    if size is None:
+        if len(_sizes) >= _SIZES_KEPT:
+            _sizes.clear()
+        size = _sizes[shape] = Size(shape)
+    return size
+
+
+_tensor_class: Any = None  # shrew.tensor.Tensor, set when it is defined
+# diagnostics.record_site while a detect_anomaly() block is open, else None: so that
+# recording costs one test, and this module need not import diagnostics.
+_site_recorder: Callable[[Tensor], None] | None = None
+
+
+def set_site_recorder(recorder: Callable[[Tensor], None] | None) -> None:
+    global _site_recorder
+    _site_recorder = recorder
+
+
+class TensorFields:
+    """The storage of a Tensor: its slots, and nothing else."""
+
+    __slots__ = ("_data", "_backend", "shape", "dtype", "_op", "requires_grad", "id",
+                 "_grad", "_retains_grad", "_view", "_vc", "_before", "_views",
+                 "__weakref__")
+    _data: Storage
+    _backend: Backend
+    shape: tuple[int, ...]
+    dtype: DType
+    _op: O.Op | None
+    requires_grad: bool
+    id: int
+    _grad: Tensor | None  # Tensor.grad; set_grad checks what users assign
+    _retains_grad: bool
+    # In-place machinery (shrew/ops/inplace.py).  Left unset by wrap, so that making a
+    # tensor costs nothing more; read with getattr(t, name, None).
+    _view: Any  # the Op variant (or Alias) that made this tensor as a view of op.x
+    _vc: Any  # inplace.Version: the writes into this storage (on the root of a view chain)
+    _before: Tensor  # the state this tensor had before an in-place op rebased it
+    _views: list  # weak references to the recorded views of this (non-leaf) tensor
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        global _tensor_class
+        if _tensor_class is None:  # Tensor itself; later subclasses (Parameter) are not it
+            _tensor_class = cls
+
+
+if TYPE_CHECKING:
+    AnyTensor = Tensor
+else:
+    AnyTensor = TensorFields
+"""For ``isinstance(x, AnyTensor)`` in the ops: true for every Tensor (Tensor is the only
+direct subclass of TensorFields), without importing _tensor.py; mypy reads it as Tensor."""
+
+FIELDS = TensorFields.__slots__[:-5]
+"""The field names every tensor has set, without the in-place ones and __weakref__."""
+
+
+def init_leaf(t: TensorFields, data: Storage, backend: Backend, dtype: DType,
+              requires_grad: bool) -> None:
+    """Fill the fields of a new leaf `t` (Tensor.__init__, Parameter.__init__)."""
+    t._data = data
+    t._backend = backend
+    t.shape = _size(data.shape)
+    t.dtype = dtype
+    t._op = None
+    t.requires_grad = bool(requires_grad)
+    t.id = next(_ids)
+    t._grad = None
+    t._retains_grad = False
+
+
+def blank() -> Tensor:
+    """A Tensor with no fields yet, for init_leaf (shrew.tensor)."""
+    return object.__new__(_tensor_class)
+
+
+def wrap(data: Storage, backend: Backend, op: O.Op | None = None) -> Tensor:
+    """A new tensor around backend storage; records `op` when it is given."""
+    t = object.__new__(_tensor_class)
+    t._data = data
+    t._backend = backend
+    try:  # _size(data.shape), inlined: this runs for every op
+        t.shape = _sizes[data.shape]
+    except (KeyError, TypeError):  # a shape not seen yet, or a backend's list
+        t.shape = _size(data.shape)
+    t.dtype = _BY_NUMPY[data.dtype]
+    t._op = op
+    t.requires_grad = op is not None
+    t.id = next(_ids)
+    t._grad = None
+    t._retains_grad = False
+    if op is not None and _site_recorder is not None:
+        _site_recorder(t)
+    return t
+
+
+def record(data: Storage, backend: Backend, op: O.Op, *inputs: Tensor) -> Tensor:
+    """Wrap `data`, keeping `op` only if some input needs grad and recording is on."""
+    for x in inputs:
+        if x.requires_grad:
+            if is_grad_enabled():
+                return wrap(data, backend, op)
+            break
+    return wrap(data, backend)
+
+
+def view(data: Storage, backend: Backend, op: O.Op, x: Tensor) -> Tensor:
+    """`record` for an op whose result may share x's memory (reshape, transpose, narrow):
+    the result remembers `op` as its view link, so in-place writes can find its base."""
+    t = record(data, backend, op, x)
+    t._view = op
+    if t._op is not None and x._op is not None:  # a write into x rebases t (ops/inplace)
+        _add_view(x, t)
+    return t
+
+
+def _add_view(x: Tensor, t: Tensor) -> None:
+    views = getattr(x, "_views", None)
+    if views is None:
+        views = x._views = []
+    elif len(views) >= 8:  # drop the views that are gone, so the list stays short
+        views[:] = [v for v in views if v() is not None]
+    views.append(weakref.ref(t))
+
+
+def live_views(x: Tensor) -> list[Tensor]:
+    """The recorded views of x still alive."""
+    return [v for ref in getattr(x, "_views", ()) if (v := ref()) is not None]
+
+
+_COPIES_NOT_VIEWS: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def copy_not_view(t: Tensor, op: str) -> Tensor:
+    """Mark t, made by `op` as a copy where PyTorch returns a view of the input, so that
+    an in-place write into it is refused (ops/inplace.check_writable) instead of silently
+    not reaching the input as it would in PyTorch."""
+    key = id(t)
+
+    def forget(_: weakref.ref) -> None:
+        _COPIES_NOT_VIEWS.pop(key, None)
+
+    _COPIES_NOT_VIEWS[key] = (weakref.ref(t, forget), op)
+    return t
+
+
+def copied_by(t: Tensor) -> str | None:
+    """The op that made t as a copy where PyTorch makes a view (copy_not_view), or None."""
+    entry = _COPIES_NOT_VIEWS.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else None
+
+
+def alias(t: Tensor, data: Storage | None = None) -> Tensor:
+    """A tensor sharing t's memory and version counter, recording nothing: detach(), or
+    `data`, a view of t's memory (an expand without grad)."""
+    out = wrap(t._data if data is None else data, t._backend)
+    out._view = Alias(t)
+    return out
+
+
+class Alias:
+    """The view link of a detached tensor: same memory as `x`, no gradient path."""
+
+    __slots__ = ("x",)
+
+    def __init__(self, x: Tensor) -> None:
+        self.x = x
+
+
+def next_id() -> int:
+    """A fresh id: ids also order events (version stamps, see ops/inplace.py)."""
+    return next(_ids)
+
+
+def become(t: Tensor, new: Tensor, before: Tensor | None) -> None:
+    """Give `t` the graph state of `new` (op, requires_grad) and a fresh id, remembering
+    its former state as `before` (inplace.rebase)."""
+    t._op = new._op
+    t.requires_grad = new.requires_grad
+    t.id = next(_ids)
+    if before is not None:
+        t._before = before
+
+
+def snapshot(t: Tensor, data: Storage) -> Tensor:
+    """A tensor with t's graph state and id around `data` (t's values before a write)."""
+    out = object.__new__(_tensor_class)
+    for name in FIELDS:
+        setattr(out, name, getattr(t, name))
+    out._data = data
+    out._grad = None
+    before = getattr(t, "_before", None)
+    if before is not None:
+        out._before = before
+    return out
+
+
+def detach_(t: Tensor) -> None:
+    t._op = None
+    t.requires_grad = False
+
+
+def leaf(data: Storage, backend: Backend, requires_grad: bool) -> Tensor:
+    """A new leaf around backend storage (the creation functions)."""
+    t = wrap(data, backend)
+    t.requires_grad = bool(requires_grad)
+    return t
+
+
+def copy_leaf(t: Tensor, memo: dict[int, Any]) -> Tensor:
+    """A leaf like `t` (same class and flags) with its own storage and a fresh id:
+    Tensor.__deepcopy__."""
+    out = object.__new__(type(t))
+    for name in FIELDS:
+        setattr(out, name, getattr(t, name))
+    out._data = t._backend.contiguous(t._data)
+    out._op = None
+    out.id = next(_ids)
+    out._grad = None if t._grad is None else t._grad.__deepcopy__(memo)
+    memo[id(t)] = out
+    return out
+
+
+def adopt(t: TensorFields, source: Tensor, requires_grad: bool) -> None:
+    """Make `t` a leaf holding `source`'s storage, and its id (Parameter.__init__, whose
+    `source` is its private copy)."""
+    init_leaf(t, source._data, source._backend, source.dtype, requires_grad)
+    t.id = source.id
+
+
+def replace_storage(t: Tensor, source: Tensor) -> None:
+    """Point `t` at `source`'s storage, device and dtype, keeping its id (Module.to)."""
+    t._data, t._backend, t.dtype = source._data, source._backend, source.dtype
+
+
+def own_array(t: Tensor) -> None:
+    """Make a 0-d cpu tensor's storage a 0-d array: numpy gives a scalar for a reduction
+    over every dim or arithmetic on 0-d arrays, and an in-place write needs memory to
+    write into (ops/inplace.py)."""
+    if isinstance(t._data, np.generic):
+        t._data = np.asarray(t._data)
+
+
+def set_grad(t: Tensor, grad: Tensor | None) -> None:
+    """t.grad = grad, checked as PyTorch checks it: a tensor of t's shape, dtype and
+    device, or None."""
+    if grad is not None:
+        if not isinstance(grad, _tensor_class):
+            raise ArgumentTypeError(f"grad: assigned grad expected to be a Tensor or None but got "
+                            f"{type(grad).__name__}")
+        if grad.dtype is not t.dtype:
+            raise DTypeError(f"grad: attempting to assign a gradient with dtype {grad.dtype} "
+                             f"to a tensor with dtype {t.dtype}")
+        if grad.device != t.device:
+            raise DeviceError(f"grad: assigned grad expected to be on {t.device} but got grad "
+                              f"on {grad.device}")
+        if grad.shape != t.shape:
+            raise ShapeError(f"grad: attempting to assign a gradient of size {list(grad.shape)} "
+                             f"to a tensor of size {list(t.shape)}")
+    t._grad = grad
+
+
+def accumulate_grad(t: Tensor, grad: Tensor) -> None:
+    """Add a backward's gradient into t.grad (backprop; the engine made it t's dtype)."""
+    t._grad = grad if t._grad is None else t._grad + grad
+
+
+def retain_grad(t: Tensor) -> None:
+    t._retains_grad = True
+
+
+def release(t: Tensor, op: O.Op) -> None:
+    """Replace t's op after backward freed its graph (O.Released)."""
+    t._op = op

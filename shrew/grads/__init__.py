@@ -1,3 +1,0 @@
-"""The gradient rules of backprop.py's `match` that take more than a few lines, one module
-per op family (named like shrew/ops/<family>.py); common.py holds the helpers several
-families share."""

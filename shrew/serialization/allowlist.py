@@ -1,0 +1,105 @@
+"""torch.serialization's allowlist: the classes and functions a file may name.
+
+shrew.save writes a whole nn.Module (`shrew.save(model, f)`) as its class's name plus its
+attributes; shrew.load rebuilds it only when that class is allowed: shrew's own modules
+and functions always are, a program's own classes (`RNNModel`) once the program lists
+them here, as PyTorch's `torch.load(weights_only=True)` requires.  Rebuilding an allowed
+class creates the object without calling its __init__ and sets its attributes: nothing
+named by a file is ever imported or called, whatever `weights_only` says."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from types import FunctionType, TracebackType
+from typing import Any
+
+from ..core.errors import ShrewError
+
+_allowed: dict[str, Any] = {}  # "module:qualname" -> the class or function it names
+
+
+def global_name(obj: Any) -> str:
+    """The name under which a file refers to the class or function `obj`."""
+    return f"{obj.__module__}:{obj.__qualname__}"
+
+
+def _entries(globals_: Iterable[Any]) -> dict[str, Any]:
+    """{name: object} of an allowlist: objects, or (object, "module.qualname") pairs."""
+    entries: dict[str, Any] = {}
+    for entry in globals_:
+        if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], str):
+            obj, name = entry
+            module, _, qualname = name.rpartition(".")
+            entries[f"{module}:{qualname}"] = obj
+        elif hasattr(entry, "__module__") and hasattr(entry, "__qualname__"):
+            entries[global_name(entry)] = entry
+        else:
+            raise ShrewError(f"add_safe_globals: {entry!r:.60} is not a class or function "
+                             f"(nor an (object, 'module.name') pair)")
+    return entries
+
+
+def add_safe_globals(safe_globals: list[Any]) -> None:
+    """Allow shrew.load to rebuild these classes (and refer to these functions)."""
+    _allowed.update(_entries(safe_globals))
+
+
+def get_safe_globals() -> list[Any]:
+    """The classes and functions add_safe_globals allowed."""
+    return list(_allowed.values())
+
+
+def clear_safe_globals() -> None:
+    """Forget every class and function add_safe_globals allowed."""
+    _allowed.clear()
+
+
+class safe_globals:
+    """`with safe_globals([...]):` allows these classes and functions inside the block."""
+
+    def __init__(self, safe_globals: list[Any]) -> None:
+        self._entries = _entries(safe_globals)
+        self._before: dict[str, Any] = {}
+
+    def __enter__(self) -> None:
+        self._before = dict(_allowed)
+        _allowed.update(self._entries)
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        _allowed.clear()
+        _allowed.update(self._before)
+
+
+def _shrew_own(name: str) -> Any:
+    """The shrew nn.Module class or shrew function `name` names, or None.  Looked up only
+    among modules already imported, and only if the object found really is defined under
+    that name (so a name cannot reach, say, `os.system` through a module's imports)."""
+    from ..nn.module import Module
+    module_name, _, qualname = name.partition(":")
+    if module_name != "shrew" and not module_name.startswith("shrew."):
+        return None
+    found: Any = sys.modules.get(module_name)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    if found is None or not hasattr(found, "__qualname__") or global_name(found) != name:
+        return None
+    is_module_class = isinstance(found, type) and issubclass(found, Module)
+    return found if is_module_class or isinstance(found, FunctionType) else None
+
+
+def resolve(name: str, weights_only: bool | None) -> Any:
+    """The class or function a file names: allowlisted, or shrew's own; else an error
+    that says how to allow it."""
+    found = _allowed.get(name)
+    if found is None:
+        found = _shrew_own(name)
+    if found is None:
+        dotted = name.replace(":", ".")
+        beyond = (" even with weights_only=False: shrew never imports or runs code named by "
+                  "a file" if weights_only is False else "")
+        raise ShrewError(f"load: the file refers to {dotted}, which is not allowed{beyond}; "
+                         f"if you trust it, allow it with shrew.serialization.add_safe_globals"
+                         f"([{dotted.rpartition('.')[2]}]) or `with shrew.serialization."
+                         f"safe_globals([...]):`")
+    return found
