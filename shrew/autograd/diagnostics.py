@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     from .._tensor import Tensor
 
 # -- anomaly mode ------------------------------------------------------------------------
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# shrew's own frames are skipped when naming where a tensor was made (this file is in
+# shrew/autograd/: the package is two levels up)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _local = threading.local()  # .on: anomaly mode in this thread
 _lock = threading.Lock()
 # tensor id -> (file, line, function) of the user code that created it
