@@ -42,7 +42,7 @@ IndexItem: TypeAlias = "int | bool | slice | None | EllipsisType | Tensor | Sequ
 """One component of ``t[...]``: an int, a slice (positive step), ``None``, ``...``, an
 integer or bool tensor, or a (nested) list of ints or bools."""
 
-Index: TypeAlias = IndexItem | tuple[IndexItem, ...]
+Index: TypeAlias = "IndexItem | tuple[IndexItem, ...]"
 """What ``Tensor.__getitem__`` accepts."""
 
 TensorData: TypeAlias = "Tensor | np.ndarray | np.generic | Scalar | Sequence[Any]"
