@@ -16,7 +16,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools
 
-from .. import linalg_routines
+from ..array_module.linalg import linalg as xp_linalg
 from ..base import Storage
 from ..host_memory import keep_freed_memory
 from ..kernels import compute_dtype, wrapped
@@ -375,7 +375,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
         # The one host round trip of this backend (docs/backend-guide.md): LAPACK through
         # numpy on a copy, the results uploaded again.
         host = tuple(self.to_numpy(a) for a in arrays)
-        results = linalg_routines.linalg(np, fn, host, option)
+        results = xp_linalg(np, fn, host, option)
         return tuple(self.from_numpy(np.asarray(r)) for r in results)
 
     # -- random numbers: PhiloxRNG keeps the state; random.cl makes the numbers ----------

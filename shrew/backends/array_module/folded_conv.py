@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .kernels import window_output
+from ..kernels import window_output
 
 
 def _to_chwn(xp: Any, x: Any, padding: tuple) -> Any:

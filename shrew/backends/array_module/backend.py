@@ -15,9 +15,10 @@ import numpy as np
 
 import ml_dtypes
 
-from .base import Storage
-from .kernels import avg_pool_divisor, max_pool_fill, pool_output_size, window_output, wrapped
-from . import folded_conv, linalg_routines
+from ..base import Storage
+from ..kernels import avg_pool_divisor, max_pool_fill, pool_output_size, window_output, wrapped
+from . import folded_conv
+from .linalg import linalg as xp_linalg
 
 # NaN and inf are data in shrew, as in PyTorch: numpy's floating-point warnings from these
 # kernels (log(0), 0/0, ...) would only be noise.  Filtered for this module alone.
@@ -341,7 +342,7 @@ class ArrayModuleBackend:
         return self.xp.matmul(a, b, out=out)
 
     def linalg(self, fn: str, *arrays: Storage, option: Any = None) -> tuple:
-        return linalg_routines.linalg(self.xp, fn, arrays, option)
+        return xp_linalg(self.xp, fn, arrays, option)
 
     def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage:
         n, c, h, w = x.shape
