@@ -130,7 +130,7 @@ class ArrayModuleBackend(ElementwisePrimitives, ConvPrimitives, PoolPrimitives,
         arg = xp.argmax if fn == "argmax" else xp.argmin
         return arg(x, axis=dim, keepdims=keepdim).astype(np.int64, copy=False)
 
-    # -- scans and sorting (CUDA runs scan.cl and sort.cl instead: kernels/launches.py) ----
+    # -- scans and sorting (CUDA runs scan.cl and sort.cl instead: kernels/scan.py, sort.py)
     def scan(self, fn: str, x: Storage, dim: int) -> Storage:
         if fn == "logsumexp":  # logaddexp is stable, and infinities pass through
             return self.xp.logaddexp.accumulate(x, axis=dim, dtype=x.dtype)
