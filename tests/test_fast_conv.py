@@ -1,7 +1,7 @@
 """The convolution fast path (base.FastConv): the cpu backend's conv2d and conv2d_backward,
-which fold the batch into their GEMMs (backends/folded_conv.py), against the core's
-lowering (im2col, matmul, col2im) that a backend without them gets.  oneDNN, which serves
-float32 before folding, is switched off here (tests/test_onednn.py tests it)."""
+which fold the batch into their GEMMs (backends/array_module/folded_conv.py), against the
+core's lowering (im2col, matmul, col2im) that a backend without them gets.  oneDNN, which
+serves float32 before folding, is switched off here (tests/test_onednn.py tests it)."""
 from __future__ import annotations
 
 import math
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import shrew
 from shrew.backends.base import FAST_CONV, FastConv
-from shrew.backends import folded_conv
+from shrew.backends.array_module import folded_conv
 from shrew.backends.cpu import CPUBackend, use_onednn
 from shrew.testing.conformance.cases import CASES
 

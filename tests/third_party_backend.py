@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from shrew.backends import linalg_routines
+from shrew.backends.array_module import linalg as linalg_routines
 
 
 class Box:

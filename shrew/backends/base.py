@@ -62,72 +62,181 @@ qr with option "reduced" or "complete" -> (Q, R); svd with option full_matrices 
 
 @runtime_checkable
 class Backend(Protocol):
-    """The primitive kernel set.  One line each says what the kernel computes."""
+    """The primitive kernel set: one docstring each says what the kernel computes.
 
-    device: str                  # canonical device string: "cpu", "opencl:0", "cuda:1"
-    dtypes: frozenset            # the numpy dtypes this device can store and compute in
+    Every result is new storage unless its docstring says that it may alias an input."""
 
-    # -- host transfer and creation ---------------------------------------------------
-    def from_numpy(self, a: np.ndarray) -> Storage: ...           # copy a host array (any layout) to the device
-    def to_numpy(self, x: Storage) -> np.ndarray: ...             # copy to a new C-contiguous host array
-    def full(self, shape: tuple, value: float, dtype: np.dtype) -> Storage: ...  # array of shape filled with value
-    def arange(self, n: int, dtype: np.dtype) -> Storage: ...     # 0, 1, ..., n-1
+    device: str
+    """The canonical device string: "cpu", "opencl:0", "cuda:1"."""
+    dtypes: frozenset
+    """The numpy dtypes this device can store and compute in."""
 
-    # -- layout: views (may alias their input) and copies -------------------------------
-    def reshape(self, x: Storage, shape: tuple) -> Storage: ...    # same elements in C order, new shape
-    def transpose(self, x: Storage, d0: int, d1: int) -> Storage: ...  # swap two dims
-    def narrow(self, x: Storage, dim: int, start: int, length: int) -> Storage: ...  # slice [start, start+length) of dim
-    def expand(self, x: Storage, shape: tuple) -> Storage: ...     # broadcast to shape (numpy rules, x.ndim == len(shape))
-    def contiguous(self, x: Storage) -> Storage: ...               # strided copy into a fresh C-contiguous array
-    def cat(self, xs: Sequence[Storage], dim: int) -> Storage: ... # concatenate same-dtype arrays along dim
-    def pad(self, x: Storage, pads: Sequence[tuple], value: float) -> Storage: ...  # (before, after) per dim, >= 0, filled with value
-    def cast(self, x: Storage, dtype: np.dtype) -> Storage: ...    # convert elements (float->int truncates toward zero)
+    # -- host transfer and creation ----------------------------------------------------
+    def from_numpy(self, a: np.ndarray) -> Storage:
+        """Copy the host array `a` (any layout) to the device."""
+
+    def to_numpy(self, x: Storage) -> np.ndarray:
+        """Copy x to a new C-contiguous host array."""
+
+    def full(self, shape: tuple, value: float, dtype: np.dtype) -> Storage:
+        """An array of `shape` and `dtype` with every element `value`."""
+
+    def arange(self, n: int, dtype: np.dtype) -> Storage:
+        """The 1-d array 0, 1, ..., n - 1 in `dtype`."""
+
+    # -- layout: views (may alias their input) and copies ------------------------------
+    def reshape(self, x: Storage, shape: tuple) -> Storage:
+        """x's elements in C order, with the new `shape` (same size).  May be a view of x
+        (where its strides allow)."""
+
+    def transpose(self, x: Storage, d0: int, d1: int) -> Storage:
+        """x with dims d0 and d1 swapped.  May be a view of x."""
+
+    def narrow(self, x: Storage, dim: int, start: int, length: int) -> Storage:
+        """The slice [start, start + length) of x along dim.  May be a view of x."""
+
+    def expand(self, x: Storage, shape: tuple) -> Storage:
+        """x broadcast to `shape` by numpy's rules (x.ndim == len(shape)).  May be a view
+        of x."""
+
+    def contiguous(self, x: Storage) -> Storage:
+        """A strided copy of x into a fresh C-contiguous array (never x itself)."""
+
+    def cat(self, xs: Sequence[Storage], dim: int) -> Storage:
+        """The arrays xs (one dtype, equal off dim) concatenated along dim."""
+
+    def pad(self, x: Storage, pads: Sequence[tuple], value: float) -> Storage:
+        """x padded by (before, after) elements per dim (each >= 0), filled with value."""
+
+    def cast(self, x: Storage, dtype: np.dtype) -> Storage:
+        """x's elements converted to `dtype`; float to int truncates toward zero.  May be x
+        itself where `dtype` is x's."""
 
     # -- elementwise (a and b share a dtype and broadcast by numpy's rules) -------------
-    def unary(self, fn: str, x: Storage) -> Storage: ...           # fn in UNARY_FNS, float dtype except neg/abs/square/relu/sign/floor/ceil/round/trunc/bitwise_not
-    def binary(self, fn: str, a: Storage, b: Storage) -> Storage: ...   # fn in BINARY_FNS (see there)
-    def compare(self, fn: str, a: Storage, b: Storage) -> Storage: ...  # fn in COMPARE_FNS; bool result
-    def where(self, cond: Storage, a: Storage, b: Storage) -> Storage: ...  # cond bool; a, b same dtype; all broadcast
-    def affine(self, x: Storage, mul: float, add: float) -> Storage: ...    # x * mul + add in x's dtype
-    def powf(self, x: Storage, exponent: float) -> Storage: ...    # x ** exponent (float x)
-    def clamp(self, x: Storage, lo: float | None, hi: float | None) -> Storage: ...  # min(max(x, lo), hi), None = unbounded
+    def unary(self, fn: str, x: Storage) -> Storage:
+        """fn (one of UNARY_FNS, see there) of each element, in x's dtype.  Float dtypes
+        only, except neg, abs, square, relu, sign, floor, ceil, round, trunc and
+        bitwise_not."""
 
-    # -- reductions ------------------------------------------------------------------
-    def reduce(self, fn: str, x: Storage, dims: tuple, keepdim: bool) -> Storage: ...  # fn in REDUCE_FNS over dims (non-empty); sum of int/bool gives int64
-    def arg_reduce(self, fn: str, x: Storage, dim: int, keepdim: bool) -> Storage: ...  # int64 index of first max/min along dim
+    def binary(self, fn: str, a: Storage, b: Storage) -> Storage:
+        """fn (one of BINARY_FNS, see there) of a and b, elementwise."""
 
-    # -- scans and sorting along one dim (x.shape[dim] >= 1; result has x's shape) ----------
-    def scan(self, fn: str, x: Storage, dim: int) -> Storage: ...  # fn in SCAN_FNS: running sum / product / log-sum-exp along dim, in order, x's dtype (never bool)
-    def arg_scan(self, fn: str, x: Storage, dim: int) -> Storage: ...  # fn in ARG_SCAN_FNS: int64 index of the running max / min (latest of ties; a NaN wins and stays, the latest NaN)
-    def argsort(self, x: Storage, dim: int, descending: bool) -> Storage: ...  # int64 indices that sort x along dim, stably (ties keep their order); NaN is the largest value
+    def compare(self, fn: str, a: Storage, b: Storage) -> Storage:
+        """fn (one of COMPARE_FNS) of a and b, elementwise: a bool array."""
 
-    # -- fused normalisations (float x, ndim >= 1, no zero-size dim) ----------------------
-    def softmax(self, x: Storage, dim: int, log: bool) -> Storage: ...  # exp(x - max) / sum(exp(x - max)) along dim; log=True: its log, as (x - max) - log(sum(exp(x - max)))
-    def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple: ...  # dims are the trailing dims: ((x - mean) * rstd, rstd) with rstd = 1 / sqrt(biased var + eps), keepdim shape
+    def where(self, cond: Storage, a: Storage, b: Storage) -> Storage:
+        """a where the bool cond holds, else b (a and b of one dtype; all three
+        broadcast)."""
 
-    # -- linear algebra, convolution, pooling -----------------------------------------
-    def matmul(self, a: Storage, b: Storage) -> Storage: ...       # [..., m, k] @ [..., k, n], batch dims broadcast, ndim >= 2
-    def linalg(self, fn: str, *arrays: Storage, option: Any = None) -> tuple: ...  # fn in LINALG_FNS (see there): a decomposition or solve, a tuple of arrays; may compute on the host
-    def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # [N,C,H,W] -> [N, C*kh*kw, Ho*Wo], zero padding
-    def col2im(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # adjoint of im2col: sums columns back into an array of shape [N,C,H,W]
-    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, ceil_mode: bool) -> tuple: ...  # (values, int64 argmax as flat h*W+w index into each input plane); output size shape.pool_output_size; taps dilation apart; padding (and taps past the padded input, ceil_mode) is -inf but never named: a window whose values all equal the fill names its first tap inside the plane
-    def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple, ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Storage: ...  # window sum of the taps inside x over kernels.avg_pool_divisor (PyTorch's count)
+    def affine(self, x: Storage, mul: float, add: float) -> Storage:
+        """x * mul + add, in x's dtype."""
 
-    # -- indexing ----------------------------------------------------------------------
-    def gather(self, x: Storage, dim: int, index: Storage) -> Storage: ...   # out[i][j] = x[index[i][j]][j] (dim 0 shown), int64 index in range
-    def scatter_add(self, shape: tuple, dim: int, index: Storage, src: Storage) -> Storage: ...  # zeros(shape) then out[index[i][j]][j] += src[i][j]; deterministic order
-    def scatter(self, dst: Storage, dim: int, index: Storage, src: Storage, reduce: str) -> Storage: ...  # a C-contiguous copy of dst, then out[index[i][j]][j] = src[i][j] (reduce "none": the last along dim wins) or combined with it by reduce in SCATTER_REDUCE_FNS (amax/amin: NaN wins), in index order; index no larger than src, nor than dst off dim, int64 in range
+    def powf(self, x: Storage, exponent: float) -> Storage:
+        """x ** exponent for a float x."""
+
+    def clamp(self, x: Storage, lo: float | None, hi: float | None) -> Storage:
+        """min(max(x, lo), hi); None leaves that side unbounded (both None: may be x
+        itself)."""
+
+    # -- reductions --------------------------------------------------------------------
+    def reduce(self, fn: str, x: Storage, dims: tuple, keepdim: bool) -> Storage:
+        """fn (one of REDUCE_FNS) over the non-empty `dims`, kept as size 1 where keepdim.
+        The sum of an int or bool x is int64."""
+
+    def arg_reduce(self, fn: str, x: Storage, dim: int, keepdim: bool) -> Storage:
+        """fn (one of ARG_REDUCE_FNS) along dim: the int64 index of the first maximum or
+        minimum."""
+
+    # -- scans and sorting along one dim (x.shape[dim] >= 1; result has x's shape) -------
+    def scan(self, fn: str, x: Storage, dim: int) -> Storage:
+        """fn (one of SCAN_FNS): the running sum, product or log-sum-exp along dim, in order,
+        in x's dtype (never bool)."""
+
+    def arg_scan(self, fn: str, x: Storage, dim: int) -> Storage:
+        """fn (one of ARG_SCAN_FNS): the int64 index of the running maximum or minimum along
+        dim; the latest of ties, and once a NaN is seen, the latest NaN."""
+
+    def argsort(self, x: Storage, dim: int, descending: bool) -> Storage:
+        """The int64 indices that sort x along dim, stably (equal elements keep their
+        order, descending too); NaN is the largest value."""
+
+    # -- fused normalisations (float x, ndim >= 1, no zero-size dim) -------------------
+    def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
+        """exp(x - max) / sum(exp(x - max)) along dim; where log, its log, computed as
+        (x - max) - log(sum(exp(x - max)))."""
+
+    def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple:
+        """((x - mean) * rstd, rstd) over `dims`, the trailing dims, with rstd =
+        1 / sqrt(biased variance + eps) in the keepdim shape."""
+
+    # -- linear algebra, convolution, pooling ------------------------------------------
+    def matmul(self, a: Storage, b: Storage) -> Storage:
+        """[..., m, k] @ [..., k, n] (ndim >= 2), the batch dims broadcast."""
+
+    def linalg(self, fn: str, *arrays: Storage, option: Any = None) -> tuple:
+        """The matrix routine fn (one of LINALG_FNS, see there) on `arrays`: a
+        decomposition or a solve, as a tuple of arrays.  May compute on the host."""
+
+    def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage:
+        """The windows of x [N, C, H, W] as columns, [N, C*kh*kw, Ho*Wo], zero padded."""
+
+    def col2im(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple,
+               padding: tuple) -> Storage:
+        """The adjoint of im2col: the columns summed back into an array of `shape`
+        [N, C, H, W]."""
+
+    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                   dilation: tuple, ceil_mode: bool) -> tuple:
+        """(values, index) of each window's maximum over x [N, C, H, W]: the int64 index is
+        the flat h * W + w of the first maximum in its input plane.  The output size is
+        shape.pool_output_size; taps are `dilation` apart.  Padding, and taps past the
+        padded input (ceil_mode), count as -inf but are never named: a window whose values
+        all equal the fill names its first tap inside the plane."""
+
+    def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                   ceil_mode: bool, count_include_pad: bool,
+                   divisor_override: int | None) -> Storage:
+        """Each window's sum of the taps inside x, over kernels.avg_pool_divisor (PyTorch's
+        count)."""
+
+    # -- indexing (int64 index, in range) ----------------------------------------------
+    def gather(self, x: Storage, dim: int, index: Storage) -> Storage:
+        """``out[i][j] = x[index[i][j]][j]`` (dim 0 shown)."""
+
+    def scatter_add(self, shape: tuple, dim: int, index: Storage, src: Storage) -> Storage:
+        """zeros(shape), then ``out[index[i][j]][j] += src[i][j]`` (dim 0 shown), in a
+        deterministic order."""
+
+    def scatter(self, dst: Storage, dim: int, index: Storage, src: Storage,
+                reduce: str) -> Storage:
+        """A C-contiguous copy of dst, then ``out[index[i][j]][j] = src[i][j]`` (dim 0 shown),
+        or combined with it by reduce, in index order.  reduce is one of
+        SCATTER_REDUCE_FNS: "none" stores (the last along dim wins); amax and amin let a
+        NaN win.  index is no larger than src, nor than dst off dim."""
 
     # -- random numbers ----------------------------------------------------------------
-    def manual_seed(self, seed: int) -> None: ...                  # reset the generator
-    def rand(self, shape: tuple, dtype: np.dtype) -> Storage: ...  # uniform in [0, 1)
-    def randn(self, shape: tuple, dtype: np.dtype) -> Storage: ... # standard normal
-    def get_rng_state(self) -> Any: ...                            # an opaque snapshot of the generator
-    def set_rng_state(self, state: Any) -> None: ...               # restore a snapshot from get_rng_state
+    def manual_seed(self, seed: int) -> None:
+        """Reset the generator to `seed`."""
 
-    # -- in-place updates (optimizers, gradient accumulation) ---------------------------
-    def copy_(self, dst: Storage, src: Storage) -> None: ...       # write src (same shape and dtype) into dst's memory
-    def add_(self, dst: Storage, src: Storage, alpha: float) -> None: ...  # dst += alpha * src in dst's memory (float dtype, same shape); src may be dst itself but no other overlap
+    def rand(self, shape: tuple, dtype: np.dtype) -> Storage:
+        """Uniform samples in [0, 1)."""
+
+    def randn(self, shape: tuple, dtype: np.dtype) -> Storage:
+        """Standard normal samples."""
+
+    def get_rng_state(self) -> Any:
+        """An opaque snapshot of the generator."""
+
+    def set_rng_state(self, state: Any) -> None:
+        """Restore a snapshot from get_rng_state."""
+
+    # -- in-place updates (optimizers, gradient accumulation) --------------------------
+    def copy_(self, dst: Storage, src: Storage) -> None:
+        """Write src (dst's shape and dtype) into dst's memory."""
+
+    def add_(self, dst: Storage, src: Storage, alpha: float) -> None:
+        """dst += alpha * src in dst's memory (a float dtype, one shape).  src may be dst
+        itself, but may not overlap it otherwise."""
 
 
 class DLPack(Protocol):
@@ -138,9 +247,14 @@ class DLPack(Protocol):
     for them."""
 
     def to_dlpack(self, x: Storage, *, stream: Any = None, max_version: tuple | None = None,
-                  dl_device: tuple | None = None, copy: bool | None = None) -> Any: ...  # x.__dlpack__(...): a capsule sharing x's memory
-    def dlpack_device(self, x: Storage) -> tuple: ...             # (DLPack device type, device index) of x
-    def from_dlpack(self, obj: Any) -> Storage: ...               # storage sharing the memory of obj (has __dlpack__, on this device)
+                  dl_device: tuple | None = None, copy: bool | None = None) -> Any:
+        """x.__dlpack__(...): a capsule sharing x's memory."""
+
+    def dlpack_device(self, x: Storage) -> tuple:
+        """(DLPack device type, device index) of x."""
+
+    def from_dlpack(self, obj: Any) -> Storage:
+        """Storage sharing the memory of obj (which has __dlpack__, on this device)."""
 
 
 class FastConv(Protocol):
@@ -157,9 +271,14 @@ class FastConv(Protocol):
     its lowering for that call."""
 
     def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple, dilation: tuple,
-               groups: int) -> Storage: ...  # x [N,C,H,W] cross-correlated with w [O,C/groups,kh,kw] (taps dilation apart, channels in groups), zero padding -> [N,O,Ho,Wo], or NotImplemented
+               groups: int) -> Storage:
+        """x [N, C, H, W] cross-correlated with w [O, C/groups, kh, kw] (taps `dilation`
+        apart, channels in `groups`), zero padded: [N, O, Ho, Wo]; or NotImplemented."""
+
     def conv2d_backward(self, x: Storage, w: Storage, g: Storage, stride: tuple, padding: tuple,
-                        dilation: tuple, groups: int, need_x: bool, need_w: bool) -> tuple: ...  # (dx, dw) of conv2d given g = d(loss)/d(output), each None unless asked for; or NotImplemented
+                        dilation: tuple, groups: int, need_x: bool, need_w: bool) -> tuple:
+        """(dx, dw) of conv2d given g = d(loss)/d(output), each None unless need_x /
+        need_w asks for it; or NotImplemented."""
 
 
 FAST_CONV = ("conv2d", "conv2d_backward")
@@ -175,12 +294,15 @@ class FastPool(Protocol):
     gradients.  A backend may have either one alone."""
 
     def max_pool2d_backward(self, g: Storage, index: Storage, shape: tuple, kernel: tuple,
-                            stride: tuple, dilation: tuple) -> Storage: ...  # zeros(shape) [N,C,H,W], then each g [N,C,Ho,Wo] added at its max_pool2d index in its plane; or NotImplemented
-
+                            stride: tuple, dilation: tuple) -> Storage:
+        """zeros(shape) [N, C, H, W], then each g [N, C, Ho, Wo] added at its max_pool2d
+        index in its plane; or NotImplemented."""
 
     def avg_pool2d_backward(self, g: Storage, shape: tuple, kernel: tuple, stride: tuple,
                             padding: tuple, ceil_mode: bool, count_include_pad: bool,
-                            divisor_override: int | None) -> Storage: ...  # d(loss)/dx [N,C,H,W] = shape of avg_pool2d with these options, given g = d(loss)/d(output); or NotImplemented
+                            divisor_override: int | None) -> Storage:
+        """d(loss)/dx [N, C, H, W] = `shape` of avg_pool2d with these options, given g =
+        d(loss)/d(output); or NotImplemented."""
 
 
 FAST_POOL = ("max_pool2d_backward", "avg_pool2d_backward")
@@ -198,8 +320,13 @@ class FastAccumulate(Protocol):
     conformance suite checks them through the gradient of its `chunk` entry and the values
     of `linear`, `conv2d`, `conv1d` and `layer_norm`."""
 
-    def add_narrow_(self, dst: Storage, src: Storage, dim: int, start: int) -> Any: ...  # dst[start:start + src.shape[dim] along dim] += src in dst's memory (same dtype, float); None, or NotImplemented
-    def add_into_(self, dst: Storage, src: Storage) -> Any: ...  # dst += src in dst's memory, src (same dtype, float, same ndim) broadcast to dst's shape; None, or NotImplemented
+    def add_narrow_(self, dst: Storage, src: Storage, dim: int, start: int) -> Any:
+        """dst[start:start + src.shape[dim]] along dim += src, in dst's memory (one float
+        dtype); None, or NotImplemented."""
+
+    def add_into_(self, dst: Storage, src: Storage) -> Any:
+        """dst += src in dst's memory, src (dst's float dtype and ndim) broadcast to dst's
+        shape; None, or NotImplemented."""
 
 
 FAST_ACCUMULATE = ("add_narrow_", "add_into_")
@@ -214,10 +341,19 @@ class FastGrad(Protocol):
     conformance suite checks them through the gradients of softmax, log_softmax,
     standardize, layer_norm, relu and the GELUs."""
 
-    def softmax_backward(self, g: Storage, y: Storage, dim: int, log: bool) -> Storage: ...  # d(loss)/dx of y = softmax(x, dim) (log_softmax where log) given g = d(loss)/dy: y (g - sum(g y, dim)), or g - exp(y) sum(g, dim); or NotImplemented
+    def softmax_backward(self, g: Storage, y: Storage, dim: int, log: bool) -> Storage:
+        """d(loss)/dx of y = softmax(x, dim) (log_softmax where log) given g = d(loss)/dy:
+        y (g - sum(g y, dim)), or g - exp(y) sum(g, dim); or NotImplemented."""
+
     def standardize_backward(self, g: Storage, y: Storage, rstd: Storage,
-                             ndims: int) -> Storage: ...  # d(loss)/dx of y = standardize(x) over its last ndims dims, given g and rstd (1/std, those dims kept as 1): rstd (g - mean(g) - y mean(g y)); or NotImplemented
-    def unary_backward(self, fn: str, g: Storage, x: Storage) -> Storage: ...  # g times the derivative of unary fn at x, elementwise ("relu": g where x > 0 or NaN, else +0; "gelu", "gelu_tanh"); or NotImplemented
+                             ndims: int) -> Storage:
+        """d(loss)/dx of y = standardize(x) over its last `ndims` dims, given g and rstd
+        (1/std, those dims kept as 1): rstd (g - mean(g) - y mean(g y)); or
+        NotImplemented."""
+
+    def unary_backward(self, fn: str, g: Storage, x: Storage) -> Storage:
+        """g times the derivative of unary fn at x, elementwise ("relu": g where x > 0 or
+        NaN, else +0; "gelu", "gelu_tanh"); or NotImplemented."""
 
 
 FAST_GRAD = ("softmax_backward", "standardize_backward", "unary_backward")
@@ -236,9 +372,16 @@ class FastNorm(Protocol):
     conformance suite checks them through the values and gradients of layer_norm."""
 
     def layer_norm(self, x: Storage, weight: Storage, bias: Storage, ndims: int,
-                   eps: float) -> tuple: ...  # (y, mean, rstd): y = (x - mean) * rstd * weight + bias over the last ndims dims of x (weight and bias of their shape), biased variance, rstd = 1 / sqrt(var + eps), mean and rstd with those dims kept as 1; or NotImplemented
+                   eps: float) -> tuple:
+        """(y, mean, rstd): y = (x - mean) * rstd * weight + bias over the last `ndims` dims
+        of x (weight and bias of their shape), with the biased variance and rstd =
+        1 / sqrt(var + eps), mean and rstd with those dims kept as 1; or NotImplemented."""
+
     def layer_norm_backward(self, g: Storage, x: Storage, weight: Storage, mean: Storage,
-                            rstd: Storage, ndims: int) -> tuple: ...  # (dx, dweight, dbias) of layer_norm given g = d(loss)/dy and its mean and rstd: dweight and dbias sum g (x - mean) rstd and g over the leading dims; or NotImplemented
+                            rstd: Storage, ndims: int) -> tuple:
+        """(dx, dweight, dbias) of layer_norm given g = d(loss)/dy and its mean and rstd:
+        dweight and dbias sum g (x - mean) rstd and g over the leading dims; or
+        NotImplemented."""
 
 
 FAST_NORM = ("layer_norm", "layer_norm_backward")
@@ -258,13 +401,21 @@ class FastAttention(Protocol):
     and gradients of scaled_dot_product_attention and MultiheadAttention."""
 
     def attention(self, q: Storage, k: Storage, v: Storage, bias: Storage | None,
-                  scale: float) -> tuple: ...  # (out [..., L, Ev], weights [..., L, S]), weights = softmax(q k^T scale + bias) along S, out = weights v; or NotImplemented
+                  scale: float) -> tuple:
+        """(out [..., L, Ev], weights [..., L, S]): weights = softmax(q k^T scale + bias)
+        along S, out = weights v; or NotImplemented."""
+
     def attention_backward(self, g: Storage, q: Storage, k: Storage, v: Storage,
                            weights: Storage, scale: float, need: tuple,
-                           joined: bool = False) -> Any: ...  # (dq, dk, dv) given g = d(loss)/d(out) and attention's weights, None where need (three bools) says so; joined (q, k, v [N, H, T, D] the packed views of one [N, T, 3HD] array): that array's gradient, one array; or NotImplemented
+                           joined: bool = False) -> Any:
+        """(dq, dk, dv) given g = d(loss)/d(out) and attention's weights, None where
+        `need` (three bools) says so.  Where joined (q, k and v [N, H, T, D] the packed
+        views of one [N, T, 3HD] array): that array's gradient, one array.  Or
+        NotImplemented."""
 
 
 FAST_ATTENTION = ("attention", "attention_backward")
+
 
 class FastLinear(Protocol):
     """Optional: a linear layer, x w^T + b, as one call each way, where the core records a
@@ -276,9 +427,13 @@ class FastLinear(Protocol):
     (a dtype or size it does not speed up): the core then composes.  The conformance suite
     checks them through the values and gradients of linear."""
 
-    def linear(self, x: Storage, w: Storage, b: Storage) -> Storage: ...  # x @ w^T + b [M, N] for x [M, K], w [N, K], b [N]; or NotImplemented
+    def linear(self, x: Storage, w: Storage, b: Storage) -> Storage:
+        """x @ w^T + b [M, N] for x [M, K], w [N, K], b [N]; or NotImplemented."""
+
     def linear_backward(self, g: Storage, x: Storage, w: Storage, need_x: bool,
-                        need_w: bool, need_b: bool) -> tuple: ...  # (dx = g @ w, dw = g^T @ x, db = g summed over its rows) given g = d(loss)/dy [M, N], None for one not needed; or NotImplemented
+                        need_w: bool, need_b: bool) -> tuple:
+        """(dx = g @ w, dw = g^T @ x, db = g summed over its rows) given g = d(loss)/dy
+        [M, N], None for each one not needed; or NotImplemented."""
 
 
 FAST_LINEAR = ("linear", "linear_backward")
@@ -296,7 +451,9 @@ class Allocation(Protocol):
     read; without it such an index is checked on the device and read back with the next
     result (docs/backend-guide.md, "Index range checks")."""
 
-    def allocation(self, x: Storage) -> Any: ...  # the object owning x's memory: the same object for every view of it, alive while x is
+    def allocation(self, x: Storage) -> Any:
+        """The object owning x's memory: the same object for every view of it, alive while
+        x is."""
 
 
 def fast_path(backend: Any, name: str, *args: Any) -> Any:
@@ -306,7 +463,9 @@ def fast_path(backend: Any, name: str, *args: Any) -> Any:
     method = getattr(backend, name, None)
     return NotImplemented if method is None else method(*args)
 
+
 PRIMITIVES = tuple(
     name for name in Backend.__dict__
     if not name.startswith("_") and callable(getattr(Backend, name, None))
 )
+"""The names of the Backend protocol's primitives, in the order they are declared."""

@@ -4,12 +4,15 @@ and the shared kernels of ../kernels compiled for CUDA.
 What runs where, and what checks it without a GPU:
 - Every primitive inherited from ArrayModuleBackend (layout, elementwise, comparisons,
   reductions, cast, cat, pad, copy_, and matmul, which CuPy hands to cuBLAS), and the
-  optional conv2d, conv2d_backward (folded_conv.py: copies and cuBLAS GEMMs) and
-  max_pool2d_backward (a store where windows do not overlap), is the code the CPU tests
-  run with numpy; here the same lines call CuPy.
-- im2col, col2im, max_pool2d, avg_pool2d, gather, scatter_add, scatter (no atomics: one thread per
-  output line) and the Philox RNG launch conv.cl, pool.cl, index.cl and random.cl
-  (kernels/launches.py sets their arguments up), the sources the OpenCL backend runs.
+  optional conv2d, conv2d_backward (array_module/folded_conv.py: copies and cuBLAS GEMMs)
+  and max_pool2d_backward (a store where windows do not overlap), is the code the CPU
+  tests run with numpy; here the same lines call CuPy.
+- The mixins of ../kernels, shared with the OpenCL backend, launch the sources it runs
+  (no atomics: one thread per output, or per line): ConvLaunches (kernels/conv.py: im2col,
+  col2im on conv.cl), PoolLaunches (kernels/pool.py: max_pool2d, avg_pool2d on pool.cl),
+  IndexLaunches (kernels/index.py: gather, scatter_add, scatter on index.cl),
+  ScanLaunches and SortLaunches (kernels/scan.py, sort.py: scan, arg_scan, argsort on
+  scan.cl, sort.cl) and PhiloxRNG (kernels/random.py: the generator, on random.cl).
   tests/test_cuda_nvrtc.py compiles them for CUDA with NVRTC, and
   tests/test_cuda_backend.py runs this very class, numpy arrays standing in for CuPy's and
   each launch executed through OpenCL, through the conformance suite.
@@ -31,15 +34,18 @@ import numpy as np
 
 from ..base import FAST_PATHS, PRIMITIVES, Storage
 from ..array_module import ArrayModuleBackend
-from ..kernels.launches import SharedLaunches
-from ..kernels.philox import PhiloxRNG
+from ..kernels.conv import ConvLaunches
+from ..kernels.index import IndexLaunches
+from ..kernels.pool import PoolLaunches
+from ..kernels.random import PhiloxRNG
+from ..kernels.scan import ScanLaunches
+from ..kernels.sort import SortLaunches
 
 _META_CACHE_SIZE = 4096
 
 
-
-
-class CUDABackend(PhiloxRNG, SharedLaunches, ArrayModuleBackend):
+class CUDABackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLaunches,
+                  SortLaunches, ArrayModuleBackend):
     """The primitive kernel set on one CUDA device, through CuPy.
 
     `xp` is cupy, `special` cupyx.scipy.special and `launch` a launch.Launcher; the tests

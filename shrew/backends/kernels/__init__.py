@@ -1,10 +1,16 @@
-"""Kernel sources shared by the OpenCL and CUDA backends.
+"""Kernel sources shared by the OpenCL and CUDA backends, and the launches of those both run.
 
 Each family (``elementwise``, ``cast``, ``reduce``, ``matmul``, ``conv``, ``pool``,
-``norm``, ``index``, ``random``) is one ``.cl`` file written against a few macros;
-``source`` prefixes it with the dialect's prelude and ``common.h``, and ``dtype_defines``
-gives the -D values that specialise it to one element type.  ``launches`` sets up the
-arguments of the conv, pool and index launches for both backends.
+``norm``, ``index``, ``scan``, ``sort``, ``random``) is one ``.cl`` file written against a
+few macros; ``source`` prefixes it with the dialect's prelude and ``common.h``, and
+``dtype_defines`` gives the -D values that specialise it to one element type.
+
+The families both backends launch the same way have a Python module of the same name
+beside their ``.cl`` file, a mixin that allocates the outputs and sets up the launch
+arguments once: conv.py (im2col, col2im), pool.py (max_pool2d, avg_pool2d), index.py
+(gather, scatter_add, scatter), scan.py (scan, arg_scan), sort.py (argsort) and random.py
+(the Philox generator's state).  Each is a ``KernelLaunches``, whose hooks the backend
+supplies.
 """
 from __future__ import annotations
 
@@ -15,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ...core.shape import pool_output_size, pool_window_counts
+from ...core.shape import pool_window_counts
+from ..base import Storage
 
 KERNEL_DIR = Path(__file__).resolve().parent
 DIALECTS = ("opencl", "cuda")
@@ -81,23 +88,6 @@ def window_output(h: int, w: int, kernel: tuple, stride: tuple, padding: tuple) 
                  for size, k, s, p in zip((h, w), kernel, stride, padding))
 
 
-def window_geometry(c: int, h: int, w: int, kernel: tuple, stride: tuple,
-                    padding: tuple) -> tuple:
-    """The window Geometry (common.h) of an [N, C, H, W] image:
-    c, h, w, kh, kw, sh, sw, ph, pw, ho, wo."""
-    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-    return (c, h, w, kh, kw, sh, sw, ph, pw, *window_output(h, w, kernel, stride, padding))
-
-
-def pool_geometry(c: int, h: int, w: int, kernel: tuple, stride: tuple, padding: tuple,
-                  dilation: tuple, ceil_mode: bool) -> tuple:
-    """The window Geometry (common.h) of a pooling, with PyTorch's output size (ceil_mode),
-    followed by the dilation: c, h, w, kh, kw, sh, sw, ph, pw, ho, wo, dh, dw."""
-    out = (pool_output_size(size, k, s, p, d, ceil_mode)
-           for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
-    return (c, h, w, *kernel, *stride, *padding, *out, *dilation)
-
-
 def avg_pool_divisor(hw: tuple, kernel: tuple, stride: tuple, padding: tuple, out_hw: tuple,
                      count_include_pad: bool, divisor_override: int | None) -> np.ndarray:
     """avg_pool2d's divisor per window [Ho, Wo], as PyTorch counts it (float64)."""
@@ -114,3 +104,36 @@ def max_pool_fill(dtype: np.dtype) -> float | int:
     if kind == "f" or dtype.name == "bfloat16":  # ml_dtypes' bfloat16 has kind "V"
         return -math.inf
     return int(np.iinfo(dtype).min) if kind in "iu" else 0
+
+
+class KernelLaunches:
+    """The base of the family mixins (conv.py, pool.py, index.py, scan.py, sort.py).  The
+    backend supplies these hooks:
+    - ``_empty(shape, dtype)`` and ``full(shape, value, dtype)``: new C-contiguous storage,
+      and ``contiguous(x)``, a C-contiguous copy of x;
+    - ``_layout(x)``: x's strides in elements, then the offset of its first element, as the
+      kernels read them from meta;
+    - ``_meta(values)``: a device int64 array holding `values` (the backends cache it by
+      value);
+    - ``_arg(x)``: what a kernel parameter gets for storage x (a buffer or a device array);
+    - ``_launch_1d(family, dtype, name, n, *args)``: kernel `name` of `family` on n
+      work-items."""
+
+    _empty: Any
+    full: Any
+    contiguous: Any
+    _layout: Any
+    _meta: Any
+    _arg: Any
+    _launch_1d: Any
+
+    def _along(self, family: str, name: str, x: Storage, dim: int, out_dtype: np.dtype,
+               items: int, *scalars: Any) -> Storage:
+        """out = kernel `name` over x along dim, one work-item per line or per element
+        (scan.cl, sort.cl)."""
+        out = self._empty(x.shape, out_dtype)
+        if out.size:
+            meta = self._meta(x.shape + self._layout(x) + self._layout(out))
+            self._launch_1d(family, x.dtype, name, items, np.int64(items), np.int32(x.ndim),
+                            np.int32(dim), *scalars, meta, self._arg(x), self._arg(out))
+        return out

@@ -16,12 +16,16 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools
 
-from .. import linalg_routines
+from ..array_module.linalg import linalg as xp_linalg
 from ..base import Storage
 from ..host_memory import keep_freed_memory
 from ..kernels import compute_dtype, wrapped
-from ..kernels.launches import SharedLaunches
-from ..kernels.philox import PhiloxRNG
+from ..kernels.conv import ConvLaunches
+from ..kernels.index import IndexLaunches
+from ..kernels.pool import PoolLaunches
+from ..kernels.random import PhiloxRNG
+from ..kernels.scan import ScanLaunches
+from ..kernels.sort import SortLaunches
 from .discovery import DeviceInfo
 from .programs import Programs
 from .storage import CLStorage, broadcast_layout, collapse, contiguous_strides, view_strides
@@ -32,8 +36,22 @@ _META_CACHE_SIZE = 4096
 _MM_RM, _MM_RN, _MM_LX, _MM_LY, _MM_PACK_W = 4, 16, 4, 4, 16
 
 
-class OpenCLBackend(PhiloxRNG, SharedLaunches):
-    """The primitive kernel set on one OpenCL device."""
+class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLaunches,
+                    SortLaunches):
+    """The primitive kernel set on one OpenCL device.
+
+    Defined here, each section naming its ../kernels/<family>.cl: host transfer and
+    creation, layout and cast, the elementwise primitives, reductions, softmax and
+    standardize, matmul, linalg (on the host), copy_, add_ and add_narrow_.  From the
+    mixins, which the CUDA backend shares (each ../kernels/<family>.py beside its .cl):
+    - ConvLaunches (kernels/conv.py): im2col, col2im;
+    - PoolLaunches (kernels/pool.py): max_pool2d, avg_pool2d;
+    - IndexLaunches (kernels/index.py): gather, scatter_add, scatter;
+    - ScanLaunches (kernels/scan.py): scan, arg_scan;
+    - SortLaunches (kernels/sort.py): argsort;
+    - PhiloxRNG (kernels/random.py): manual_seed, rand, randn, get_rng_state,
+      set_rng_state.
+    """
 
     def __init__(self, info: DeviceInfo):
         """The backend of a device that discovery.py found working (its ``info``)."""
@@ -89,7 +107,8 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
         return buf
 
     def _layout(self, x: CLStorage) -> tuple:
-        """x's strides and offset in elements (kernels.launches reads them from meta)."""
+        """x's strides and offset in elements (the ../kernels/<family>.py mixins read them
+        from meta)."""
         return tuple(x.strides) + (x.offset,)
 
     def _arg(self, x: CLStorage) -> cl.Buffer:
@@ -150,7 +169,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
             self._launch_span("elementwise", src.dtype, "copy", n, _i32(len(dims)),
                               self._layout_meta(dims, layouts), src.buffer, dst.buffer)
 
-    # -- host transfer and creation ----------------------------------------------------
+    # -- host transfer and creation (elementwise.cl: fill, arange) ------------------------
     def from_numpy(self, a: np.ndarray) -> Storage:
         host = np.asarray(a, dtype=a.dtype.newbyteorder("="), order="C")
         if host.size == 0:
@@ -181,7 +200,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
             self._launch_span("elementwise", out.dtype, "arange", n, out.buffer)
         return out
 
-    # -- layout: views and copies ------------------------------------------------------------
+    # -- layout: views and copies (elementwise.cl: copy; cast.cl) ---------------------------
     def reshape(self, x: Storage, shape: tuple) -> Storage:
         shape = tuple(shape)
         strides = view_strides(x.shape, x.strides, shape)
@@ -237,7 +256,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
             return x
         return self._map("cast", f"cast_to_{dtype.name}", x.dtype, dtype, x.shape, [x])
 
-    # -- elementwise -------------------------------------------------------------------------
+    # -- elementwise (elementwise.cl) --------------------------------------------------------
     def unary(self, fn: str, x: Storage) -> Storage:
         return self._map("elementwise", f"unary_{fn}", x.dtype, x.dtype, x.shape, [x])
 
@@ -267,7 +286,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
                          self._scalar(0 if hi is None else hi, x.dtype),
                          _i32(lo is not None), _i32(hi is not None))
 
-    # -- reductions ----------------------------------------------------------------------------
+    # -- reductions (reduce.cl) --------------------------------------------------------------
     def _reduce(self, name: str, x: CLStorage, dims: tuple, keepdim: bool, out_dtype: np.dtype,
                 empty_value: float) -> CLStorage:
         """Reduce x over `dims` with kernel `name`_rows or `name`_groups (see reduce.cl)."""
@@ -332,7 +351,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
                            out.buffer, rstd.buffer)
         return out, rstd
 
-    # -- linear algebra, convolution, pooling ----------------------------------------------
+    # -- linear algebra (matmul.cl; linalg on the host) -------------------------------------
     def matmul(self, a: Storage, b: Storage) -> Storage:
         (m, k), n = a.shape[-2:], b.shape[-1]
         if b.strides[-1] != 1 and n > 1 and (a.strides[-2] == 1 or 4 * m <= n):
@@ -375,7 +394,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
         # The one host round trip of this backend (docs/backend-guide.md): LAPACK through
         # numpy on a copy, the results uploaded again.
         host = tuple(self.to_numpy(a) for a in arrays)
-        results = linalg_routines.linalg(np, fn, host, option)
+        results = xp_linalg(np, fn, host, option)
         return tuple(self.from_numpy(np.asarray(r)) for r in results)
 
     # -- random numbers: PhiloxRNG keeps the state; random.cl makes the numbers ----------
@@ -383,7 +402,7 @@ class OpenCLBackend(PhiloxRNG, SharedLaunches):
                        out: CLStorage) -> None:
         self._launch_1d("random", dtype, name, blocks, *args, out.buffer)
 
-    # -- in-place ------------------------------------------------------------------------------
+    # -- in-place (elementwise.cl: copy, add) -----------------------------------------------
     def copy_(self, dst: Storage, src: Storage) -> None:
         self._copy_into(dst, src)
 

@@ -394,7 +394,7 @@ CASES: tuple = (
           S(F(1, 6, 7, 7), F(6, 1, 3, 3), stride=2, padding=1, groups=6),
           S(F(1, 3, 20, 20), F(2, 3, 3, 3), padding=1),
           # Enough input channels (C*kw >= 32) for the cpu and cuda backends' conv2d to
-          # fold the batch into its GEMMs (backends/cpu/folded_conv.py).
+          # fold the batch into its GEMMs (backends/array_module/folded_conv.py).
           S(F(1, 8, 7, 9), F(3, 8, 3, 4), stride=(2, 1), padding=(1, 2)),
           S(F(3, 16, 6, 5), F(4, 16, 2, 3), stride=(1, 2), padding=(0, 1)),
           S(F(2, 12, 6, 7), F(5, 12, 3, 3), padding=1)),

@@ -1,5 +1,5 @@
 """Convolution with the batch folded into the GEMMs: ArrayModuleBackend's optional
-``conv2d`` and ``conv2d_backward`` (see base.FastConv).
+``conv2d`` and ``conv2d_backward`` (conv.py; see base.FastConv).
 
 The core's lowering, im2col to [N, C*kh*kw, Ho*Wo] and a batched GEMM, multiplies N small
 matrices and copies rows only Wo long.  Here an image is transposed once to [C, H, W, N],
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .kernels import window_output
+from ..kernels import window_output
 
 
 def _to_chwn(xp: Any, x: Any, padding: tuple) -> Any:

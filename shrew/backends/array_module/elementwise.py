@@ -1,0 +1,177 @@
+"""The elementwise primitives on a numpy-compatible array module: unary, binary, compare,
+where, affine, powf and clamp (kernels/elementwise.cl on OpenCL)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..base import Storage
+from ..kernels import wrapped
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_A = 0.044715
+
+# Unary and binary functions that are one xp call (PyTorch's name: numpy's).
+# Unary functions that are one xp function of the same meaning, looked up first.
+_XP_UNARY = {"abs": "abs", "exp": "exp", "log": "log", "sqrt": "sqrt", "tanh": "tanh",
+             "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil",
+             "round": "round",  # half to even, as PyTorch
+             "sign": "sign", "log1p": "log1p", "expm1": "expm1", "log2": "log2",
+             "log10": "log10", "exp2": "exp2", "tan": "tan", "asin": "arcsin",
+             "acos": "arccos", "atan": "arctan", "sinh": "sinh", "cosh": "cosh",
+             "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "trunc": "trunc",
+             "bitwise_not": "invert"}
+_XP_BINARY = {"pow": "power", "atan2": "arctan2", "maximum": "maximum", "minimum": "minimum",
+              "fmod": "fmod", "remainder": "remainder", "floor_divide": "floor_divide",
+              "copysign": "copysign", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+              "bitwise_xor": "bitwise_xor"}
+
+
+class ElementwisePrimitives:
+    """ArrayModuleBackend's elementwise primitives, on ``self.xp``; ``special`` and ``erf``
+    are where a subclass (cuda) swaps in its array module's scipy.special."""
+
+    xp: Any
+
+    def unary(self, fn: str, x: Storage) -> Storage:
+        xp = self.xp
+        name = _XP_UNARY.get(fn)
+        if name is not None:
+            return getattr(xp, name)(x)
+        if fn == "neg":
+            return -x
+        if fn == "square":
+            return x * x
+        if fn == "relu":
+            return xp.maximum(x, x.dtype.type(0))
+        if fn == "sigmoid":
+            # exp of -|x| never overflows; pick the branch per sign.
+            e = xp.exp(-xp.abs(x))
+            return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+        if fn == "gelu":
+            return (x * 0.5 * (1 + self.erf(x * _INV_SQRT2))).astype(x.dtype, copy=False)
+        if fn == "gelu_tanh" or fn == "gelu_tanh_derivative":
+            return self._gelu_tanh(x, derivative=fn != "gelu_tanh")
+        if fn == "gelu_derivative":  # Phi(x) + x phi(x)
+            pdf = xp.exp(x * x * -0.5) * _INV_SQRT_2PI
+            return (0.5 * (1 + self.erf(x * _INV_SQRT2)) + x * pdf).astype(x.dtype, copy=False)
+        if fn == "silu":
+            return x * self.unary("sigmoid", x)
+        if fn == "erf":
+            return self.erf(x).astype(x.dtype, copy=False)
+        if fn == "rsqrt":
+            return 1 / xp.sqrt(x)
+        if fn == "reciprocal":
+            return 1 / x
+        if fn in ("erfc", "erfinv"):
+            return self.special(fn)(x).astype(x.dtype, copy=False)
+        raise NotImplementedError(f"unary function {fn!r}")
+
+    def _gelu_tanh(self, x: Storage, derivative: bool) -> Storage:
+        """0.5 x (1 + t) with t = tanh(c (x + a x^3)), or its derivative
+        0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2); in place on two temporaries,
+        because on a 1M-element activation each extra pass and allocation shows."""
+        shape = x.shape
+        x = x.reshape(-1)  # a 0-d x would make numpy scalars, which have no out=
+        x2 = x * x
+        t = x2 * (_GELU_A * _SQRT_2_OVER_PI)
+        t += _SQRT_2_OVER_PI
+        t *= x
+        self.xp.tanh(t, out=t)
+        if derivative:
+            x2 *= 3 * _GELU_A * _SQRT_2_OVER_PI
+            x2 += _SQRT_2_OVER_PI            # c (1 + 3 a x^2)
+            x2 *= 1 - t * t
+            x2 *= x
+            t += 1
+            t += x2
+        else:
+            t += 1
+            t *= x
+        t *= 0.5
+        return t.reshape(shape)
+
+    def special(self, name: str) -> Any:
+        """A function of xp's scipy.special (erf, erfc, erfinv)."""
+        import scipy.special
+        return getattr(scipy.special, name)
+
+    def erf(self, x: Storage) -> Storage:
+        return self.special("erf")(x)
+
+    def binary(self, fn: str, a: Storage, b: Storage) -> Storage:
+        if fn == "add":
+            return a + b
+        if fn == "sub":
+            return a - b
+        if fn == "mul":
+            return a * b
+        if fn == "div":
+            return a / b
+        if fn == "tanh_backward":
+            return a * (1 - b * b)
+        if fn == "sigmoid_backward":
+            return a * b * (1 - b)
+        if fn == "pow" and a.dtype.kind in "iu":
+            return self._int_pow(a, b)
+        if fn in _XP_BINARY:
+            return getattr(self.xp, _XP_BINARY[fn])(a, b)
+        raise NotImplementedError(f"binary function {fn!r}")
+
+    def _int_pow(self, a: Storage, b: Storage) -> Storage:
+        """Integer powers; a negative exponent gives 1 for a base of 1, +-1 for -1 and 0
+        otherwise, as PyTorch (numpy refuses them)."""
+        xp = self.xp
+        negative = b < 0
+        out = xp.power(a, xp.where(negative, 0, b).astype(b.dtype, copy=False))
+        if negative.any():
+            one = xp.ones((), a.dtype)
+            odd = (b % 2).astype(bool)
+            small = xp.where(a == 1, one, xp.where(a == -1, xp.where(odd, -one, one), 0 * one))
+            out = xp.where(negative, small, out)
+        return out.astype(a.dtype, copy=False)
+
+    def compare(self, fn: str, a: Storage, b: Storage) -> Storage:
+        if fn == "eq":
+            return a == b
+        if fn == "ne":
+            return a != b
+        if fn == "lt":
+            return a < b
+        if fn == "le":
+            return a <= b
+        if fn == "gt":
+            return a > b
+        if fn == "ge":
+            return a >= b
+        raise NotImplementedError(f"comparison {fn!r}")
+
+    def where(self, cond: Storage, a: Storage, b: Storage) -> Storage:
+        return self.xp.where(cond, a, b)
+
+    def affine(self, x: Storage, mul: float, add: float) -> Storage:
+        # Python numbers never widen an array under numpy 2's promotion (NEP 50); integers
+        # wrap as PyTorch's do.
+        if x.dtype.kind in "iu":
+            mul, add = wrapped(mul, x.dtype), wrapped(add, x.dtype)
+        if add == 0:
+            return x * mul
+        if mul == 1:
+            return x + add
+        if mul == -1:
+            return add - x  # s - x: one pass, and the same value as -x + s
+        return x * mul + add
+
+    def powf(self, x: Storage, exponent: float) -> Storage:
+        if exponent == 3:  # PyTorch multiplies a cube out; power() can differ by an ulp
+            return x * x * x
+        return self.xp.power(x, x.dtype.type(exponent))
+
+    def clamp(self, x: Storage, lo: float | None, hi: float | None) -> Storage:
+        if lo is not None:
+            x = self.xp.maximum(x, lo)
+        if hi is not None:
+            x = self.xp.minimum(x, hi)
+        return x
