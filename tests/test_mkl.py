@@ -367,7 +367,7 @@ def test_in_place_adds_of_large_arrays_run_as_one_axpy(dtype, alpha):
     """add_ (an optimizer's update, a gradient accumulated): dst += alpha * src in one
     rounding, as PyTorch's fused add; at alpha 1 the very bits of numpy's +=."""
     rng = np.random.default_rng(6)
-    n = cpu.backend.AXPY_MIN_SIZE + 7
+    n = cpu.thresholds.AXPY_MIN_SIZE + 7
     dst, src = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
     want = dst.astype(np.float64) + alpha * src.astype(np.float64)
     numpy_sum = dst + src
@@ -381,7 +381,7 @@ def test_in_place_adds_of_large_arrays_run_as_one_axpy(dtype, alpha):
 
 
 def test_what_axpy_leaves_to_numpy():
-    big = cpu.backend.AXPY_MIN_SIZE * 2
+    big = cpu.thresholds.AXPY_MIN_SIZE * 2
     x = np.ones(big, np.float32)
     assert not mkl.axpy(np.ones(16, np.float32), np.ones(16, np.float32), 2.0)    # small
     assert not mkl.axpy(x, x, 2.0)                                                # aliased

@@ -413,7 +413,7 @@ def test_idle_openmp_threads_sleep_where_openblas_runs_the_products(policy, mkl)
     assert out == (policy or ("PASSIVE" if loads and not mkl_serves else "None"))
 
 
-LARGE = cpu.backend.MIN_ELEMENTWISE_SIZE   # elementwise calls below it stay on numpy
+LARGE = cpu.thresholds.MIN_ELEMENTWISE_SIZE   # elementwise calls below it stay on numpy
 
 
 @needs_onednn

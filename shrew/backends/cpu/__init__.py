@@ -8,13 +8,13 @@ optional fast paths on two of the libraries PyTorch's CPU build uses, where
   standardize, layer norm, GELU and relu's gradient;
 - mkl/: MKL, for float32 and float64 matrix products, and on large arrays a bias's sums and
   adds, same-shaped add, sub and mul, relu, and attention's products;
+- thresholds.py: the sizes from which each library call serves;
 - switches.py: turning either off (``SHREW_CPU_ONEDNN=0``, ``SHREW_CPU_MKL=0``,
   ``set_onednn``, ``use_mkl``, ...) and the threads they run on;
 - native.py: what loading the two libraries shares.
 """
 from __future__ import annotations
 
-# backend first: the libraries' modules read their size thresholds from its table.
 from .backend import CPUBackend, factory
 from .switches import (get_num_threads, mkl_active, onednn_active, set_mkl, set_num_threads,
                        set_onednn, use_mkl, use_onednn)

@@ -7,13 +7,14 @@ turn a library off are in switches.py.
 from __future__ import annotations
 
 import math
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 
 from ..array_module import ArrayModuleBackend
 from ..base import Storage
 from ..host_memory import keep_freed_memory
+from .thresholds import CONV_FOLD_MIN_DEPTH, MIN_ELEMENTWISE_SIZE, SELECT_MIN_SIZE
 from .mkl import attention as mkl_attention
 from .mkl import bias as mkl_bias
 from .mkl import gemm as mkl_gemm
@@ -35,6 +36,8 @@ from .onednn import pool as onednn_pool
 # (backends/array_module, shared with cuda), "core" the op's own composition or gradient
 # rule (ops/, autograd/rules/), which runs where the backend declines.  oneDNN takes
 # float32 only; MKL float32 and float64.
+#
+# (the sizes' values: thresholds.py)
 #
 # primitive              tried in order                                     from size
 #                        files
@@ -76,12 +79,6 @@ from .onednn import pool as onednn_pool
 #                        here
 # scatter_add            sorted rows, one reduceat (whole rows, f32, f64)   any
 #                        -> numpy; here
-AXPY_MIN_SIZE: Final = 1 << 14
-VML_MIN_SIZE: Final = 1 << 15
-SUM_MIN_SIZE: Final = 1 << 15            # sums and adds of a bias
-MIN_ELEMENTWISE_SIZE: Final = 1 << 15    # every oneDNN call but convolution and pooling's
-SELECT_MIN_SIZE: Final = 1 << 14
-CONV_FOLD_MIN_DEPTH: Final = 32          # C*kw, the depth of the folded GEMMs
 
 # The unary functions oneDNN computes for the cpu backend (float32, large arrays): the
 # GELUs, and their derivatives (GELU's gradient rule), as oneDNN's eltwise backward.

@@ -1,7 +1,7 @@
 """A layer's bias on MKL's threads, as matrix-vector work with vectors of ones: its
 gradient (sum_around: sums over every dim but one run, as gemv) and its add
 (add_broadcast_: a rank-1 update, ger).  Each declines where it does not serve: MKL off or
-not loaded, other dtypes or layouts, arrays below SUM_MIN_SIZE (cpu/backend.py's table)."""
+not loaded, other dtypes or layouts, arrays below SUM_MIN_SIZE (cpu/thresholds.py)."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend   # its table: the size below which numpy's pass is the faster
+from .. import thresholds
 from .library import INT_MAX, NO_TRANS, ROW_MAJOR, TRANS, load, switch
 
 
@@ -21,7 +21,7 @@ def sum_around(x: np.ndarray, dims: tuple, keepdim: bool) -> Any:
     serve: x not C-contiguous and large, float32 or float64, or the kept dims not one run.
     numpy sums over the outer dims one row after another on one thread; the products'
     rounding is no worse."""
-    if not (backend.SUM_MIN_SIZE <= x.size <= INT_MAX and dims and switch.on
+    if not (thresholds.SUM_MIN_SIZE <= x.size <= INT_MAX and dims and switch.on
             and x.flags.c_contiguous and x.flags.aligned):
         return NotImplemented   # (every sum asks: the cheap tests first)
     kept = [d for d in range(x.ndim) if d not in dims]
@@ -55,7 +55,7 @@ def add_broadcast_(dst: np.ndarray, src: np.ndarray) -> bool:
     dst viewed as [rows, cols] += x y^T, the bias in x or y and ones in the other.  Each
     element gets bias * 1 added, one rounding: numpy's bits.  False where it does not
     serve: dst not C-contiguous and large, src's sized dims not one run, other dtypes."""
-    if not (switch.on and backend.SUM_MIN_SIZE <= dst.size <= INT_MAX and dst.dtype == src.dtype
+    if not (switch.on and thresholds.SUM_MIN_SIZE <= dst.size <= INT_MAX and dst.dtype == src.dtype
             and dst.ndim == src.ndim and dst.flags.c_contiguous and dst.flags.writeable
             and dst.flags.aligned):
         return False

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend   # its table: the sizes below which numpy's pass is the faster
+from .. import thresholds
 from .library import INT_MAX, VML_BINARY, load, switch
 
 
@@ -18,7 +18,7 @@ def axpy(dst: np.ndarray, src: np.ndarray, alpha: float) -> bool:
     """dst += alpha * src in one pass (an optimizer's update), on MKL's threads; False where
     it does not serve: other dtypes, layouts or shapes, small or overlapping arrays."""
     if not (switch.on and dst.dtype == src.dtype and dst.shape == src.shape
-            and backend.AXPY_MIN_SIZE <= dst.size <= INT_MAX and dst.flags.c_contiguous
+            and thresholds.AXPY_MIN_SIZE <= dst.size <= INT_MAX and dst.flags.c_contiguous
             and src.flags.c_contiguous and dst.flags.aligned and src.flags.aligned
             and dst.flags.writeable and not np.may_share_memory(dst, src)):
         return False
@@ -31,7 +31,7 @@ def axpy(dst: np.ndarray, src: np.ndarray, alpha: float) -> bool:
 
 def _vml_takes(x: np.ndarray) -> bool:
     """Whether VML serves x: switched on, C-contiguous and aligned, large enough."""
-    return (backend.VML_MIN_SIZE <= x.size <= INT_MAX and switch.on and x.flags.c_contiguous
+    return (thresholds.VML_MIN_SIZE <= x.size <= INT_MAX and switch.on and x.flags.c_contiguous
             and x.flags.aligned)
 
 

@@ -14,7 +14,7 @@ from .binding import (ARG_DIFF_DST, ARG_DIFF_SCALE, ARG_DIFF_SHIFT, ARG_DIFF_SRC
                       BACKWARD, BACKWARD_DATA, BINARY_LE, BINARY_MUL, FORWARD_INFERENCE,
                       FORWARD_TRAINING, LINEAR, NORMALIZATION_FLAGS_NONE, SOFTMAX, SOFTMAX_LOG,
                       USE_SCALE, USE_SHIFT, Handle, Runtime, check, post_op_arg)
-from .. import backend   # its table: the size below which numpy's passes are the faster
+from .. import thresholds
 from .primitive import Primitive, create_pd, execute, usable, with_mds
 
 
@@ -36,9 +36,9 @@ def _forward_only(shapes: tuple[tuple, ...], create: Callable[..., int],
 
 def large_float32(x: np.ndarray) -> bool:
     """Whether oneDNN's elementwise path takes x: switched on and loaded, float32, and at
-    least MIN_ELEMENTWISE_SIZE elements (cpu/backend.py's table).  Callers check it
+    least MIN_ELEMENTWISE_SIZE elements (cpu/thresholds.py).  Callers check it
     before a pass that only prepares such a call."""
-    return usable(x) and x.size >= backend.MIN_ELEMENTWISE_SIZE
+    return usable(x) and x.size >= thresholds.MIN_ELEMENTWISE_SIZE
 
 
 def eltwise(x: np.ndarray, alg: int) -> Any:  # y, or NotImplemented
