@@ -3,7 +3,7 @@ torch's intra-op setting.  They are the OpenMP threads of oneDNN and MKL (backen
 and, where MKL does not serve the products and threadpoolctl is installed, OpenBLAS's
 (numpy's GEMMs), set together so that the pools are the same size and take turns on the
 same cores.  Where MKL serves them, OpenBLAS stays on the one thread MKL's loading left
-it (backends/cpu/mkl.py)."""
+it (backends/cpu/mkl/)."""
 from __future__ import annotations
 
 import os

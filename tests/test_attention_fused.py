@@ -1,6 +1,6 @@
-"""Fused attention (base.FastAttention, backends/cpu/attention.py, ops/attention.py): one
-call each way on the cpu backend's MKL and oneDNN, against PyTorch and against the core's
-composition of the same attention."""
+"""Fused attention (base.FastAttention, backends/cpu/backend.py and cpu/mkl/attention.py,
+ops/attention.py): one call each way on the cpu backend's MKL and oneDNN, against PyTorch
+and against the core's composition of the same attention."""
 from __future__ import annotations
 
 import math

@@ -23,7 +23,7 @@ TF = torch.nn.functional
 
 needs_onednn = needs_loadable(onednn)
 
-LARGE = (8, 64, 96)    # 49152 elements: past onednn.MIN_ELEMENTWISE_SIZE
+LARGE = (8, 64, 96)    # 49152 elements: past cpu.thresholds.MIN_ELEMENTWISE_SIZE
 SMALL = (2, 3, 5)
 SHAPES = [(LARGE, 1), (LARGE, 2), (SMALL, 1), (SMALL, 2)]
 
@@ -39,7 +39,7 @@ def _inputs(shape, ndims, seed=0):
 
 def _fused(shape) -> bool:
     """Whether the cpu backend runs layer_norm on oneDNN now for float32 of `shape`."""
-    return cpu.onednn_active() and np.prod(shape) >= onednn.MIN_ELEMENTWISE_SIZE
+    return cpu.onednn_active() and np.prod(shape) >= cpu.thresholds.MIN_ELEMENTWISE_SIZE
 
 
 def _torch(x, w, b, g, ndims, needs=(True, True, True)):

@@ -251,7 +251,7 @@ def test_the_cpu_backend_runs_float_products_on_mkl(monkeypatch):
     MKL off numpy computes them, to the same values within rounding."""
     calls = []
     real = mkl.matmul
-    monkeypatch.setattr(mkl, "matmul", lambda *args: calls.append(args[0].dtype) or
+    monkeypatch.setattr(mkl.gemm, "matmul", lambda *args: calls.append(args[0].dtype) or
                         real(*args))
     rng = np.random.default_rng(3)
     for dtype in (np.float32, np.float64):
@@ -277,7 +277,7 @@ def test_float64_convolutions_fold_into_mkl_products(monkeypatch):
     go through the backend's gemm, products written into `out` included."""
     calls = []
     real = mkl.matmul
-    monkeypatch.setattr(mkl, "matmul", lambda a, b, out=None: calls.append(out is not None)
+    monkeypatch.setattr(mkl.gemm, "matmul", lambda a, b, out=None: calls.append(out is not None)
                         or real(a, b, out))
     rng = np.random.default_rng(4)
     x = rng.standard_normal((2, 16, 9, 9))    # C*kw = 48: deep enough to fold
@@ -367,7 +367,7 @@ def test_in_place_adds_of_large_arrays_run_as_one_axpy(dtype, alpha):
     """add_ (an optimizer's update, a gradient accumulated): dst += alpha * src in one
     rounding, as PyTorch's fused add; at alpha 1 the very bits of numpy's +=."""
     rng = np.random.default_rng(6)
-    n = mkl.AXPY_MIN_SIZE + 7
+    n = cpu.thresholds.AXPY_MIN_SIZE + 7
     dst, src = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
     want = dst.astype(np.float64) + alpha * src.astype(np.float64)
     numpy_sum = dst + src
@@ -381,7 +381,7 @@ def test_in_place_adds_of_large_arrays_run_as_one_axpy(dtype, alpha):
 
 
 def test_what_axpy_leaves_to_numpy():
-    big = mkl.AXPY_MIN_SIZE * 2
+    big = cpu.thresholds.AXPY_MIN_SIZE * 2
     x = np.ones(big, np.float32)
     assert not mkl.axpy(np.ones(16, np.float32), np.ones(16, np.float32), 2.0)    # small
     assert not mkl.axpy(x, x, 2.0)                                                # aliased

@@ -155,10 +155,11 @@ def _cnn_grads(dtype):
 @needs_onednn
 def test_the_cpu_backend_runs_float32_on_onednn_and_agrees_with_numpy(monkeypatch):
     calls = []
-    for name in ("conv2d", "conv2d_backward_data", "conv2d_backward_weights", "pool2d",
-                 "pool2d_backward"):
-        real = getattr(onednn, name)
-        monkeypatch.setattr(onednn, name,
+    for module, name in ((onednn.conv, "conv2d"), (onednn.conv, "conv2d_backward_data"),
+                         (onednn.conv, "conv2d_backward_weights"), (onednn.pool, "pool2d"),
+                         (onednn.pool, "pool2d_backward")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name,
                             lambda *a, real=real, name=name: calls.append(name) or real(*a))
     fast = _cnn_grads(np.float32)
     assert sorted(set(calls)) == ["conv2d", "conv2d_backward_data", "conv2d_backward_weights",
@@ -179,8 +180,8 @@ def test_shallow_inputs_take_the_weight_gradient_from_the_lowering(monkeypatch, 
     forward stays on oneDNN.  With MKL's GEMMs on oneDNN's threads oneDNN serves it."""
     calls = []
     for name in ("conv2d", "conv2d_backward_data", "conv2d_backward_weights"):
-        real = getattr(onednn, name)
-        monkeypatch.setattr(onednn, name,
+        real = getattr(onednn.conv, name)
+        monkeypatch.setattr(onednn.conv, name,
                             lambda *a, real=real, name=name: calls.append(name) or real(*a))
     rng = np.random.default_rng(3)
     x_np = rng.standard_normal((4, 1, 10, 10)).astype(np.float32)
@@ -199,11 +200,12 @@ def test_shallow_inputs_take_the_weight_gradient_from_the_lowering(monkeypatch, 
 
 
 def _count_calls(monkeypatch, names):
-    """Record the names of the onednn functions in `names` as the cpu backend calls them."""
+    """Record the names of the onednn functions in `names` as the cpu backend calls them
+    (each patched in the onednn module that defines it)."""
     calls = []
     for name in names:
         real = getattr(onednn, name)
-        monkeypatch.setattr(onednn, name,
+        monkeypatch.setattr(sys.modules[real.__module__], name,
                             lambda *a, real=real, name=name: calls.append(name) or real(*a))
     return calls
 
@@ -411,7 +413,7 @@ def test_idle_openmp_threads_sleep_where_openblas_runs_the_products(policy, mkl)
     assert out == (policy or ("PASSIVE" if loads and not mkl_serves else "None"))
 
 
-LARGE = onednn.MIN_ELEMENTWISE_SIZE   # elementwise calls below it stay on numpy
+LARGE = cpu.thresholds.MIN_ELEMENTWISE_SIZE   # elementwise calls below it stay on numpy
 
 
 @needs_onednn
@@ -423,7 +425,7 @@ def test_softmax_matches_torch_and_numpy(monkeypatch, log, shape, dim):
     outer dim, on numpy."""
     calls = []
     real = onednn.softmax
-    monkeypatch.setattr(onednn, "softmax", lambda *a: calls.append(a[1:]) or real(*a))
+    monkeypatch.setattr(onednn.elementwise, "softmax", lambda *a: calls.append(a[1:]) or real(*a))
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape).astype(np.float32) * 4
     np.moveaxis(x, dim, -1)[0, ..., 5:] = -np.inf     # a causal mask's -inf
@@ -541,7 +543,7 @@ def test_fused_gradients_match_torch_and_numpy(monkeypatch, kind, fused):
     (oneDNN off, and under create_graph, where they stay recorded operations)."""
     calls = []   # the calls oneDNN served
     real = getattr(onednn, fused)
-    monkeypatch.setattr(onednn, fused, lambda *a: (lambda out: calls.append(
+    monkeypatch.setattr(onednn.elementwise, fused, lambda *a: (lambda out: calls.append(
         out is not NotImplemented) or out)(real(*a)))
     fn, torch_fn, x = _fused_gradient_case(kind)
     g = np.random.default_rng(12).standard_normal(x.shape).astype(np.float32)
@@ -627,7 +629,7 @@ def test_max_pooling_forward_on_onednn_gives_numpys_and_torchs_bits(shape, kerne
     elif kind == "nan":
         x[1, 2, 3, 3] = np.nan
     be = cpu.CPUBackend()
-    served = cpu.max_pool.forward(x, kernel, stride, padding, (1, 1), False)
+    served = onednn.max_pool.forward(x, kernel, stride, padding, (1, 1), False)
     assert (served is not NotImplemented) == (kind in ("normal", "ties"))
     values, index = be.max_pool2d(x, kernel, stride, padding, (1, 1), False)
     with cpu.use_onednn(False):
@@ -650,7 +652,7 @@ def test_max_pooling_backward_runs_through_the_forwards_workspace(monkeypatch, s
     one whose memory was evicted, goes to numpy."""
     served = []
     real = onednn.pool2d_backward
-    monkeypatch.setattr(onednn, "pool2d_backward",
+    monkeypatch.setattr(onednn.pool, "pool2d_backward",
                         lambda *a: served.append(1) or real(*a))
     rng = np.random.default_rng(4)
     x = np.maximum(rng.standard_normal(shape).astype(np.float32), 0)   # ties
@@ -670,11 +672,11 @@ def test_max_pooling_backward_runs_through_the_forwards_workspace(monkeypatch, s
     be = cpu.CPUBackend()
     _, index = be.max_pool2d(x, kernel, stride, padding, (1, 1), False)
     copy = index.copy()   # the same values, another array: numpy's store
-    assert cpu.max_pool.backward(g, copy, shape, kernel, stride, (1, 1)) is NotImplemented
+    assert onednn.max_pool.backward(g, copy, shape, kernel, stride, (1, 1)) is NotImplemented
     later = [be.max_pool2d(x, kernel, stride, padding, (1, 1), False)   # evict it
-             for _ in range(cpu.max_pool.RECENT)]
-    assert len(later) == cpu.max_pool.RECENT
-    assert cpu.max_pool.backward(g, index, shape, kernel, stride, (1, 1)) is NotImplemented
+             for _ in range(onednn.max_pool.RECENT)]
+    assert len(later) == onednn.max_pool.RECENT
+    assert onednn.max_pool.backward(g, index, shape, kernel, stride, (1, 1)) is NotImplemented
     if not overlap:   # numpy's store (overlapping windows: the core's scatter_add)
         np.testing.assert_array_equal(be.max_pool2d_backward(g, index, shape, kernel, stride,
                                                              (1, 1)), tx.grad.numpy())
@@ -688,7 +690,8 @@ def test_a_nan_log_probability_leaves_the_gradient_to_the_core(monkeypatch):
     backend then makes."""
     calls = []
     real = onednn.softmax_backward
-    monkeypatch.setattr(onednn, "softmax_backward", lambda *a: calls.append(a) or real(*a))
+    monkeypatch.setattr(onednn.elementwise, "softmax_backward",
+                        lambda *a: calls.append(a) or real(*a))
     x = np.zeros((LARGE // 64, 64), np.float32)
     x[5] = -np.inf
     g = np.ones_like(x)

@@ -1,14 +1,16 @@
 """oneDNN (libdnnl, the ``onednn-cpu-gomp`` wheel) through its C API, by ctypes.
 
 Modules: binding (the C API declarations, loading, the switch, threads), primitive (a
-primitive on numpy buffers and the cache), conv, pool, elementwise (GELU, relu's
-gradient, softmax, layer norm).
+primitive on numpy buffers and the cache), conv, pool, max_pool (max pooling's forward and
+its backward through the forward's workspace), elementwise (GELU, relu's gradient,
+softmax, layer norm).
 
-The cpu backend calls the functions this package exports for its convolutions,
-average pooling, and large softmax, layer norm (with or without its weight and bias),
-GELU and relu's gradient.  Each returns ``NotImplemented`` where oneDNN cannot serve the
-call (library not installed or switched off, a dtype other than float32, an empty
-dimension, a geometry no implementation takes), and the caller then runs its numpy code.
+The cpu backend (cpu/backend.py, whose table says which call goes where) calls these
+modules for its convolutions, pooling, and large softmax, layer norm (with or without its
+weight and bias), GELU and relu's gradient.  Each returns ``NotImplemented`` where
+oneDNN cannot serve the call (library not installed or switched off, a dtype other than
+float32, an array below the table's size, an empty dimension, a geometry no
+implementation takes), and the caller then runs its numpy code.
 
 How a call runs:
 
@@ -24,7 +26,7 @@ How a call runs:
   on the cnn_step shapes (benchmarks/README.md).  Pooling keeps the plain layouts (its
   nchw kernel).  oneDNN's scratchpad is its own (library mode).
 - oneDNN runs on the OpenMP (libgomp) threads of its gomp build, which MKL's products
-  share (cpu/mkl.py); their number is ``set_num_threads``'s, else OMP_NUM_THREADS, else
+  share (cpu/mkl/); their number is ``set_num_threads``'s, else OMP_NUM_THREADS, else
   the core count.  Where MKL does not serve the products, idle threads sleep
   (OMP_WAIT_POLICY=PASSIVE unless set) so as not to hold the cores OpenBLAS's threads need
   next (see docs/architecture.md, "The oneDNN and MKL paths").
@@ -39,14 +41,14 @@ from .binding import (GELU_ERF, GELU_TANH, POOL_AVG_EXCLUDE, POOL_AVG_INCLUDE, P
                       OneDNNError, available, get_num_threads, load_error, set_enabled,
                       set_num_threads)
 from .conv import conv2d, conv2d_backward_data, conv2d_backward_weights, conv_output_hw
-from .elementwise import (MIN_ELEMENTWISE_SIZE, eltwise, eltwise_backward, eltwise_derivative,
+from .elementwise import (eltwise, eltwise_backward, eltwise_derivative,
                           large_float32, layer_norm, layer_norm_affine,
                           layer_norm_affine_backward, relu_backward, softmax,
                           softmax_backward, standardized_backward)
 from .pool import pool2d, pool2d_backward, pool_output_hw
 from .primitive import cache_info, clear_cache
 
-__all__ = ["GELU_ERF", "GELU_TANH", "MIN_ELEMENTWISE_SIZE", "POOL_AVG_EXCLUDE",
+__all__ = ["GELU_ERF", "GELU_TANH", "POOL_AVG_EXCLUDE",
            "POOL_AVG_INCLUDE", "POOL_MAX", "OneDNNError", "available", "cache_info",
            "clear_cache", "conv2d", "conv2d_backward_data", "conv2d_backward_weights",
            "conv_output_hw", "eltwise", "eltwise_backward", "eltwise_derivative",

@@ -14,11 +14,8 @@ from .binding import (ARG_DIFF_DST, ARG_DIFF_SCALE, ARG_DIFF_SHIFT, ARG_DIFF_SRC
                       BACKWARD, BACKWARD_DATA, BINARY_LE, BINARY_MUL, FORWARD_INFERENCE,
                       FORWARD_TRAINING, LINEAR, NORMALIZATION_FLAGS_NONE, SOFTMAX, SOFTMAX_LOG,
                       USE_SCALE, USE_SHIFT, Handle, Runtime, check, post_op_arg)
+from .. import thresholds
 from .primitive import Primitive, create_pd, execute, usable, with_mds
-
-# -- elementwise and normalisations ----------------------------------------------------------
-MIN_ELEMENTWISE_SIZE = 1 << 15
-"""Below this many elements numpy's passes cost less than a call into oneDNN."""
 
 
 def _forward_only(shapes: tuple[tuple, ...], create: Callable[..., int],
@@ -39,9 +36,9 @@ def _forward_only(shapes: tuple[tuple, ...], create: Callable[..., int],
 
 def large_float32(x: np.ndarray) -> bool:
     """Whether oneDNN's elementwise path takes x: switched on and loaded, float32, and at
-    least MIN_ELEMENTWISE_SIZE elements.  Callers check it before a pass that only
-    prepares such a call."""
-    return usable(x) and x.size >= MIN_ELEMENTWISE_SIZE
+    least MIN_ELEMENTWISE_SIZE elements (cpu/thresholds.py).  Callers check it
+    before a pass that only prepares such a call."""
+    return usable(x) and x.size >= thresholds.MIN_ELEMENTWISE_SIZE
 
 
 def eltwise(x: np.ndarray, alg: int) -> Any:  # y, or NotImplemented
@@ -98,6 +95,11 @@ def eltwise_backward(g: np.ndarray, x: np.ndarray, alg: int) -> Any:  # dx, or N
     and x of one shape, in one pass (oneDNN's eltwise backward); or NotImplemented."""
     if not (large_float32(x) and usable(g) and g.shape == x.shape):
         return NotImplemented
+    return _eltwise_backward(g, x, alg)
+
+
+def _eltwise_backward(g: np.ndarray, x: np.ndarray, alg: int) -> Any:
+    """eltwise_backward's oneDNN call, on arrays it takes."""
     shape = (x.size,)
     make = _with_hint(
         (shape, shape),
@@ -165,7 +167,7 @@ def eltwise_derivative(x: np.ndarray, alg: int) -> Any:  # dx, or NotImplemented
     oneDNN's eltwise backward with an output gradient of ones; or NotImplemented."""
     if not large_float32(x):
         return NotImplemented
-    return eltwise_backward(np.ones(x.shape, np.float32), x, alg)
+    return _eltwise_backward(np.ones(x.shape, np.float32), x, alg)
 
 
 def _rows(x: np.ndarray, axis: int) -> tuple | None:

@@ -1,5 +1,5 @@
-"""max_pool2d on oneDNN for the cpu backend: the forward, and the backward through the
-workspace the forward left.
+"""max_pool2d for the cpu backend on oneDNN's pooling (pool.py): the forward, and the
+backward through the workspace the forward left.
 
 oneDNN's max pooling in plain layout keeps a workspace: each window's offset of its
 maximum (uint8, row-major, the first of equal maxima, as PyTorch and numpy's path take).
@@ -20,7 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from . import mkl, onednn
+from ..mkl import has_nan
+from . import pool
+from .binding import POOL_MAX
+from .elementwise import large_float32
 
 RECENT = 32
 _LOWEST_FLOAT32 = np.finfo(np.float32).min
@@ -35,9 +38,9 @@ def forward(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilatio
     lowest float: such inputs, and dilation or ceil_mode, which the binding does not take,
     are declined."""
     if (dilation != (1, 1) or ceil_mode or kernel[0] * kernel[1] > 255
-            or not onednn.large_float32(x) or mkl.has_nan(x)):
+            or not large_float32(x) or has_nan(x)):
         return NotImplemented
-    got = onednn.pool2d(x, onednn.POOL_MAX, kernel, stride, padding)
+    got = pool.pool2d(x, POOL_MAX, kernel, stride, padding)
     if got is NotImplemented:
         return NotImplemented
     values, workspace = got
@@ -69,5 +72,4 @@ def backward(g: np.ndarray, index: np.ndarray, x_shape: tuple, kernel: tuple,
     if (shape, kernel_was, stride_was) != (tuple(x_shape), kernel, stride) \
             or g.dtype != np.float32 or g.shape != index.shape:
         return NotImplemented
-    return onednn.pool2d_backward(g, x_shape, onednn.POOL_MAX, kernel, stride, padding,
-                                  entry[2])
+    return pool.pool2d_backward(g, x_shape, POOL_MAX, kernel, stride, padding, entry[2])

@@ -1,0 +1,445 @@
+"""The cpu backend: numpy, the reference every other backend is tested against, with the
+fast paths of ``shrew[cpu-fast]`` (oneDNN in onednn/, MKL in mkl/) where they serve.
+
+The table below is the whole of how a call picks oneDNN, MKL or numpy; the switches that
+turn a library off are in switches.py.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..array_module import ArrayModuleBackend
+from ..base import Storage
+from ..host_memory import keep_freed_memory
+from .thresholds import CONV_FOLD_MIN_DEPTH, MIN_ELEMENTWISE_SIZE, SELECT_MIN_SIZE
+from .mkl import attention as mkl_attention
+from .mkl import bias as mkl_bias
+from .mkl import gemm as mkl_gemm
+from .mkl import library as mkl_library
+from .mkl import vector as mkl_vector
+from .onednn import binding as onednn_binding
+from .onednn.binding import GELU_ERF, GELU_TANH, POOL_AVG_INCLUDE
+from .onednn import conv as onednn_conv
+from .onednn import elementwise as onednn_eltwise
+from .onednn import max_pool as onednn_max_pool
+from .onednn import pool as onednn_pool
+
+# -- How a call picks oneDNN, MKL or numpy -------------------------------------------------
+# Each primitive with a fast path: the steps tried in order (a step declines, and the next
+# one runs, where its dtype, layout or size does not fit or its library is switched off or
+# missing), the size in elements from which a library's step serves (below it numpy's
+# one-thread pass costs less than the call), and the file of each step: mkl/ and onednn/
+# are this folder's, "here" this file; "numpy" is ArrayModuleBackend's code
+# (backends/array_module, shared with cuda), "core" the op's own composition or gradient
+# rule (ops/, autograd/rules/), which runs where the backend declines.  oneDNN takes
+# float32 only; MKL float32 and float64.
+#
+# (the sizes' values: thresholds.py)
+#
+# primitive              tried in order                                     from size
+#                        files
+# gemm (every product)   MKL -> numpy                                       any
+#                        mkl/gemm.py
+# linear, its backward   gemm, add_into_ and reduce, as below               -
+#                        here
+# add_ (in place)        MKL axpy -> numpy                                  AXPY_MIN_SIZE
+#                        mkl/vector.py
+# add_into_              MKL axpy (same shapes) -> MKL ger (a bias)         AXPY_MIN_SIZE,
+#                        -> numpy; mkl/vector.py, mkl/bias.py               SUM_MIN_SIZE
+# binary add, sub, mul   MKL VML (same shapes) -> numpy                     VML_MIN_SIZE
+#                        mkl/vector.py
+# reduce sum             MKL gemv (all dims but one run: a bias) -> numpy   SUM_MIN_SIZE
+#                        mkl/bias.py
+# unary relu             MKL VML fdim -> numpy                              VML_MIN_SIZE
+#                        mkl/vector.py
+# unary gelu, gelu_tanh  oneDNN eltwise -> numpy                            MIN_ELEMENTWISE_SIZE
+#   and derivatives      onednn/elementwise.py
+# unary_backward         oneDNN (relu: where g's |g| sum, MKL's, is finite) MIN_ELEMENTWISE_SIZE
+#   relu, gelus          -> core; onednn/elementwise.py, mkl/vector.py
+# softmax                oneDNN (not log; a NaN out: redone) -> numpy       MIN_ELEMENTWISE_SIZE
+#                        onednn/elementwise.py
+# softmax_backward       oneDNN (a log's y without NaN) -> the rule's       MIN_ELEMENTWISE_SIZE
+#                        calls here (f32, f64) -> core; onednn/elementwise.py
+# standardize,           oneDNN layer norm -> numpy (standardize) or core   MIN_ELEMENTWISE_SIZE
+#   layer_norm, backward onednn/elementwise.py
+# attention, backward    MKL's products around oneDNN's softmax, both on    MIN_ELEMENTWISE_SIZE
+#                        -> core; mkl/attention.py, onednn/elementwise.py   scores
+# conv2d, backward       oneDNN -> numpy's folded GEMMs (C*kw at least      any; folded:
+#                        CONV_FOLD_MIN_DEPTH) -> core's im2col lowering;    CONV_FOLD_MIN_DEPTH
+#                        with MKL off, a shallower input's weight gradient
+#                        skips oneDNN; onednn/conv.py, backends/folded_conv.py
+# max_pool2d, backward   oneDNN (no NaN; backward: through the forward's    MIN_ELEMENTWISE_SIZE
+#                        workspace) -> numpy; onednn/max_pool.py
+# avg_pool2d, backward   oneDNN (PyTorch's default options) -> numpy or     any
+#                        core; onednn/pool.py
+# where                  select bit patterns -> numpy's where               SELECT_MIN_SIZE
+#                        here
+# scatter_add            sorted rows, one reduceat (whole rows, f32, f64)   any
+#                        -> numpy; here
+
+# The unary functions oneDNN computes for the cpu backend (float32, large arrays): the
+# GELUs, and their derivatives (GELU's gradient rule), as oneDNN's eltwise backward.
+_ONEDNN_ELTWISE = {"gelu": GELU_ERF, "gelu_tanh": GELU_TANH}
+_ONEDNN_DERIVATIVE = {"gelu_derivative": GELU_ERF,
+                      "gelu_tanh_derivative": GELU_TANH}
+
+
+class CPUBackend(ArrayModuleBackend):
+    """numpy arrays as storage; float64 here is the ground truth of every test."""
+
+    conv_fold_min_depth = CONV_FOLD_MIN_DEPTH   # (ArrayModuleBackend's folding)
+
+    def __init__(self, index: int = 0):
+        super().__init__("cpu")
+        keep_freed_memory()
+
+    def where(self, cond: Storage, a: Storage, b: Storage) -> Storage:
+        # numpy.where branches on every element: on a mask without a pattern (relu's
+        # backward, dropout) it runs about 10x slower than selecting the bit patterns,
+        # b ^ ((a ^ b) & mask) with mask all ones where cond holds, which is exact too.
+        size = a.dtype.itemsize
+        if size not in (2, 4, 8) or max(cond.size, a.size, b.size) < SELECT_MIN_SIZE:
+            return np.where(cond, a, b)
+        bits = np.dtype(f"i{size}")
+        a_bits, b_bits = a.view(bits), b.view(bits)
+        mask = cond.astype(bits)
+        if b.ndim == 0 and not b_bits:  # a or +0 (relu's backward, dropout): a & mask
+            np.negative(mask, out=mask)
+            return np.bitwise_and(a_bits, mask).view(a.dtype)
+        if a.ndim == 0 and not a_bits:  # +0 or b: b & ~mask
+            mask -= 1
+            return np.bitwise_and(b_bits, mask).view(a.dtype)
+        np.negative(mask, out=mask)
+        out = np.bitwise_xor(a_bits, b_bits, dtype=bits)
+        out = np.broadcast_to(out, np.broadcast_shapes(out.shape, mask.shape)) & mask
+        out ^= b_bits
+        return out.view(a.dtype)
+
+    # -- MKL or oneDNN where they serve the call, else the array module's numpy code -------
+    def add_(self, dst: Storage, src: Storage, alpha: float) -> None:
+        # MKL's axpy is one pass on all threads (alpha = 1: the same bits as numpy's +=;
+        # otherwise one rounding, as PyTorch's fused add, where numpy's rounds twice).
+        if not mkl_vector.axpy(dst, src, alpha):
+            super().add_(dst, src, alpha)
+
+    def add_into_(self, dst: Storage, src: Storage) -> None:  # base.FastAccumulate
+        # Same shapes: one axpy; a bias broadcast: one rank-1 update; else numpy's +=.
+        if not (mkl_vector.axpy(dst, src, 1.0) or mkl_bias.add_broadcast_(dst, src)):
+            super().add_into_(dst, src)
+
+    def binary(self, fn: str, a: Storage, b: Storage) -> Storage:
+        out = mkl_vector.binary(fn, a, b)
+        # Named, not super(): this runs for every binary op, where super() shows.
+        return ArrayModuleBackend.binary(self, fn, a, b) if out is NotImplemented else out
+
+    def reduce(self, fn: str, x: Storage, dims: tuple, keepdim: bool) -> Storage:
+        # A sum around one run of kept dims (a bias gradient) as products on MKL's threads.
+        if fn == "sum":
+            out = mkl_bias.sum_around(x, dims, keepdim)
+            if out is not NotImplemented:
+                return out
+        return ArrayModuleBackend.reduce(self, fn, x, dims, keepdim)
+
+    def scatter_add(self, shape: tuple, dim: int, index: Storage, src: Storage) -> Storage:
+        out = _scatter_rows(shape, dim, index, src)
+        return super().scatter_add(shape, dim, index, src) if out is None else out
+
+    # base.FastLinear: the very calls of the composition (ops/linalg.linear) and of its
+    # rules, so the same bits, without the transpose and add nodes and the Tensor around
+    # each call of their rules (a linear layer with ReLU, forward and backward on [2, 4]
+    # inputs: 187 us composed, about 130 so).  A GEMM onto the bias copied into the
+    # result, as PyTorch's addmm, was 0.15 ms slower on a [1024, 1024] output: that copy
+    # is one more single-threaded pass.
+    def linear(self, x: Storage, w: Storage, b: Storage) -> Storage:
+        y = self.matmul(x, w.T)
+        self.add_into_(y, b.reshape(1, -1))
+        return y
+
+    def linear_backward(self, g: Storage, x: Storage, w: Storage, need_x: bool,
+                        need_w: bool, need_b: bool) -> tuple:
+        return (self.matmul(g, w) if need_x else None,
+                self.matmul(g.T, x) if need_w else None,
+                self.reduce("sum", g, (0,), False) if need_b else None)
+
+    def gemm(self, a: Storage, b: Storage, out: Storage | None = None) -> Storage:
+        got = mkl_gemm.matmul(a, b, out)
+        return np.matmul(a, b, out=out) if got is NotImplemented else got
+
+    def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple, dilation: tuple,
+               groups: int) -> Storage:  # base.FastConv
+        out = onednn_conv.conv2d(x, w, stride, padding, dilation, groups)
+        if out is NotImplemented:
+            return super().conv2d(x, w, stride, padding, dilation, groups)
+        return out
+
+    def conv2d_backward(self, x: Storage, w: Storage, g: Storage, stride: tuple, padding: tuple,
+                        dilation: tuple, groups: int, need_x: bool,
+                        need_w: bool) -> tuple:  # base.FastConv
+        """oneDNN's two gradients (onednn/conv.py), else super()'s: the array module's
+        folded GEMMs (backends/folded_conv.py) where C*kw >= conv_fold_min_depth, else
+        NotImplemented, and the rule (autograd/rules/conv.py) runs the core's lowering."""
+        args = (stride, padding, dilation, groups)
+        plain = dilation == (1, 1) and groups == 1
+        if (need_w and plain and w.shape[1] * w.shape[3] < self.conv_fold_min_depth
+                and not mkl_library.available()):
+            # With OpenBLAS's GEMMs beside it, oneDNN's weight gradient of a shallow input
+            # measured 2-4x slower than the core's im2col lowering (cnn_step's first
+            # layer, one channel), which then runs instead; with MKL's on the same
+            # OpenMP threads it is the faster (cnn_step 8.4 against 9.0-9.6 ms a step).
+            # (A grouped or dilated one has no such lowering: the core's composition
+            # is slower still.)
+            return super().conv2d_backward(x, w, g, *args, need_x, need_w)
+        gx = onednn_conv.conv2d_backward_data(g, w, x.shape, *args) if need_x else None
+        gw = onednn_conv.conv2d_backward_weights(x, g, w.shape, *args) if need_w else None
+        if gx is NotImplemented or gw is NotImplemented:
+            return super().conv2d_backward(x, w, g, *args, need_x, need_w)
+        return gx, gw
+
+    def unary(self, fn: str, x: Storage) -> Storage:
+        out = NotImplemented
+        if fn == "relu":
+            out = mkl_vector.relu(x)
+        elif fn in _ONEDNN_ELTWISE:
+            out = onednn_eltwise.eltwise(x, _ONEDNN_ELTWISE[fn])
+        elif fn in _ONEDNN_DERIVATIVE:
+            out = onednn_eltwise.eltwise_derivative(x, _ONEDNN_DERIVATIVE[fn])
+        # Named, not super(): this runs for every unary op, where super() shows.
+        return ArrayModuleBackend.unary(self, fn, x) if out is NotImplemented else out
+
+    def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
+        out = NotImplemented if log else onednn_eltwise.softmax(x, dim)
+        # oneDNN leaves a row's other elements finite beside a NaN, where PyTorch makes
+        # the whole row NaN: a call with a NaN in its output (rare) is redone by numpy.
+        if out is NotImplemented or np.isnan(out).any():
+            return super().softmax(x, dim, log)
+        return out
+
+    def softmax_backward(self, g: Storage, y: Storage, dim: int,
+                         log: bool) -> Storage:  # base.FastGrad
+        # oneDNN's exp takes a NaN log-probability (a row masked whole) to a number, where
+        # PyTorch's gradient is NaN: such a call is made as the core's rule makes it.  The
+        # pass that looks for one runs only where oneDNN would serve.
+        if y.ndim == 0:   # (never recorded: softmax of a 0-d tensor goes through [1])
+            return NotImplemented
+        if not onednn_eltwise.large_float32(y) or (log and mkl_vector.has_nan(y)):
+            return self._softmax_backward_composed(g, y, dim, log)
+        return onednn_eltwise.softmax_backward(g, y, dim % y.ndim, log)
+
+    def _softmax_backward_composed(self, g: Storage, y: Storage, dim: int,
+                                   log: bool) -> Storage:
+        """The core rule's very calls (autograd/rules/norm.py's softmax_grad), without a
+        Tensor around each: a classifier's small log-softmax gradient is four calls either
+        way, and the wrapping cost more than they did.  Other dtypes keep the rule's
+        promotions."""
+        if g.dtype != y.dtype or g.dtype not in (np.float32, np.float64):
+            return NotImplemented
+        total = (dim % y.ndim,)
+        if log:
+            exp_y = self.unary("exp", y)
+            return self.binary("sub", g, self.binary("mul", exp_y,
+                                                     self.reduce("sum", g, total, True)))
+        gy = self.reduce("sum", self.binary("mul", g, y), total, True)
+        return self.binary("mul", y, self.binary("sub", g, gy))
+
+    def standardize_backward(self, g: Storage, y: Storage, rstd: Storage,
+                             ndims: int) -> Storage:  # base.FastGrad
+        cols = math.prod(y.shape[y.ndim - ndims:])
+        if not cols or g.shape != y.shape:
+            return NotImplemented
+        dx = onednn_eltwise.standardized_backward(g.reshape(-1, cols), y.reshape(-1, cols))
+        if dx is NotImplemented:
+            return NotImplemented
+        dx = dx.reshape(y.shape)
+        dx *= rstd
+        return dx
+
+    def unary_backward(self, fn: str, g: Storage, x: Storage) -> Storage:  # base.FastGrad
+        if fn == "relu":
+            return _onednn_relu_backward(g, x)
+        alg = _ONEDNN_ELTWISE.get(fn)
+        return NotImplemented if alg is None else onednn_eltwise.eltwise_backward(g, x, alg)
+
+    def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple:
+        cols = math.prod(x.shape[x.ndim - len(dims):])
+        got = onednn_eltwise.layer_norm(x.reshape(-1, cols), eps) if cols else NotImplemented
+        if got is NotImplemented:
+            return super().standardize(x, dims, eps)
+        y, _, var = got
+        return y.reshape(x.shape), _rstd(var, eps, x, len(dims))
+
+    def layer_norm(self, x: Storage, weight: Storage, bias: Storage, ndims: int,
+                   eps: float) -> tuple:  # base.FastNorm
+        # oneDNN gives a row with a NaN or an infinity NaN throughout, as PyTorch does.
+        cols = math.prod(x.shape[x.ndim - ndims:])
+        if not cols or weight.shape != x.shape[x.ndim - ndims:]:
+            return NotImplemented
+        got = onednn_eltwise.layer_norm_affine(x.reshape(-1, cols), weight.reshape(cols),
+                                       bias.reshape(cols), eps)
+        if got is NotImplemented:
+            return NotImplemented
+        y, mean, var = got
+        rstd = _rstd(var, eps, x, ndims)
+        return y.reshape(x.shape), mean.reshape(rstd.shape), rstd
+
+    def layer_norm_backward(self, g: Storage, x: Storage, weight: Storage, mean: Storage,
+                            rstd: Storage, ndims: int) -> tuple:  # base.FastNorm
+        cols = math.prod(x.shape[x.ndim - ndims:])
+        if not cols or g.shape != x.shape or weight.shape != x.shape[x.ndim - ndims:]:
+            return NotImplemented
+        # oneDNN takes the variance and epsilon: 1 / rstd**2 with epsilon 0 stands for
+        # the forward's var + eps, within an ulp; not where it comes out 0 (rstd infinite,
+        # or its square overflowing with eps 0): the core's rule takes those.
+        var = np.reciprocal(np.square(rstd.reshape(-1)))
+        if not var.all():
+            return NotImplemented
+        got = onednn_eltwise.layer_norm_affine_backward(g.reshape(-1, cols), x.reshape(-1, cols),
+                                                mean.reshape(-1), var, weight.reshape(cols),
+                                                0.0)
+        if got is NotImplemented:
+            return NotImplemented
+        dx, dweight, dbias = got
+        return dx.reshape(x.shape), dweight.reshape(weight.shape), dbias.reshape(weight.shape)
+
+    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                   dilation: tuple, ceil_mode: bool) -> tuple:
+        got = onednn_max_pool.forward(x, kernel, stride, padding, dilation, ceil_mode)
+        if got is NotImplemented:
+            return super().max_pool2d(x, kernel, stride, padding, dilation, ceil_mode)
+        values, offsets = got
+        index = self.window_index(offsets, kernel, stride, padding, dilation, x.shape[3])
+        onednn_max_pool.remember(index, x.shape, kernel, stride, padding, offsets)
+        return values, index
+
+    def max_pool2d_backward(self, g: Storage, index: Storage, shape: tuple, kernel: tuple,
+                            stride: tuple, dilation: tuple) -> Storage:  # base.FastPool
+        dx = onednn_max_pool.backward(g, index, shape, kernel, stride, dilation)
+        if dx is NotImplemented:
+            return super().max_pool2d_backward(g, index, shape, kernel, stride, dilation)
+        return dx
+
+    def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
+                   ceil_mode: bool, count_include_pad: bool,
+                   divisor_override: int | None) -> Storage:
+        args = (x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if not _onednn_avg_pool(ceil_mode, count_include_pad, divisor_override):
+            return super().avg_pool2d(*args)
+        out = onednn_pool.pool2d(x, POOL_AVG_INCLUDE, kernel, stride, padding)
+        return super().avg_pool2d(*args) if out is NotImplemented else out[0]
+
+    def attention(self, q: Storage, k: Storage, v: Storage, bias: Storage | None,
+                  scale: float) -> tuple:  # base.FastAttention
+        """(softmax(q k^T scale + bias) v, the softmax), or NotImplemented."""
+        if not _attention_takes(q, k, v) or (bias is not None and bias.dtype != np.float32):
+            return NotImplemented
+        weights = mkl_attention.scores(q, k, bias, scale)
+        # A NaN (a row masked whole, a NaN input) goes to the core, whose softmax carries it
+        # through its row as PyTorch's does.
+        if (weights is NotImplemented
+                or onednn_eltwise.softmax(weights, weights.ndim - 1, weights) is NotImplemented
+                or mkl_vector.has_nan(weights)):
+            return NotImplemented
+        out = mkl_attention.weighted_values(weights, v, q)
+        return NotImplemented if out is NotImplemented else (out, weights)
+
+    def attention_backward(self, g: Storage, q: Storage, k: Storage, v: Storage,
+                           weights: Storage, scale: float, need: tuple,
+                           joined: bool = False) -> Any:  # base.FastAttention
+        """(dq, dk, dv) of attention's output given its gradient g (None where `need` says
+        so), or, joined, their one array (mkl/attention.py's gradient_buffers); or
+        NotImplemented: dv = w^T g; ds = softmax's gradient of g v^T; dq = ds k scale,
+        dk = ds^T q scale."""
+        if (not _attention_takes(q, k, v) or g.dtype != np.float32
+                or g.shape != q.shape[:-1] + v.shape[-1:]):
+            return NotImplemented
+        buffers = mkl_attention.gradient_buffers(q, k, v, need, joined)
+        if buffers is None:
+            return NotImplemented
+        ds = None
+        if need[0] or need[1]:
+            dw = mkl_attention.weights_gradient(g, v)
+            ds = NotImplemented if dw is NotImplemented else \
+                onednn_eltwise.softmax_backward(dw, weights, weights.ndim - 1, False)
+            if ds is NotImplemented:
+                return NotImplemented
+        return mkl_attention.input_gradients(buffers, ds, q, k, g, weights, scale)
+
+    def avg_pool2d_backward(self, g: Storage, shape: tuple, kernel: tuple, stride: tuple,
+                            padding: tuple, ceil_mode: bool, count_include_pad: bool,
+                            divisor_override: int | None) -> Storage:  # base.FastPool
+        # oneDNN's backward is ~4-5x faster than the core's col2im (benchmarks/README.md)
+        if not _onednn_avg_pool(ceil_mode, count_include_pad, divisor_override):
+            return NotImplemented
+        return onednn_pool.pool2d_backward(g, shape, POOL_AVG_INCLUDE, kernel, stride,
+                                           padding)
+
+
+def _rstd(var: Storage, eps: float, x: Storage, ndims: int) -> Storage:
+    """1 / sqrt(var + eps) from oneDNN's variance per row, shaped as x with its last ndims
+    dims kept as 1 (the core's rstd)."""
+    return (1 / np.sqrt(var + np.float32(eps))).reshape(x.shape[:x.ndim - ndims] + (1,) * ndims)
+
+
+def _scatter_rows(shape: tuple, dim: int, index: Storage, src: Storage) -> Storage | None:
+    """scatter_add of whole rows: an index along dim 0 that is the same across every other
+    dim (an embedding's gradient: each token's row of g added into its word's row), for
+    float32 and float64; None for any other scatter.  The rows sorted by target (stable:
+    each target's rows added in index order, so the same bits every run) and summed per
+    target in one reduceat, in the rows' dtype, as PyTorch's embedding backward; the
+    general path casts every element to float64 and bincounts them, about 3x slower on a
+    transformer's [1024, 256] gradient."""
+    if (dim != 0 or src.dtype not in (np.float32, np.float64) or index.ndim != len(shape)
+            or index.ndim < 2 or index.shape[1:] != tuple(shape[1:])
+            or any(s != 0 for s in index.strides[1:]) or not index.size):
+        return None
+    rows = index[(slice(None),) + (0,) * (index.ndim - 1)]
+    order = np.argsort(rows, kind="stable")
+    targets = rows[order]
+    starts = np.flatnonzero(np.concatenate(([True], targets[1:] != targets[:-1])))
+    src = src[tuple(slice(0, n) for n in index.shape)]
+    sums = np.add.reduceat(src[order], starts, axis=0)
+    out = np.zeros(shape, src.dtype)
+    out[targets[starts]] += sums   # onto zeros, as every sum starts: +0.0 for a lone -0.0
+    return out
+
+
+def _onednn_relu_backward(g: Storage, x: Storage) -> Storage:
+    """relu's gradient, g where x > 0 (or is NaN) and +0 elsewhere, as PyTorch's
+    threshold_backward: one oneDNN pass (onednn/elementwise.py's relu_backward) against
+    numpy's compare and select.  That pass gives NaN where x <= 0 and g is infinite or
+    NaN: it serves only where g's abs_sum is finite."""
+    if g.shape != x.shape or not onednn_eltwise.large_float32(x):
+        return NotImplemented
+    g_sum = mkl_vector.abs_sum(g)
+    if g_sum is None or not math.isfinite(g_sum):
+        return NotImplemented
+    return onednn_eltwise.relu_backward(g, x)
+
+
+def _attention_takes(q: Storage, k: Storage, v: Storage) -> bool:
+    """Whether q, k and v fit (float32, one batch shape) and the scores are large enough
+    for oneDNN's softmax, with MKL and oneDNN both serving."""
+    batch = q.shape[:-2]
+    return (q.dtype == k.dtype == v.dtype == np.float32 and q.ndim >= 2
+            and k.shape[:-2] == v.shape[:-2] == batch and q.shape[-1] == k.shape[-1]
+            and k.shape[-2] == v.shape[-2] and 0 not in q.shape + k.shape + v.shape
+            and math.prod(batch) * q.shape[-2] * k.shape[-2] >= MIN_ELEMENTWISE_SIZE
+            and mkl_library.available() and onednn_binding.available())
+
+
+def _onednn_avg_pool(ceil_mode: bool, count_include_pad: bool,
+                     divisor_override: int | None) -> bool:
+    """Whether avg_pool2d's options are the ones its oneDNN path takes: PyTorch's defaults
+    (every window divided by kh*kw, no partial windows on the right)."""
+    return not ceil_mode and count_include_pad and divisor_override is None
+
+
+def factory(index: int = 0) -> CPUBackend:
+    if index != 0:
+        raise RuntimeError("there is one CPU device; call it 'cpu'")
+    return CPUBackend(index)
+
+
+factory.device_count = lambda: 1  # type: ignore[attr-defined]

@@ -1,0 +1,14 @@
+"""The sizes from which the cpu backend's library calls serve (backend.py's table says
+which call each one gates): below them numpy's one-thread pass costs less than the call.
+A module of its own so that the library modules (mkl/, onednn/) can read them without
+importing backend.py, which imports them."""
+from __future__ import annotations
+
+from typing import Final
+
+AXPY_MIN_SIZE: Final = 1 << 14
+VML_MIN_SIZE: Final = 1 << 15
+SUM_MIN_SIZE: Final = 1 << 15            # sums and adds of a bias
+MIN_ELEMENTWISE_SIZE: Final = 1 << 15    # every oneDNN call but convolution and pooling's
+SELECT_MIN_SIZE: Final = 1 << 14
+CONV_FOLD_MIN_DEPTH: Final = 32          # C*kw, the depth of the folded GEMMs
