@@ -8,10 +8,13 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..core.errors import ShrewError
-from .._tensor import Tensor
+from ...core.errors import ShrewError
+from ..._tensor import Tensor
 from .module import Module
-from .parameter import Parameter
+from ..parameter import Parameter
+
+
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 class ContainerIndexError(ShrewError, IndexError):

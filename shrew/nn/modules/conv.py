@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ShrewError
-from ..ops.conv import same_padding
-from ..ops.creation import zeros
-from . import functional as F
-from .layers import _default_init, _positive
+from ...core.errors import ShrewError
+from ...ops.conv import same_padding
+from ...ops.creation import zeros
+from .. import functional as F
+from .linear import _default_init, _positive
 from .module import Module
-from .parameter import Parameter
+from ..parameter import Parameter
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from ..._tensor import Tensor
+
+
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 

@@ -6,16 +6,20 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..core.dtype import DType, float16, float32, float64
-from ..core.errors import ShrewError
-from ..core.fields import replace_storage
-from ..core.grad_mode import no_grad
-from ..core.shape import fmt
-from .._tensor import Tensor
-from .parameter import Parameter
+from ...core.dtype import DType, float16, float32, float64
+from ...core.errors import ShrewError
+from ...core.fields import replace_storage
+from ...core.grad_mode import no_grad
+from ...core.shape import fmt
+from ..._tensor import Tensor
+from ..parameter import Parameter
 
 if TYPE_CHECKING:
-    from ..typing import DTypeLike
+    from ...typing import DTypeLike
+
+
+__all__ = ["Module"]
+
 
 _M = TypeVar("_M", bound="Module")
 
@@ -354,4 +358,3 @@ def _move(t: Tensor, device: str | DType | None, dtype: DTypeLike | None) -> Non
     replace_storage(t, moved)
     if t.grad is not None:
         t.grad = t.grad.to(device=device, dtype=dtype)
-

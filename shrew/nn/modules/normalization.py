@@ -1,19 +1,18 @@
-"""Normalisation layers: LayerNorm, BatchNorm1d/2d, GroupNorm, InstanceNorm1d/2d,
-RMSNorm, LocalResponseNorm."""
+"""Normalisation layers: LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm (batch and
+instance norm: batchnorm.py, instancenorm.py)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..autograd.checkpoint import in_recomputation
-from ..core.dtype import int64
-from ..core.errors import ShapeError, ShrewError
-from ..ops.creation import ones, zeros
-from ..core.grad_mode import no_grad
-from ..core.shape import fmt
-from .._tensor import Tensor
-from . import functional as F
+from ...core.errors import ShrewError
+from ...ops.creation import ones, zeros
+from ..._tensor import Tensor
+from .. import functional as F
 from .module import Module
-from .parameter import Parameter
+from ..parameter import Parameter
+
+
+__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 class LayerNorm(Module):
@@ -37,84 +36,6 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
-class _PerChannelNorm(Module):
-    """What batch and instance norm share: a per-channel weight and bias (affine), and
-    running statistics with their step counter (track_running_stats)."""
-
-    running_mean: Tensor | None
-    running_var: Tensor | None
-    num_batches_tracked: Tensor | None
-
-    def __init__(self, num_features: int, eps: float, momentum: float | None, affine: bool,
-                 track_running_stats: bool, bias: bool) -> None:
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        self.weight = Parameter(ones(num_features)) if affine else None
-        self.bias = Parameter(zeros(num_features)) if affine and bias else None
-        tracked = track_running_stats
-        self.register_buffer("running_mean", zeros(num_features) if tracked else None)
-        self.register_buffer("running_var", ones(num_features) if tracked else None)
-        self.register_buffer("num_batches_tracked",
-                             zeros((), dtype=int64) if tracked else None)
-
-
-class _BatchNorm(_PerChannelNorm):
-    """Per-channel normalisation of [N, C, ...].  Training normalises with the batch's
-    statistics and updates the running_mean / running_var buffers (once per step, even
-    under checkpoint; momentum=None makes them a cumulative average over
-    num_batches_tracked steps); eval() normalises with the buffers.  Without
-    track_running_stats there are no buffers and the batch statistics are always used."""
-
-    input_dims: tuple[int, ...] = ()
-    layout = ""
-    optional_state = ("num_batches_tracked",)
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True, *,
-                 bias: bool = True) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, bias)
-
-    def forward(self, x: Tensor) -> Tensor:
-        name = type(self).__name__
-        if x.ndim not in self.input_dims:
-            raise ShapeError(f"{name}: input must be {self.layout}, got {fmt(x.shape)}")
-        if x.shape[1] != self.num_features:
-            raise ShapeError(f"{name}: input {fmt(x.shape)} has {x.shape[1]} channels, "
-                             f"expected {self.num_features}")
-        factor = 0.0 if self.momentum is None else self.momentum
-        count = self.num_batches_tracked
-        if self.training and count is not None and not in_recomputation():
-            with no_grad():
-                count.add_(1)
-            if self.momentum is None:
-                factor = 1.0 / float(count.item())
-        use_batch = self.training or self.running_mean is None
-        return F.batch_norm(x, self.running_mean if not self.training or
-                            self.track_running_stats else None,
-                            self.running_var if not self.training or
-                            self.track_running_stats else None,
-                            self.weight, self.bias, use_batch, factor, self.eps)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
-
-
-class BatchNorm1d(_BatchNorm):
-    """Batch normalisation of [N, C] or [N, C, L]."""
-
-    input_dims = (2, 3)
-    layout = "[N, C] or [N, C, L]"
-
-
-class BatchNorm2d(_BatchNorm):
-    """Batch normalisation of [N, C, H, W]."""
-
-    input_dims = (4,)
-    layout = "[N, C, H, W]"
-
-
 class GroupNorm(Module):
     """group_norm over num_groups groups of channels; weight 1 and bias 0 per channel."""
 
@@ -135,51 +56,6 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
-
-
-class _InstanceNorm(_PerChannelNorm):
-    """instance_norm of batched or unbatched input; optional affine weights and running
-    statistics (used in eval() when track_running_stats)."""
-
-    spatial = 0
-    momentum: float  # an instance norm always has one
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-                 affine: bool = False, track_running_stats: bool = False, *,
-                 bias: bool = True) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, bias)
-
-    def forward(self, x: Tensor) -> Tensor:
-        name = type(self).__name__
-        if x.ndim not in (self.spatial + 1, self.spatial + 2):
-            raise ShapeError(f"{name}: input must have {self.spatial} spatial dims after "
-                             f"[N, C] or [C], got {fmt(x.shape)}")
-        batched = x.ndim == self.spatial + 2
-        y = x if batched else x.unsqueeze(0)
-        if y.shape[1] != self.num_features and self.affine:
-            raise ShapeError(f"{name}: input {fmt(x.shape)} has {y.shape[1]} channels, "
-                             f"expected {self.num_features}")
-        # num_batches_tracked stays 0, as PyTorch's instance norms leave it.
-        out = F.instance_norm(y, self.running_mean, self.running_var, self.weight, self.bias,
-                              self.training or not self.track_running_stats, self.momentum,
-                              self.eps)
-        return out if batched else out.squeeze(0)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
-
-
-class InstanceNorm1d(_InstanceNorm):
-    """Instance normalisation of [N, C, L] or [C, L]."""
-
-    spatial = 1
-
-
-class InstanceNorm2d(_InstanceNorm):
-    """Instance normalisation of [N, C, H, W] or [C, H, W]."""
-
-    spatial = 2
 
 
 class RMSNorm(Module):

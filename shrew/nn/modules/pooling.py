@@ -1,16 +1,20 @@
-"""Pooling and patch layers: modules holding nn.functional.pooling's arguments, with
-PyTorch's names and defaults."""
+"""Pooling layers: modules holding nn.functional.pooling's arguments, with PyTorch's names
+and defaults (Fold and Unfold: fold.py)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import functional as F
+from .. import functional as F
 from .module import Module
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
-    from ..typing import IntOrPair
+    from ..._tensor import Tensor
+    from ...typing import IntOrPair
+
+
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+           "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d", "MaxUnpool1d", "MaxUnpool2d"]
 
 
 class _MaxPool(Module):
@@ -130,32 +134,3 @@ class MaxUnpool2d(_MaxUnpool):
                 output_size: Sequence[int] | None = None) -> Tensor:
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding,
                               output_size)
-
-
-class Unfold(Module):
-    def __init__(self, kernel_size: IntOrPair, dilation: IntOrPair = 1, padding: IntOrPair = 0,
-                 stride: IntOrPair = 1) -> None:
-        super().__init__()
-        self.kernel_size, self.dilation = kernel_size, dilation
-        self.padding, self.stride = padding, stride
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
-                f"padding={self.padding}, stride={self.stride}")
-
-
-class Fold(Unfold):
-    def __init__(self, output_size: IntOrPair, kernel_size: IntOrPair, dilation: IntOrPair = 1,
-                 padding: IntOrPair = 0, stride: IntOrPair = 1) -> None:
-        super().__init__(kernel_size, dilation, padding, stride)
-        self.output_size = output_size
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
-                      self.stride)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}, " + super().extra_repr()

@@ -10,16 +10,20 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core.errors import ShapeError, ShrewError
-from ..ops.creation import zeros
-from ..ops.shape.recorded import cat, stack
-from ..core.shape import fmt
-from .._tensor import Tensor
-from . import functional as F
-from . import init
+from ...core.errors import ShapeError, ShrewError
+from ...ops.creation import zeros
+from ...ops.shape.recorded import cat, stack
+from ...core.shape import fmt
+from ..._tensor import Tensor
+from .. import functional as F
+from .. import init
 from .module import Module
-from .parameter import Parameter
-from .utils.rnn import PackedSequence, select_rows
+from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, select_rows
+
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
 
 State = tuple[Tensor, ...]  # (h,) or, for an LSTM, (h, c)
 

@@ -1,26 +1,35 @@
 """The encoder-decoder Transformer of "Attention Is All You Need", as torch.nn builds it:
 TransformerEncoderLayer, TransformerDecoderLayer, their stacks, and Transformer.  Same
-arguments, sub-module names (a PyTorch state_dict loads) and results."""
+arguments, sub-module names (a PyTorch state_dict loads) and results.  Also shrew's own
+TransformerBlock, a GPT-2-style pre-LayerNorm block."""
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..core.dtype import as_dtype, float32
-from ..core.errors import ShrewError
-from .._tensor import Tensor
-from . import functional as F
-from . import init
-from .attention import MultiheadAttention
-from .container import ModuleList
-from .functional.attention import attention_bias, causal_mask
-from .layers import Dropout, Linear
+from ...autograd.checkpoint import checkpoint as run_checkpointed
+from ...core.dtype import as_dtype, float32
+from ...core.errors import ShrewError
+from ..._tensor import Tensor
+from .. import functional as F
+from .. import init
+from .activation import GELU, MultiheadAttention
+from .container import ModuleList, Sequential
+from ..functional.attention import attention_bias, causal_mask
+from .dropout import Dropout
+from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 
 if TYPE_CHECKING:
-    from ..typing import DTypeLike
+    from ...typing import DTypeLike
+
+
+# TransformerBlock, shrew's own, is left out: PyTorch's transformer.py has no such name.
+__all__ = ["Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
+           "TransformerDecoderLayer"]
+
 
 Activation = str | Callable[[Tensor], Tensor]
 
@@ -215,3 +224,35 @@ class Transformer(Module):
                             tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
 
     generate_square_subsequent_mask = staticmethod(generate_square_subsequent_mask)
+
+
+class TransformerBlock(Module):
+    """Pre-LayerNorm transformer block on [B, T, D]:
+    x + attn(ln1(x)), then x + mlp(ln2(x)) with a GELU MLP of mlp_ratio * D hidden units
+    (GELU's tanh approximation, as GPT-2: several times cheaper than erf on the CPU).
+
+    dropout applies to the attention weights and to both residual branches.  causal=True
+    makes it a decoder block.  checkpoint=True keeps only the block's input in forward and
+    recomputes the rest in backward (shrew.checkpoint)."""
+
+    def __init__(self, embed_dim: int, num_heads: int, mlp_ratio: float = 4,
+                 dropout: float = 0.0, checkpoint: bool = False, causal: bool = False) -> None:
+        super().__init__()
+        hidden = int(embed_dim * mlp_ratio)
+        self.checkpoint, self.causal = checkpoint, causal
+        self.ln1 = LayerNorm(embed_dim)
+        self.attn = MultiheadAttention(embed_dim, num_heads, dropout, batch_first=True)
+        self.ln2 = LayerNorm(embed_dim)
+        self.mlp = Sequential(Linear(embed_dim, hidden), GELU("tanh"),
+                              Linear(hidden, embed_dim))
+        self.drop = Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.checkpoint:
+            return run_checkpointed(self._block, x)
+        return self._block(x)
+
+    def _block(self, x: Tensor) -> Tensor:
+        h = self.ln1(x)
+        x = x + self.drop(self.attn(h, h, h, need_weights=False, is_causal=self.causal)[0])
+        return x + self.drop(self.mlp(self.ln2(x)))
