@@ -115,6 +115,40 @@ def test_what_cannot_be_saved_is_named():
         shrew.save([(i for i in range(2))], io.BytesIO())
 
 
+# Where a file saved before nn/ took PyTorch's layout names some of shrew's classes and
+# functions, and where they are now.
+FORMER_NAMES = {
+    "shrew.nn.modules.linear:Linear": "shrew.nn.layers:Linear",
+    "shrew.nn.modules.dropout:Dropout": "shrew.nn.layers:Dropout",
+    "shrew.nn.modules.batchnorm:BatchNorm1d": "shrew.nn.normalization:BatchNorm1d",
+    "shrew.nn.modules.transformer:TransformerBlock": "shrew.nn.attention:TransformerBlock",
+    "shrew.nn.modules.activation:MultiheadAttention": "shrew.nn.attention:MultiheadAttention",
+    "shrew.nn.modules.container:Sequential": "shrew.nn.container:Sequential",
+    "shrew.nn.modules.flatten:Unflatten": "shrew.nn.layers:Unflatten",
+    "shrew.nn.functional.padding:pad": "shrew.nn.functional.vision:pad",
+}
+
+
+def test_a_file_that_names_the_former_module_paths_still_loads():
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Dropout(0.0),
+                          nn.Unflatten(1, (1, 4)), nn.TransformerBlock(4, 1))
+    model.pad = shrew.nn.functional.pad
+    model.eval()
+    data = saved(model).getvalue()
+    length = int.from_bytes(data[:8], "little")
+    description = json.loads(data[8:8 + length])["__metadata__"][FORMAT_KEY]
+    for now, before in FORMER_NAMES.items():
+        assert f'"{now}"' in description
+        description = description.replace(f'"{now}"', f'"{before}"')
+    tensors = safetensors.numpy.load(data)
+    metadata = {FORMAT_KEY: description, "format": f"shrew-{FORMAT}"}
+    loaded = shrew.load(io.BytesIO(safetensors.numpy.save(tensors, metadata=metadata)))
+    assert [type(m) for m in loaded] == [type(m) for m in model]
+    assert loaded.pad is shrew.nn.functional.pad
+    x = shrew.randn(2, 3)
+    np.testing.assert_array_equal(loaded(x).numpy(), model(x).numpy())
+
+
 PATHS = {
     "module": ["Module"], "linear": ["Identity", "Linear", "NonDynamicallyQuantizableLinear"],
     "conv": ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"],

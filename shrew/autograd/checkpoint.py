@@ -14,7 +14,7 @@ from ..core.grad_mode import enable_grad, is_grad_enabled
 
 if TYPE_CHECKING:
     from .engine import GradStore
-    from ..nn.module import Module
+    from ..nn.modules.module import Module
     from .._tensor import Tensor
 
     RunBackward = Callable[..., GradStore]

@@ -1,31 +1,29 @@
-"""Neural-network layers, their functional forms (shrew.nn.functional) and initialisers."""
+"""Neural-network layers (nn/modules/, each in the file where PyTorch keeps it), their
+functional forms (shrew.nn.functional) and initialisers."""
 from . import functional, init, utils
-from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish,
-                         Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU, ReLU6,
-                         Sigmoid, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink,
-                         Softsign, Tanh, Tanhshrink, Threshold)
-from .attention import MultiheadAttention, TransformerBlock
-from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
-from .layers import (AlphaDropout, Dropout, Dropout1d, Dropout2d,
-                     Dropout3d, Embedding, EmbeddingBag, FeatureAlphaDropout, Flatten, Identity,
-                     Linear, PixelShuffle, PixelUnshuffle, Unflatten, Upsample)
-from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, CTCLoss,
-                   GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
-                   MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-                   NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
-from .module import Module, RemovableHandle
-from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
-                            LayerNorm, LocalResponseNorm, RMSNorm)
+from .modules import (GRU, LSTM, RNN, CELU, ELU, GELU, GLU, SELU, AdaptiveAvgPool1d,
+                      AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AlphaDropout,
+                      AvgPool1d, AvgPool2d, BatchNorm1d, BatchNorm2d, BCELoss,
+                      BCEWithLogitsLoss, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d,
+                      CosineEmbeddingLoss, CrossEntropyLoss, CTCLoss, Dropout, Dropout1d,
+                      Dropout2d, Dropout3d, Embedding, EmbeddingBag, FeatureAlphaDropout,
+                      Flatten, Fold, GaussianNLLLoss, GroupNorm, GRUCell, Hardshrink,
+                      Hardsigmoid, Hardswish, Hardtanh, HingeEmbeddingLoss, HuberLoss, Identity,
+                      InstanceNorm1d, InstanceNorm2d, KLDivLoss, L1Loss, LayerNorm, LeakyReLU,
+                      Linear, LocalResponseNorm, LogSigmoid, LogSoftmax, LSTMCell,
+                      MarginRankingLoss, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d, Mish,
+                      Module, ModuleDict, ModuleList, MSELoss, MultiheadAttention,
+                      MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, ParameterDict,
+                      ParameterList, PixelShuffle, PixelUnshuffle, PoissonNLLLoss, PReLU, ReLU,
+                      ReLU6, RMSNorm, RNNBase, RNNCell, RNNCellBase, Sequential, Sigmoid, SiLU,
+                      SmoothL1Loss, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign,
+                      SoftMarginLoss, Tanh, Tanhshrink, Threshold, Transformer,
+                      TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                      TransformerEncoderLayer, TripletMarginLoss, Unflatten, Unfold, Upsample)
+from .modules.module import RemovableHandle
+from .modules.transformer import TransformerBlock
 from .parameter import Parameter
-from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
-                      AvgPool1d, AvgPool2d, Fold, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d,
-                      Unfold)
-from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
-                          TransformerEncoder, TransformerEncoderLayer)
 from . import parallel  # noqa: E402, F401  (DistributedDataParallel: built on the above)
-from . import modules  # noqa: E402, F401  (PyTorch's class paths of the classes above)
 
 __all__ = [
     "functional", "init", "utils", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",

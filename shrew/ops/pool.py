@@ -1,6 +1,6 @@
 """Pooling: max_pool2d and avg_pool2d over [N, C, H, W] inputs with PyTorch's arguments
 (pool.cl on OpenCL and CUDA).  The 1-d, unbatched, adaptive and unpooling forms, and
-unfold/fold, are compositions in nn/functional/pooling.py."""
+unfold/fold, are compositions in nn/functional/pooling.py and fold.py."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

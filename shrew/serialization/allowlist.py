@@ -71,19 +71,50 @@ class safe_globals:
         _allowed.update(self._before)
 
 
-def _shrew_own(name: str) -> Any:
-    """The shrew nn.Module class or shrew function `name` names, or None.  Looked up only
-    among modules already imported, and only if the object found really is defined under
-    that name (so a name cannot reach, say, `os.system` through a module's imports)."""
-    from ..nn.module import Module
-    module_name, _, qualname = name.partition(":")
-    if module_name != "shrew" and not module_name.startswith("shrew."):
-        return None
+# The modules that held shrew's layers and functions before nn/ took PyTorch's layout, and
+# those that hold them now: a file saved then names, say, shrew.nn.layers:Linear.
+_FORMER_HOMES: dict[str, tuple[str, ...]] = {
+    **{f"shrew.nn.{name}": (f"shrew.nn.modules.{name}",)
+       for name in ("module", "container", "conv", "activation", "loss", "rnn", "transformer")},
+    "shrew.nn.attention": ("shrew.nn.modules.activation", "shrew.nn.modules.transformer"),
+    "shrew.nn.layers": tuple(f"shrew.nn.modules.{name}" for name in (
+        "linear", "sparse", "dropout", "pixelshuffle", "upsampling", "flatten")),
+    "shrew.nn.normalization": tuple(f"shrew.nn.modules.{name}" for name in (
+        "normalization", "batchnorm", "instancenorm")),
+    "shrew.nn.pooling": ("shrew.nn.modules.pooling", "shrew.nn.modules.fold"),
+    "shrew.nn.functional.layers": tuple(f"shrew.nn.functional.{name}" for name in (
+        "linear", "conv", "dropout", "normalization", "batchnorm")),
+    "shrew.nn.functional.normalization": ("shrew.nn.functional.instancenorm",
+                                          "shrew.nn.functional.distance"),
+    "shrew.nn.functional.loss": ("shrew.nn.functional.distance",),
+    "shrew.nn.functional.pooling": ("shrew.nn.functional.fold",),
+    "shrew.nn.functional.vision": tuple(f"shrew.nn.functional.{name}" for name in (
+        "padding", "pixelshuffle", "upsampling")),
+}
+
+
+def _defined_as(module_name: str, qualname: str) -> Any:
+    """The object defined as `qualname` in the already imported module `module_name`, or
+    None (so a name cannot reach, say, `os.system` through a module's imports)."""
     found: Any = sys.modules.get(module_name)
     for part in qualname.split("."):
         found = getattr(found, part, None)
-    if found is None or not hasattr(found, "__qualname__") or global_name(found) != name:
+    if found is None or not hasattr(found, "__qualname__"):
         return None
+    return found if global_name(found) == f"{module_name}:{qualname}" else None
+
+
+def _shrew_own(name: str) -> Any:
+    """The shrew nn.Module class or shrew function `name` names, or None: looked up only
+    among modules already imported, under that name or, for a name written before nn/ was
+    reorganised, in the modules that now hold what its module held."""
+    from ..nn.modules.module import Module
+    module_name, _, qualname = name.partition(":")
+    if module_name != "shrew" and not module_name.startswith("shrew."):
+        return None
+    homes = (module_name, *_FORMER_HOMES.get(module_name, ()))
+    found = next((f for f in (_defined_as(home, qualname) for home in homes) if f is not None),
+                 None)
     is_module_class = isinstance(found, type) and issubclass(found, Module)
     return found if is_module_class or isinstance(found, FunctionType) else None
 

@@ -42,7 +42,7 @@ def encode(obj: Any) -> tuple[dict[str, np.ndarray], str]:
         return {"object": global_name(type(x)), "id": key, "state": node(dict(vars(x)), path)}
 
     def node(x: Any, path: str) -> Any:
-        from ..nn.module import Module
+        from ..nn.modules.module import Module
         if x is None or isinstance(x, (bool, str)):
             return x
         if isinstance(x, (int, np.integer)):
@@ -85,7 +85,7 @@ def decode(description: str, tensor: Callable[[str], Tensor],
     `ndarray(name)` give a stored array as a Tensor or as a numpy array,
     `parameter(t, requires_grad)` makes an nn.Parameter, `resolve(name)` gives the
     allowed class or function a name stands for (or raises)."""
-    from ..nn.module import Module
+    from ..nn.modules.module import Module
     built: dict[str, Any] = {}  # one object per stored name, so sharing survives
     modules: dict[str, Any] = {}
 

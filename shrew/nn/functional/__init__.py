@@ -2,27 +2,38 @@
 
 Everything is written with Tensor operations, so it runs on any device and backward comes
 from the core's gradient rules.  Inputs are checked before any kernel runs, and errors name
-the function and the shapes or dtypes at fault.  `import shrew.nn.functional as F`."""
+the function and the shapes or dtypes at fault.  `import shrew.nn.functional as F`.
+
+Each family's functions sit in the file torch.nn.modules names for that family (conv.py:
+conv2d, as nn.modules.conv: Conv2d; distance.py and padding.py too, though shrew has no
+layers there); attention.py (scaled dot-product attention) and ctc.py (ctc_loss, which
+loss.py re-exports) stand apart, beside the private helpers _checks.py and _reduction.py."""
 from .activation import (celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh,
                          leaky_relu, log_softmax, logsigmoid, mish, prelu, relu, relu6, selu,
                          sigmoid, silu, softmax, softmin, softplus, softshrink, softsign, tanh,
                          tanhshrink, threshold)
 from .attention import scaled_dot_product_attention
-from .layers import (alpha_dropout, batch_norm, conv1d, conv2d, conv_transpose1d,
-                     conv_transpose2d, dropout, dropout1d,
-                     dropout2d, dropout3d, feature_alpha_dropout, layer_norm, linear)
+from .batchnorm import batch_norm
+from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from .distance import cosine_similarity, pairwise_distance
+from .dropout import (alpha_dropout, dropout, dropout1d, dropout2d, dropout3d,
+                      feature_alpha_dropout)
+from .fold import fold, unfold
+from .instancenorm import instance_norm
+from .linear import linear
 from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, ctc_loss,
                    cosine_embedding_loss, cross_entropy, gaussian_nll_loss, hinge_embedding_loss,
                    huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss,
-                   multi_margin_loss, multilabel_soft_margin_loss, nll_loss, pairwise_distance,
+                   multi_margin_loss, multilabel_soft_margin_loss, nll_loss,
                    poisson_nll_loss, smooth_l1_loss, soft_margin_loss, triplet_margin_loss)
-from .normalization import (cosine_similarity, group_norm, instance_norm, local_response_norm,
-                            normalize, rms_norm)
+from .normalization import group_norm, layer_norm, local_response_norm, normalize, rms_norm
+from .padding import pad
+from .pixelshuffle import pixel_shuffle, pixel_unshuffle
 from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
-                      adaptive_max_pool2d, avg_pool1d, avg_pool2d, fold, max_pool1d, max_pool2d,
-                      max_unpool1d, max_unpool2d, unfold)
+                      adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
+                      max_unpool1d, max_unpool2d)
 from .sparse import embedding, embedding_bag, one_hot
-from .vision import interpolate, pad, pixel_shuffle, pixel_unshuffle
+from .upsampling import interpolate
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",

@@ -11,7 +11,7 @@ from ...core.errors import ShapeError, ShrewError
 from ...core.shape import broadcast_shapes, fmt
 from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
-from .layers import dropout
+from .dropout import dropout
 
 
 def _repeat_heads(t: Tensor, times: int) -> Tensor:

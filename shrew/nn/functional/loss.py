@@ -12,7 +12,6 @@ from ...ops.creation import arange
 from ...ops.creation import full as _full
 from ...ops.elementwise.recorded import where
 from ...ops.index.recorded import check_range, gather
-from ...ops.reduce import vector_norm
 from ...core.dtype import check_float, int32, int64
 from ...core.errors import DTypeError, ShapeError, ShrewError
 from ...core.shape import broadcast_shapes, fmt
@@ -21,6 +20,7 @@ from ._checks import tensor_arg as _tensor
 from .activation import _softplus, logsigmoid
 from ._reduction import _reduce, _reduction
 from .ctc import ctc_loss as ctc_loss  # its own module; still importable from here
+from .distance import pairwise_distance
 
 
 def _check_same_shape(op: str, a: Tensor, b: Tensor,
@@ -426,14 +426,6 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     loss = where(target == 1, 1.0 - cos, 0.0) + \
         where(target == -1, (cos - margin).clamp(min=0.0), 0.0)
     return _reduce(loss, red)
-
-
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
-                      keepdim: bool = False) -> Tensor:
-    """The p-norm of x1 - x2 + eps along the last dim (broadcasting x1 and x2)."""
-    _tensor("pairwise_distance", "x2", x2)
-    return vector_norm(_tensor("pairwise_distance", "x1", x1) - x2 + eps, p, -1, keepdim,
-                       op="pairwise_distance")
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,

@@ -1,17 +1,16 @@
-"""Normalisations beyond layer_norm and batch_norm: group, instance, RMS and local
-response normalisation, and normalize (unit p-norm vectors)."""
+"""Normalisations as functions: layer, group, RMS and local response normalisation, and
+normalize (unit p-norm vectors); batch and instance norm are in batchnorm.py and
+instancenorm.py."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
 
-from ...ops.norm import standardize
+from ...ops.norm import layer_norm_affine, standardize
 from ...ops.reduce import vector_norm
-from ...autograd.checkpoint import in_recomputation
 from ...core.dtype import check_float
 from ...core.errors import ShapeError, ShrewError
-from ...core.grad_mode import no_grad
 from ...core.shape import fmt, normalize_dim
 from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
@@ -40,6 +39,23 @@ def _check_channels(op: str, x: Tensor, **tensors: Tensor | None) -> int:
     return c
 
 
+def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing dims `normalized_shape` (biased variance)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(_tensor("layer_norm", "input", x).shape)
+    if not shape or len(shape) > k or x.shape[k - len(shape):] != shape:
+        raise ShapeError(f"layer_norm: input {fmt(x.shape)} does not end in normalized_shape "
+                         f"{fmt(shape)}")
+    check_float(x.dtype, "layer_norm")
+    if weight is not None and bias is not None:   # one backend call where it has one
+        return layer_norm_affine(x, len(shape), weight, bias, eps)
+    y = standardize(x, len(shape), eps)
+    if weight is None:   # y is standardize's output, which its gradient reads
+        return y if bias is None else y + bias
+    return y * weight
+
+
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise each group of C / num_groups channels of [N, C, ...] over its channels and
@@ -50,38 +66,6 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                          f"into {num_groups} groups")
     n = input.shape[0]
     y = standardize(input.reshape(n, num_groups, -1), 1, eps).reshape(*input.shape)
-    return _affine(y, weight, bias)
-
-
-def instance_norm(input: Tensor, running_mean: Tensor | None = None,
-                  running_var: Tensor | None = None, weight: Tensor | None = None,
-                  bias: Tensor | None = None, use_input_stats: bool = True,
-                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalise each channel of each sample of [N, C, ...] over its positions.  With
-    use_input_stats the running statistics (if given) take the batch's mean of the
-    per-instance statistics (unbiased variance); without, they normalise instead."""
-    op = "instance_norm"
-    c = _check_channels(op, input, running_mean=running_mean, running_var=running_var,
-                        weight=weight, bias=bias)
-    if input.ndim < 3:
-        raise ShapeError(f"{op}: input must be [N, C, ...] with positions, got "
-                         f"{fmt(input.shape)}")
-    n = input.shape[0]
-    if not use_input_stats:
-        if running_mean is None or running_var is None:
-            raise ShrewError(f"{op}: use_input_stats=False needs running_mean and running_var")
-        shape = (1, c) + (1,) * (input.ndim - 2)
-        y = (input - running_mean.reshape(*shape)) / (running_var.reshape(*shape) + eps).sqrt()
-        return _affine(y, weight, bias)
-    flat = input.reshape(n, c, -1)
-    y = standardize(flat, 1, eps).reshape(*input.shape)
-    if running_mean is not None and running_var is not None and not in_recomputation():
-        count = flat.shape[2]
-        with no_grad():
-            mean = flat.mean(2)
-            var = (flat - mean.unsqueeze(2)).square().sum(2) * (1.0 / max(count - 1, 1))
-            running_mean.copy_(running_mean * (1 - momentum) + mean.mean(0) * momentum)
-            running_var.copy_(running_var * (1 - momentum) + var.mean(0) * momentum)
     return _affine(y, weight, bias)
 
 
@@ -126,14 +110,3 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     x = _tensor("normalize", "input", input)
     d = normalize_dim(dim, x.ndim, "normalize")
     return x / vector_norm(x, p, d, keepdim=True, op="normalize").clamp(min=eps)
-
-
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """x1 . x2 / (max(||x1||, eps) max(||x2||, eps)) along dim, x1 and x2 broadcast."""
-    _tensor("cosine_similarity", "x1", x1)
-    _tensor("cosine_similarity", "x2", x2)
-    d = normalize_dim(dim, max(x1.ndim, x2.ndim), "cosine_similarity")
-    d = d - max(x1.ndim, x2.ndim)  # count from the end: x1 and x2 may differ in rank
-    n1 = vector_norm(x1, 2, d, op="cosine_similarity").clamp(min=eps)
-    n2 = vector_norm(x2, 2, d, op="cosine_similarity").clamp(min=eps)
-    return (x1 * x2).sum(d) / (n1 * n2)

@@ -1,16 +1,13 @@
-"""Pooling and patches as functions, with PyTorch's arguments: max, average, adaptive and
-unpooling in 1-d and 2-d, unfold and fold.
+"""Pooling as functions, with PyTorch's arguments: max, average, adaptive and unpooling in
+1-d and 2-d (unfold and fold: fold.py).
 
 The 2-d max and average pools are the ops of ops/pool.py (pool.cl); everything else here
 is composed from them and other ops, so gradients come from the ops it is made of: a 1-d
 pool is a 2-d one of height 1, an unbatched input gets a batch of one, an adaptive pool
 whose windows all have one size is a plain pool, and otherwise an average is a product
-with averaging matrices and a max a gather of the windows' taps; unpooling is a scatter,
-unfold and fold are im2col and col2im (a dilated kernel spans more taps, every dilation-th
-one kept)."""
+with averaging matrices and a max a gather of the windows' taps; unpooling is a scatter."""
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,12 +15,11 @@ import numpy as np
 
 from ...core.dtype import int64
 from ...core.errors import ShapeError
-from ...ops.conv import col2im, dilate, im2col
 from ...ops.creation import new_tensor, zeros
 from ...ops.pool import avg_pool2d as _avg_pool2d
 from ...ops.pool import is_default_stride, window_pair
 from ...ops.pool import max_pool2d as _max_pool2d
-from ...core.shape import fmt, pair
+from ...core.shape import fmt
 from ..._tensor import Tensor
 from ._checks import tensor_arg
 
@@ -263,53 +259,3 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: int,  # noqa: A002
     y = max_unpool2d(input.unsqueeze(-2), tensor_arg(op, "indices", indices).unsqueeze(-2),
                      kernel, stride_2d, padding_2d, (1, size[0]))
     return y.squeeze(-2)
-
-
-# -- patches --------------------------------------------------------------------------------
-def _patch_args(op: str, kernel_size: Any, dilation: Any, padding: Any,
-                stride: Any) -> tuple[tuple[int, ...], ...]:
-    return (pair(kernel_size, "kernel_size", op, 1), pair(dilation, "dilation", op, 1),
-            pair(padding, "padding", op, 0), pair(stride, "stride", op, 1))
-
-
-def unfold(input: Tensor, kernel_size: IntOrPair, dilation: IntOrPair = 1,  # noqa: A002
-           padding: IntOrPair = 0, stride: IntOrPair = 1) -> Tensor:
-    """Every sliding block of [N, C, H, W] (or [C, H, W]) as a column: [N, C*kh*kw, L],
-    channel-major, L the blocks in row-major order."""
-    x, added = _batched("unfold", input, 2)
-    kernel, dilation, padding, stride = _patch_args("unfold", kernel_size, dilation, padding,
-                                                    stride)
-    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
-    cols = im2col(x, spans, stride, padding)
-    if dilation != (1, 1):   # keep every dilation-th tap of the spanning window
-        n, c, length = x.shape[0], x.shape[1], cols.shape[2]
-        cols = cols.reshape(n, c, *spans, length)[:, :, ::dilation[0], ::dilation[1]]
-        cols = cols.reshape(n, c * kernel[0] * kernel[1], length)
-    return cols.squeeze(0) if added else cols
-
-
-def fold(input: Tensor, output_size: IntOrPair, kernel_size: IntOrPair,  # noqa: A002
-         dilation: IntOrPair = 1, padding: IntOrPair = 0, stride: IntOrPair = 1) -> Tensor:
-    """The adjoint of unfold: columns [N, C*kh*kw, L] (or [C*kh*kw, L]) summed back into
-    an [N, C, *output_size] image, overlapping blocks added."""
-    op = "fold"
-    if tensor_arg(op, "input", input).ndim not in (2, 3):
-        raise ShapeError(f"{op}: input must be [N, C*kh*kw, L] or [C*kh*kw, L], got "
-                         f"{fmt(input.shape)}")
-    cols, added = (input.unsqueeze(0), True) if input.ndim == 2 else (input, False)
-    kernel, dilation, padding, stride = _patch_args(op, kernel_size, dilation, padding, stride)
-    size = pair(output_size, "output_size", op, 1)
-    (n, ckk, length), kk = cols.shape, kernel[0] * kernel[1]
-    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
-    blocks = [(s + 2 * p - span) // st + 1 for s, p, span, st in zip(size, padding, spans, stride)]
-    if ckk % kk or min(blocks) < 1 or math.prod(blocks) != length:
-        raise ShapeError(f"{op}: input {fmt(input.shape)} must be [N, C*{kk}, {blocks[0]}*"
-                         f"{blocks[1]}] for output_size {size}, kernel {kernel}, dilation "
-                         f"{dilation}, padding {padding}, stride {stride}")
-    c = ckk // kk
-    if dilation != (1, 1):   # zeros between the taps: the spanning window's columns
-        spread = cols.reshape(n, c, *kernel, length)
-        spread = dilate(dilate(spread, 2, dilation[0]), 3, dilation[1])
-        cols = spread.reshape(n, c * spans[0] * spans[1], length)
-    y = col2im(cols, (n, c, *size), spans, stride, padding)
-    return y.squeeze(0) if added else y

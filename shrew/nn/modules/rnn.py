@@ -1,4 +1,389 @@
-"""torch.nn.modules.rnn: PyTorch's module path of shrew.nn's recurrent layers."""
-from .. import (RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell)
+"""Recurrent layers: RNN, LSTM, GRU and their single-step cells, as torch.nn has them
+(arguments, parameter names, initialisation, results).
+
+They run step by step on the existing Tensor operations, and backward is autograd through
+the steps.  Each layer multiplies all its input steps by weight_ih in one GEMM up front
+(adding both biases there); only the hidden-state product is left inside the loop."""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ...core.errors import ShapeError, ShrewError
+from ...ops.creation import zeros
+from ...ops.shape.recorded import cat, stack
+from ...core.shape import fmt
+from ..._tensor import Tensor
+from .. import functional as F
+from .. import init
+from .module import Module
+from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, select_rows
+
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+
+State = tuple[Tensor, ...]  # (h,) or, for an LSTM, (h, c)
+
+
+# -- one time step, given x @ weight_ih.T + bias_ih (`gx`) ---------------------------------
+def _split(t: Tensor, parts: int) -> list[Tensor]:
+    size = t.shape[-1] // parts
+    return [t.narrow(-1, i * size, size) for i in range(parts)]
+
+
+def _hidden_product(h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
+    return F.linear(h, w_hh, b_hh)
+
+
+def _rnn_tanh_step(gx: Tensor, state: State, w: Sequence[Tensor | None]) -> State:
+    return ((gx + _hidden_product(state[0], w[0], w[1])).tanh(),)  # type: ignore[arg-type]
+
+
+def _rnn_relu_step(gx: Tensor, state: State, w: Sequence[Tensor | None]) -> State:
+    return ((gx + _hidden_product(state[0], w[0], w[1])).relu(),)  # type: ignore[arg-type]
+
+
+def _lstm_step(gx: Tensor, state: State, w: Sequence[Tensor | None]) -> State:
+    """Gates in PyTorch's order (input, forget, cell, output); w[2] is the projection
+    weight_hr (None without proj_size)."""
+    h, c = state
+    i, f, g, o = _split(gx + _hidden_product(h, w[0], w[1]), 4)  # type: ignore[arg-type]
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    h = o.sigmoid() * c.tanh()
+    if w[2] is not None:
+        h = F.linear(h, w[2])
+    return h, c
+
+
+def _gru_step(gx: Tensor, state: State, w: Sequence[Tensor | None]) -> State:
+    """Gates in PyTorch's order (reset, update, new); the reset gate scales the hidden
+    product including its bias, as PyTorch (and cuDNN) compute it."""
+    h = state[0]
+    xr, xz, xn = _split(gx, 3)
+    hr, hz, hn = _split(_hidden_product(h, w[0], w[1]), 3)  # type: ignore[arg-type]
+    r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
+    n = (xn + r * hn).tanh()
+    return (n + z * (h - n),)
+
+
+def _input_products(mode: str, x: Tensor, w_ih: Tensor, b_ih: Tensor | None,
+                    hidden: list[Tensor | None]) -> tuple[Tensor, list[Tensor | None]]:
+    """(x @ weight_ih.T + bias_ih for every row of x, the weights left for each step).
+    Except in a GRU (whose reset gate scales the hidden product with its bias), bias_hh
+    joins bias_ih here, once for the whole sequence, instead of once per step."""
+    w_hh, b_hh, w_hr = hidden
+    if mode == "GRU" or b_hh is None or b_ih is None:
+        return F.linear(x, w_ih, b_ih), hidden
+    return F.linear(x, w_ih, b_ih + b_hh), [w_hh, None, w_hr]
+
+
+_Step = Callable[[Tensor, State, Sequence["Tensor | None"]], State]
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+_STEPS: dict[str, _Step] = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step,
+                            "LSTM": _lstm_step, "GRU": _gru_step}
+
+
+def _split_steps(x: Tensor, sizes: list[int]) -> list[Tensor]:
+    """x's rows cut into consecutive pieces of `sizes` rows, by halving: a narrow's
+    backward pads its gradient to the full input, so cutting T pieces straight off x
+    would cost T full-size gradients; halving costs log T of them."""
+    if len(sizes) == 1:
+        return [x]
+    half = len(sizes) // 2
+    head = sum(sizes[:half])
+    return (_split_steps(x.narrow(0, 0, head), sizes[:half]) +
+            _split_steps(x.narrow(0, head, x.shape[0] - head), sizes[half:]))
+
+
+def _run(step: _Step, gx: Tensor, batch_sizes: list[int], state: State,
+         weights: Sequence[Tensor | None], reverse: bool) -> tuple[Tensor, State]:
+    """Run one direction of one layer over packed steps.  gx holds the input products of
+    every step one after another (batch_sizes[t] rows at step t); only the first
+    batch_sizes[t] rows of the state advance at step t, the others keep their value (a
+    finished sequence keeps its last state; going backwards, one not yet started keeps
+    its initial state).  Returns the outputs in gx's layout and the final state."""
+    batch = state[0].shape[0]
+    inputs = _split_steps(gx, batch_sizes)
+    outputs: list[Tensor] = [state[0]] * len(batch_sizes)
+    order = range(len(batch_sizes) - 1, -1, -1) if reverse else range(len(batch_sizes))
+    for t in order:
+        b = batch_sizes[t]
+        active = tuple(s if b == batch else s.narrow(0, 0, b) for s in state)
+        new = step(inputs[t], active, weights)
+        outputs[t] = new[0]
+        state = tuple(n if b == batch else cat([n, s.narrow(0, b, batch - b)], 0)
+                      for n, s in zip(new, state))
+    return cat(outputs, 0), state
+
+
+class RNNBase(Module):
+    """The shared machinery of RNN, LSTM and GRU: parameters weight_ih_l{k}[_reverse],
+    weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} (and weight_hr_l{k} for an LSTM with
+    proj_size), all U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) at first."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0) -> None:
+        super().__init__()
+        name = {"RNN_TANH": "RNN", "RNN_RELU": "RNN"}.get(mode, mode)
+        for arg, value, least in (("input_size", input_size, 1), ("hidden_size", hidden_size, 1),
+                                  ("num_layers", num_layers, 1), ("proj_size", proj_size, 0)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ShrewError(f"{name}: {arg} must be an int >= {least}, got {value!r}")
+        if not 0.0 <= dropout <= 1.0:
+            raise ShrewError(f"{name}: dropout must lie in [0, 1], got {dropout!r}")
+        if proj_size and (mode != "LSTM" or proj_size >= hidden_size):
+            raise ShrewError(f"{name}: proj_size must be smaller than hidden_size "
+                             f"({hidden_size}) and is only for LSTM, got {proj_size}")
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
+        self._name = name
+        directions = 2 if bidirectional else 1
+        out_size = proj_size or hidden_size
+        gates = _GATES[mode] * hidden_size
+        self._flat_weights_names: list[str] = []
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else out_size * directions
+            for direction in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                shapes: list[tuple[str, tuple[int, ...]]] = [
+                    ("weight_ih", (gates, layer_input)), ("weight_hh", (gates, out_size))]
+                if bias:
+                    shapes += [("bias_ih", (gates,)), ("bias_hh", (gates,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
+                for base, shape in shapes:
+                    setattr(self, base + suffix, Parameter(zeros(*shape)))
+                    self._flat_weights_names.append(base + suffix)
+        self.reset_parameters()
+
+    def flatten_parameters(self) -> None:
+        """Nothing to do: PyTorch packs the weights for cuDNN here; shrew reads them as
+        they are."""
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _weights(self, layer: int, direction: int) -> tuple[Tensor, Tensor | None,
+                                                            list[Tensor | None]]:
+        """(weight_ih, bias_ih, [weight_hh, bias_hh, weight_hr]) of one layer/direction."""
+        suffix = f"_l{layer}" + ("_reverse" if direction else "")
+        get = vars(self).get
+        return (vars(self)["weight_ih" + suffix], get("bias_ih" + suffix),
+                [get("weight_hh" + suffix), get("bias_hh" + suffix), get("weight_hr" + suffix)])
+
+    def _initial_state(self, hx: Any, batch: int, like: Tensor, batched: bool) -> list[Tensor]:
+        """The initial states, each [layers * directions, N, size]: hx, or zeros."""
+        layers = self.num_layers * (2 if self.bidirectional else 1)
+        sizes = [self.proj_size or self.hidden_size]
+        if self.mode == "LSTM":
+            sizes.append(self.hidden_size)
+            if hx is not None and not (isinstance(hx, tuple) and len(hx) == 2):
+                raise ShrewError("LSTM: hx must be a tuple (h_0, c_0)")
+        if hx is None:
+            return [zeros(layers, batch, s, dtype=like.dtype, device=like.device)
+                    for s in sizes]
+        states = list(hx) if isinstance(hx, tuple) else [hx]
+        out = []
+        for name, s, size in zip(("h_0", "c_0"), states, sizes):
+            expected = (layers, batch, size) if batched else (layers, size)
+            if not isinstance(s, Tensor) or s.shape != expected:
+                got = fmt(s.shape) if isinstance(s, Tensor) else type(s).__name__
+                raise ShapeError(f"{self._name}: {name} must be {fmt(expected)}, got {got}")
+            out.append(s if batched else s.unsqueeze(1))
+        return out
+
+    def forward(self, input: Tensor | PackedSequence, hx: Any = None) -> tuple[Any, Any]:
+        packed = input if isinstance(input, PackedSequence) else None
+        if packed is not None:
+            data, batch_sizes = packed.data, [int(b) for b in packed.batch_sizes.tolist()]
+            batch, batched = batch_sizes[0], True
+        else:
+            assert isinstance(input, Tensor)
+            batched = input.ndim == 3
+            if input.ndim not in (2, 3) or input.shape[-1] != self.input_size:
+                raise ShapeError(f"{self._name}: input must be [T, N, {self.input_size}] "
+                                 f"({'[N, T, ...]' if self.batch_first else 'time first'}) or "
+                                 f"unbatched [T, {self.input_size}], got {fmt(input.shape)}")
+            x = input if batched else input.unsqueeze(1)
+            if batched and self.batch_first:
+                x = x.transpose(0, 1)
+            steps, batch = x.shape[:2]
+            data, batch_sizes = x.reshape(steps * batch, x.shape[2]), [batch] * steps
+        if packed is not None and data.shape[-1] != self.input_size:
+            raise ShapeError(f"{self._name}: packed data must be [*, {self.input_size}], got "
+                             f"{fmt(data.shape)}")
+        initial = self._initial_state(hx, batch, data, batched)
+        if packed is not None:  # hx comes in the caller's batch order, the rows sorted
+            initial = [select_rows(s, packed.sorted_indices, 1) for s in initial]
+        step = _STEPS[self.mode]
+        directions = 2 if self.bidirectional else 1
+        finals: list[list[Tensor]] = [[] for _ in initial]
+        for layer in range(self.num_layers):
+            if layer and self.dropout and self.training:
+                data = F.dropout(data, self.dropout)
+            outs = []
+            for direction in range(directions):
+                w_ih, b_ih, rest = self._weights(layer, direction)
+                index = layer * directions + direction
+                gx, rest = _input_products(self.mode, data, w_ih, b_ih, rest)
+                out, state = _run(step, gx, batch_sizes, tuple(s[index] for s in initial),
+                                  rest, bool(direction))
+                outs.append(out)
+                for kept, s in zip(finals, state):
+                    kept.append(s)
+            data = outs[0] if directions == 1 else cat(outs, -1)
+        final = [stack(f, 0) for f in finals]
+        if packed is not None:
+            final = [select_rows(s, packed.unsorted_indices, 1) for s in final]
+            output: Any = packed._replace(data=data)
+        else:
+            output = data.reshape(len(batch_sizes), batch, data.shape[-1])
+            if not batched:
+                output, final = output.squeeze(1), [s.squeeze(1) for s in final]
+            elif self.batch_first:
+                output = output.transpose(0, 1)
+        return output, (tuple(final) if self.mode == "LSTM" else final[0])
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            text += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if not self.bias:
+            text += ", bias=False"
+        if self.batch_first:
+            text += ", batch_first=True"
+        if self.dropout:
+            text += f", dropout={self.dropout}"
+        if self.bidirectional:
+            text += ", bidirectional=True"
+        return text
+
+
+class RNN(RNNBase):
+    """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu).
+    forward(input, h_0=None) -> (output, h_n)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ShrewError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
+                         hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
+
+
+class LSTM(RNNBase):
+    """Long short-term memory; forward(input, (h_0, c_0)=None) -> (output, (h_n, c_n)).
+    With proj_size > 0 the hidden state is projected to proj_size by weight_hr."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0) -> None:
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, proj_size)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit; forward(input, h_0=None) -> (output, h_n)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False) -> None:
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional)
+
+
+class RNNCellBase(Module):
+    """One step of a recurrent layer: weight_ih, weight_hh, bias_ih, bias_hh."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, bias: bool) -> None:
+        super().__init__()
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.bias = bias
+        gates = _GATES[mode] * hidden_size
+        self.weight_ih = Parameter(zeros(gates, input_size))
+        self.weight_hh = Parameter(zeros(gates, hidden_size))
+        self.bias_ih = Parameter(zeros(gates)) if bias else None
+        self.bias_hh = Parameter(zeros(gates)) if bias else None
+        bound = 1.0 / math.sqrt(hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _step(self, input: Tensor, hx: State | None) -> State:
+        name = type(self).__name__
+        if input.ndim not in (1, 2) or input.shape[-1] != self.input_size:
+            raise ShapeError(f"{name}: input must be [N, {self.input_size}] or "
+                             f"[{self.input_size}], got {fmt(input.shape)}")
+        batched = input.ndim == 2
+        x = input if batched else input.unsqueeze(0)
+        count = 2 if self.mode == "LSTM" else 1
+        if hx is None:
+            hx = tuple(zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device)
+                       for _ in range(count))
+        else:
+            expected = (x.shape[0], self.hidden_size) if batched else (self.hidden_size,)
+            for s in hx:
+                if s.shape != expected:
+                    raise ShapeError(f"{name}: hidden state must be {fmt(expected)} for input "
+                                     f"{fmt(input.shape)}, got {fmt(s.shape)}")
+            hx = hx if batched else tuple(s.unsqueeze(0) for s in hx)
+        gx, rest = _input_products(self.mode, x, self.weight_ih, self.bias_ih,
+                                   [self.weight_hh, self.bias_hh, None])
+        new = _STEPS[self.mode](gx, hx, rest)
+        return new if batched else tuple(s.squeeze(0) for s in new)
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            text += ", bias=False"
+        if self.mode == "RNN_RELU":
+            text += ", nonlinearity='relu'"
+        return text
+
+
+class RNNCell(RNNCellBase):
+    """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu); forward(input, hx=None)."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh") -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ShrewError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got "
+                             f"{nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
+                         hidden_size, bias)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        return self._step(input, None if hx is None else (hx,))[0]
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step; forward(input, (h, c)=None) -> (h', c')."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True) -> None:
+        super().__init__("LSTM", input_size, hidden_size, bias)
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor, Tensor]:
+        h, c = self._step(input, hx)
+        return h, c
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step; forward(input, hx=None) -> h'."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True) -> None:
+        super().__init__("GRU", input_size, hidden_size, bias)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        return self._step(input, None if hx is None else (hx,))[0]

@@ -23,7 +23,7 @@ from ...core.errors import ShrewError
 from ...ops.creation import from_numpy
 from ...core.grad_mode import no_grad
 from ..._tensor import Tensor
-from ..module import Module
+from ..modules.module import Module
 from ..parameter import Parameter
 
 

@@ -1,5 +1,5 @@
-"""Padding modes, pixel (un)shuffle and interpolation, composed of gathers and
-reshapes: a gather's backward is a scatter-add, so every one is differentiable."""
+"""interpolate as a function (nearest, linear, bilinear, bicubic, trilinear), composed of
+gathers: a gather's backward is a scatter-add, so every mode is differentiable."""
 from __future__ import annotations
 
 import math
@@ -12,91 +12,8 @@ from ...core.errors import ShapeError, ShrewError
 from ...core.shape import fmt
 from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
+from .padding import take
 
-_PAD_MODES = ("constant", "reflect", "replicate", "circular")
-
-
-def take(x: Tensor, dim: int, index: np.ndarray) -> Tensor:
-    """x's entries along dim at the (host) integer positions `index`."""
-    shape = [1] * x.ndim
-    shape[dim] = len(index)
-    target = list(x.shape)
-    target[dim] = len(index)
-    positions = tensor(index.astype(np.int64), device=x.device)
-    return x.gather(dim, positions.reshape(*shape).expand(*target))
-
-
-def _source_index(mode: str, size: int, lo: int, hi: int) -> np.ndarray:
-    """For each position of a dim padded by lo / hi, the input position it copies."""
-    i = np.arange(-lo, size + hi)
-    if mode == "replicate":
-        return np.clip(i, 0, size - 1)
-    if mode == "circular":
-        return i % size
-    period = 2 * (size - 1)  # reflect: mirror at the edges, not repeating them
-    i = np.abs(i) % period if period else np.zeros_like(i)
-    return np.where(i >= size, period - i, i)
-
-
-def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
-        value: float | None = None) -> Tensor:
-    """Pad the last len(pad) // 2 dims (pad as (left, right, top, bottom, ...), last dim
-    first).  mode: "constant" (value, default 0; negative pads crop), "reflect" (mirror
-    without repeating the edge, pads < size), "replicate" (repeat the edge), "circular"
-    (wrap around, pads <= size)."""
-    x = _tensor("pad", "input", input)
-    if mode not in _PAD_MODES:
-        raise ShrewError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
-    pads = tuple(pad)
-    if mode == "constant":
-        return x.pad(pads, 0.0 if value is None else value)
-    if value not in (None, 0, 0.0):
-        raise ShrewError(f"pad: a value is only for mode='constant', got {value!r} with "
-                         f"mode={mode!r}")
-    if len(pads) % 2 or len(pads) // 2 >= x.ndim or any(p < 0 for p in pads):
-        raise ShapeError(f"pad: mode {mode!r} takes non-negative pads for at most "
-                         f"{x.ndim - 1} trailing dims of input {fmt(x.shape)}, got {pads}")
-    for i in range(len(pads) // 2):
-        dim, lo, hi = x.ndim - 1 - i, pads[2 * i], pads[2 * i + 1]
-        size = x.shape[dim]
-        limit = size - 1 if mode == "reflect" else size
-        if mode != "replicate" and max(lo, hi) > limit:
-            raise ShapeError(f"pad: {mode} padding ({lo}, {hi}) of dim {dim} must be at most "
-                             f"{limit} for input {fmt(x.shape)}")
-        if size == 0:
-            raise ShapeError(f"pad: cannot {mode}-pad the empty dim {dim} of {fmt(x.shape)}")
-        if lo or hi:
-            x = take(x, dim, _source_index(mode, size, lo, hi))
-    return x
-
-
-def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
-    """[*, C r^2, H, W] -> [*, C, H r, W r]: channel blocks become r x r pixel blocks."""
-    x, r = _tensor("pixel_shuffle", "input", input), upscale_factor
-    if x.ndim < 3 or r < 1 or x.shape[-3] % (r * r):
-        raise ShapeError(f"pixel_shuffle: input must be [*, C * {r}^2, H, W], got "
-                         f"{fmt(x.shape)}")
-    *lead, c, h, w = x.shape
-    k = len(lead)
-    y = x.reshape(*lead, c // (r * r), r, r, h, w)
-    y = y.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
-    return y.reshape(*lead, c // (r * r), h * r, w * r)
-
-
-def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
-    """[*, C, H r, W r] -> [*, C r^2, H, W]: the inverse of pixel_shuffle."""
-    x, r = _tensor("pixel_unshuffle", "input", input), downscale_factor
-    if x.ndim < 3 or r < 1 or x.shape[-1] % r or x.shape[-2] % r:
-        raise ShapeError(f"pixel_unshuffle: input must be [*, C, H * {r}, W * {r}], got "
-                         f"{fmt(x.shape)}")
-    *lead, c, h, w = x.shape
-    k = len(lead)
-    y = x.reshape(*lead, c, h // r, r, w // r, r)
-    y = y.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
-    return y.reshape(*lead, c * r * r, h // r, w // r)
-
-
-# -- interpolation ----------------------------------------------------------------------------
 _MODES = {"nearest": 1, "nearest-exact": 1, "linear": 1, "bilinear": 2, "bicubic": 2,
           "trilinear": 3}
 

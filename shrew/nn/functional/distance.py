@@ -1,0 +1,26 @@
+"""Distances as functions: pairwise_distance and cosine_similarity."""
+from __future__ import annotations
+
+from ...core.shape import normalize_dim
+from ...ops.reduce import vector_norm
+from ..._tensor import Tensor
+from ._checks import tensor_arg as _tensor
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """The p-norm of x1 - x2 + eps along the last dim (broadcasting x1 and x2)."""
+    _tensor("pairwise_distance", "x2", x2)
+    return vector_norm(_tensor("pairwise_distance", "x1", x1) - x2 + eps, p, -1, keepdim,
+                       op="pairwise_distance")
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """x1 . x2 / (max(||x1||, eps) max(||x2||, eps)) along dim, x1 and x2 broadcast."""
+    _tensor("cosine_similarity", "x1", x1)
+    _tensor("cosine_similarity", "x2", x2)
+    d = normalize_dim(dim, max(x1.ndim, x2.ndim), "cosine_similarity")
+    d = d - max(x1.ndim, x2.ndim)  # count from the end: x1 and x2 may differ in rank
+    n1 = vector_norm(x1, 2, d, op="cosine_similarity").clamp(min=eps)
+    n2 = vector_norm(x2, 2, d, op="cosine_similarity").clamp(min=eps)
+    return (x1 * x2).sum(d) / (n1 * n2)

@@ -1,0 +1,69 @@
+"""pad as a function (constant, reflect, replicate, circular), composed of gathers: a
+gather's backward is a scatter-add, so every mode is differentiable."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ...core.errors import ShapeError, ShrewError
+from ...core.shape import fmt
+from ...ops.creation import tensor
+from ..._tensor import Tensor
+from ._checks import tensor_arg as _tensor
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def take(x: Tensor, dim: int, index: np.ndarray) -> Tensor:
+    """x's entries along dim at the (host) integer positions `index`."""
+    shape = [1] * x.ndim
+    shape[dim] = len(index)
+    target = list(x.shape)
+    target[dim] = len(index)
+    positions = tensor(index.astype(np.int64), device=x.device)
+    return x.gather(dim, positions.reshape(*shape).expand(*target))
+
+
+def _source_index(mode: str, size: int, lo: int, hi: int) -> np.ndarray:
+    """For each position of a dim padded by lo / hi, the input position it copies."""
+    i = np.arange(-lo, size + hi)
+    if mode == "replicate":
+        return np.clip(i, 0, size - 1)
+    if mode == "circular":
+        return i % size
+    period = 2 * (size - 1)  # reflect: mirror at the edges, not repeating them
+    i = np.abs(i) % period if period else np.zeros_like(i)
+    return np.where(i >= size, period - i, i)
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+        value: float | None = None) -> Tensor:
+    """Pad the last len(pad) // 2 dims (pad as (left, right, top, bottom, ...), last dim
+    first).  mode: "constant" (value, default 0; negative pads crop), "reflect" (mirror
+    without repeating the edge, pads < size), "replicate" (repeat the edge), "circular"
+    (wrap around, pads <= size)."""
+    x = _tensor("pad", "input", input)
+    if mode not in _PAD_MODES:
+        raise ShrewError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
+    pads = tuple(pad)
+    if mode == "constant":
+        return x.pad(pads, 0.0 if value is None else value)
+    if value not in (None, 0, 0.0):
+        raise ShrewError(f"pad: a value is only for mode='constant', got {value!r} with "
+                         f"mode={mode!r}")
+    if len(pads) % 2 or len(pads) // 2 >= x.ndim or any(p < 0 for p in pads):
+        raise ShapeError(f"pad: mode {mode!r} takes non-negative pads for at most "
+                         f"{x.ndim - 1} trailing dims of input {fmt(x.shape)}, got {pads}")
+    for i in range(len(pads) // 2):
+        dim, lo, hi = x.ndim - 1 - i, pads[2 * i], pads[2 * i + 1]
+        size = x.shape[dim]
+        limit = size - 1 if mode == "reflect" else size
+        if mode != "replicate" and max(lo, hi) > limit:
+            raise ShapeError(f"pad: {mode} padding ({lo}, {hi}) of dim {dim} must be at most "
+                             f"{limit} for input {fmt(x.shape)}")
+        if size == 0:
+            raise ShapeError(f"pad: cannot {mode}-pad the empty dim {dim} of {fmt(x.shape)}")
+        if lo or hi:
+            x = take(x, dim, _source_index(mode, size, lo, hi))
+    return x
