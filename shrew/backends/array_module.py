@@ -15,8 +15,9 @@ import numpy as np
 
 import ml_dtypes
 
+from ..core.shape import window_counts
 from .base import Storage
-from .kernels import avg_pool_divisor, max_pool_fill, pool_output_size, window_output, wrapped
+from .kernels import avg_pool_divisor, max_pool_fill, window_output, wrapped
 from . import folded_conv, linalg_routines
 
 # NaN and inf are data in shrew, as in PyTorch: numpy's floating-point warnings from these
@@ -358,7 +359,7 @@ class ArrayModuleBackend:
         n, c, h, w = shape
         (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
         hp, wp = h + 2 * ph, w + 2 * pw
-        ho, wo = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+        ho, wo = window_output(h, w, kernel, stride, padding)
         cols = cols.reshape(n, c, kh, kw, ho, wo)
         out = xp.zeros((n, c, hp, wp), dtype=cols.dtype)
         # Vectorised adds in a fixed order (deterministic), never per pixel, in two passes:
@@ -421,8 +422,7 @@ class ArrayModuleBackend:
         xp = self.xp
         n, c, h, w = x.shape
         (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-        out_hw = tuple(pool_output_size(size, k, s, p, d, ceil_mode) for size, k, s, p, d
-                       in zip((h, w), kernel, stride, padding, dilation))
+        out_hw = window_counts((h, w), kernel, stride, padding, dilation, ceil_mode)
         fill = max_pool_fill(x.dtype)
         win = self._pool_windows(x, kernel, stride, padding, dilation, out_hw, fill)
         ho, wo = out_hw
@@ -497,8 +497,7 @@ class ArrayModuleBackend:
                    divisor_override: int | None) -> Storage:
         xp = self.xp
         h, w = x.shape[2:]
-        out_hw = tuple(pool_output_size(size, k, s, p, 1, ceil_mode) for size, k, s, p
-                       in zip((h, w), kernel, stride, padding))
+        out_hw = window_counts((h, w), kernel, stride, padding, ceil_mode=ceil_mode)
         win = self._pool_windows(x, kernel, stride, padding, (1, 1), out_hw, 0)
         if divisor_override is None and count_include_pad and not ceil_mode:
             return win.mean(axis=(-2, -1), dtype=x.dtype)   # every window's divisor kh*kw

@@ -110,7 +110,7 @@ class Backend(Protocol):
     def linalg(self, fn: str, *arrays: Storage, option: Any = None) -> tuple: ...  # fn in LINALG_FNS (see there): a decomposition or solve, a tuple of arrays; may compute on the host
     def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # [N,C,H,W] -> [N, C*kh*kw, Ho*Wo], zero padding
     def col2im(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple, padding: tuple) -> Storage: ...  # adjoint of im2col: sums columns back into an array of shape [N,C,H,W]
-    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, ceil_mode: bool) -> tuple: ...  # (values, int64 argmax as flat h*W+w index into each input plane); output size shape.pool_output_size; taps dilation apart; padding (and taps past the padded input, ceil_mode) is -inf but never named: a window whose values all equal the fill names its first tap inside the plane
+    def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, ceil_mode: bool) -> tuple: ...  # (values, int64 argmax as flat h*W+w index into each input plane); output size shape.window_count; taps dilation apart; padding (and taps past the padded input, ceil_mode) is -inf but never named: a window whose values all equal the fill names its first tap inside the plane
     def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple, ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Storage: ...  # window sum of the taps inside x over kernels.avg_pool_divisor (PyTorch's count)
 
     # -- indexing ----------------------------------------------------------------------

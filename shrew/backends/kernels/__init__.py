@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.shape import pool_output_size, pool_window_counts
+from ...core.shape import pool_window_counts, window_counts
 
 KERNEL_DIR = Path(__file__).resolve().parent
 DIALECTS = ("opencl", "cuda")
@@ -77,8 +77,7 @@ def wrapped(value: Any, dtype: np.dtype) -> Any:
 
 def window_output(h: int, w: int, kernel: tuple, stride: tuple, padding: tuple) -> tuple:
     """(Ho, Wo): how many windows of `kernel` fit an h x w image, padded and strided."""
-    return tuple((size + 2 * p - k) // s + 1
-                 for size, k, s, p in zip((h, w), kernel, stride, padding))
+    return window_counts((h, w), kernel, stride, padding)
 
 
 def window_geometry(c: int, h: int, w: int, kernel: tuple, stride: tuple,
@@ -93,8 +92,7 @@ def pool_geometry(c: int, h: int, w: int, kernel: tuple, stride: tuple, padding:
                   dilation: tuple, ceil_mode: bool) -> tuple:
     """The window Geometry (common.h) of a pooling, with PyTorch's output size (ceil_mode),
     followed by the dilation: c, h, w, kh, kw, sh, sw, ph, pw, ho, wo, dh, dw."""
-    out = (pool_output_size(size, k, s, p, d, ceil_mode)
-           for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
+    out = window_counts((h, w), kernel, stride, padding, dilation, ceil_mode)
     return (c, h, w, *kernel, *stride, *padding, *out, *dilation)
 
 
