@@ -13,6 +13,7 @@ from ..core import op as O
 from ..backends.base import fast_path
 from .checkpoint import checkpoint_grads
 from .diagnostics import NAMED_BY_FN, anomaly_enabled, check_gradients, op_name
+from .function import custom_grads
 from ..core.errors import DeviceError, ShrewError
 from ..core.fields import accumulate_grad, release
 from .rules.attention import attention_grads
@@ -461,8 +462,7 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
         # -- checkpoint (autograd/checkpoint.py)
         case O.Checkpoint():
             return checkpoint_grads(y, op, g, run_backward)
-        # -- custom functions (autograd/function.py, which builds on this module)
+        # -- custom functions (autograd/function.py)
         case O.CustomFunction():
-            from .function import custom_grads
             return custom_grads(y, op, g)
     raise ShrewError(f"backward: no gradient rule for {type(op).__name__}")

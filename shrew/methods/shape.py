@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 
 from ..ops.shape import composed as _re
+from ..core.shape import normalize_dim
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -33,7 +34,6 @@ class ShapeMethods:
 
     def stride(self: Tensor, dim: int | None = None) -> tuple[int, ...] | int:  # type: ignore[misc]
         """Element (not byte) strides, as torch: those of the storage's layout."""
-        from ..core.shape import normalize_dim
         steps = _element_strides(self._data, self.shape)
         return steps if dim is None else steps[normalize_dim(dim, self.ndim, "stride")]
 
