@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from .core import op as O
     from .backends.base import Backend, Storage
     from .autograd.graph import Node
-    from .autograd.engine import GradStore, HookHandle
+    from .autograd.engine import GradStore
+    from .autograd.hooks import HookHandle
     from .typing import DTypeLike, Dims, Scalar, ShapeLike, TensorData
 
 
@@ -306,13 +307,13 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> HookHandle:
         """Call hook(grad) whenever this tensor's gradient is computed; a returned tensor
         replaces it.  Returns a handle whose remove() unregisters the hook."""
-        from .autograd.engine import register_hook
+        from .autograd.hooks import register_hook
         return register_hook(self, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
                                            ) -> HookHandle:
         """Call hook(self) once this leaf's .grad holds this backward's gradient."""
-        from .autograd.engine import register_post_accumulate_grad_hook
+        from .autograd.hooks import register_post_accumulate_grad_hook
         return register_post_accumulate_grad_hook(self, lambda leaf, _grads: hook(leaf))
 
     # -- in place (ops/inplace.py): InplaceMethods (methods/inplace.py) ------------------

@@ -6,7 +6,7 @@ import pytest
 
 import shrew
 import shrew.nn as nn
-from shrew.autograd.engine import register_post_accumulate_grad_hook
+from shrew.autograd.hooks import register_post_accumulate_grad_hook
 
 
 def _mlp():

@@ -10,10 +10,12 @@ from ..core.errors import ShrewError
 from ..core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                          is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ..ops.creation import zeros_like
+from ..ops.random import randn
+from ..testing.gradcheck import gradcheck as run_gradcheck
 from .._tensor import Tensor
 from .function import Function, FunctionCtx
 from .graph import AccumulateGrad, Node
-from . import functional  # noqa: E402  (builds on grad above)
+from . import functional
 
 __all__ = ["grad", "backward", "Function", "FunctionCtx", "Node", "AccumulateGrad",
            "gradcheck", "gradgradcheck", "functional", "no_grad", "enable_grad",
@@ -106,14 +108,13 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6,
     differences, for every input that requires grad (shrew.testing.gradcheck does the
     work; fast_mode compares random directional derivatives).  The batched and
     forward-mode checks are not available."""
-    from ..testing.gradcheck import gradcheck as check
     if check_batched_grad or check_batched_forward_grad or check_forward_ad:
         raise ShrewError("gradcheck: shrew has no batched or forward-mode AD to check "
                          "(check_batched_grad, check_batched_forward_grad, check_forward_ad)")
     args = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     if not check_backward_ad:
         return True
-    return check(func, args, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
+    return run_gradcheck(func, args, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
                  directions=4 if fast_mode else None)
 
 
@@ -126,7 +127,6 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
                   fast_mode: bool = False, masked: bool = False) -> bool:
     """torch.autograd.gradgradcheck: gradcheck of the gradient of func (with respect to
     its inputs and the output gradients), which needs create_graph=True to work."""
-    from ..ops.random import randn
     if check_batched_grad or check_fwd_over_rev:
         raise ShrewError("gradgradcheck: shrew has no batched or forward-mode AD to check")
     args = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)

@@ -1,18 +1,20 @@
 """Reverse-mode differentiation: GradStore and backward(), one `match` over the Op variants.
 
 Gradient rules are written with Tensor operations, so they run on the tensor's own device;
-with create_graph=True they are recorded and can be differentiated again.
+with create_graph=True they are recorded and can be differentiated again.  The match calls
+the rules of autograd/rules/<family>.py; the hooks backward runs live in autograd/hooks.py.
 """
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable, Iterator, Sequence
-from typing import TypeAlias, cast
+from collections.abc import Iterator, Sequence
+from typing import cast
 
 from ..core import op as O
 from ..backends.base import fast_path
 from .checkpoint import checkpoint_grads
 from .diagnostics import NAMED_BY_FN, anomaly_enabled, check_gradients, op_name
+from .function import custom_grads
+from .hooks import hooked_leaves_by_last_consumer, leaf_hooks, run_tensor_hooks, tensor_hooks
 from ..core.errors import DeviceError, ShrewError
 from ..core.fields import accumulate_grad, release
 from .rules.attention import attention_grads
@@ -24,13 +26,12 @@ from .rules.linalg import decomposition_grad, linear_grads, matmul_rhs_grad, sol
 from .rules.norm import layer_norm_grads, softmax_grad, standardize_grad
 from .rules.pool import avg_pool2d_grad, max_pool2d_grad
 from .rules.reduce import reduce_grad, vector_norm_grad
-from .rules.scan import logcumsumexp_grad
+from .rules.scan import cumprod_grad, cumsum_grad, logcumsumexp_grad, products_of_others
 from ..ops.conv import col2im, im2col
 from ..ops.creation import ones_like, zeros_like
 from ..ops.elementwise.recorded import where
 from ..ops import inplace as _inplace
 from ..ops.index.recorded import scatter_add_unchecked
-from ..ops.scan import cumprod_grad, products_of_others, reverse, scan
 from ..core.grad_mode import enable_grad, no_grad
 from ..core.shape import fmt, numel
 from .._tensor import Tensor
@@ -174,7 +175,7 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
     anomaly = anomaly_enabled()
     # Leaves with a post-accumulate hook land as soon as their last consumer has run
     # (DistributedDataParallel starts communication then), not at the end of the order.
-    early = _hooked_leaves_by_last_consumer(order) if accumulate and _leaf_hooks else {}
+    early = hooked_leaves_by_last_consumer(order) if accumulate and leaf_hooks else {}
     # Gradients that this run made and alone holds (its sums, narrow's padded copies): a
     # later narrow of the same tensor adds into their slice in place rather than padding
     # a full-size copy to sum (chunk and split: attention's q/k/v, an LSTM's gates).
@@ -237,109 +238,14 @@ def _add_into_slice(op: O.Narrow, g: Tensor, grads: dict[int, Tensor], owned: se
     return done is not NotImplemented
 
 
-# -- Tensor.register_hook: hooks that see (and may replace) a tensor's gradient ------------
-
-TensorHook: TypeAlias = Callable[[Tensor], "Tensor | None"]
-tensor_hooks: dict[int, list[TensorHook]] = {}
-
-
-def run_tensor_hooks(node: Tensor, grad: Tensor) -> Tensor:
-    for hook in tensor_hooks.get(node.id, ()):
-        out = hook(grad)
-        if out is not None:
-            if not isinstance(out, Tensor) or out.shape != grad.shape:
-                raise ShrewError(f"register_hook: a hook must return None or a tensor of "
-                                 f"shape {fmt(grad.shape)}, got {out!r}")
-            grad = out
-    return grad
-
-
-def register_hook(t: Tensor, hook: TensorHook) -> HookHandle:
-    """Call hook(grad) each time t's gradient is computed; a tensor it returns replaces
-    the gradient (for a leaf: before it is accumulated into .grad)."""
-    if not isinstance(t, Tensor) or not t.requires_grad:
-        raise ShrewError("register_hook: cannot register a hook on a tensor that doesn't "
-                         "require gradient")
-    if not callable(hook):
-        raise ShrewError(f"register_hook: hook must be callable, got {type(hook).__name__}")
-    tensor_hooks.setdefault(t.id, []).append(hook)
-    handle = HookHandle(tensor_hooks, t.id, hook)
-    weakref.finalize(t, handle.remove)
-    return handle
-
-
 def _land(node: Tensor, grad: Tensor, store: GradStore, accumulate: bool) -> None:
     """A leaf's (or retained tensor's) final gradient of this backward: into the store and
     .grad, then the tensor's post-accumulate hooks."""
     store.insert(node, grad)
     if accumulate:
         accumulate_grad(node, grad)
-        for hook in _leaf_hooks.get(node.id, ()):
+        for hook in leaf_hooks.get(node.id, ()):
             hook(node, store)
-
-
-# -- "this leaf's gradient is final": post-accumulate hooks ------------------------------
-
-PostAccumulateHook: TypeAlias = Callable[[Tensor, GradStore], None]
-"""Called as hook(leaf, grads) once leaf.grad holds this backward's gradient; `grads` is
-the GradStore backward() will return (the hook may replace the leaf's entry)."""
-
-_leaf_hooks: dict[int, list[PostAccumulateHook]] = {}
-
-
-class HookHandle:
-    """Returned by register_hook and register_post_accumulate_grad_hook; `remove()`
-    unregisters the hook."""
-
-    __slots__ = ("_table", "_key", "_hook")
-
-    def __init__(self, table: dict[int, list], key: int, hook: Callable) -> None:
-        self._table, self._key, self._hook = table, key, hook
-
-    def remove(self) -> None:
-        hooks = self._table.get(self._key, [])
-        if self._hook in hooks:
-            hooks.remove(self._hook)
-        if not hooks:
-            self._table.pop(self._key, None)
-
-
-def register_post_accumulate_grad_hook(leaf: Tensor, hook: PostAccumulateHook) -> HookHandle:
-    """Call hook(leaf, grads) in every backward(), right after leaf's gradient is final and
-    accumulated into leaf.grad -- as soon as the last operation that used leaf has run its
-    gradient rule, while the rest of backward goes on (like PyTorch's
-    Tensor.register_post_accumulate_grad_hook, which DistributedDataParallel builds on).
-    Hooks run in registration order; gradients computed inside a checkpoint's recomputation
-    do not trigger them (the outer backward does, once)."""
-    if not isinstance(leaf, Tensor) or not leaf.is_leaf or not leaf.requires_grad:
-        raise ShrewError("register_post_accumulate_grad_hook: needs a leaf tensor that "
-                         "requires grad")
-    if not callable(hook):
-        raise ShrewError(f"register_post_accumulate_grad_hook: hook must be callable, got "
-                         f"{type(hook).__name__}")
-    _leaf_hooks.setdefault(leaf.id, []).append(hook)
-    handle = HookHandle(_leaf_hooks, leaf.id, hook)
-    weakref.finalize(leaf, handle.remove)  # a dead tensor's hooks go with it
-    return handle
-
-
-def _hooked_leaves_by_last_consumer(order: list[Tensor]) -> dict[int, list[Tensor]]:
-    """For each node, the hooked leaves whose gradient is complete once it has been
-    processed: the leaf's consumer latest in `order` (consumers come before producers)."""
-    last: dict[int, tuple[int, Tensor]] = {}
-    for node in order:
-        op = node._op
-        if op is None:
-            continue
-        if _inplace.rebased:
-            op = _inplace.as_recorded(op, node.id)
-        for x in op.inputs():
-            if x._op is None and x.id in _leaf_hooks:
-                last[x.id] = (node.id, x)
-    early: dict[int, list[Tensor]] = {}
-    for consumer, leaf in last.values():
-        early.setdefault(consumer, []).append(leaf)
-    return early
 
 
 def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
@@ -409,7 +315,7 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, vector_norm_grad(x, y, g, p, dims)),)
         # -- scan (ops/scan.py)
         case O.Scan("sum", x, dim):
-            return ((x, reverse(scan("sum", reverse(g, dim), dim), dim)),)
+            return ((x, cumsum_grad(g, dim)),)
         case O.Scan("prod", x, dim):
             return ((x, cumprod_grad(x, g, dim)),)
         case O.Scan("logsumexp", x, dim):
@@ -461,8 +367,7 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
         # -- checkpoint (autograd/checkpoint.py)
         case O.Checkpoint():
             return checkpoint_grads(y, op, g, run_backward)
-        # -- custom functions (autograd/function.py, which builds on this module)
+        # -- custom functions (autograd/function.py)
         case O.CustomFunction():
-            from .function import custom_grads
             return custom_grads(y, op, g)
     raise ShrewError(f"backward: no gradient rule for {type(op).__name__}")

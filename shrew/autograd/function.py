@@ -16,7 +16,9 @@ from ..core.errors import ShrewError
 from ..core.fields import Alias, wrap
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..ops import inplace
+from ..ops.creation import zeros_like
 from .._tensor import Tensor
+from .rules.common import sum_to_shape
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -122,8 +124,6 @@ def custom_grads(y: Tensor, op: O.CustomFunction, g: Tensor
                  ) -> Sequence[tuple[Tensor, Tensor | None]]:
     """The rule of O.CustomFunction (autograd/engine.py): call backward with g in this output's
     place, then match the returned gradients to the tensor arguments."""
-    from .rules.common import sum_to_shape
-    from ..ops.creation import zeros_like
     ctx = op.ctx
     grads: list[Any] = []
     for i, o in enumerate(ctx._outputs):

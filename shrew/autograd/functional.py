@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.errors import ShrewError
 from ..core.grad_mode import enable_grad
-from ..ops.creation import zeros, zeros_like
+from ..ops.creation import tensor, zeros, zeros_like
 from ..ops.shape.recorded import stack
 from ..core.shape import numel
 from .._tensor import Tensor
@@ -35,7 +35,7 @@ def track(x: Tensor, create_graph: bool) -> Tensor:
 def vjps(outs: Sequence[Tensor], ins: Sequence[Tensor], vs: Sequence[Tensor | None],
          create_graph: bool) -> tuple[Tensor, ...]:
     """The gradients of sum(out * v) with respect to each input (zeros where unused)."""
-    from . import grad
+    from . import grad  # the autograd package imports this module
     live = [(o, v) for o, v in zip(outs, vs) if o.requires_grad]
     if not live:
         return tuple(zeros_like(x) for x in ins)
@@ -116,7 +116,6 @@ def jacobian_rows(outs: Sequence[Tensor], ins: Sequence[Tensor], create_graph: b
 
 
 def _onehot(n: int, k: int, like: Tensor) -> Tensor:
-    from ..ops.creation import tensor
     values = [0.0] * n
     values[k] = 1.0
     return tensor(values, dtype=like.dtype, device=like.device)

@@ -189,7 +189,7 @@ class Backend(Protocol):
                    dilation: tuple, ceil_mode: bool) -> tuple:
         """(values, index) of each window's maximum over x [N, C, H, W]: the int64 index is
         the flat h * W + w of the first maximum in its input plane.  The output size is
-        shape.pool_output_size; taps are `dilation` apart.  Padding, and taps past the
+        core.shape.window_count; taps are `dilation` apart.  Padding, and taps past the
         padded input (ceil_mode), count as -inf but are never named: a window whose values
         all equal the fill names its first tap inside the plane."""
 

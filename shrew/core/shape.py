@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 from typing import Any
 
 from .errors import ShapeError
@@ -114,24 +115,34 @@ def pair(value: Any, name: str, op: str, minimum: int) -> tuple[int, ...]:
     return value
 
 
-def conv_output_size(op: str, size: int, kernel: int, stride: int, padding: int) -> int:
-    padded = size + 2 * padding
-    if kernel > padded:
-        raise ShapeError(f"{op}: kernel size {kernel} is larger than the padded input "
-                         f"size {padded} (input {size}, padding {padding})")
-    return (padded - kernel) // stride + 1
-
-
-def pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int,
-                     ceil_mode: bool) -> int:
-    """How many pooling windows PyTorch places along one dim: floor (or, with ceil_mode,
-    ceil) of the padded span over the stride, plus one; a ceil_mode window that would start
-    past the input and its left padding is dropped.  May be < 1 for a too-small input."""
+def window_count(size: int, kernel: int, stride: int = 1, padding: int = 0, dilation: int = 1,
+                 ceil_mode: bool = False) -> int:
+    """How many windows conv and pool place along one dim (PyTorch's output size): floor (or,
+    with ceil_mode, ceil) of the padded span over the stride, plus one; a ceil_mode window
+    that would start past the input and its left padding is dropped.  May be < 1 for a
+    too-small input."""
     span = size + 2 * padding - dilation * (kernel - 1) - 1
     out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
     if ceil_mode and (out - 1) * stride >= size + padding:
         out -= 1
     return out
+
+
+def window_counts(sizes: Iterable[int], kernel: Iterable[int], stride: Iterable[int],
+                  padding: Iterable[int], dilation: Iterable[int] | None = None,
+                  ceil_mode: bool = False) -> tuple[int, ...]:
+    """window_count per dim: the output's spatial sizes (no dilation when None)."""
+    dilations = repeat(1) if dilation is None else dilation
+    return tuple(window_count(n, k, s, p, d, ceil_mode)
+                 for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilations))
+
+
+def conv_output_size(op: str, size: int, kernel: int, stride: int, padding: int) -> int:
+    padded = size + 2 * padding
+    if kernel > padded:
+        raise ShapeError(f"{op}: kernel size {kernel} is larger than the padded input "
+                         f"size {padded} (input {size}, padding {padding})")
+    return window_count(size, kernel, stride, padding)
 
 
 def pool_window_counts(size: int, kernel: int, stride: int, padding: int, out: int,

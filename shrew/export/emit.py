@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ShrewError
+from ..core.shape import window_counts
 from . import kernels as K
 from .graph import DTYPES, ELEMENTWISE, Node, Value
 from .symbolic import Size, at, c_float, c_int
@@ -239,8 +240,8 @@ class Emitter:
         h, w = at(shape[2], self.batch), at(shape[3], self.batch)
         if not isinstance(shape[2], int) or not isinstance(shape[3], int):
             raise ShrewError("export: image height and width must not follow the batch")
-        (kh, kw), (sh, sw), (ph, pw) = p["kernel"], p["stride"], p["padding"]
-        return (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+        ho, wo = window_counts((h, w), p["kernel"], p["stride"], p["padding"])
+        return ho, wo
 
     @staticmethod
     def _plain_pool(node: Node, **defaults: object) -> None:

@@ -16,8 +16,7 @@ if TYPE_CHECKING:
 
 
 class CastMethods:
-    """Conversions between devices and dtypes.  `self` is always a Tensor (annotated Any,
-    as in ElementwiseMethods)."""
+    """Conversions between devices and dtypes."""
 
     __slots__ = ()
 

@@ -18,8 +18,7 @@ if TYPE_CHECKING:
 
 class ElementwiseMethods:
     """Unary math, arithmetic with broadcasting and scalars, comparisons, logical and
-    bitwise ops.  `self` is always a Tensor (the only class using this mixin); it is
-    annotated Any because mypy accepts no subclass as a mixin's self type."""
+    bitwise ops."""
 
     __slots__ = ()
 

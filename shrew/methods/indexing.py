@@ -14,8 +14,7 @@ if TYPE_CHECKING:
 
 
 class IndexingMethods:
-    """Reads and writes at indices.  `self` is always a Tensor (annotated Any, as in
-    ElementwiseMethods)."""
+    """Reads and writes at indices."""
 
     __slots__ = ()
 

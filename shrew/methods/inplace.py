@@ -18,8 +18,7 @@ def _unary_of(fn: str) -> Callable[[Tensor], Tensor]:
 
 
 class InplaceMethods:
-    """Writes into a tensor's own memory.  `self` is always a Tensor (annotated Any, as in
-    ElementwiseMethods)."""
+    """Writes into a tensor's own memory."""
 
     __slots__ = ()
 

@@ -3,10 +3,11 @@ shrew/ops/shape/composed.py (a mixin, so that _tensor.py stays short)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 
 from ..ops.shape import composed as _re
+from ..core.shape import normalize_dim
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -18,10 +19,10 @@ class ShapeMethods:
     __slots__ = ()
 
     # -- size queries --------------------------------------------------------------------
-    def nelement(self: Tensor) -> int:  # type: ignore[misc]
+    def nelement(self: Any) -> int:
         return self.numel()
 
-    def is_contiguous(self: Tensor) -> bool:  # type: ignore[misc]
+    def is_contiguous(self: Any) -> bool:
         """Whether the elements lie in row-major order with no gaps (as .stride() says)."""
         expected = 1
         for size, step in reversed(list(zip(self.shape, _element_strides(self._data,
@@ -31,102 +32,101 @@ class ShapeMethods:
             expected *= size
         return True
 
-    def stride(self: Tensor, dim: int | None = None) -> tuple[int, ...] | int:  # type: ignore[misc]
+    def stride(self: Any, dim: int | None = None) -> tuple[int, ...] | int:
         """Element (not byte) strides, as torch: those of the storage's layout."""
-        from ..core.shape import normalize_dim
         steps = _element_strides(self._data, self.shape)
         return steps if dim is None else steps[normalize_dim(dim, self.ndim, "stride")]
 
     # -- views -----------------------------------------------------------------------------
-    def view_as(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
+    def view_as(self: Any, other: Tensor) -> Tensor:
         return _re.view_as(self, other)
 
-    def reshape_as(self: Tensor, other: Tensor) -> Tensor:  # type: ignore[misc]
+    def reshape_as(self: Any, other: Tensor) -> Tensor:
         return _re.view_as(self, other)
 
-    def broadcast_to(self: Tensor, shape: Sequence[int]) -> Tensor:  # type: ignore[misc]
+    def broadcast_to(self: Any, shape: Sequence[int]) -> Tensor:
         return _re.broadcast_to(self, shape)
 
-    def movedim(self: Tensor, source: int | Sequence[int],  # type: ignore[misc]
+    def movedim(self: Any, source: int | Sequence[int],
                 destination: int | Sequence[int]) -> Tensor:
         return _re.movedim(self, source, destination)
 
     moveaxis = movedim
 
-    def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:  # type: ignore[misc]
+    def swapaxes(self: Any, axis0: int, axis1: int) -> Tensor:
         return _re.swapaxes(self, axis0, axis1)
 
     swapdims = swapaxes
 
-    def t(self: Tensor) -> Tensor:  # type: ignore[misc]
+    def t(self: Any) -> Tensor:
         return _re.t(self)
 
     @property
-    def mT(self: Tensor) -> Tensor:  # type: ignore[misc]  # noqa: N802  (torch's name)
+    def mT(self: Any) -> Tensor:  # noqa: N802  (torch's name)
         return _re.mT(self)
 
-    def unflatten(self: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # type: ignore[misc]
+    def unflatten(self: Any, dim: int, sizes: Sequence[int]) -> Tensor:
         return _re.unflatten(self, dim, sizes)
 
-    def unbind(self: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # type: ignore[misc]
+    def unbind(self: Any, dim: int = 0) -> tuple[Tensor, ...]:
         return _re.unbind(self, dim)
 
     # -- splitting ---------------------------------------------------------------------------
-    def split(self: Tensor, split_size: int | Sequence[int],  # type: ignore[misc]
+    def split(self: Any, split_size: int | Sequence[int],
               dim: int = 0) -> tuple[Tensor, ...]:
         return _re.split(self, split_size, dim)
 
-    def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # type: ignore[misc]
+    def chunk(self: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         return _re.chunk(self, chunks, dim)
 
-    def tensor_split(self: Tensor, indices_or_sections: int | Sequence[int] | Tensor,  # type: ignore[misc]
+    def tensor_split(self: Any, indices_or_sections: int | Sequence[int] | Tensor,
                      dim: int = 0) -> tuple[Tensor, ...]:
         return _re.tensor_split(self, indices_or_sections, dim)
 
     # -- reordering and repeating ----------------------------------------------------------------
-    def flip(self: Tensor, *dims: int | Sequence[int]) -> Tensor:  # type: ignore[misc]
+    def flip(self: Any, *dims: int | Sequence[int]) -> Tensor:
         return _re.flip(self, dims[0] if len(dims) == 1 else dims)  # type: ignore[arg-type]
 
-    def fliplr(self: Tensor) -> Tensor:  # type: ignore[misc]
+    def fliplr(self: Any) -> Tensor:
         return _re.fliplr(self)
 
-    def flipud(self: Tensor) -> Tensor:  # type: ignore[misc]
+    def flipud(self: Any) -> Tensor:
         return _re.flipud(self)
 
-    def roll(self: Tensor, shifts: int | Sequence[int],  # type: ignore[misc]
+    def roll(self: Any, shifts: int | Sequence[int],
              dims: int | Sequence[int] | None = None) -> Tensor:
         return _re.roll(self, shifts, dims)
 
-    def repeat(self: Tensor, *sizes: int | Sequence[int]) -> Tensor:  # type: ignore[misc]
+    def repeat(self: Any, *sizes: int | Sequence[int]) -> Tensor:
         return _re.repeat(self, *sizes)
 
-    def tile(self: Tensor, *dims: int | Sequence[int]) -> Tensor:  # type: ignore[misc]
+    def tile(self: Any, *dims: int | Sequence[int]) -> Tensor:
         return _re.tile(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int)
                         else dims)  # type: ignore[arg-type]
 
-    def repeat_interleave(self: Tensor, repeats: int | Tensor,  # type: ignore[misc]
+    def repeat_interleave(self: Any, repeats: int | Tensor,
                           dim: int | None = None, *, output_size: int | None = None) -> Tensor:
         return _re.repeat_interleave(self, repeats, dim, output_size=output_size)
 
     # -- diagonals and triangles -------------------------------------------------------------------
-    def diagonal(self: Tensor, offset: int = 0, dim1: int = 0,  # type: ignore[misc]
+    def diagonal(self: Any, offset: int = 0, dim1: int = 0,
                  dim2: int = 1) -> Tensor:
         return _re.diagonal(self, offset, dim1, dim2)
 
-    def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2,  # type: ignore[misc]
+    def diag_embed(self: Any, offset: int = 0, dim1: int = -2,
                    dim2: int = -1) -> Tensor:
         return _re.diag_embed(self, offset, dim1, dim2)
 
-    def diag(self: Tensor, diagonal: int = 0) -> Tensor:  # type: ignore[misc]
+    def diag(self: Any, diagonal: int = 0) -> Tensor:
         return _re.diag(self, diagonal)
 
-    def trace(self: Tensor) -> Tensor:  # type: ignore[misc]
+    def trace(self: Any) -> Tensor:
         return _re.trace(self)
 
-    def tril(self: Tensor, diagonal: int = 0) -> Tensor:  # type: ignore[misc]
+    def tril(self: Any, diagonal: int = 0) -> Tensor:
         return _re.tril(self, diagonal)
 
-    def triu(self: Tensor, diagonal: int = 0) -> Tensor:  # type: ignore[misc]
+    def triu(self: Any, diagonal: int = 0) -> Tensor:
         return _re.triu(self, diagonal)
 
 

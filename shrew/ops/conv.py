@@ -19,6 +19,7 @@ from ..core.errors import DTypeError, ShapeError, ShrewError
 from ..core.fields import AnyTensor, record
 from ..core.shape import conv_output_size, fmt, pair
 from .common import same_device
+from .shape.recorded import cat
 
 if TYPE_CHECKING:
     from ..backends.base import Backend, Storage
@@ -162,7 +163,6 @@ def _composed_conv(x: Tensor, weight: Tensor, stride: Any, padding: Any,
     """A grouped and/or dilated 2-d convolution where the backend's conv2d does not take
     it: each group's channel slice convolved with its slice of the kernel (dilated by
     zeros between taps), concatenated on channels."""
-    from .shape.recorded import cat
     for dim, d in ((2, dilation[0]), (3, dilation[1])):
         weight = dilate(weight, dim, d)
     if groups == 1:
@@ -185,7 +185,6 @@ def dilate(t: Tensor, dim: int, factor: int) -> Tensor:
 
 def flip(t: Tensor, dims: Sequence[int]) -> Tensor:
     """`t` reversed along each of `dims` (kernel-sized dims: one narrow per entry)."""
-    from .shape.recorded import cat
     for dim in dims:
         t = cat([t.narrow(dim, i, 1) for i in reversed(range(t.shape[dim]))], dim)
     return t

@@ -15,6 +15,7 @@ from ..core.errors import DeviceError, DTypeError, ShapeError, ShrewError
 from ..core.fields import AnyTensor, blank, init_leaf, leaf, wrap
 from .common import check_device_dtype
 from .index.recorded import note_host_range
+from .shape.recorded import contiguous
 
 if TYPE_CHECKING:
     from ..backends.base import Backend, Storage
@@ -164,7 +165,6 @@ def new_tensor(x: Tensor, data: TensorData, dtype: DTypeLike | None, device: Dev
 
 def clone(x: Tensor) -> Tensor:
     """A copy with its own memory; differentiable."""
-    from .shape.recorded import contiguous  # shape builds tensors through this module
     return contiguous(x)
 
 

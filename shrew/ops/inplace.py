@@ -45,11 +45,15 @@ from ..core import op as O
 from ..core.dtype import FLOAT, bool_
 from ..core.errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError, ShrewError
 from ..core.fields import (Alias, AnyTensor, become, copied_by, live_views, next_id, own_array,
-                       snapshot)
+                       replace_storage, snapshot)
 from ..core.fields import detach_ as factory_detach_
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.shape import broadcast_shapes, fmt, numel
-from .index.recorded import forget_host_range
+from ..autograd.node_names import torch_name
+from .common import constant
+from .creation import arange, full
+from .elementwise.recorded import where
+from .index.recorded import forget_host_range, scatter_add_unchecked
 from .saved import saved_tensors
 
 if TYPE_CHECKING:
@@ -251,8 +255,6 @@ def write_(t: Tensor, op: str, compute: Callable[[Tensor], Tensor],
     if not steps:
         if value._op is None:  # a leaf (copy_), or no grad (fill_, zero_, random_): a new
             # node, with a zero gradient path from t as PyTorch's
-            from .elementwise.recorded import where
-            from .common import constant
             value = where(constant(t.shape, True, bool_, t._backend), value, t)
         _store(t, value, op, stamp)
         become(t, value, before)
@@ -284,9 +286,6 @@ def _rebuilt_base(base: Tensor, steps: list[tuple[Any, tuple[int, ...]]],
                   value: Tensor) -> Tensor:
     """base with the view's region replaced by value, as recorded ops: the view's flat
     positions in the base are found by taking the same view of arange(numel)."""
-    from .creation import arange  # creation imports index, as this module does
-    from .elementwise.recorded import where
-    from .index.recorded import scatter_add_unchecked
     size = numel(base.shape)
     with no_grad():
         positions = _replay(arange(size, device=base.device).reshape(*base.shape), steps)
@@ -309,7 +308,6 @@ def detach_(t: Tensor) -> Tensor:
 def set_data(t: Tensor, value: Any) -> None:
     """t.data = value: t now holds value's memory, shape and dtype, keeping its graph
     flags (a tensor's id stays, so optimizer state does)."""
-    from ..core.fields import replace_storage
     if not isinstance(value, AnyTensor):
         raise ShrewError(f"data: must be set to a Tensor, got {type(value).__name__}")
     replace_storage(t, value)
@@ -350,7 +348,6 @@ def check_versions(node: Tensor, op: O.Op) -> None:
         if vc is None or vc.stamps[-1] < node.id:
             continue
         later = sum(1 for s in vc.stamps if s > node.id)
-        from ..autograd.node_names import torch_name  # autograd builds on the ops
         raise ShrewError(
             f"backward: one of the variables needed for gradient computation has been "
             f"modified by an inplace operation: the {role} of {torch_name(op)} (shape "
@@ -383,7 +380,6 @@ def clamp_(t: Tensor, min: Any = None, max: Any = None, op: str = "clamp_") -> T
 
 
 def fill_(t: Tensor, value: Any, op: str = "fill_") -> Tensor:
-    from .creation import full
     if isinstance(value, AnyTensor):
         if value.ndim:
             raise ShapeError(f"{op}: only supports a 0-dim value tensor, got shape "
@@ -408,14 +404,14 @@ def copy_(t: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
 def random_(t: Tensor, op: str, draw: Callable[[Tensor], Tensor]) -> Tensor:
     """uniform_, normal_, bernoulli_, exponential_: draw(u) from a tensor of t's shape,
     uniform in [0, 1) from t's device generator (a float tensor only)."""
-    from .random import rand
+    from .random import rand  # random -> sort -> index.composed imports this module
     if t.dtype.category != FLOAT:
         raise DTypeError(f"{op}: needs a floating-point tensor, got {t.dtype}")
     return write_(t, op, lambda x: draw(rand(*t.shape, dtype=t.dtype, device=t.device)))
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    from .random import randn
+    from .random import randn  # random -> sort -> index.composed imports this module
     if t.dtype.category != FLOAT:
         raise DTypeError(f"normal_: needs a floating-point tensor, got {t.dtype}")
     return write_(t, "normal_", lambda x: randn(*t.shape, dtype=t.dtype, device=t.device)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..core import op as O
 from ..core.errors import ShapeError, ShrewError
 from ..core.fields import record, wrap
-from ..core.shape import fmt, pair, pool_output_size
+from ..core.shape import fmt, pair, window_count
 from .conv import check_input
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def pool_geometry(op: str, x: Tensor, kernel_size: IntOrPair, stride: IntOrPair 
     if any(p * 2 > k for p, k in zip(padding, kernel)):
         raise ShapeError(f"{op}: padding {padding} must be at most half the kernel {kernel}")
     for size, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):
-        out = pool_output_size(size, k, s, p, d, ceil_mode)
+        out = window_count(size, k, s, p, d, ceil_mode)
         if out < 1:
             raise ShapeError(f"{op}: kernel size {k} with dilation {d} spans more than the "
                              f"padded input size {size + 2 * p} (input {fmt(x.shape)}, "

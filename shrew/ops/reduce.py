@@ -17,6 +17,7 @@ from .common import constant, numpy_keywords
 from .elementwise.recorded import where
 from .index.recorded import gather
 from .elementwise.composed import maximum, minimum
+from .scan import scan
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -95,7 +96,6 @@ def prod(x: Tensor, dim: int | None = None, keepdim: bool = False, *,
     d = normalize_dim(dim, x.ndim, "prod")
     if x.ndim == 0:
         return x
-    from .scan import scan  # scan builds on this module's reductions
     with no_grad():
         n = x.shape[d]
         last = scan("prod", x, d).narrow(d, n - 1, 1) if n else \

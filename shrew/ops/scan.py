@@ -11,8 +11,6 @@ from ..core.errors import ShrewError
 from ..core.fields import AnyTensor, record, wrap
 from ..core.shape import normalize_dim
 from .common import constant, numpy_keywords, scalar_like
-from .elementwise.recorded import where
-from .creation import arange
 from .index.recorded import gather
 from .shape.recorded import cat
 
@@ -85,43 +83,6 @@ def cummax(x: Tensor, dim: int) -> return_types.cummax:
 @numpy_keywords
 def cummin(x: Tensor, dim: int) -> return_types.cummin:
     return _arg_scan("min", x, dim)
-
-
-def reverse(x: Tensor, dim: int) -> Tensor:
-    """x with dim in reverse order, differentiably (a gather)."""
-    n = x.shape[dim]
-    index = (arange(n, device=x.device) * -1 + (n - 1)).reshape(
-        *[n if i == dim else 1 for i in range(x.ndim)]).expand(*x.shape)
-    return gather(x, dim, index, range_checked=True)
-
-
-def shifted_in(x: Tensor, dim: int, value: float) -> Tensor:
-    """x moved one step along dim: `value` enters at the start, the last element leaves."""
-    n = x.shape[dim]
-    first = constant([1 if i == dim else s for i, s in enumerate(x.shape)], value, x.dtype,
-                     x._backend)
-    return cat([first, x.narrow(dim, 0, n - 1)], dim)
-
-
-def cumprod_grad(x: Tensor, g: Tensor, dim: int) -> Tensor:
-    """cumprod's gradient, sum over j >= i of g_j * prod(x_k for k <= j, k != i), right
-    where x has zeros (PyTorch's rule; no division): row i of an n x n table is the line
-    with x_i replaced by 1, and its running products are those partial products.  It costs
-    n * n per line, and is itself differentiable, so it serves second order too."""
-    xt, gt = x.transpose(dim, -1), g.transpose(dim, -1)
-    n = xt.shape[-1]
-    i, j = arange(n, device=x.device).reshape(n, 1), arange(n, device=x.device).reshape(1, n)
-    table = where(i == j, 1, xt.unsqueeze(-2))
-    partial = scan("prod", table, table.ndim - 1)
-    return where(j >= i, partial * gt.unsqueeze(-2), 0).sum(-1).transpose(dim, -1)
-
-
-def products_of_others(x: Tensor, dim: int) -> Tensor:
-    """For each element, the product of the other elements of its line: the gradient of
-    prod, right where x has zeros (no division)."""
-    before = shifted_in(scan("prod", x, dim), dim, 1.0)
-    after = reverse(shifted_in(scan("prod", reverse(x, dim), dim), dim, 1.0), dim)
-    return before * after
 
 
 @numpy_keywords

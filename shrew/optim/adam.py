@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import ShrewError
 from ..ops.creation import zeros_like
 from ..ops.elementwise.recorded import where
-from .optimizer import Optimizer
+from .optimizer import Optimizer, refuse_differentiable
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -39,11 +39,6 @@ class _AdamFamily(Optimizer):
         self.check_betas(group)
 
 
-def _no_differentiable(name: str, differentiable: bool) -> None:
-    if differentiable:
-        raise ShrewError(f"{name}: differentiable=True is not supported")
-
-
 class Adam(_AdamFamily):
     """Adam with bias-corrected moments; weight_decay adds weight_decay * p to the
     gradient (L2 regularisation, as torch.optim.Adam) unless decoupled_weight_decay;
@@ -56,7 +51,7 @@ class Adam(_AdamFamily):
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
         # foreach / fused / capturable pick PyTorch kernels; shrew has one update path.
-        _no_differentiable(type(self).__name__, differentiable)
+        refuse_differentiable(type(self).__name__, differentiable)
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
                                   "weight_decay": weight_decay, "amsgrad": amsgrad,
                                   "maximize": maximize,
@@ -97,7 +92,7 @@ class Adamax(_AdamFamily):
                  weight_decay: float = 0.0, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
-        _no_differentiable("Adamax", differentiable)
+        refuse_differentiable("Adamax", differentiable)
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
                                   "weight_decay": weight_decay, "maximize": maximize})
 
@@ -122,7 +117,7 @@ class NAdam(_AdamFamily):
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        _no_differentiable("NAdam", differentiable)
+        refuse_differentiable("NAdam", differentiable)
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
                                   "weight_decay": weight_decay, "momentum_decay": momentum_decay,
                                   "decoupled_weight_decay": decoupled_weight_decay,
@@ -160,7 +155,7 @@ class RAdam(_AdamFamily):
                  weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        _no_differentiable("RAdam", differentiable)
+        refuse_differentiable("RAdam", differentiable)
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
                                   "weight_decay": weight_decay,
                                   "decoupled_weight_decay": decoupled_weight_decay,

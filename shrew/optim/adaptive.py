@@ -6,18 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ShrewError
 from ..ops.creation import full, zeros_like
-from .optimizer import Optimizer
+from .optimizer import Optimizer, refuse_differentiable
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
     from .optimizer import Params, Step
-
-
-def _refuse_differentiable(name: str, differentiable: bool) -> None:
-    # foreach / fused / capturable pick PyTorch kernels and are accepted; a step that is
-    # itself differentiable is not supported.
-    if differentiable:
-        raise ShrewError(f"{name}: differentiable=True is not supported")
 
 
 class RMSprop(Optimizer):
@@ -29,7 +22,7 @@ class RMSprop(Optimizer):
                  centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        _refuse_differentiable("RMSprop", differentiable)
+        refuse_differentiable("RMSprop", differentiable)
         super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps,
                                   "weight_decay": weight_decay, "momentum": momentum,
                                   "centered": centered, "maximize": maximize})
@@ -66,7 +59,7 @@ class Adagrad(Optimizer):
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
                  eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, fused: bool | None = None) -> None:
-        _refuse_differentiable("Adagrad", differentiable)
+        refuse_differentiable("Adagrad", differentiable)
         super().__init__(params, {"lr": lr, "lr_decay": lr_decay, "weight_decay": weight_decay,
                                   "initial_accumulator_value": initial_accumulator_value,
                                   "eps": eps, "maximize": maximize})
@@ -101,7 +94,7 @@ class Adadelta(Optimizer):
                  weight_decay: float = 0.0, foreach: bool | None = None, *,
                  capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        _refuse_differentiable("Adadelta", differentiable)
+        refuse_differentiable("Adadelta", differentiable)
         super().__init__(params, {"lr": lr, "rho": rho, "eps": eps,
                                   "weight_decay": weight_decay, "maximize": maximize})
 

@@ -208,6 +208,13 @@ class Optimizer:
                              for ours, theirs in zip(self.param_groups, saved)]
 
 
+def refuse_differentiable(name: str, differentiable: bool) -> None:
+    """foreach / fused / capturable pick PyTorch kernels and are accepted by every optimizer;
+    a step that is itself differentiable is not supported."""
+    if differentiable:
+        raise ShrewError(f"{name}: differentiable=True is not supported")
+
+
 def _refuse_a_set(name: str, params: Any) -> None:
     if isinstance(params, (set, frozenset)):
         raise ShrewError(f"{name}: parameters must be an ordered collection, not a set "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ShrewError
-from .optimizer import Optimizer
+from .optimizer import Optimizer, refuse_differentiable
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -21,9 +21,8 @@ class SGD(Optimizer):
                  maximize: bool = False, foreach: bool | None = None,
                  differentiable: bool = False, fused: bool | None = None) -> None:
         # foreach / fused choose PyTorch kernels; shrew has one update path, so they are
-        # accepted and change nothing.  A differentiable step is not supported.
-        if differentiable:
-            raise ShrewError("SGD: differentiable=True is not supported")
+        # accepted and change nothing.
+        refuse_differentiable("SGD", differentiable)
         super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
                                   "weight_decay": weight_decay, "nesterov": nesterov,
                                   "maximize": maximize})

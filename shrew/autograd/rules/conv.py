@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...ops.conv import col2im, dilate, im2col
+from ...ops.shape.recorded import cat
 from ...core.shape import numel
 from .common import InputGrads, fast_gradients
 
@@ -54,7 +55,6 @@ def _composed_conv_grads(x: Tensor, w: Tensor, g: Tensor, stride: tuple[int, ...
     call) but whose backward the backend does not serve: the gradients of the composition
     ops/conv.py runs otherwise, per group the plain convolution's with the kernel dilated
     by zeros between its taps; the kernel's gradient keeps the taps only."""
-    from ...ops.shape.recorded import cat
     kernel = dilate(dilate(w, 2, dilation[0]), 3, dilation[1])
     c, o = x.shape[1] // groups, w.shape[0] // groups
     parts = [_lowered_conv_grads(x.narrow(1, i * c, c), kernel.narrow(0, i * o, o),

@@ -13,7 +13,7 @@ from ...core.grad_mode import is_grad_enabled, no_grad
 from ...ops.linalg import decompositions as D
 from ...ops.creation import zeros_like
 from ...ops.shape.composed import diag_embed
-from ...ops.scan import products_of_others
+from .scan import products_of_others
 from ...ops.shape.recorded import cat
 from ...core.shape import numel
 from .common import fast_gradients, sum_to_shape

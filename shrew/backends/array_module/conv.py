@@ -37,7 +37,7 @@ class ConvPrimitives:
         n, c, h, w = shape
         (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
         hp, wp = h + 2 * ph, w + 2 * pw
-        ho, wo = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+        ho, wo = window_output(h, w, kernel, stride, padding)
         cols = cols.reshape(n, c, kh, kw, ho, wo)
         out = xp.zeros((n, c, hp, wp), dtype=cols.dtype)
         # Vectorised adds in a fixed order (deterministic), never per pixel, in two passes:

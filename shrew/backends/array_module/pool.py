@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.shape import pool_output_size
+from ...core.shape import window_counts
 from ..base import Storage
 from ..kernels import avg_pool_divisor, max_pool_fill
 from .index import flat_offsets, store_distinct
@@ -39,8 +39,7 @@ class PoolPrimitives:
         xp = self.xp
         n, c, h, w = x.shape
         (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-        out_hw = tuple(pool_output_size(size, k, s, p, d, ceil_mode) for size, k, s, p, d
-                       in zip((h, w), kernel, stride, padding, dilation))
+        out_hw = window_counts((h, w), kernel, stride, padding, dilation, ceil_mode)
         fill = max_pool_fill(x.dtype)
         win = windows(xp, x, kernel, stride, padding, dilation, out_hw, fill)
         ho, wo = out_hw
@@ -115,8 +114,7 @@ class PoolPrimitives:
                    divisor_override: int | None) -> Storage:
         xp = self.xp
         h, w = x.shape[2:]
-        out_hw = tuple(pool_output_size(size, k, s, p, 1, ceil_mode) for size, k, s, p
-                       in zip((h, w), kernel, stride, padding))
+        out_hw = window_counts((h, w), kernel, stride, padding, ceil_mode=ceil_mode)
         win = windows(xp, x, kernel, stride, padding, (1, 1), out_hw, 0)
         if divisor_override is None and count_include_pad and not ceil_mode:
             return win.mean(axis=(-2, -1), dtype=x.dtype)   # every window's divisor kh*kw

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.shape import pool_window_counts
+from ...core.shape import pool_window_counts, window_counts
 from ..base import Storage
 
 KERNEL_DIR = Path(__file__).resolve().parent
@@ -84,8 +84,7 @@ def wrapped(value: Any, dtype: np.dtype) -> Any:
 
 def window_output(h: int, w: int, kernel: tuple, stride: tuple, padding: tuple) -> tuple:
     """(Ho, Wo): how many windows of `kernel` fit an h x w image, padded and strided."""
-    return tuple((size + 2 * p - k) // s + 1
-                 for size, k, s, p in zip((h, w), kernel, stride, padding))
+    return window_counts((h, w), kernel, stride, padding)
 
 
 def avg_pool_divisor(hw: tuple, kernel: tuple, stride: tuple, padding: tuple, out_hw: tuple,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.shape import pool_output_size
+from ...core.shape import window_counts
 from ..base import Storage
 from . import KernelLaunches, compute_dtype, max_pool_fill
 
@@ -15,8 +15,7 @@ def pool_geometry(c: int, h: int, w: int, kernel: tuple, stride: tuple, padding:
                   dilation: tuple, ceil_mode: bool) -> tuple:
     """The window Geometry (common.h) of a pooling, with PyTorch's output size (ceil_mode),
     followed by the dilation: c, h, w, kh, kw, sh, sw, ph, pw, ho, wo, dh, dw."""
-    out = (pool_output_size(size, k, s, p, d, ceil_mode)
-           for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
+    out = window_counts((h, w), kernel, stride, padding, dilation, ceil_mode)
     return (c, h, w, *kernel, *stride, *padding, *out, *dilation)
 
 

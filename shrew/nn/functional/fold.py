@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ...core.errors import ShapeError
-from ...core.shape import fmt, pair
+from ...core.shape import fmt, pair, window_counts
 from ...ops.conv import col2im, dilate, im2col
 from ..._tensor import Tensor
 from ._checks import tensor_arg
@@ -51,7 +51,7 @@ def fold(input: Tensor, output_size: IntOrPair, kernel_size: IntOrPair,  # noqa:
     size = pair(output_size, "output_size", op, 1)
     (n, ckk, length), kk = cols.shape, kernel[0] * kernel[1]
     spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
-    blocks = [(s + 2 * p - span) // st + 1 for s, p, span, st in zip(size, padding, spans, stride)]
+    blocks = window_counts(size, kernel, stride, padding, dilation)
     if ckk % kk or min(blocks) < 1 or math.prod(blocks) != length:
         raise ShapeError(f"{op}: input {fmt(input.shape)} must be [N, C*{kk}, {blocks[0]}*"
                          f"{blocks[1]}] for output_size {size}, kernel {kernel}, dilation "

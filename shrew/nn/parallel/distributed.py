@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ...autograd.engine import GradStore, HookHandle, register_post_accumulate_grad_hook
+from ...autograd.engine import GradStore
+from ...autograd.hooks import HookHandle, register_post_accumulate_grad_hook
 from ...distributed.collectives import ReduceOp, all_reduce_array
 from ...distributed.group import ProcessGroup, default_group
 from ...distributed.work import Pending, Steps, Work, agree, progress

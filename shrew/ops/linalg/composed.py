@@ -16,6 +16,10 @@ from ...core.grad_mode import no_grad
 from ...core.shape import broadcast_shapes, fmt, normalize_dims
 from . import decompositions as D
 from ..common import same_device
+from ..reduce import linalg_norm as vector_or_frobenius
+from ..reduce import vector_norm
+from ..shape.composed import diag_embed
+from ..shape.recorded import cat
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -46,7 +50,6 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1), keepdim: boo
         A = A.to(dtype)
     check_float(A.dtype, op)
     if ord == "fro":
-        from ..reduce import vector_norm
         return vector_norm(A, 2, (rows, cols), keepdim, op=op)
     if ord in (1, -1, math.inf, -math.inf):
         summed, over = (rows, cols) if abs(ord) == 1 else (cols, rows)
@@ -63,7 +66,6 @@ def linalg_norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = Fal
                 dtype: DTypeLike | None = None) -> Tensor:
     """linalg.norm: a matrix norm where dim has two dims (or dim is None, A is 2-D and ord
     is given), else a vector norm."""
-    from ..reduce import linalg_norm as vector_or_frobenius
     two_dims = isinstance(dim, (tuple, list)) and len(dim) == 2 or (
         dim is None and ord is not None and isinstance(A, AnyTensor) and A.ndim == 2)
     if two_dims and ord is not None:
@@ -192,7 +194,6 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
 def _triangle(A: Tensor, upper: bool, unitriangular: bool) -> Tensor:  # noqa: N803
     if not unitriangular:
         return A.triu() if upper else A.tril()
-    from ..shape.composed import diag_embed
     strict = A.triu(1) if upper else A.tril(-1)
     return strict + diag_embed(A.diagonal(0, -2, -1) * 0 + 1)
 
@@ -214,7 +215,6 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:  # noqa: N803
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ShrewError(f"linalg.vander: N must be a positive int, got {N!r}")
     column = x.unsqueeze(-1)
-    from ..shape.recorded import cat
     return cat([column * 0 + 1, column.expand(*x.shape, n - 1)], -1).cumprod(-1)
 
 
@@ -301,5 +301,4 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = _CDIST_MOD
         raise ShrewError(f"{op}: compute_mode must be one of {', '.join(_CDIST_MODES)}, got "
                          f"{compute_mode!r}")
     broadcast_shapes(op, x1.shape[:-2], x2.shape[:-2])
-    from ..reduce import vector_norm
     return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1, op=op)

@@ -15,6 +15,7 @@ from ...core.fields import AnyTensor, record, wrap
 from ...core.grad_mode import is_grad_enabled
 from ...core.shape import broadcast_shapes, fmt
 from ..common import same_device
+from ..creation import empty, eye, zeros
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -112,7 +113,6 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803  
 
 def inv_ex(A: Tensor, *, check_errors: bool = False, op: str = "linalg.inv_ex") -> R.linalg_inv_ex:  # noqa: N803
     """(inverse, info): a @ X = I solved for X; info nonzero where A is singular."""
-    from ..creation import eye
     check_matrices(op, A)
     identity = eye(A.shape[-1], dtype=A.dtype, device=A.device)
     return R.linalg_inv_ex(*solve_ex(A, identity.expand(*A.shape), check_errors=check_errors,
@@ -182,7 +182,6 @@ def qr(A: Tensor, mode: str = "reduced", op: str = "linalg.qr") -> R.linalg_qr: 
     q, r = _routine("qr", A, "complete" if mode == "complete" else "reduced",
                     differentiable=(0, 1))
     if mode == "r":
-        from ..creation import empty
         q = empty(0, dtype=A.dtype, device=A.device)
     return R.linalg_qr(q, r)
 
@@ -207,7 +206,6 @@ def torch_svd(x: Tensor, some: bool = True, compute_uv: bool = True) -> R.svd:
     """torch.svd: (U, S, V) with V, not Vh; compute_uv=False gives the singular values and
     zero U [m, m] and V [n, n], as PyTorch."""
     if not compute_uv:
-        from ..creation import zeros
         check_matrices("svd", x, square=False)
         m, n = x.shape[-2:]
         batch = tuple(x.shape[:-2])

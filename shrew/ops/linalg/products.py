@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any
 from ...core.errors import ShapeError, ShrewError
 from ...core.fields import AnyTensor
 from ...core.shape import broadcast_shapes, fmt, normalize_dim
-from .matmul import matmul
+from ..shape.composed import diag_embed
 from ..shape.recorded import cat, expand, narrow, permute
+from .decompositions import inv_ex
+from .matmul import matmul
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -187,10 +189,8 @@ def matrix_power(x: Tensor, n: int) -> Tensor:
     if not isinstance(n, int) or isinstance(n, bool):
         raise ShrewError(f"matrix_power: n must be an int, got {n!r}")
     if n < 0:
-        from .decompositions import inv_ex
         x, n = inv_ex(x, check_errors=True, op="matrix_power").inverse, -n
     if n == 0:
-        from ..shape.composed import diag_embed
         return diag_embed(x.diagonal(0, -2, -1) * 0 + 1)
     result, square = None, x
     while n:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ....core.shape import window_counts
 from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DIFF_WEIGHTS, ARG_DST, ARG_SRC,
                       ARG_WEIGHTS, CONVOLUTION_DIRECT, FORWARD_TRAINING, Dims, Handle, Runtime)
 from .primitive import Primitive, create_pd, execute, usable, with_mds
@@ -31,8 +32,7 @@ def _weights_shape(w_shape: tuple, groups: int) -> tuple:
 
 def conv_output_hw(x_hw: Sequence[int], w_hw: Sequence[int], stride: Sequence[int],
                    padding: Sequence[int], dilation: Sequence[int]) -> tuple:
-    return tuple((i + 2 * p - d * (k - 1) - 1) // s + 1
-                 for i, k, s, p, d in zip(x_hw, w_hw, stride, padding, dilation))
+    return window_counts(x_hw, w_hw, stride, padding, dilation)
 
 
 def _conv_key(kind: str, x_shape: Sequence[int], w_shape: Sequence[int], stride: Sequence[int],

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ....core.shape import window_counts
 from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DST, ARG_SRC, ARG_WORKSPACE,
                       FORWARD_TRAINING, Dims, OneDNNError, Runtime)
 from .primitive import Primitive, create_pd, usable, using, with_mds
@@ -47,7 +48,7 @@ def _make_pool(backward: bool, alg: int, x_shape: tuple, y_shape: tuple, kernel:
 
 def pool_output_hw(x_hw: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
                    padding: Sequence[int]) -> tuple:
-    return tuple((i + 2 * p - k) // s + 1 for i, k, s, p in zip(x_hw, kernel, stride, padding))
+    return window_counts(x_hw, kernel, stride, padding)
 
 
 def pool2d(x: np.ndarray, alg: int, kernel: Sequence[int], stride: Sequence[int],
