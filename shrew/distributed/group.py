@@ -110,7 +110,7 @@ def destroy_process_group() -> None:
     """Leave the process group; uncaught exceptions no longer abort the job."""
     global _group
     group = default_group("destroy_process_group")
-    from .work import drain
+    from .work import drain  # work.py imports this module: a cycle at import time
     drain()
     group.free()
     _group = None

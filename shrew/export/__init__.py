@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-# Public names only (and backprop's engine entry point), so that the core can move
+# Public names only (and the autograd engine's entry point), so that the core can move
 # around this package; get_backend is the one registry function it needs.
 from .. import (DeviceError, DTypeError, ShapeError, ShrewError, Tensor, float32, from_numpy,
                ones_like)

@@ -1,5 +1,6 @@
 """Convolutions: im2col and col2im, conv2d (a backend fast path, else im2col and one GEMM)
-and conv1d (conv.cl on OpenCL and CUDA; backends/array_module/folded_conv.py on cpu and cuda).
+and conv1d (conv.cl on OpenCL and CUDA; backends/array_module/folded_conv.py on cpu and
+cuda).
 
 Dilation and groups run as one call where the backend's conv2d takes them (base.FastConv:
 oneDNN on cpu), recorded as one Conv2d; elsewhere they are compositions of plain

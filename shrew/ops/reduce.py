@@ -303,7 +303,7 @@ def linalg_norm(x: Tensor, ord: Any = None, dim: Dims = None, keepdim: bool = Fa
     if ord == "fro" and two_dims:
         return vector_norm(x, 2, dim if dim is not None else (0, 1), keepdim, dtype=dtype,
                            op="linalg.norm")
-    # (matrix orders over two dims were taken by ops/linalg_composed.linalg_norm)
+    # (matrix orders over two dims were taken by ops/linalg/composed.linalg_norm)
     if dim is None and x.ndim != 1:
         raise ShapeError(f"linalg.norm: with ord={ord!r} and dim=None the input must be 1-D or "
                          f"2-D, got shape {fmt(x.shape)}")

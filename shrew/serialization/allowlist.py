@@ -14,6 +14,7 @@ from types import FunctionType, TracebackType
 from typing import Any
 
 from ..core.errors import ShrewError
+from ..nn.modules.module import Module
 
 _allowed: dict[str, Any] = {}  # "module:qualname" -> the class or function it names
 
@@ -108,7 +109,6 @@ def _shrew_own(name: str) -> Any:
     """The shrew nn.Module class or shrew function `name` names, or None: looked up only
     among modules already imported, under that name or, for a name written before nn/ was
     reorganised, in the modules that now hold what its module held."""
-    from ..nn.modules.module import Module
     module_name, _, qualname = name.partition(":")
     if module_name != "shrew" and not module_name.startswith("shrew."):
         return None

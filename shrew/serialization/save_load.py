@@ -28,6 +28,7 @@ from ..core.errors import DTypeError, ShrewError
 from ..ops.creation import from_numpy
 from .torch_zip import looks_like_pickle, looks_like_zip, read_torch_zip
 from .._tensor import Tensor
+from ..nn.parameter import Parameter
 
 PathOrFile = str | os.PathLike[str] | IO[bytes]
 
@@ -139,7 +140,6 @@ def _read_safetensors(data: bytes, where: str, device: str, weights_only: bool |
         return arrays[name]
 
     def parameter(t: Tensor, requires_grad: bool) -> Tensor:
-        from ..nn.parameter import Parameter
         return Parameter(t, requires_grad=requires_grad)
 
     return tree.decode(description, tensor, ndarray, parameter,

@@ -19,6 +19,7 @@ import numpy as np
 from ..core.errors import DTypeError, ShrewError
 from ..ops.creation import from_numpy
 from .._tensor import Tensor
+from ..nn.parameter import Parameter
 
 # torch's typed storage classes, as pickles name them, and the element type of each
 _STORAGES = {
@@ -167,7 +168,6 @@ def _to_tensors(obj: Any, device: str, where: str) -> Any:
                 except DTypeError as exc:
                     raise DTypeError(f"load: a tensor in {where}: {exc}") from None
                 if x.parameter:
-                    from ..nn.parameter import Parameter
                     t = Parameter(t, requires_grad=x.requires_grad)
                 elif x.requires_grad:
                     t.requires_grad_()

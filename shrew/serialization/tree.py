@@ -16,6 +16,9 @@ import numpy as np
 
 from ..core.errors import ShrewError
 from .._tensor import Tensor
+from .allowlist import global_name
+from ..nn.modules.module import Module
+from ..nn.parameter import Parameter
 
 FORMAT_KEY = "shrew.checkpoint"  # the metadata entry holding the description
 FORMAT = "1"
@@ -35,14 +38,12 @@ def encode(obj: Any) -> tuple[dict[str, np.ndarray], str]:
         return seen[id(x)]
 
     def module(x: Any, path: str) -> Any:
-        from .allowlist import global_name
         if id(x) in modules:
             return {"ref": modules[id(x)]}
         modules[id(x)] = key = f"m{len(modules)}"
         return {"object": global_name(type(x)), "id": key, "state": node(dict(vars(x)), path)}
 
     def node(x: Any, path: str) -> Any:
-        from ..nn.modules.module import Module
         if x is None or isinstance(x, (bool, str)):
             return x
         if isinstance(x, (int, np.integer)):
@@ -50,7 +51,6 @@ def encode(obj: Any) -> tuple[dict[str, np.ndarray], str]:
         if isinstance(x, (float, np.floating)):
             return float(x)
         if isinstance(x, Tensor):
-            from ..nn.parameter import Parameter
             return {"tensor": store(x), "requires_grad": x.requires_grad,
                     "parameter": isinstance(x, Parameter)}
         if isinstance(x, np.ndarray):
@@ -68,7 +68,6 @@ def encode(obj: Any) -> tuple[dict[str, np.ndarray], str]:
             return module(x, path)
         if isinstance(x, (FunctionType, type)) and "<" not in x.__qualname__:
             # by name (a lambda or a local function has none a load could look up)
-            from .allowlist import global_name
             return {"global": global_name(x)}
         raise ShrewError(f"save: cannot save a {type(x).__name__} at {path or 'the top'}: a "
                          f"checkpoint holds tensors, numpy arrays, numbers, strings, None, "
@@ -85,7 +84,6 @@ def decode(description: str, tensor: Callable[[str], Tensor],
     `ndarray(name)` give a stored array as a Tensor or as a numpy array,
     `parameter(t, requires_grad)` makes an nn.Parameter, `resolve(name)` gives the
     allowed class or function a name stands for (or raises)."""
-    from ..nn.modules.module import Module
     built: dict[str, Any] = {}  # one object per stored name, so sharing survives
     modules: dict[str, Any] = {}
 

@@ -51,6 +51,8 @@ def _unimplemented_primitive(exc) -> str | None:
     """The Backend primitive that raised NotImplementedError, found in the traceback."""
     if not isinstance(exc, NotImplementedError):
         return None
+    # shrew is imported only once a shrew test runs: pytest loads this plugin (an entry
+    # point) in every session of an environment where shrew is installed
     from shrew.backends.base import PRIMITIVES
     tb = exc.__traceback__
     while tb is not None:
@@ -79,6 +81,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 def _report_device(write, device, outcomes, unimplemented) -> None:
     """What ran on one device, per area, and the primitives it lacks."""
+    # (imported here for the reason given in _unimplemented_primitive)
     from shrew.backends.base import PRIMITIVES
     from shrew.backends.registry import get_backend
     backend = get_backend(device)

@@ -70,7 +70,7 @@ from .onednn import pool as onednn_pool
 # conv2d, backward       oneDNN -> numpy's folded GEMMs (C*kw at least      any; folded:
 #                        CONV_FOLD_MIN_DEPTH) -> core's im2col lowering;    CONV_FOLD_MIN_DEPTH
 #                        with MKL off, a shallower input's weight gradient
-#                        skips oneDNN; onednn/conv.py, backends/folded_conv.py
+#                        skips oneDNN; onednn/conv.py, backends/array_module/folded_conv.py
 # max_pool2d, backward   oneDNN (no NaN; backward: through the forward's    MIN_ELEMENTWISE_SIZE
 #                        workspace) -> numpy; onednn/max_pool.py
 # avg_pool2d, backward   oneDNN (PyTorch's default options) -> numpy or     any
@@ -179,7 +179,7 @@ class CPUBackend(ArrayModuleBackend):
                         dilation: tuple, groups: int, need_x: bool,
                         need_w: bool) -> tuple:  # base.FastConv
         """oneDNN's two gradients (onednn/conv.py), else super()'s: the array module's
-        folded GEMMs (backends/folded_conv.py) where C*kw >= conv_fold_min_depth, else
+        folded GEMMs (backends/array_module/folded_conv.py) where C*kw >= conv_fold_min_depth, else
         NotImplemented, and the rule (autograd/rules/conv.py) runs the core's lowering."""
         args = (stride, padding, dilation, groups)
         plain = dilation == (1, 1) and groups == 1

@@ -1,4 +1,4 @@
-/* gather and scatter along `dim` (scatter_add is scatter's mode 1 on zeros: launches.py).
+/* gather and scatter along `dim` (scatter_add is scatter's mode 1 on zeros: index.py).
    meta = index shape[ndim], then the layouts of index, x (gather) or src (scatter), and
    out; `bound` is the size of x (gather) or out (scatter) along dim.  The core checks
    that index entries lie in [0, bound), for an index computed on the device only when a

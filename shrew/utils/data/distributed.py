@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sized
 import numpy as np
 
 from ...core.errors import ShrewError
+from ...distributed import get_rank, get_world_size
 
 
 class DistributedSampler:
@@ -25,7 +26,6 @@ class DistributedSampler:
     def __init__(self, dataset: Sized, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None or rank is None:
-            from ...distributed import get_rank, get_world_size
             num_replicas = get_world_size() if num_replicas is None else num_replicas
             rank = get_rank() if rank is None else rank
         if not isinstance(num_replicas, int) or num_replicas < 1:

@@ -19,6 +19,7 @@ import numpy as np
 from ...core.errors import ShrewError
 from ..._tensor import Tensor
 from .dataset import Dataset, IterableDataset
+from ...ops.random import manual_seed
 
 
 class DataLoaderWorkerError(ShrewError, RuntimeError):
@@ -167,7 +168,6 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, auto_collatio
     """A worker's life: seed, run worker_init_fn, then answer ("fetch", key, indices)
     and ("reset", ...) messages until None arrives or the parent process is gone."""
     global _info
-    from ... import manual_seed
     manual_seed(seed)
     random.seed(seed)
     _info = WorkerInfo(worker_id, num_workers, seed, dataset)
