@@ -9,7 +9,7 @@ named by a file is ever imported or called, whatever `weights_only` says."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from types import FunctionType, TracebackType
 from typing import Any
 
@@ -96,10 +96,14 @@ _FORMER_HOMES: dict[str, tuple[str, ...]] = {
 
 def _defined_as(module_name: str, qualname: str) -> Any:
     """The object defined as `qualname` in the already imported module `module_name`, or
-    None (so a name cannot reach, say, `os.system` through a module's imports)."""
+    None (so a name cannot reach, say, `os.system` through a module's imports).  Read from
+    each namespace's __dict__, not with getattr: a package's __getattr__ may import a
+    submodule (shrew.backends.opencl imports pyopencl), and nothing a file names may be
+    imported."""
     found: Any = sys.modules.get(module_name)
     for part in qualname.split("."):
-        found = getattr(found, part, None)
+        namespace = getattr(found, "__dict__", None)
+        found = namespace.get(part) if isinstance(namespace, Mapping) else None
     if found is None or not hasattr(found, "__qualname__"):
         return None
     return found if global_name(found) == f"{module_name}:{qualname}" else None
@@ -129,7 +133,7 @@ def resolve(name: str, weights_only: bool | None) -> Any:
         dotted = name.replace(":", ".")
         beyond = (" even with weights_only=False: shrew never imports or runs code named by "
                   "a file" if weights_only is False else "")
-        raise ShrewError(f"load: the file refers to {dotted}, which is not allowed{beyond}; "
+        raise ShrewError(f"load: the checkpoint refers to {dotted}, which is not allowed{beyond}; "
                          f"if you trust it, allow it with shrew.serialization.add_safe_globals"
                          f"([{dotted.rpartition('.')[2]}]) or `with shrew.serialization."
                          f"safe_globals([...]):`")

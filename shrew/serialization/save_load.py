@@ -26,7 +26,9 @@ from safetensors import SafetensorError
 from . import allowlist, tree
 from ..core.errors import DTypeError, ShrewError
 from ..ops.creation import from_numpy
-from .torch_zip import looks_like_pickle, looks_like_zip, read_torch_zip
+from .errors import in_file
+from .formats import is_pickle, is_safetensors, is_zip
+from .torch_zip import read_torch_zip
 from .._tensor import Tensor
 from ..nn.parameter import Parameter
 
@@ -87,9 +89,9 @@ def load(path: PathOrFile, device: Any = "cpu", map_location: Any = None, *,
         where = repr(os.fspath(path))
         with open(os.fspath(path), "rb") as src:
             data = src.read()
-    if looks_like_zip(data[:4]):
-        return read_torch_zip(io.BytesIO(data), where, device, weights_only)
-    if looks_like_pickle(data[:1]):
+    if is_zip(data):
+        return read_torch_zip(io.BytesIO(data), len(data), where, device, weights_only)
+    if is_pickle(data) and not is_safetensors(data):
         raise ShrewError(f"load: {where} is not a valid safetensors file or PyTorch zip file: "
                          f"it is a bare pickle (PyTorch's legacy format, or pickle.dump), "
                          f"which shrew never loads because unpickling can run code")
@@ -142,8 +144,11 @@ def _read_safetensors(data: bytes, where: str, device: str, weights_only: bool |
     def parameter(t: Tensor, requires_grad: bool) -> Tensor:
         return Parameter(t, requires_grad=requires_grad)
 
-    return tree.decode(description, tensor, ndarray, parameter,
-                          lambda name: allowlist.resolve(name, weights_only))
+    try:
+        return tree.decode(description, tensor, ndarray, parameter,
+                           lambda name: allowlist.resolve(name, weights_only))
+    except ShrewError as exc:
+        raise in_file(exc, where) from None
 
 
 def _metadata(data: bytes) -> dict[str, str] | None:

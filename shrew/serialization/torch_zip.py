@@ -1,196 +1,173 @@
-"""Reading PyTorch's .pt / .pth files (torch.save's zip format) without torch and
-without running their pickle: a restricted unpickler that can only rebuild tensors,
-parameters and plain containers, like torch.load(weights_only=True).
+"""Reading PyTorch's .pt / .pth files (torch.save's zip format) without torch and without
+running their pickle (unpickler.py), and without letting a small file take much memory.
 
 A torch.save zip holds `<name>/data.pkl` (the pickled object, whose tensors point at
-storages by key) and `<name>/data/<key>` (each storage's raw bytes)."""
+storages by key) and `<name>/data/<key>` (each storage's raw bytes).  Memory is bounded:
+- every zip entry is read in chunks, never past its declared size, and all entries
+  together may inflate to at most INFLATE_FLOOR + INFLATE_RATIO times the file's size
+  (torch.save never compresses, so only a crafted file, a deflate bomb, comes near);
+- a storage must fit in its entry, which is checked before reading it;
+- on the CPU a tensor that is a plain slice of its storage shares the storage's memory, as
+  PyTorch's do (300 views of one storage cost one storage); any other tensor (a stride
+  trick, a transposed view, every tensor on another device) is a copy, and the copies may
+  total at most COPY_FLOOR + 2 x the storages' bytes, checked before each is made: size
+  (2**15, 2**15) with stride (0, 0) over one element is refused, where PyTorch makes a
+  view."""
 from __future__ import annotations
 
 import io
-import pickle
 import zipfile
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import IO, Any
 
-import ml_dtypes
 import numpy as np
 
 from ..core.errors import DTypeError, ShrewError
 from ..ops.creation import from_numpy
 from .._tensor import Tensor
 from ..nn.parameter import Parameter
+from .errors import in_file
+from .unpickler import Rebuilt, RestrictedUnpickler, StorageType
 
-# torch's typed storage classes, as pickles name them, and the element type of each
-_STORAGES = {
-    "DoubleStorage": np.float64, "FloatStorage": np.float32, "HalfStorage": np.float16,
-    "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
-    "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
-    "BFloat16Storage": ml_dtypes.bfloat16, "ComplexFloatStorage": np.complex64,
-    "ComplexDoubleStorage": np.complex128, "UntypedStorage": np.uint8,
-}
+INFLATE_FLOOR = 64 << 20
+INFLATE_RATIO = 64
+COPY_FLOOR = 64 << 20
+_CHUNK = 1 << 20
 
 
-class _StorageType:
-    """What a pickle's reference to torch.FloatStorage (etc.) becomes: a name and a dtype."""
+class _Archive:
+    """The zip's entries, each read in bounded chunks against a budget for the file."""
 
-    def __init__(self, name: str) -> None:
-        self.name, self.dtype = name, _STORAGES[name]
+    def __init__(self, file: IO[bytes], size: int, where: str) -> None:
+        self.where = where
+        self.zip = zipfile.ZipFile(file)
+        self.names = self.zip.namelist()
+        self.left = INFLATE_FLOOR + INFLATE_RATIO * size  # bytes all entries may inflate to
 
+    def size(self, name: str) -> int:
+        return self.zip.getinfo(name).file_size
 
-class _Rebuilt:
-    """A tensor rebuilt from the pickle, made into a shrew Tensor once the device is known."""
-
-    def __init__(self, values: np.ndarray, requires_grad: bool, parameter: bool) -> None:
-        self.values, self.requires_grad, self.parameter = values, requires_grad, parameter
-
-
-def _rebuild_tensor_v2(storage: np.ndarray, offset: int, size: tuple[int, ...],
-                       stride: tuple[int, ...], requires_grad: bool = False,
-                       backward_hooks: Any = None, metadata: Any = None) -> _Rebuilt:
-    """A tensor's values: the strided view of its storage, bounds-checked (a crafted
-    file must not read outside the storage), copied out."""
-    size, stride = tuple(size), tuple(stride)
-    ok = (isinstance(offset, int) and offset >= 0 and len(size) == len(stride)
-          and all(isinstance(n, int) and n >= 0 for n in size)
-          and all(isinstance(s, int) and s >= 0 for s in stride))
-    if not ok:
-        raise ShrewError(f"load: a tensor with offset {offset!r}, size {size!r} and stride "
-                         f"{stride!r} is malformed")
-    if 0 in size:
-        return _Rebuilt(np.zeros(size, storage.dtype), requires_grad, parameter=False)
-    last = offset + sum((n - 1) * s for n, s in zip(size, stride))
-    if last >= storage.size:
-        raise ShrewError(f"load: a tensor of size {list(size)} reaches element {last} of a "
-                         f"storage of {storage.size}")
-    view = np.lib.stride_tricks.as_strided(storage[offset:], shape=size,
-                                           strides=[s * storage.itemsize for s in stride],
-                                           writeable=False)
-    return _Rebuilt(np.array(view), requires_grad, parameter=False)
+    def read(self, name: str) -> bytes:
+        declared = self.size(name)
+        if declared > self.left:
+            raise ShrewError(f"load: {self.where}: the zip entry {name!r} would inflate to "
+                             f"{declared} bytes, past the {self.left} left of the limit for a "
+                             f"file of its size (a deflate bomb?)")
+        self.left -= declared
+        chunks, got = [], 0
+        with self.zip.open(name) as entry:  # stops at the declared size, checks the CRC
+            while chunk := entry.read(min(_CHUNK, declared - got + 1)):
+                got += len(chunk)
+                if got > declared:
+                    raise ShrewError(f"load: {self.where}: the zip entry {name!r} holds more "
+                                     f"than the {declared} bytes it declares")
+                chunks.append(chunk)
+        if got != declared:
+            raise ShrewError(f"load: {self.where}: the zip entry {name!r} holds {got} bytes, "
+                             f"not the {declared} it declares")
+        return b"".join(chunks)
 
 
-def _rebuild_parameter(data: _Rebuilt, requires_grad: bool, backward_hooks: Any,
-                       state: Any = None) -> _Rebuilt:
-    if not isinstance(data, _Rebuilt):
-        raise ShrewError("load: a Parameter in the file does not wrap a tensor")
-    return _Rebuilt(data.values, bool(requires_grad), parameter=True)
-
-
-# The only callables the pickle may reach: each name maps to shrew's own safe stand-in.
-_ALLOWED: dict[tuple[str, str], Any] = {
-    ("collections", "OrderedDict"): OrderedDict,
-    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
-    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-    ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-    **{("torch", name): _StorageType(name) for name in _STORAGES},
-    ("torch.storage", "UntypedStorage"): _StorageType("UntypedStorage"),
-}
-
-
-class _RestrictedUnpickler(pickle.Unpickler):
-    def __init__(self, file: IO[bytes], storage: Callable[[_StorageType, str, int], np.ndarray],
-                 where: str, weights_only: bool | None) -> None:
-        super().__init__(file)
-        self._storage, self._where, self._weights_only = storage, where, weights_only
-
-    def find_class(self, module: str, name: str) -> Any:
-        found = _ALLOWED.get((module, name))
-        if found is None:
-            even = ", even with weights_only=False" if self._weights_only is False else ""
-            raise ShrewError(f"load: {self._where} refers to {module}.{name}, which shrew "
-                             f"refuses to load: only tensors, parameters and plain containers "
-                             f"(dict, OrderedDict, list, tuple, numbers, strings) are allowed, "
-                             f"and nothing in the file is run{even} (save a state_dict "
-                             f"instead of a pickled object)")
-        return found
-
-    def persistent_load(self, pid: Any) -> np.ndarray:
-        if (not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage"
-                or not isinstance(pid[1], _StorageType)):
-            raise ShrewError(f"load: {self._where} has an unknown storage reference {pid!r:.80}")
-        _, kind, key, _location, numel = pid
-        return self._storage(kind, str(key), int(numel))
-
-
-def read_torch_zip(file: IO[bytes], where: str, device: str,
+def read_torch_zip(file: IO[bytes], size: int, where: str, device: str,
                    weights_only: bool | None = None) -> Any:
-    """The object torch.save wrote into the zip `file`, its tensors on `device`."""
+    """The object torch.save wrote into the zip `file` (of `size` bytes), its tensors on
+    `device`.  Every failure is a ShrewError naming `where`."""
     try:
-        archive = zipfile.ZipFile(file)
-        names = archive.namelist()
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise ShrewError(f"load: {where} is not a valid PyTorch zip file ({exc})") from None
-    pickles = [n for n in names if n.endswith("data.pkl") and n.count("/") == 1]
+        return _read(file, size, where, device, weights_only)
+    except ShrewError as exc:
+        raise in_file(exc, where) from None
+    except Exception as exc:  # whatever a crafted zip or pickle provokes is the file's fault
+        raise ShrewError(f"load: {where} is not a valid PyTorch zip file "
+                         f"({type(exc).__name__}: {exc})") from None
+
+
+def _read(file: IO[bytes], size: int, where: str, device: str,
+          weights_only: bool | None) -> Any:
+    archive = _Archive(file, size, where)
+    pickles = [n for n in archive.names if n.endswith("data.pkl") and n.count("/") == 1]
     if len(pickles) != 1:
         raise ShrewError(f"load: {where} is not a valid PyTorch zip file (no single "
                          f"<name>/data.pkl in it)")
     prefix = pickles[0][:-len("data.pkl")]
-    big_endian = (f"{prefix}byteorder" in names
+    big_endian = (f"{prefix}byteorder" in archive.names
                   and archive.read(f"{prefix}byteorder").strip() == b"big")
     storages: dict[str, np.ndarray] = {}
 
-    def storage(kind: _StorageType, key: str, numel: int) -> np.ndarray:
-        if key not in storages:
-            try:
-                raw = archive.read(f"{prefix}data/{key}")
-            except KeyError:
-                raise ShrewError(f"load: {where} lacks the storage {key!r} a tensor "
-                                 f"needs") from None
-            dtype = np.dtype(kind.dtype).newbyteorder(">" if big_endian else "<")
-            if len(raw) < numel * dtype.itemsize:
-                raise ShrewError(f"load: {where}: storage {key!r} has {len(raw)} bytes, its "
-                                 f"{numel} elements need {numel * dtype.itemsize}")
-            storages[key] = np.frombuffer(raw, dtype=dtype, count=numel).astype(
-                dtype.newbyteorder("="))
+    def storage(kind: StorageType, key: str, numel: int) -> np.ndarray:
+        dtype = np.dtype(kind.dtype).newbyteorder(">" if big_endian else "<")
+        if key in storages:
+            if storages[key].dtype != dtype.newbyteorder("=") or storages[key].size != numel:
+                raise ShrewError(f"storage {key!r} is referred to with two dtypes or sizes")
+            return storages[key]
+        name = f"{prefix}data/{key}"
+        if name not in archive.names:
+            raise ShrewError(f"load: {where} lacks the storage {key!r} a tensor needs")
+        need = numel * dtype.itemsize
+        if archive.size(name) < need:
+            raise ShrewError(f"storage {key!r} has {archive.size(name)} bytes, its {numel} "
+                             f"elements need {need}")
+        raw = archive.read(name)
+        storages[key] = np.frombuffer(raw, dtype=dtype, count=numel).astype(
+            dtype.newbyteorder("="))
         return storages[key]
 
-    try:
-        obj = _RestrictedUnpickler(io.BytesIO(archive.read(pickles[0])), storage, where,
-                                   weights_only).load()
-    except ShrewError:
-        raise
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError,
-            IndexError, KeyError, RecursionError, MemoryError, zipfile.BadZipFile) as exc:
-        raise ShrewError(f"load: {where} is not a valid PyTorch zip file "
-                         f"({type(exc).__name__}: {exc})") from None
-    return _to_tensors(obj, device, where)
+    obj = RestrictedUnpickler(io.BytesIO(archive.read(pickles[0])), storage, where,
+                              weights_only).load()
+    budget = COPY_FLOOR + 2 * sum(s.nbytes for s in storages.values())
+    return _Tensors(device, where, budget).convert(obj)
 
 
-def _to_tensors(obj: Any, device: str, where: str) -> Any:
-    """Replace each rebuilt tensor with a shrew Tensor (or nn.Parameter) on `device`."""
-    made: dict[int, Tensor] = {}
+class _Tensors:
+    """Turns each rebuilt tensor of the unpickled object into a shrew Tensor (or
+    nn.Parameter) on the device, sharing or copying its storage within the budget."""
 
-    def convert(x: Any) -> Any:
-        if isinstance(x, _Rebuilt):
-            if id(x) not in made:
-                try:
-                    t = from_numpy(x.values, device=device)
-                except DTypeError as exc:
-                    raise DTypeError(f"load: a tensor in {where}: {exc}") from None
-                if x.parameter:
-                    t = Parameter(t, requires_grad=x.requires_grad)
-                elif x.requires_grad:
-                    t.requires_grad_()
-                made[id(x)] = t
-            return made[id(x)]
+    def __init__(self, device: str, where: str, budget: int) -> None:
+        self.device, self.where, self.budget = device, where, budget
+        self.made: dict[int, Tensor] = {}
+
+    def convert(self, obj: Any) -> Any:
+        try:
+            return self._convert(obj)
+        except RecursionError:
+            raise ShrewError(f"load: {self.where} holds containers nested too deeply (or "
+                             f"one that contains itself)") from None
+
+    def _convert(self, x: Any) -> Any:
+        if isinstance(x, Rebuilt):
+            if id(x) not in self.made:
+                self.made[id(x)] = self._tensor(x)
+            return self.made[id(x)]
         if isinstance(x, dict):
-            converted = {k: convert(v) for k, v in x.items()}
+            # keys too: a tensor used as a key comes back as a shrew Tensor
+            converted = {self._convert(k): self._convert(v) for k, v in x.items()}
             return OrderedDict(converted) if isinstance(x, OrderedDict) else converted
-        if isinstance(x, tuple):
-            return tuple(convert(v) for v in x)
-        if isinstance(x, list):
-            return [convert(v) for v in x]
-        if isinstance(x, (_StorageType, np.ndarray)) or callable(x):
-            raise ShrewError(f"load: {where} holds a bare {type(x).__name__}, not a tensor")
+        if isinstance(x, (StorageType, np.ndarray)) or callable(x):
+            raise ShrewError(f"load: {self.where} holds a bare {type(x).__name__}, not a "
+                             f"tensor")
+        if type(x) in (tuple, list, set, frozenset):
+            return type(x)(self._convert(v) for v in x)
         return x
 
-    return convert(obj)
+    def _values(self, x: Rebuilt) -> np.ndarray:
+        if self.device == "cpu" and x.is_contiguous():
+            return x.storage[x.offset:x.offset + x.numel].reshape(x.size)
+        cost = x.numel * x.storage.itemsize
+        if cost > self.budget:
+            raise ShrewError(f"load: {self.where}: a tensor of size {list(x.size)} and stride "
+                             f"{list(x.stride)} over a storage of {x.storage.size} elements "
+                             f"needs {cost} bytes, past the {self.budget} left for copies "
+                             f"(a file may not expand its storages past twice their size)")
+        self.budget -= cost
+        view = np.lib.stride_tricks.as_strided(
+            x.storage[x.offset:], shape=x.size,
+            strides=[s * x.storage.itemsize for s in x.stride], writeable=False)
+        return np.array(view)
 
-
-def looks_like_zip(head: bytes) -> bool:
-    return head.startswith(b"PK\x03\x04")
-
-
-def looks_like_pickle(head: bytes) -> bool:
-    return head[:1] == b"\x80"  # the PROTO opcode that starts every modern pickle
-
+    def _tensor(self, x: Rebuilt) -> Tensor:
+        try:
+            t = from_numpy(self._values(x), device=self.device)
+        except DTypeError as exc:
+            raise DTypeError(f"load: a tensor in {self.where}: {exc}") from None
+        if x.parameter:
+            return Parameter(t, requires_grad=x.requires_grad)
+        return t.requires_grad_() if x.requires_grad else t

@@ -1,0 +1,161 @@
+"""The restricted unpickler that reads the pickle inside a PyTorch .pt file: it may only
+rebuild tensors, parameters and plain containers, like torch.load(weights_only=True).
+
+Three rules keep a crafted pickle from reaching anything else:
+- a name (GLOBAL) resolves only to the stand-ins below, made afresh for each load, so no
+  module, class or function of shrew or Python is ever handed to the file;
+- BUILD (the opcode that sets attributes) may only touch an OrderedDict the unpickler
+  itself created (torch.save stores a state dict's `_metadata` that way), never a class,
+  function or module: otherwise a file could change what later loads return;
+- a tensor is only described here (storage, offset, size, stride), checked against its
+  storage; making it into memory is torch_zip.py's job, under a size budget."""
+from __future__ import annotations
+
+import pickle
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import IO, Any, ClassVar, NamedTuple
+
+import ml_dtypes
+import numpy as np
+
+from ..core.errors import ShrewError
+
+# torch's typed storage classes, as pickles name them, and the element type of each
+_STORAGES = {
+    "DoubleStorage": np.float64, "FloatStorage": np.float32, "HalfStorage": np.float16,
+    "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
+    "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
+    "BFloat16Storage": ml_dtypes.bfloat16, "ComplexFloatStorage": np.complex64,
+    "ComplexDoubleStorage": np.complex128, "UntypedStorage": np.uint8,
+}
+MAX_DIMS = 64  # numpy's limit, and more than any real tensor has
+
+
+class StorageType(NamedTuple):
+    """What a pickle's reference to torch.FloatStorage (etc.) becomes (immutable)."""
+    name: str
+    dtype: Any
+
+
+class Rebuilt:
+    """A tensor the pickle describes: a strided view of a storage, made into a shrew
+    Tensor by torch_zip.py once the whole file is read and the device is known."""
+    __slots__ = ("storage", "offset", "size", "stride", "requires_grad", "parameter")
+
+    def __init__(self, storage: np.ndarray, offset: int, size: tuple[int, ...],
+                 stride: tuple[int, ...], requires_grad: bool, parameter: bool) -> None:
+        self.storage, self.offset, self.size, self.stride = storage, offset, size, stride
+        self.requires_grad, self.parameter = requires_grad, parameter
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.size:
+            n *= s
+        return n
+
+    def is_contiguous(self) -> bool:
+        """Whether the view is a plain slice of its storage (row-major, no gaps)."""
+        expected = 1
+        for n, s in reversed(list(zip(self.size, self.stride))):
+            if n != 1 and s != expected:
+                return False
+            expected *= n
+        return True
+
+
+def _ints(values: Any, what: str) -> tuple[int, ...]:
+    if not isinstance(values, (tuple, list)) or len(values) > MAX_DIMS or not all(
+            type(v) is int and v >= 0 for v in values):
+        raise ShrewError(f"a tensor's {what} {values!r:.80} is not a list of at most "
+                         f"{MAX_DIMS} non-negative integers")
+    return tuple(values)
+
+
+def _rebuild_tensor(storage: Any, offset: Any, size: Any, stride: Any,
+                    requires_grad: Any = False, backward_hooks: Any = None,
+                    metadata: Any = None) -> Rebuilt:
+    """torch._utils._rebuild_tensor_v2, checked: the view must lie inside its storage."""
+    if not isinstance(storage, np.ndarray):
+        raise ShrewError(f"a tensor's storage is a {type(storage).__name__}, not a storage")
+    if type(offset) is not int or offset < 0:
+        raise ShrewError(f"a tensor's storage offset {offset!r:.40} is not a non-negative "
+                         f"integer")
+    size, stride = _ints(size, "size"), _ints(stride, "stride")
+    if len(size) != len(stride):
+        raise ShrewError(f"a tensor has size {list(size)} but stride {list(stride)}")
+    tensor = Rebuilt(storage, offset, size, stride, bool(requires_grad), parameter=False)
+    if tensor.numel:  # Python integers: no overflow whatever the file says
+        last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+        if last >= storage.size:
+            raise ShrewError(f"a tensor of size {list(size)} reaches element {last} of a "
+                             f"storage of {storage.size}")
+    return tensor
+
+
+def _rebuild_parameter(data: Any, requires_grad: Any, backward_hooks: Any = None,
+                       state: Any = None) -> Rebuilt:
+    if not isinstance(data, Rebuilt):
+        raise ShrewError("a Parameter in the file does not wrap a tensor")
+    return Rebuilt(data.storage, data.offset, data.size, data.stride, bool(requires_grad),
+                   parameter=True)
+
+
+def _stand_ins() -> dict[tuple[str, str], Any]:
+    """The only names a pickle may use, each mapped to a stand-in of shrew's own."""
+    return {
+        ("collections", "OrderedDict"): OrderedDict,
+        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+        ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+        ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
+        **{("torch", name): StorageType(name, dtype) for name, dtype in _STORAGES.items()},
+        ("torch.storage", "UntypedStorage"): StorageType("UntypedStorage", np.uint8),
+    }
+
+
+StorageReader = Callable[[StorageType, str, int], np.ndarray]
+
+
+class RestrictedUnpickler(pickle._Unpickler):
+    """pickle's Python unpickler (its opcodes can be overridden, the C one's cannot) with
+    names limited to the stand-ins and BUILD limited to the OrderedDicts it made."""
+    dispatch: ClassVar[dict[int, Any]] = dict(pickle._Unpickler.dispatch)
+    stack: list[Any]  # the unpickler's own (undocumented) stack, which BUILD works on
+
+    def __init__(self, file: IO[bytes], storage: StorageReader, where: str,
+                 weights_only: bool | None) -> None:
+        super().__init__(file)
+        self._storage, self._where, self._weights_only = storage, where, weights_only
+        self._names = _stand_ins()
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = self._names.get((module, name))
+        if found is None:
+            even = ", even with weights_only=False" if self._weights_only is False else ""
+            raise ShrewError(f"load: {self._where} refers to {module}.{name}, which shrew "
+                             f"refuses to load: only tensors, parameters and plain containers "
+                             f"(dict, OrderedDict, list, tuple, numbers, strings) are allowed, "
+                             f"and nothing in the file is run{even} (save a state_dict "
+                             f"instead of a pickled object)")
+        return found
+
+    def persistent_load(self, pid: Any) -> np.ndarray:
+        if (not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage"
+                or not isinstance(pid[1], StorageType) or type(pid[4]) is not int
+                or pid[4] < 0):
+            raise ShrewError(f"load: {self._where} has an unknown storage reference {pid!r:.80}")
+        _, kind, key, _location, numel = pid
+        return self._storage(kind, str(key), numel)
+
+    def load_build(self) -> None:
+        state = self.stack.pop()
+        target = self.stack[-1]
+        if type(target) is not OrderedDict or not isinstance(state, dict) or not all(
+                isinstance(k, str) for k in state):
+            raise ShrewError(f"load: {self._where} sets attributes on a "
+                             f"{type(target).__name__}; only an OrderedDict's may be set "
+                             f"(nothing else a file names may be changed)")
+        target.__dict__.update(state)
+
+    dispatch[pickle.BUILD[0]] = load_build
