@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import op as O
 from .. import return_types
-from ..core.dtype import as_dtype, bool_, check_float, float32, int64
+from ..core.dtype import DType, as_dtype, bfloat16, bool_, check_float, float16, float32, int64
 from ..core.errors import ShapeError, ShrewError
 from ..core.fields import AnyTensor, record, wrap
 from ..core.grad_mode import no_grad
@@ -31,6 +31,18 @@ def _all_if_empty(dim: Dims) -> Dims:
 
 def _cast(x: Tensor, dtype: DTypeLike | None) -> Tensor:
     return x if dtype is None else x.to_dtype(as_dtype(dtype))
+
+
+def _widened(x: Tensor) -> Tensor:
+    """x in float32 if it is float16 or bfloat16.  The composed statistics (var, std, the
+    norms) compute there and round once, as PyTorch's kernels accumulate: their squares
+    would otherwise round each, and overflow float16 (65504) on the way to a norm or a
+    std it holds."""
+    return x.to_dtype(float32) if x.dtype in (float16, bfloat16) else x
+
+
+def _narrowed(t: Tensor, dtype: DType) -> Tensor:
+    return t if t.dtype is dtype else t.to_dtype(dtype)
 
 
 def _squeezed(t: Tensor, dims: tuple[int, ...], keepdim: bool) -> Tensor:
@@ -180,39 +192,42 @@ def _var_mean(op: str, x: Tensor, dim: Any, unbiased: bool | None, keepdim: bool
     check_float(x.dtype, op)
     dims = normalize_dims(_all_if_empty(dim), x.ndim, op)
     c = correction if correction is not None else float(unbiased is not False)
-    mean = x.mean(dims, keepdim=True)
-    deviation = x - mean
+    wide = _widened(x)
+    mean = wide.mean(dims, keepdim=True)
+    deviation = wide - mean
     squares = (deviation * deviation).sum(dims, keepdim=keepdim)
     # By N - correction, or by 0 where that is not positive, as PyTorch: inf, or nan for
     # 0 / 0.
     divisor = numel(x.shape[d] for d in dims) - c
-    var = squares / constant((), divisor if divisor > 0 else 0, x.dtype, x._backend)
+    var = squares / constant((), divisor if divisor > 0 else 0, wide.dtype, x._backend)
     return var, _squeezed(mean, dims, keepdim)
 
 
 @numpy_keywords
 def var(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
-    return _var_mean("var", x, dim, unbiased, keepdim, correction)[0]
+    return _narrowed(_var_mean("var", x, dim, unbiased, keepdim, correction)[0], x.dtype)
 
 
 @numpy_keywords
 def std(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
-    return _sqrt_zero_safe(_var_mean("std", x, dim, unbiased, keepdim, correction)[0])
+    var = _var_mean("std", x, dim, unbiased, keepdim, correction)[0]
+    return _narrowed(_sqrt_zero_safe(var), x.dtype)
 
 
 @numpy_keywords
 def var_mean(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
              *, correction: float | None = None) -> tuple[Tensor, Tensor]:
-    return _var_mean("var_mean", x, dim, unbiased, keepdim, correction)
+    var, mean = _var_mean("var_mean", x, dim, unbiased, keepdim, correction)
+    return _narrowed(var, x.dtype), _narrowed(mean, x.dtype)
 
 
 @numpy_keywords
 def std_mean(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
              *, correction: float | None = None) -> tuple[Tensor, Tensor]:
     var, mean = _var_mean("std_mean", x, dim, unbiased, keepdim, correction)
-    return _sqrt_zero_safe(var), mean
+    return _narrowed(_sqrt_zero_safe(var), x.dtype), _narrowed(mean, x.dtype)
 
 
 def _sqrt_zero_safe(var: Tensor) -> Tensor:
@@ -272,11 +287,12 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = Fal
     if ord in (math.inf, -math.inf):
         return reduce("max" if ord > 0 else "min", x.abs(), dims, keepdim)
     with no_grad():
-        a = x.abs()
-        value = (a != 0).to_dtype(x.dtype).sum(dims, keepdim=keepdim) if ord == 0 else \
+        a = _widened(x).abs()
+        value = (a != 0).to_dtype(a.dtype).sum(dims, keepdim=keepdim) if ord == 0 else \
             a.sum(dims, keepdim=keepdim) if ord == 1 else \
             (a * a).sum(dims, keepdim=keepdim).sqrt() if ord == 2 else \
             a.powf(ord).sum(dims, keepdim=keepdim).powf(1.0 / ord)
+        value = _narrowed(value, x.dtype)
     return record(value._data, x._backend, O.VectorNorm(x, float(ord), dims, bool(keepdim)), x)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import ml_dtypes
 
 from ..base import Storage
-from ..kernels import wrapped
+from ..kernels import accumulator, wrapped
 from .linalg import linalg as xp_linalg
 from .conv import ConvPrimitives
 from .elementwise import ElementwisePrimitives
@@ -101,13 +101,15 @@ class ArrayModuleBackend(ElementwisePrimitives, ConvPrimitives, PoolPrimitives,
     def reduce(self, fn: str, x: Storage, dims: tuple, keepdim: bool) -> Storage:
         xp = self.xp
         if fn == "sum":
-            dtype = np.int64 if x.dtype.kind in "biu" else x.dtype
-            return xp.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
+            dtype = np.dtype(np.int64) if x.dtype.kind in "biu" else x.dtype
+            out = xp.sum(x, axis=dims, keepdims=keepdim, dtype=accumulator(dtype))
+            return out.astype(dtype, copy=False)
         if fn == "mean":
             if any(x.shape[d] == 0 for d in dims):  # the mean of nothing: nan, without
                 shape = xp.sum(x, axis=dims, keepdims=keepdim).shape  # numpy's warning
                 return xp.full(shape, xp.nan, dtype=x.dtype)
-            return xp.mean(x, axis=dims, keepdims=keepdim, dtype=x.dtype)
+            out = xp.mean(x, axis=dims, keepdims=keepdim, dtype=accumulator(x.dtype))
+            return out.astype(x.dtype, copy=False)
         if fn == "max" or fn == "min":
             return self._extreme(xp.max if fn == "max" else xp.min, x, dims, keepdim)
         raise NotImplementedError(f"reduction {fn!r}")
@@ -132,10 +134,13 @@ class ArrayModuleBackend(ElementwisePrimitives, ConvPrimitives, PoolPrimitives,
 
     # -- scans and sorting (CUDA runs scan.cl and sort.cl instead: kernels/scan.py, sort.py)
     def scan(self, fn: str, x: Storage, dim: int) -> Storage:
+        wide = x.astype(accumulator(x.dtype), copy=False)
         if fn == "logsumexp":  # logaddexp is stable, and infinities pass through
-            return self.xp.logaddexp.accumulate(x, axis=dim, dtype=x.dtype)
-        accumulate = self.xp.cumsum if fn == "sum" else self.xp.cumprod
-        return accumulate(x, axis=dim, dtype=x.dtype)
+            out = self.xp.logaddexp.accumulate(wide, axis=dim, dtype=wide.dtype)
+        else:
+            accumulate = self.xp.cumsum if fn == "sum" else self.xp.cumprod
+            out = accumulate(wide, axis=dim, dtype=wide.dtype)
+        return out.astype(x.dtype, copy=False)
 
     def arg_scan(self, fn: str, x: Storage, dim: int) -> Storage:
         xp = self.xp
@@ -161,25 +166,31 @@ class ArrayModuleBackend(ElementwisePrimitives, ConvPrimitives, PoolPrimitives,
     # -- fused normalisations --------------------------------------------------------------
     def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
         xp = self.xp
-        z = x - self._extreme(xp.max, x, (dim % x.ndim,), True)
+        wide = x.astype(accumulator(x.dtype), copy=False)
+        z = wide - self._extreme(xp.max, wide, (dim % x.ndim,), True)
         if log:
             z -= xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
-            return z
-        xp.exp(z, out=z)
-        z /= xp.sum(z, axis=dim, keepdims=True)
-        return z
+        else:
+            xp.exp(z, out=z)
+            z /= xp.sum(z, axis=dim, keepdims=True)
+        return z.astype(x.dtype, copy=False)
 
     def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple:
         xp = self.xp
-        y = x - xp.mean(x, axis=dims, keepdims=True, dtype=x.dtype)
-        var = xp.mean(xp.square(y), axis=dims, keepdims=True, dtype=x.dtype)
+        wide = x.astype(accumulator(x.dtype), copy=False)
+        y = wide - xp.mean(wide, axis=dims, keepdims=True)
+        var = xp.mean(xp.square(y), axis=dims, keepdims=True)
         rstd = 1 / xp.sqrt(var + eps)
         y *= rstd
-        return y, rstd
+        return y.astype(x.dtype, copy=False), rstd.astype(x.dtype, copy=False)
 
     # -- linear algebra (convolution: conv.py, pooling: pool.py) ------------------------
     def matmul(self, a: Storage, b: Storage) -> Storage:
-        return self.gemm(a, b)
+        wide = accumulator(a.dtype)
+        if wide == a.dtype:
+            return self.gemm(a, b)
+        # (numpy's bfloat16 product, ml_dtypes', would come back float32)
+        return self.gemm(a.astype(wide), b.astype(wide)).astype(a.dtype)
 
     def gemm(self, a: Storage, b: Storage, out: Storage | None = None) -> Storage:
         """matmul, optionally into `out` (C-contiguous, the result's shape and dtype): every

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...core.shape import window_counts
 from ..base import Storage
-from ..kernels import avg_pool_divisor, max_pool_fill
+from ..kernels import accumulator, avg_pool_divisor, max_pool_fill
 from .index import flat_offsets, store_distinct
 
 
@@ -116,9 +116,11 @@ class PoolPrimitives:
         h, w = x.shape[2:]
         out_hw = window_counts((h, w), kernel, stride, padding, ceil_mode=ceil_mode)
         win = windows(xp, x, kernel, stride, padding, (1, 1), out_hw, 0)
+        acc = accumulator(x.dtype)
         if divisor_override is None and count_include_pad and not ceil_mode:
-            return win.mean(axis=(-2, -1), dtype=x.dtype)   # every window's divisor kh*kw
-        total = win.sum(axis=(-2, -1), dtype=x.dtype)
+            # every window's divisor kh*kw
+            return win.mean(axis=(-2, -1), dtype=acc).astype(x.dtype, copy=False)
+        total = win.sum(axis=(-2, -1), dtype=acc)
         divisor = avg_pool_divisor((h, w), kernel, stride, padding, out_hw,
                                    count_include_pad, divisor_override)
         # Divided in float64 and rounded once to x's dtype (integers truncate, as mean's).

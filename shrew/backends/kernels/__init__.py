@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ...core.shape import pool_window_counts, window_counts
@@ -69,6 +70,20 @@ def dtype_defines(dtype: np.dtype) -> dict:
 def compute_dtype(dtype: np.dtype) -> np.dtype:
     """The numpy dtype matching CT, for passing scalar kernel arguments."""
     return _COMPUTE.get(np.dtype(dtype), np.dtype(dtype))
+
+
+# float16 and bfloat16 are summed, scanned, normalised and multiplied in float32 and
+# rounded once at the end, as PyTorch's kernels accumulate (its acc_type) and as ACC_T is
+# float for half here: numpy sums ml_dtypes' bfloat16, and accumulates every cumsum, in the
+# element type (a thousand bfloat16 0.1s summed to 32.0), and its float16 product has no
+# BLAS (5x slower than widening to float32).
+_LOW_PRECISION = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
+
+
+def accumulator(dtype: np.dtype) -> np.dtype:
+    """The dtype the array-module code accumulates `dtype` in: float32 for the 16-bit
+    floats, else `dtype` itself."""
+    return np.dtype(np.float32) if dtype in _LOW_PRECISION else np.dtype(dtype)
 
 
 def wrapped(value: Any, dtype: np.dtype) -> Any:

@@ -1,7 +1,8 @@
 /* Fused normalisations over the rows of a C-contiguous x seen as [outer, n, inner]: row r
    holds elements row_start(r) + j * inner, j = 0 .. n-1.  One work-item per row, a few
    sequential passes over it; with inner > 1, neighbouring work-items read neighbouring
-   addresses.  Each step rounds as the numpy reference does. */
+   addresses.  Elements are computed in CT and summed in ACC (float for half), rounded to T
+   once at the end, as PyTorch's kernels do. */
 
 DEVICE i64 row_start(const i64 r, const i64 n, const i64 inner)
 {
@@ -20,19 +21,30 @@ KERNEL void softmax(const i64 rows, const i64 n, const i64 inner, const int log_
         const CT v = LOAD(x, base + j * inner);
         m = (v > m || IS_NAN(v)) ? v : m;
     }
-    /* exp(x - max) goes to out first, in a loop of its own that vectorizes, then is summed. */
-    for (i64 j = 0; j < n; ++j)
-        out[base + j * inner] = TO_T(EXP(LOAD(x, base + j * inner) - m));
+    /* exp(x - max) goes to out first, in a loop of its own that vectorizes, then is summed;
+       but a half out would round it before the sum and the division, twice where PyTorch
+       rounds once: there the sum takes the exps directly and the division recomputes them. */
+    const int keep_exps = sizeof(T) == sizeof(CT);
     ACC s = (ACC)0;
-    for (i64 j = 0; j < n; ++j)
-        s += (ACC)LOAD(out, base + j * inner);
+    if (keep_exps) {
+        for (i64 j = 0; j < n; ++j)
+            out[base + j * inner] = TO_T(EXP(LOAD(x, base + j * inner) - m));
+        for (i64 j = 0; j < n; ++j)
+            s += (ACC)LOAD(out, base + j * inner);
+    } else {
+        for (i64 j = 0; j < n; ++j)
+            s += (ACC)EXP(LOAD(x, base + j * inner) - m);
+    }
     if (log_out) {
         const CT log_s = log((CT)s);
         for (i64 j = 0; j < n; ++j)
             out[base + j * inner] = TO_T((LOAD(x, base + j * inner) - m) - log_s);
-    } else {
+    } else if (keep_exps) {
         for (i64 j = 0; j < n; ++j)
             out[base + j * inner] = TO_T(LOAD(out, base + j * inner) / (CT)s);
+    } else {
+        for (i64 j = 0; j < n; ++j)
+            out[base + j * inner] = TO_T(EXP(LOAD(x, base + j * inner) - m) / (CT)s);
     }
 }
 
