@@ -131,8 +131,8 @@ def test_an_idle_worker_killed_from_outside_is_named(tmp_path):
 def test_a_worker_that_exits_is_named_with_its_exit_code(tmp_path):
     out, _ = _run(tmp_path, """
         it = iter(DataLoader(Big("exit3", big=2), batch_size=None, num_workers=2))
-        next(it), next(it)
-        expect_error(it)
+        while not expect_error(it):  # any batch may come first: worker 1 is still alive
+            pass
     """)
     assert "DataLoader worker 0 (pid " in out, out
     assert "exited unexpectedly with exit code 3" in out, out

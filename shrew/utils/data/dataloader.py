@@ -172,8 +172,9 @@ class _WorkerPool:
 
     def poll(self, timeout: float) -> list[bytearray]:
         """The complete frames that arrive within `timeout` seconds (maybe none)."""
-        ready = wait([r for r in self.readers if not r.closed], timeout)
-        return [frame for r in ready for frame in r.frames()]  # type: ignore[union-attr]
+        open_ = {r.fd: r for r in self.readers if not r.closed}
+        ready = wait(list(open_), timeout)
+        return [frame for fd in ready for frame in open_[fd].frames()]  # type: ignore[index]
 
     def new_epoch(self) -> None:
         """Start another pass with the same workers: their streams restart."""
@@ -215,7 +216,7 @@ def _stop(workers: list[Any], index_queues: list[Any], readers: list[FrameReader
     while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
         for r in readers:
             r.discard()
-        wait([w.sentinel for w in workers] + [r for r in readers if not r.closed], _POLL_S)
+        wait([w.sentinel for w in workers] + [r.fd for r in readers if not r.closed], _POLL_S)
     for w in workers:
         if w.is_alive():
             w.terminate()
