@@ -1,5 +1,7 @@
 """Data-parallel training across processes and machines, with torch.distributed's API, on
-MPI (mpi4py).  Launch a program with ``mpiexec -n 4 python train.py``; in it::
+MPI (mpi4py).  Launch a program with ``mpiexec -n 4 python train.py``, or as torchrun
+would, ``python -m shrew.distributed.run --nproc-per-node 4 train.py`` (run.py: it sets
+RANK, WORLD_SIZE, LOCAL_RANK and names the rank that ended a failed job); in it::
 
     import shrew.distributed as dist
     dist.init_process_group(backend="mpi")

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import datetime
 import importlib.util
+import os
 import sys
+import traceback
 from types import TracebackType
 from typing import Any
 
 from ..core.errors import ShrewError
+from .reports import report_abort
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 """How long a collective waits for the other ranks before it names the missing ones and
@@ -71,7 +74,9 @@ def is_initialized() -> bool:
 def init_process_group(backend: str | None = "mpi", init_method: str | None = None,
                        timeout: datetime.timedelta | float | None = None,
                        world_size: int = -1, rank: int = -1) -> None:
-    """Join the job that `mpiexec` started: rank and world size come from MPI.
+    """Join the job that `mpiexec` (or `python -m shrew.distributed.run`) started: rank
+    and world size come from MPI, and RANK / WORLD_SIZE in the environment, if set (as
+    the launcher sets them), must agree.
 
     `timeout` (a timedelta or seconds; default 30 minutes) bounds how long any collective
     waits for the other ranks.  From here on an uncaught exception on any rank prints its
@@ -101,6 +106,16 @@ def init_process_group(backend: str | None = "mpi", init_method: str | None = No
             group.free()
             raise ShrewError(f"init_process_group: {name}={given} but MPI says {actual} "
                              f"(mpiexec decides the ranks)")
+    # torchrun's variables, as python -m shrew.distributed.run sets them from MPI's. If
+    # they disagree, another launcher (torchrun) started independent jobs of one process.
+    for var, actual in (("WORLD_SIZE", group.size), ("RANK", group.rank)):
+        value = os.environ.get(var)
+        if value is not None and value.strip() != str(actual):
+            group.free()
+            raise ShrewError(f"init_process_group: the environment says {var}={value} but "
+                             f"MPI says {actual}: start the job with python -m "
+                             f"shrew.distributed.run or mpiexec (torchrun's processes are "
+                             f"not one MPI job)")
     _group = group
     _previous_excepthook = sys.excepthook
     sys.excepthook = _abort_job
@@ -163,4 +178,7 @@ def _abort_job(exc_type: type[BaseException], exc: BaseException,
     sys.stderr.write(f"shrew.distributed: rank {group.rank} of {group.size} failed with "
                      f"{exc_type.__name__}: {exc}\nshrew.distributed: aborting the job\n")
     sys.stderr.flush()
+    report_abort(1, f"called MPI_Abort (exit code 1) after an uncaught "
+                    f"{exc_type.__name__}: {exc}",
+                 "".join(traceback.format_exception(exc_type, exc, tb)).splitlines())
     group.world.Abort(1)

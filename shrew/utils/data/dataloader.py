@@ -5,21 +5,24 @@ import itertools
 import multiprocessing
 import os
 import pickle
-import queue
+import signal
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.connection import wait
 from typing import Any
 
 from ...core.errors import ShrewError
 from ...generator import Generator, generator_from_global_seed
 from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset
+from .pipe import FrameReader
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from .worker import (DataLoaderWorkerError, Exhausted, Failure, make_fetcher, unship,
                      worker_loop)
 
 _POLL_S = 0.1  # how often a waiting main process checks that its workers are alive
+_JOIN_S = 2.0  # how long shutting down waits for a worker before terminating it
 
 
 class DataLoader:
@@ -135,26 +138,43 @@ class DataLoader:
 
 
 class _WorkerPool:
-    """num_workers processes, one index queue each and one shared result queue."""
+    """num_workers processes, each with its own index queue and its own result pipe."""
 
     def __init__(self, loader: DataLoader, base_seed: int) -> None:
         ctx = multiprocessing.get_context(loader.multiprocessing_context)
-        self.results = ctx.Queue()
         self.index_queues = [ctx.Queue() for _ in range(loader.num_workers)]
+        self.done = ctx.Event()  # set at shutdown: the workers drop the tasks still queued
         self.epoch = 0
         self.workers = []
+        self.readers = []
         for i, q in enumerate(self.index_queues):
+            reader, writer = ctx.Pipe(duplex=False)
             w = ctx.Process(target=worker_loop, daemon=True, args=(
-                loader.dataset, q, self.results, loader._auto_collation, loader.collate_fn,
+                loader.dataset, q, writer, loader._auto_collation, loader.collate_fn,
                 loader.drop_last, (base_seed + i) % 2 ** 63, loader.worker_init_fn, i,
-                loader.num_workers, os.getpid()))
+                loader.num_workers, os.getpid(), self.done))
             w.start()
+            writer.close()  # the worker holds the only write end (and later workers none)
             self.workers.append(w)
+            self.readers.append(FrameReader(reader))
         self._finalizer = weakref.finalize(self, _stop, self.workers, self.index_queues,
-                                           self.results)
+                                           self.readers, self.done)
 
     def alive(self) -> bool:
         return all(w.is_alive() for w in self.workers)
+
+    def first_dead(self) -> str | None:
+        """What ended the first worker found dead, as PyTorch words it; None if all live."""
+        for i, w in enumerate(self.workers):
+            if not w.is_alive():
+                return _describe_death(i, w.pid, w.exitcode)
+        return None
+
+    def poll(self, timeout: float) -> list[bytearray]:
+        """The complete frames that arrive within `timeout` seconds (maybe none)."""
+        open_ = {r.fd: r for r in self.readers if not r.closed}
+        ready = wait(list(open_), timeout)
+        return [frame for fd in ready for frame in open_[fd].frames()]  # type: ignore[index]
 
     def new_epoch(self) -> None:
         """Start another pass with the same workers: their streams restart."""
@@ -162,25 +182,53 @@ class _WorkerPool:
         for q in self.index_queues:
             q.put(("reset", None, None))
 
-    def shutdown(self) -> None:
+    def shutdown(self, kill: bool = False) -> None:
+        """Stop the workers: asked to, or after a failure killed at once (a worker that
+        timed out or hangs mid-send would not answer)."""
+        if kill:
+            for w in self.workers:
+                if w.is_alive():
+                    w.kill()
         self._finalizer()
 
 
-def _stop(workers: list[Any], index_queues: list[Any], results: Any) -> None:
+def _describe_death(worker_id: int, pid: int | None, exitcode: int | None) -> str:
+    who = f"DataLoader worker {worker_id} (pid {pid})"
+    if exitcode is not None and exitcode < 0:
+        try:
+            sig = signal.Signals(-exitcode)
+            return f"{who} is killed by signal: {signal.strsignal(sig)} ({sig.name})"
+        except ValueError:  # a signal number Python has no name for
+            return f"{who} is killed by signal {-exitcode}"
+    return f"{who} exited unexpectedly with exit code {exitcode}"
+
+
+def _stop(workers: list[Any], index_queues: list[Any], readers: list[FrameReader],
+          done: Any) -> None:
+    done.set()
     for q in index_queues:
         try:
             q.put(None)
         except (OSError, ValueError):
             pass
+    # A worker blocked mid-send finishes once its pipe is drained, then sees `done`.
+    deadline = time.monotonic() + _JOIN_S
+    while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+        for r in readers:
+            r.discard()
+        wait([w.sentinel for w in workers] + [r.fd for r in readers if not r.closed], _POLL_S)
     for w in workers:
-        w.join(timeout=2.0)
         if w.is_alive():
             w.terminate()
-            w.join(timeout=2.0)
+            w.join(timeout=_JOIN_S)
+        if w.is_alive():  # a stopped process keeps SIGTERM pending: SIGKILL ends it anyway
+            w.kill()
+        w.join()
     for q in index_queues:
         q.cancel_join_thread()  # a dead worker never reads its queue: do not wait for it
         q.close()
-    results.close()
+    for r in readers:
+        r.close()
 
 
 class _MultiProcessIter:
@@ -235,22 +283,26 @@ class _MultiProcessIter:
         raise StopIteration
 
     def _receive(self) -> None:
-        """Wait for the next answer, checking the workers and the timeout meanwhile."""
+        """Wait for the next answers, checking the workers and the timeout between polls:
+        never longer than `timeout=` (when set) nor a few polls past a worker's death."""
         timeout = self.loader.timeout
         start = time.monotonic()
         while True:
-            try:
-                key, answer = pickle.loads(self.pool.results.get(timeout=_POLL_S))
+            # Liveness is read before the pipes, so that what a dead worker sent before it
+            # died is all there to be read, and handed out, before its death is reported.
+            dead = self.pool.first_dead()
+            frames = self.pool.poll(0 if dead else _POLL_S)
+            if frames:
                 break
-            except queue.Empty:
-                dead = [w for w in self.pool.workers if not w.is_alive()]
-                if dead:
-                    self._fail(DataLoaderWorkerError(
-                        f"DataLoader worker (pid {dead[0].pid}) exited unexpectedly with exit "
-                        f"code {dead[0].exitcode}"))
-                if timeout and time.monotonic() - start > timeout:
-                    self._fail(DataLoaderWorkerError(f"DataLoader timed out after {timeout} "
-                                                     f"seconds"))
+            if dead:
+                self._fail(DataLoaderWorkerError(dead))
+            if timeout and time.monotonic() - start > timeout:
+                self._fail(DataLoaderWorkerError(f"DataLoader timed out after {timeout} "
+                                                 f"seconds"))
+        for frame in frames:
+            self._file(*pickle.loads(frame))
+
+    def _file(self, key: Any, answer: Any) -> None:
         if key is not None and key[0] != self.pool.epoch:
             return  # an answer to an abandoned earlier pass of persistent workers
         if isinstance(answer, Failure):
@@ -260,13 +312,13 @@ class _MultiProcessIter:
         self.arrived[task] = (self.task_worker.pop(task), answer)
 
     def _fail(self, error: Exception) -> None:
-        self._finish(force=True)
+        self._finish(force=True, kill=True)
         raise error
 
-    def _finish(self, force: bool = False) -> None:
+    def _finish(self, force: bool = False, kill: bool = False) -> None:
         self.done = True
         if force or not self.loader.persistent_workers:
-            self.pool.shutdown()
+            self.pool.shutdown(kill)
             if self.loader._pool is self.pool:
                 self.loader._pool = None
 

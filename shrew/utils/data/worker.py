@@ -1,6 +1,7 @@
 """What runs inside a DataLoader worker process, and what crosses the process boundary.
 
-Workers fetch and collate batches and send them back through a queue.  Tensors cross
+Workers fetch and collate batches and send them back, pickled, as frames on their own
+pipe (pipe.py: the main process never blocks inside a message).  Tensors cross
 as host numpy arrays (`ship` / `unship`), so that no device state is pickled; a failure
 crosses as its type and formatted traceback."""
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from ...core.errors import ShrewError
 from ..._tensor import Tensor
 from .dataset import Dataset, IterableDataset
+from .pipe import send_frame
 from ...ops.random import manual_seed
 
 
@@ -150,7 +152,7 @@ def failure(worker_id: int, exc: BaseException) -> Failure:
 
 def pack(key: Any, answer: Any, worker_id: int) -> bytes:
     """One answer pickled here, in the worker: a batch that does not pickle becomes a
-    Failure the main process sees (a queue's own pickling would lose it and hang)."""
+    Failure the main process sees (pickled later, elsewhere, it would be lost and hang)."""
     try:
         return pickle.dumps((key, answer))
     except Exception as exc:
@@ -161,13 +163,19 @@ class Exhausted:
     """A worker's answer when its IterableDataset stream has ended."""
 
 
-def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, auto_collation: bool,
+def worker_loop(dataset: Any, index_queue: Any, results: Any, auto_collation: bool,
                 collate_fn: Callable[..., Any], drop_last: bool, seed: int,
                 init_fn: Callable[[int], None] | None, worker_id: int, num_workers: int,
-                parent_pid: int) -> None:
+                parent_pid: int, done: Any) -> None:
     """A worker's life: seed, run worker_init_fn, then answer ("fetch", key, indices)
-    and ("reset", ...) messages until None arrives or the parent process is gone."""
+    and ("reset", ...) messages on `results` (its pipe's write end) until None arrives,
+    the `done` event is set (the loader is shutting down: the tasks still queued are
+    not wanted) or the parent process is gone."""
     global _info
+
+    def wanted() -> bool:
+        return os.getppid() == parent_pid and not done.is_set()
+
     manual_seed(seed)
     random.seed(seed)
     _info = WorkerInfo(worker_id, num_workers, seed, dataset)
@@ -176,16 +184,16 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, auto_collatio
             init_fn(worker_id)
         fetcher = make_fetcher(dataset, auto_collation, collate_fn, drop_last)
     except Exception as exc:
-        result_queue.put(pack(None, failure(worker_id, exc), worker_id))
+        send_frame(results, pack(None, failure(worker_id, exc), worker_id), wanted)
         return
     while True:
         try:
             message = index_queue.get(timeout=1.0)
         except queue.Empty:
-            if os.getppid() != parent_pid:  # the main process died: do not linger
+            if not wanted():  # the main process died or is done: do not linger
                 return
             continue
-        if message is None:
+        if message is None or done.is_set():
             return
         kind, key, index = message
         if kind == "reset":  # a new epoch of persistent workers: restart the stream
@@ -197,4 +205,5 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, auto_collatio
             answer = Exhausted()
         except Exception as exc:
             answer = failure(worker_id, exc)
-        result_queue.put(pack(key, answer, worker_id))
+        if not send_frame(results, pack(key, answer, worker_id), wanted):
+            return
