@@ -277,11 +277,12 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
         case O.Powf(x, e):
             return ((x, g * x.powf(e - 1.0) * e),)
         case O.Clamp(x, lo, hi):
+            # As torch: g only where lo <= x <= hi holds, so none at a NaN x or bound
             kept = g
             if lo is not None:
-                kept = where(x < lo, 0.0, kept)
+                kept = where(x >= lo, kept, 0.0)
             if hi is not None:
-                kept = where(x > hi, 0.0, kept)
+                kept = where(x <= hi, kept, 0.0)
             return ((x, kept),)
         case O.WhereCond(cond, a, b):
             return ((a, sum_to_shape(where(cond, g, 0.0), a.shape) if a.requires_grad else None),
@@ -305,8 +306,8 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
                 start += x.shape[dim]
             return out
         # -- reduce (ops/reduce.py)
-        case O.Reduce(fn, x, dims, _):
-            return ((x, reduce_grad(fn, x, dims, y, g)),)
+        case O.Reduce(fn, x, dims, keepdim):
+            return ((x, reduce_grad(fn, x, dims, y, g, keepdim)),)
         case O.Prod(x, dim, keepdim):
             if x.numel() == 0:
                 return ((x, zeros_like(x)),)

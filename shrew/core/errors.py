@@ -33,3 +33,12 @@ class ArgumentTypeError(ShrewError, TypeError):
 class LinAlgError(ShrewError):
     """A matrix the routine cannot handle: singular (inv, solve) or not positive-definite
     (cholesky), as torch.linalg.LinAlgError.  Found only by the computation itself."""
+
+
+class DivisionByZeroError(ShrewError, RuntimeError):
+    """Integer division or modulo by zero: a RuntimeError, as PyTorch's "ZeroDivisionError"."""
+
+
+class MemoryOverlapError(ShrewError, RuntimeError):
+    """An in-place write whose source partially overlaps the written tensor's memory: a
+    RuntimeError, as PyTorch's "unsupported operation" refusal."""

@@ -40,10 +40,11 @@ class InplaceMethods:
         return _inplace.sub_(self, other, alpha)
 
     def mul_(self: Any, other: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "mul_", lambda x: x * other)
+        return _inplace.write_(self, "mul_", lambda x: x * other, sources=(other,))
 
     def div_(self: Any, other: Tensor | Scalar, *, rounding_mode: str | None = None) -> Tensor:
-        return _inplace.write_(self, "div_", lambda x: x.div(other, rounding_mode=rounding_mode))
+        return _inplace.write_(self, "div_", lambda x: x.div(other, rounding_mode=rounding_mode),
+                               sources=(other,))
 
     def pow_(self: Any, exponent: Scalar) -> Tensor:
         return _inplace.write_(self, "pow_", lambda x: x ** exponent)
@@ -77,13 +78,16 @@ class InplaceMethods:
     def round_(self: Any) -> Tensor: return _inplace.write_(self, "round_", _unary_of("round"))
 
     def addcmul_(self: Any, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1) -> Tensor:
-        return _inplace.write_(self, "addcmul_", lambda x: x + tensor1 * tensor2 * value)
+        return _inplace.write_(self, "addcmul_", lambda x: x + tensor1 * tensor2 * value,
+                               sources=(tensor1, tensor2))
 
     def addcdiv_(self: Any, tensor1: Tensor, tensor2: Tensor, *, value: Scalar = 1) -> Tensor:
-        return _inplace.write_(self, "addcdiv_", lambda x: x + tensor1 / tensor2 * value)
+        return _inplace.write_(self, "addcdiv_", lambda x: x + tensor1 / tensor2 * value,
+                               sources=(tensor1, tensor2))
 
     def lerp_(self: Any, end: Tensor, weight: Scalar | Tensor) -> Tensor:
-        return _inplace.write_(self, "lerp_", lambda x: x + (end - x) * weight)
+        return _inplace.write_(self, "lerp_", lambda x: x + (end - x) * weight,
+                               sources=(end, weight))
 
     def uniform_(self: Any, a: Scalar = 0.0, b: Scalar = 1.0) -> Tensor:
         return _inplace.random_(self, "uniform_", lambda u: u * float(b - a) + float(a))
@@ -101,28 +105,28 @@ class InplaceMethods:
         return _inplace.add_(self, o, 1, "__iadd__")
 
     def __isub__(self: Any, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__isub__", lambda x: x - o)
+        return _inplace.write_(self, "__isub__", lambda x: x - o, sources=(o,))
 
     def __imul__(self: Any, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__imul__", lambda x: x * o)
+        return _inplace.write_(self, "__imul__", lambda x: x * o, sources=(o,))
 
     def __itruediv__(self: Any, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__itruediv__", lambda x: x / o)
+        return _inplace.write_(self, "__itruediv__", lambda x: x / o, sources=(o,))
 
     def __ipow__(self: Any, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__ipow__", lambda x: x ** o)
+        return _inplace.write_(self, "__ipow__", lambda x: x ** o, sources=(o,))
 
     def __ifloordiv__(self: Any, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__ifloordiv__", lambda x: x // o)
+        return _inplace.write_(self, "__ifloordiv__", lambda x: x // o, sources=(o,))
 
     def __imod__(self: Any, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__imod__", lambda x: x % o)
+        return _inplace.write_(self, "__imod__", lambda x: x % o, sources=(o,))
 
     def __iand__(self: Any, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__iand__", lambda x: x & o)
+        return _inplace.write_(self, "__iand__", lambda x: x & o, sources=(o,))
 
     def __ior__(self: Any, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__ior__", lambda x: x | o)
+        return _inplace.write_(self, "__ior__", lambda x: x | o, sources=(o,))
 
     def __ixor__(self: Any, o: Tensor | Scalar) -> Tensor:
-        return _inplace.write_(self, "__ixor__", lambda x: x ^ o)
+        return _inplace.write_(self, "__ixor__", lambda x: x ^ o, sources=(o,))

@@ -28,6 +28,10 @@ t's memory and keeps autograd right:
   the base), and the view is taken again from the rebuilt base; so is every live recorded
   view of a rebased tensor (``factory.live_views``), as PyTorch regenerates views.
 
+* Overlap.  A source tensor whose memory partially overlaps t's is refused before
+  anything is computed (check_overlap: PyTorch's rule and message); the direct writes
+  (copy_, add_) read any other shared source through a copy.
+
 A node made before the write that saved t is refused at backward (the snapshot's Version
 says t was written after the node), exactly as PyTorch refuses it; the nodes that computed
 the written value (``a.mul_(w)`` reads the old ``a`` for ``w``'s gradient) were made after
@@ -43,7 +47,8 @@ import numpy as np
 
 from ..core import op as O
 from ..core.dtype import FLOAT, bool_
-from ..core.errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError, ShrewError
+from ..core.errors import (ArgumentTypeError, DeviceError, DTypeError, MemoryOverlapError,
+                           ShapeError, ShrewError)
 from ..core.fields import (Alias, AnyTensor, become, copied_by, live_views, next_id, own_array,
                        replace_storage, snapshot)
 from ..core.fields import detach_ as factory_detach_
@@ -83,9 +88,10 @@ rebased = False
 # -- views and versions ---------------------------------------------------------------------
 def _shares_memory(a: Tensor, b: Tensor) -> bool:
     allocation = getattr(a._backend, "allocation", None)
-    if allocation is not None:
+    host = isinstance(a._data, np.ndarray)  # (a backend simulated on the host has numpy's)
+    if allocation is not None and not host:
         return bool(allocation(a._data) is allocation(b._data))
-    xp = np if isinstance(a._data, np.ndarray) else getattr(a._backend, "xp", np)
+    xp = np if host else getattr(a._backend, "xp", np)
     return bool(xp.may_share_memory(a._data, b._data))
 
 
@@ -191,6 +197,72 @@ def _refuse_expanded(t: Tensor, op: str) -> None:
                      f"location (an expand()ed tensor); call .clone() before writing")
 
 
+def check_overlap(t: Tensor, op: str, *sources: object) -> None:
+    """PyTorch's refusal of a source tensor whose memory overlaps t's partially (its
+    get_overlap_status: two dense tensors of one allocation whose byte ranges meet, not
+    the same range with the same strides).  Exact aliasing (x.add_(x)) is allowed, and so
+    is any overlap of a tensor that is not dense (a step slice, an expand): PyTorch calls
+    those too hard to tell; shrew writes them as if the source were read first."""
+    for src in sources:
+        if isinstance(src, AnyTensor) and src is not t and src._backend is t._backend and \
+                _partial_overlap(t, src):
+            raise MemoryOverlapError(
+                f"{op}: unsupported operation: some elements of the input tensor (shape "
+                f"{fmt(src.shape)}) and the written-to tensor (shape {fmt(t.shape)}) refer to "
+                f"a single memory location. Please clone() the tensor before performing the "
+                f"operation.")
+
+
+def _partial_overlap(a: Tensor, b: Tensor) -> bool:
+    if not numel(a.shape) or not numel(b.shape) or not _shares_memory(a, b):
+        return False
+    (a_begin, a_strides), (b_begin, b_strides) = _layout(a._data), _layout(b._data)
+    if not (_dense(a.shape, a_strides, a._data) and _dense(b.shape, b_strides, b._data)):
+        return False
+    a_end = a_begin + numel(a.shape) * a._data.dtype.itemsize
+    b_end = b_begin + numel(b.shape) * b._data.dtype.itemsize
+    if (a_begin, a_end) == (b_begin, b_end):
+        return _strides_of(a.shape, a_strides) != _strides_of(b.shape, b_strides)
+    return a_begin < b_end and b_begin < a_end
+
+
+def _layout(data: Any) -> tuple[int, tuple[int, ...]]:
+    """(address of the first element, strides), in bytes, comparable between two storages
+    of one allocation: a numpy or CuPy array's pointer, a CLStorage's offset in its buffer
+    (which has no address of its own)."""
+    host = getattr(data, "__array_interface__", None) or \
+        getattr(data, "__cuda_array_interface__", None)
+    if host is not None:
+        return int(host["data"][0]), tuple(data.strides)
+    itemsize = data.dtype.itemsize
+    return data.offset * itemsize, tuple(st * itemsize for st in data.strides)
+
+
+def _strides_of(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides that matter: those of dims longer than 1."""
+    return tuple(st for n, st in zip(shape, strides) if n > 1)
+
+
+def _dense(shape: tuple[int, ...], strides: tuple[int, ...], data: Any) -> bool:
+    """Whether the elements fill their byte range once each (PyTorch's
+    is_non_overlapping_and_dense): the strides, sorted, are those of a contiguous array."""
+    expected = data.dtype.itemsize
+    for st, n in sorted((st, n) for n, st in zip(shape, strides) if n > 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _source_data(t: Tensor, src: Tensor) -> Any:
+    """src's storage for a direct write into t: a copy where they share memory in any way
+    but exact aliasing, so that no element is read after it was written."""
+    if src._data is t._data or not _shares_memory(t, src) or \
+            _layout(src._data) == _layout(t._data) and src.shape == t.shape:
+        return src._data
+    return src._backend.contiguous(src._data)  # (always a copy)
+
+
 def fit(t: Tensor, value: Tensor, op: str) -> Tensor:
     """value as it will be written into t: t's shape (value may broadcast to it, not
     grow it), dtype (a float into an integer tensor is refused, as PyTorch) and device."""
@@ -231,13 +303,15 @@ def _snapshot(t: Tensor, op: str, stamp: int, copy: bool = True) -> Tensor:
 
 
 def write_(t: Tensor, op: str, compute: Callable[[Tensor], Tensor],
-           reads_copy: bool = False) -> Tensor:
+           reads_copy: bool = False, sources: tuple[object, ...] = ()) -> Tensor:
     """Write compute(t) into t's memory and return t (see the module docstring).  Every
     in-place op, ``x[...] = v`` included, goes through here.  With `reads_copy` (the
     index writes, which read t through views of it), compute reads the copy of t's old
     values that a recorded write keeps anyway, so that no node made for the new value
-    holds memory the write overwrites."""
+    holds memory the write overwrites.  `sources`: the op's tensor arguments, refused
+    where they overlap t partially (check_overlap)."""
     check_writable(t, op)
+    check_overlap(t, op, *sources)
     stamp = next_id()
     before = _snapshot(t, op, stamp) if reads_copy and is_grad_enabled() else None
     value = fit(t, compute(t if before is None else before), op)
@@ -365,18 +439,20 @@ def add_(t: Tensor, other: Any, alpha: Any = 1, op: str = "add_") -> Tensor:
             t.dtype.category == FLOAT and \
             not (is_grad_enabled() and (t.requires_grad or other.requires_grad)):
         check_writable(t, op)
-        t._backend.add_(t._data, other._data, float(alpha))
+        check_overlap(t, op, other)
+        t._backend.add_(t._data, _source_data(t, other), float(alpha))
         bump(t, op)
         return t
-    return write_(t, op, lambda x: x + (other if alpha == 1 else other * alpha))
+    return write_(t, op, lambda x: x + (other if alpha == 1 else other * alpha), sources=(other,))
 
 
 def sub_(t: Tensor, other: Any, alpha: Any = 1) -> Tensor:
-    return write_(t, "sub_", lambda x: x - (other if alpha == 1 else other * alpha))
+    return write_(t, "sub_", lambda x: x - (other if alpha == 1 else other * alpha),
+                  sources=(other,))
 
 
 def clamp_(t: Tensor, min: Any = None, max: Any = None, op: str = "clamp_") -> Tensor:  # noqa: A002
-    return write_(t, op, lambda x: x.clamp(min, max))
+    return write_(t, op, lambda x: x.clamp(min, max), sources=(min, max))
 
 
 def fill_(t: Tensor, value: Any, op: str = "fill_") -> Tensor:
@@ -395,10 +471,13 @@ def copy_(t: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     if src.shape == t.shape and not (is_grad_enabled() and (t.requires_grad or
                                                             src.requires_grad)):
         check_writable(t, "copy_")   # the optimizer's and load_state_dict's case
-        t._backend.copy_(t._data, src.detach().to(device=t.device, dtype=t.dtype)._data)
+        check_overlap(t, "copy_", src)
+        moved = src.detach().to(device=t.device, dtype=t.dtype)
+        t._backend.copy_(t._data, _source_data(t, moved))
         bump(t, "copy_")
         return t
-    return write_(t, "copy_", lambda x: src.to(device=t.device).to_dtype(t.dtype))
+    return write_(t, "copy_", lambda x: src.to(device=t.device).to_dtype(t.dtype),
+                  sources=(src,))
 
 
 def random_(t: Tensor, op: str, draw: Callable[[Tensor], Tensor]) -> Tensor:

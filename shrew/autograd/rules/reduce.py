@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...ops.creation import zeros_like
+from ...ops.elementwise.composed import isnan
 from ...ops.elementwise.recorded import where
 from ...core.shape import numel, reduced_shape
 
@@ -11,18 +12,28 @@ if TYPE_CHECKING:
     from ..._tensor import Tensor
 
 
-def reduce_grad(fn: str, x: Tensor, dims: tuple[int, ...], y: Tensor, g: Tensor) -> Tensor:
+def reduce_grad(fn: str, x: Tensor, dims: tuple[int, ...], y: Tensor, g: Tensor,
+                keepdim: bool) -> Tensor:
     """sum and mean spread g back over the reduced dims; max and min give it to the
-    elements equal to the result, ties sharing it equally."""
+    elements equal to the result, ties sharing it equally, as PyTorch's two rules:
+    max() / min() of every element (evenly_distribute_backward) give a NaN result's g to
+    the NaNs; amax / amin over dims (scale_grad_by_count) divide g by a count of 0 there,
+    so a slice whose result is NaN gets NaN everywhere."""
     keep = tuple(1 if i in dims else s for i, s in enumerate(x.shape))
     if fn == "sum":
         return _expand(g, keep, x.shape)
     if fn == "mean":
         count = max(numel(x.shape[d] for d in dims), 1)  # empty x: empty gradient
         return _expand(g, keep, x.shape) * (1.0 / count)
-    hit = x == y.reshape(*keep)
+    y = y.reshape(*keep)
+    hit = x == y
+    if len(dims) == x.ndim and not keepdim:  # max(): the Reduce it records (node_names.py)
+        if x.dtype.is_floating_point:
+            hit = hit | (isnan(x) & isnan(y))
+        share = hit.to_dtype(x.dtype).sum(dims, keepdim=True)
+        return where(hit, g.reshape(*keep) / share, 0.0)
     share = hit.to_dtype(x.dtype).sum(dims, keepdim=True)
-    return where(hit, g.reshape(*keep) / share, 0.0)
+    return g.reshape(*keep) / share * hit.to_dtype(x.dtype)
 
 
 def _expand(grad: Tensor, keep_shape: tuple[int, ...], shape: tuple[int, ...]) -> Tensor:

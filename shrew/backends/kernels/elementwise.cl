@@ -274,11 +274,12 @@ KERNEL void affine(SPAN_ARGS, const GLOBAL T* x, const CT mul, const CT add, GLO
     MAP1(x, TO_T(v * mul + add))
 }
 
-/* NaN passes through both bounds, as numpy.maximum / numpy.minimum. */
+/* A NaN in x or in a bound gives NaN, as PyTorch's clamp (numpy.maximum / minimum): a NaN
+   bound is taken, a NaN x is kept (no comparison with it holds). */
 DEVICE CT clip_value(const CT v, const CT lo, const CT hi, const int has_lo, const int has_hi)
 {
-    const CT low = has_lo && v < lo ? lo : v;
-    return has_hi && low > hi ? hi : low;
+    const CT low = has_lo && (v < lo || IS_NAN(lo)) ? lo : v;
+    return has_hi && (low > hi || IS_NAN(hi)) ? hi : low;
 }
 
 KERNEL void clip(SPAN_ARGS, const GLOBAL T* x, const CT lo, const CT hi, const int has_lo,

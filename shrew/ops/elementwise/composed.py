@@ -247,10 +247,10 @@ def fmin(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 
 def _nan_ignoring(fn: str, a: Tensor, b: Tensor) -> Tensor:
-    best = binary(fn, a, b)
-    if not best.dtype.is_floating_point:
-        return best
-    return where(isnan(b), binary(fn, a, a), where(isnan(a), binary(fn, b, b), best))
+    """a where it wins or ties or b is NaN, else b: PyTorch's fmax / fmin values and, as
+    one where, its gradients (a takes g at a tie and where both are NaN; no sharing)."""
+    a_wins = a >= b if fn == "maximum" else a <= b
+    return where(a_wins | isnan(b), a, b)
 
 
 def clamp_min(input: Tensor, min: Operand) -> Tensor:  # noqa: A002

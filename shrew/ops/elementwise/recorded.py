@@ -11,11 +11,12 @@ import numpy as np
 from ...core import op as O
 from ...backends.base import fast_path
 from ...core.dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
-from ...core.errors import DTypeError, ShrewError
+from ...core.errors import DivisionByZeroError, DTypeError, ShrewError
 from ...core.fields import AnyTensor, record, wrap
 from ...core.grad_mode import is_grad_enabled
-from ...core.shape import broadcast_shapes
+from ...core.shape import broadcast_shapes, fmt, numel
 from ..common import constant, number, same_device, scalar_like
+from ..index.recorded import known_range
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -34,6 +35,8 @@ _FLOAT_BINARY = frozenset(("div", "atan2", "copysign", "tanh_backward", "sigmoid
 _INT_BINARY = frozenset(("bitwise_and", "bitwise_or", "bitwise_xor"))  # integers and bool
 _BOOL_BINARY = _INT_BINARY | {"add", "mul", "maximum", "minimum"}  # the ones bool takes
 _AFFINE_FNS = frozenset(("add", "sub", "mul"))
+# Integer divisions: a zero divisor raises, as PyTorch on cpu (rather than a kernel's 0)
+_DIVISIONS = frozenset(("floor_divide", "remainder", "fmod"))
 
 
 def unary(fn: str, x: Tensor) -> Tensor:
@@ -85,7 +88,14 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
         fast = _scalar_affine(fn, x, other, reflected)
         if fast is not None:
             return fast
+        if fn in _DIVISIONS and not reflected and other == 0 and \
+                isinstance(other, numbers.Integral) and x.dtype.category == INT:
+            raise DivisionByZeroError(f"{fn}: integer division by zero ({x.dtype} tensor of "
+                                      f"shape {fmt(x.shape)} by {other!r})")
         other = scalar_like(other, x)
+        divisor_checked = not reflected
+    else:
+        divisor_checked = False
     a, b = (other, x) if reflected else (x, other)
     if a._backend is not b._backend:
         same_device(fn, a, b)
@@ -100,12 +110,36 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
         if dtype is bool_ and fn not in _BOOL_BINARY:
             raise DTypeError(f"{fn}: not supported for bool tensors")
         a, b = a.to_dtype(dtype), b.to_dtype(dtype)
+        if fn in _DIVISIONS and dtype.category == INT and not divisor_checked:
+            _check_divisor(fn, a, b)
     elif fn in _INT_BINARY:
         raise DTypeError(f"{fn}: needs integer or bool tensors, got {a.dtype} and {b.dtype}")
     data = a._backend.binary(fn, a._data, b._data)
     if (a.requires_grad or b.requires_grad) and is_grad_enabled():
         return wrap(data, a._backend, O.Binary(fn, a, b))
     return wrap(data, a._backend)
+
+
+def _check_divisor(fn: str, a: Tensor, b: Tensor) -> None:
+    """Raise if the integer divisor b holds a 0.  In host memory, a scan of b; on a device, a
+    minimum of |b| there and one read-back (none where b is an upload whose values, seen on
+    the host, exclude 0).  (|b| of the type's most negative value wraps to itself, not 0.)"""
+    if numel(b.shape) == 0:
+        return
+    data = b._data
+    if isinstance(data, np.ndarray):
+        zero = not data.all()
+    else:
+        known = known_range(b)
+        if known is not None and (known[0] > 0 or known[1] < 0):
+            return
+        be = b._backend
+        least = be.reduce("min", be.unary("abs", data), tuple(range(b.ndim)), False)
+        zero = int(be.to_numpy(least)) == 0
+    if zero:
+        raise DivisionByZeroError(f"{fn}: integer division by zero ({a.dtype} tensors of "
+                                  f"shapes {fmt(a.shape)} and {fmt(b.shape)}: the divisor "
+                                  f"holds a 0)")
 
 
 def _affine_params(fn: str, value: Any, reflected: bool) -> tuple[Any, Any]:
