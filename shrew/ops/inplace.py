@@ -86,7 +86,8 @@ rebased = False
 
 
 # -- views and versions ---------------------------------------------------------------------
-def _shares_memory(a: Tensor, b: Tensor) -> bool:
+def shares_memory(a: Tensor, b: Tensor) -> bool:
+    """Whether a and b (on one backend) may share memory."""
     allocation = getattr(a._backend, "allocation", None)
     host = isinstance(a._data, np.ndarray)  # (a backend simulated on the host has numpy's)
     if allocation is not None and not host:
@@ -98,7 +99,7 @@ def _shares_memory(a: Tensor, b: Tensor) -> bool:
 def _link(t: Tensor) -> Any:
     """t's view link, or None when t owns its memory (a reshape that copied is no view)."""
     link = getattr(t, "_view", None)
-    if type(link) is O.Reshape and not _shares_memory(t, link.x):
+    if type(link) is O.Reshape and not shares_memory(t, link.x):
         t._view = link = None
     return link
 
@@ -197,15 +198,17 @@ def _refuse_expanded(t: Tensor, op: str) -> None:
                      f"location (an expand()ed tensor); call .clone() before writing")
 
 
-def check_overlap(t: Tensor, op: str, *sources: object) -> None:
+def check_overlap(t: Tensor, op: str, *sources: object, exact_ok: bool = True) -> None:
     """PyTorch's refusal of a source tensor whose memory overlaps t's partially (its
     get_overlap_status: two dense tensors of one allocation whose byte ranges meet, not
-    the same range with the same strides).  Exact aliasing (x.add_(x)) is allowed, and so
-    is any overlap of a tensor that is not dense (a step slice, an expand): PyTorch calls
-    those too hard to tell; shrew writes them as if the source were read first."""
+    the same range with the same strides).  Exact aliasing (x.add_(x)) is allowed unless
+    not `exact_ok` (the index writes, scatter_ and index_copy_ among them, refuse any
+    overlap, as PyTorch's assert_no_overlap), and so is any overlap of a tensor that is
+    not dense (a step slice, an expand): PyTorch calls those too hard to tell; shrew
+    writes them as if the source were read first."""
     for src in sources:
-        if isinstance(src, AnyTensor) and src is not t and src._backend is t._backend and \
-                _partial_overlap(t, src):
+        if isinstance(src, AnyTensor) and src._backend is t._backend and \
+                (src is not t or not exact_ok) and _overlaps(t, src, exact_ok):
             raise MemoryOverlapError(
                 f"{op}: unsupported operation: some elements of the input tensor (shape "
                 f"{fmt(src.shape)}) and the written-to tensor (shape {fmt(t.shape)}) refer to "
@@ -213,15 +216,15 @@ def check_overlap(t: Tensor, op: str, *sources: object) -> None:
                 f"operation.")
 
 
-def _partial_overlap(a: Tensor, b: Tensor) -> bool:
-    if not numel(a.shape) or not numel(b.shape) or not _shares_memory(a, b):
+def _overlaps(a: Tensor, b: Tensor, exact_ok: bool) -> bool:
+    if not numel(a.shape) or not numel(b.shape) or not shares_memory(a, b):
         return False
     (a_begin, a_strides), (b_begin, b_strides) = _layout(a._data), _layout(b._data)
     if not (_dense(a.shape, a_strides, a._data) and _dense(b.shape, b_strides, b._data)):
         return False
     a_end = a_begin + numel(a.shape) * a._data.dtype.itemsize
     b_end = b_begin + numel(b.shape) * b._data.dtype.itemsize
-    if (a_begin, a_end) == (b_begin, b_end):
+    if exact_ok and (a_begin, a_end) == (b_begin, b_end):
         return _strides_of(a.shape, a_strides) != _strides_of(b.shape, b_strides)
     return a_begin < b_end and b_begin < a_end
 
@@ -257,7 +260,7 @@ def _dense(shape: tuple[int, ...], strides: tuple[int, ...], data: Any) -> bool:
 def _source_data(t: Tensor, src: Tensor) -> Any:
     """src's storage for a direct write into t: a copy where they share memory in any way
     but exact aliasing, so that no element is read after it was written."""
-    if src._data is t._data or not _shares_memory(t, src) or \
+    if src._data is t._data or not shares_memory(t, src) or \
             _layout(src._data) == _layout(t._data) and src.shape == t.shape:
         return src._data
     return src._backend.contiguous(src._data)  # (always a copy)

@@ -224,3 +224,40 @@ def test_overlap_refusal_with_grad_recording(device):
     y[3:].copy_(y[:3])
     y.sum().backward()
     assert x.grad.tolist() == torch.tensor([2.0, 2.0, 2.0, 0.0, 0.0, 0.0]).tolist()
+
+
+# -- index writes whose source overlaps the destination, as PyTorch --------------------------
+_INDEX_WRITES = {
+    "x[1:] = x[:-1]": lambda L, x: x.__setitem__(slice(1, None), x[:-1]),
+    "x[:, 0] = x[:, 1]": lambda L, x: x.__setitem__((slice(None), 0), x[:, 1]),
+    "x[0:2] = x[0:2]": lambda L, x: x.__setitem__(slice(0, 2), x[0:2]),
+    "x[idx] = x[:2]": lambda L, x: x.__setitem__(L.tensor([1, 2], device=x.device), x[:2]),
+    "x[idx] = x": lambda L, x: x.__setitem__(L.tensor([0, 1, 2], device=x.device), x),
+    "index_copy_ from x": lambda L, x: x.index_copy_(0, L.arange(3, device=x.device), x),
+    "index_copy_ disjoint rows":
+        lambda L, x: x[:1].index_copy_(0, L.tensor([0], device=x.device), x[2:]),
+    "masked_scatter_ from x": lambda L, x: x.masked_scatter_(x > 2, x),
+    "index_put_ from x": lambda L, x: x.index_put_((L.tensor([1, 2], device=x.device),), x[:2]),
+    "scatter_ from x": lambda L, x: x.scatter_(0, L.tensor([[1, 0]], device=x.device), x[:1]),
+    "index_add_ from x": lambda L, x: x.index_add_(0, L.tensor([1], device=x.device), x[:1]),
+    "x[1:] = x[:-1].clone()": lambda L, x: x.__setitem__(slice(1, None), x[:-1].clone()),
+}
+
+
+@pytest.mark.parametrize("name", list(_INDEX_WRITES))
+def test_index_writes_refuse_an_overlapping_source_as_torch(name):
+    write = _INDEX_WRITES[name]
+    expected = torch.arange(6.0).reshape(3, 2)
+    try:
+        write(torch, expected)
+    except RuntimeError:
+        expected = None
+    for device in shrew.devices():
+        x = shrew.arange(6.0, device=device).reshape(3, 2)
+        if expected is None:
+            with pytest.raises(RuntimeError, match="single memory location"):
+                write(shrew, x)
+            np.testing.assert_array_equal(x.numpy(), np.arange(6.0).reshape(3, 2))
+        else:
+            write(shrew, x)
+            np.testing.assert_array_equal(x.numpy(), expected.numpy())

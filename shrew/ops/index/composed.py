@@ -15,7 +15,7 @@ from ...core.shape import broadcast_shapes, fmt, normalize_dim, numel
 from ..common import constant, number, same_device
 from ..creation import tensor
 from ..elementwise.recorded import where as elementwise_where
-from ..inplace import write_
+from ..inplace import check_overlap, write_
 from .recorded import (check_range, known_range, scatter_add_shape,
                     scatter_unchecked)
 from .recorded import gather as gather_checked
@@ -370,7 +370,15 @@ def write_into(op: str, dst: Tensor, compute: Callable[[Tensor], Tensor]) -> Ten
     return write_(dst, op, compute, reads_copy=True)
 
 
+# The index writes whose tensor arguments may share no memory with the destination at all,
+# as PyTorch's assert_no_overlap (masked_scatter_ and the fills check nothing there).
+_NO_OVERLAP = frozenset(("scatter_", "scatter_add_", "scatter_reduce_", "index_add_",
+                         "index_copy_", "put_"))
+
+
 def in_place(op: str, fn: Callable[..., Tensor], dst: Tensor, *args: Any,
              **kwargs: Any) -> Tensor:
     """The `_` form of fn (index_add_, scatter_, ...): fn(dst, ...) written into dst."""
+    if op in _NO_OVERLAP:
+        check_overlap(dst, op, *args, *kwargs.values(), exact_ok=False)
     return write_into(op, dst, lambda before: fn(before, *args, **kwargs))

@@ -30,6 +30,8 @@ from ..creation import arange, tensor
 from ..common import constant, number
 from .recorded import gather, scatter_unchecked
 from .composed import index_tensor, nonzero, write_into, wrapped_index
+from ..inplace import check_overlap, shares_memory
+from ...core.grad_mode import no_grad
 from ..shape.recorded import cat, narrow
 
 if TYPE_CHECKING:
@@ -45,6 +47,15 @@ def getitem(x: Tensor, key: Index) -> Tensor:
 
 
 def setitem(x: Tensor, key: Index, value: Tensor | Scalar) -> None:
+    if isinstance(value, AnyTensor) and shares_memory(x, value):
+        # PyTorch's rules: x[basic key] = v is copy_ into that view (a partial overlap is
+        # refused, the same view is not); with tensors in the key, any overlap is refused
+        with no_grad():
+            region, advanced = _basic(x, key)
+        if advanced:
+            check_overlap(x, "__setitem__", value, exact_ok=False)
+        else:
+            check_overlap(region, "__setitem__", value)
     write_into("__setitem__", x, lambda before: _put(before, key, value, False))
 
 
@@ -61,6 +72,7 @@ def index_put(x: Tensor, indices: tuple[Tensor | None, ...] | list[Tensor | None
 
 def index_put_(x: Tensor, indices: tuple[Tensor | None, ...] | list[Tensor | None],
                values: Tensor | Scalar, accumulate: bool = False) -> Tensor:
+    check_overlap(x, "index_put_", values, *indices, exact_ok=False)
     return write_into("index_put_", x, lambda before: index_put(before, indices, values,
                                                                 accumulate))
 
