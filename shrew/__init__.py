@@ -7,8 +7,9 @@ from .core.dtype import (DType, bfloat16, bool_ as bool, can_cast, finfo, float1
                     result_type, set_default_dtype, uint8)
 from .core.dtype import ALIASES as _ALIASES
 from ._device import device
-from .core.errors import (DeviceError, DTypeError, ShapeError, ShrewError, ShrewIndexError,
-                     ShrewTypeError)
+from .core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError, ShrewError,
+                          ShrewIndexError, ShrewTypeError, ShrewValueError, StateError,
+                          UnsupportedError)
 from .core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                              is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
@@ -88,6 +89,7 @@ __all__ = [
     "from_dlpack", "detect_anomaly", "graph_summary", "to_dot", "standardize", "Generator",
     "softmax", "log_softmax",
     "utils", "device", "cuda", "accelerator", "amp", "onnx", "ShrewIndexError", "ShrewTypeError",
+    "ShrewValueError", "StateError", "ArgumentError", "UnsupportedError",
     "float", "double", "half", "int", "long", "backends",
     # reductions, scans, sorting and selection
     "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "aminmax", "max", "min",

@@ -10,7 +10,8 @@ import numpy as np
 
 from .core.dtype import DType, bool_, get_default_dtype, int64
 from ._device import device as _device
-from .core.errors import DeviceError, DTypeError, ShapeError, ShrewError, ShrewTypeError
+from .core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError, ShrewTypeError,
+                          ShrewValueError)
 from .core.fields import TensorFields, alias, copy_leaf, retain_grad, set_grad, wrap
 from .methods.cast import CastMethods
 from .methods.elementwise import ElementwiseMethods
@@ -122,7 +123,7 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not self.is_leaf:
-            raise ShrewError("requires_grad_: only leaf tensors can change requires_grad")
+            raise ArgumentError("requires_grad_: only leaf tensors can change requires_grad")
         if requires_grad and not self.dtype.is_floating_point:
             raise DTypeError(f"requires_grad_: only floating-point tensors can require grad, "
                              f"got {self.dtype}")
@@ -155,8 +156,8 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         arr = self._data
         if dtype is not None and np.dtype(dtype) != arr.dtype:
             if copy is False:
-                raise ShrewError(f"numpy.asarray: converting {self.dtype} to {np.dtype(dtype)} "
-                                 f"needs a copy, but copy=False")
+                raise ShrewValueError(f"numpy.asarray: converting {self.dtype} to "
+                                      f"{np.dtype(dtype)} needs a copy, but copy=False")
             return arr.astype(dtype)
         return arr.copy() if copy else arr
 
@@ -193,7 +194,7 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
 
     def __bool__(self) -> bool:
         if numel(self.shape) != 1:
-            raise ShrewError(f"bool: the truth value of a tensor of shape {fmt(self.shape)} "
+            raise ArgumentError(f"bool: the truth value of a tensor of shape {fmt(self.shape)} "
                              f"is ambiguous")
         return bool(self.item())
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .autograd.functional import jacobian_rows, track, vjps
-from .core.errors import ShrewError
+from .core.errors import ShrewTypeError, StateError
 from .core.grad_mode import enable_grad, is_grad_enabled
 from .core.shape import numel
 from ._tensor import Tensor
@@ -46,7 +46,7 @@ def tree_flatten(tree: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
 def _argnums(op: str, argnums: int | tuple[int, ...], n: int) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if not nums or any(not isinstance(i, int) or not -n <= i < n for i in nums):
-        raise ShrewError(f"{op}: argnums {argnums!r} out of range for {n} positional "
+        raise StateError(f"{op}: argnums {argnums!r} out of range for {n} positional "
                          f"arguments")
     return tuple(i % n for i in nums)
 
@@ -63,7 +63,7 @@ class _Call:
         for i in self.nums:
             leaves, rebuild = tree_flatten(args[i])
             if not all(isinstance(x, Tensor) and x.dtype.is_floating_point for x in leaves):
-                raise ShrewError(f"{op}: argument {i} must be a floating-point tensor or a "
+                raise StateError(f"{op}: argument {i} must be a floating-point tensor or a "
                                  f"tuple/list/dict of them")
             leaves_per_arg.append(leaves)
             self.rebuilds.append(rebuild)
@@ -78,7 +78,7 @@ class _Call:
             out = func(*new_args, **kwargs)
         if has_aux:
             if not isinstance(out, tuple) or len(out) != 2:
-                raise ShrewError(f"{op}: with has_aux=True the function must return "
+                raise StateError(f"{op}: with has_aux=True the function must return "
                                  f"(output, aux)")
             out, self.aux = out
         self.out = out
@@ -104,7 +104,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         call = _Call("grad", func, argnums, args, kwargs, has_aux)
         out = call.out
         if not isinstance(out, Tensor) or numel(out.shape) != 1:
-            raise ShrewError("grad: the function must return a single-element tensor, got "
+            raise ShrewTypeError("grad: the function must return a single-element tensor, got "
                              f"{getattr(out, 'shape', type(out).__name__)}")
         with enable_grad():
             grads = vjps([out], call.inputs, [None], call.nested)
@@ -134,7 +134,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     def vjp_fn(cotangents: Any) -> tuple[Any, ...]:
         cts, _ = tree_flatten(cotangents)
         if len(cts) != len(outs) or any(c.shape != o.shape for c, o in zip(cts, outs)):
-            raise ShrewError("vjp: the cotangents must have the structure and shapes of "
+            raise StateError("vjp: the cotangents must have the structure and shapes of "
                              "the function's output")
         with enable_grad():
             grads = vjps(outs, call.inputs, cts, call.nested)
@@ -148,12 +148,12 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
         has_aux: bool = False) -> Any:
     """(func(*primals), J tangents[, aux]), as the vjp of a vjp."""
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
-        raise ShrewError("jvp: primals and tangents must be tuples")
+        raise StateError("jvp: primals and tangents must be tuples")
     call = _Call("jvp", func, tuple(range(len(primals))), primals, {}, has_aux)
     vs, _ = tree_flatten(tangents)
     if len(vs) != len(call.inputs) or any(v.shape != x.shape
                                           for v, x in zip(vs, call.inputs)):
-        raise ShrewError("jvp: tangents must have the structure and shapes of primals")
+        raise StateError("jvp: tangents must have the structure and shapes of primals")
     outs, rebuild = tree_flatten(call.out)
     with enable_grad():
         dummies = [o.detach() * 0 for o in outs]

@@ -11,7 +11,7 @@ import secrets
 
 import numpy as np
 
-from .core.errors import ShrewError
+from .core.errors import ArgumentError, ShrewTypeError
 from .ops.random import rand
 from ._tensor import Tensor
 
@@ -27,7 +27,7 @@ class Generator:
     def manual_seed(self, seed: int) -> Generator:
         """Restart the stream from `seed`; returns the generator (as torch's)."""
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise ShrewError(f"Generator.manual_seed: seed must be an int, got "
+            raise ShrewTypeError(f"Generator.manual_seed: seed must be an int, got "
                              f"{type(seed).__name__}")
         self._initial_seed = int(seed)
         # negative seeds are allowed by torch; fold them into numpy's non-negative range
@@ -59,7 +59,7 @@ class Generator:
             rng = np.random.Generator(np.random.PCG64())
             rng.bit_generator.state = saved["bits"]
         except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
-            raise ShrewError(f"Generator.set_state: not a state from Generator.get_state "
+            raise ArgumentError(f"Generator.set_state: not a state from Generator.get_state "
                              f"({exc})") from None
         self._initial_seed, self._rng = int(saved["seed"]), rng
         return self

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core.errors import ShrewError
+from .core.errors import ArgumentError
 
 __all__ = ["export"]
 
 
 def export(*args: Any, **kwargs: Any) -> None:
     """Always raises: shrew cannot write ONNX files."""
-    raise ShrewError("onnx.export: shrew has no ONNX exporter; shrew.export.trace_training "
+    raise ArgumentError("onnx.export: shrew has no ONNX exporter; shrew.export.trace_training "
                      "writes a training step as one C file instead")

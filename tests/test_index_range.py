@@ -35,7 +35,7 @@ def test_uploaded_index_is_checked_without_a_device_read(device, monkeypatch):
     x.gather(0, good)
     x.gather(1, good.expand(3, 4))  # a view of the upload
     monkeypatch.undo()
-    with pytest.raises(shrew.ShapeError, match=r"gather: index 3 is out of range for dim 0"):
+    with pytest.raises(shrew.ArgumentError, match=r"gather: index 3 is out of range for dim 0"):
         x.gather(0, bad)  # raised at the call
     assert not index_ops.deferred
 
@@ -53,7 +53,7 @@ def test_computed_index_is_reported_at_the_next_read_back(device):
     index = shrew.tensor([[0, 1, 1, 0]], device=device) * 2  # [[0, 2, 2, 0]], computed
     out = x.gather(0, index + 1)  # [[1, 3, 3, 1]]: 3 is out of range
     assert len(index_ops.deferred) == 1
-    with pytest.raises(shrew.ShapeError, match=r"gather: index 3 is out of range for dim 0 "
+    with pytest.raises(shrew.ArgumentError, match=r"gather: index 3 is out of range for dim 0 "
                                                r"of size 3.*read back"):
         out.numpy()
     assert not index_ops.deferred
@@ -77,7 +77,7 @@ def test_scatter_add_with_a_computed_index_out_of_range_writes_nothing_there(dev
     src = shrew.ones(1, 4, device=device)
     index = shrew.tensor([[0, 1, 2, 1]], device=device) * 2  # [[0, 2, 4, 2]]: 4 is out
     out = shrew.scatter_add((3, 4), 0, index, src)
-    with pytest.raises(shrew.ShapeError, match="scatter_add: index 4 is out of range"):
+    with pytest.raises(shrew.ArgumentError, match="scatter_add: index 4 is out of range"):
         out.numpy()
     want = np.zeros((3, 4), np.float32)
     want[0, 0] = want[2, 1] = want[2, 3] = 1.0
@@ -89,7 +89,7 @@ def test_copy_into_an_upload_forgets_its_host_range(device):
     index = shrew.tensor([[0, 1, 2, 1]], device=device)
     index.copy_(shrew.tensor([[0, 1, 5, 1]]))
     out = x.gather(0, index)  # no longer known: checked on the device
-    with pytest.raises(shrew.ShapeError, match="gather: index 5 is out of range"):
+    with pytest.raises(shrew.ArgumentError, match="gather: index 5 is out of range"):
         out.numpy()
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .engine import GradStore, root_gradient, run_backward
-from ..core.errors import ShrewError
+from ..core.errors import StateError, UnsupportedError
 from ..core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                          is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ..ops.creation import zeros_like
@@ -26,7 +26,7 @@ __all__ = ["grad", "backward", "Function", "FunctionCtx", "Node", "AccumulateGra
 def _tensors(op: str, what: str, value: Tensor | Sequence[Tensor]) -> tuple[Tensor, ...]:
     out = (value,) if isinstance(value, Tensor) else tuple(value)
     if not all(isinstance(t, Tensor) for t in out):
-        raise ShrewError(f"{op}: {what} must be a tensor or a sequence of tensors")
+        raise StateError(f"{op}: {what} must be a tensor or a sequence of tensors")
     return out
 
 
@@ -40,7 +40,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     tuple; nothing is accumulated into .grad.  An input the outputs do not depend on is an
     error unless allow_unused (its gradient is then None) or materialize_grads (zeros)."""
     if is_grads_batched:
-        raise ShrewError("grad: is_grads_batched=True is not supported")
+        raise UnsupportedError("grad: is_grads_batched=True is not supported")
     outs = _tensors("grad", "outputs", outputs)
     ins = _tensors("grad", "inputs", inputs)
     if grad_outputs is None:
@@ -48,14 +48,14 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     else:
         gos = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)
     if len(gos) != len(outs):
-        raise ShrewError(f"grad: grad_outputs has {len(gos)} entries for {len(outs)} outputs")
+        raise StateError(f"grad: grad_outputs has {len(gos)} entries for {len(outs)} outputs")
     for i, o in enumerate(outs):
         if not o.requires_grad:
-            raise ShrewError(f"grad: element {i} of outputs does not require grad and does "
+            raise StateError(f"grad: element {i} of outputs does not require grad and does "
                              f"not have a grad_fn")
     for i, t in enumerate(ins):
         if not t.requires_grad:
-            raise ShrewError(f"grad: input {i} does not require grad (one of the "
+            raise StateError(f"grad: input {i} does not require grad (one of the "
                              f"differentiated tensors does not require grad)")
     roots = [(o, root_gradient("grad", o, g)) for o, g in zip(outs, gos)]
     if retain_graph is None:
@@ -70,7 +70,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
             if materialize_grads:
                 g = zeros_like(t)
             elif not allow_unused:
-                raise ShrewError(f"grad: input {i} (shape {list(t.shape)}) appears to not "
+                raise StateError(f"grad: input {i} (shape {list(t.shape)}) appears to not "
                                  f"have been used in the graph; set allow_unused=True if "
                                  f"this is the desired behavior")
         result.append(g)
@@ -109,7 +109,7 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6,
     work; fast_mode compares random directional derivatives).  The batched and
     forward-mode checks are not available."""
     if check_batched_grad or check_batched_forward_grad or check_forward_ad:
-        raise ShrewError("gradcheck: shrew has no batched or forward-mode AD to check "
+        raise StateError("gradcheck: shrew has no batched or forward-mode AD to check "
                          "(check_batched_grad, check_batched_forward_grad, check_forward_ad)")
     args = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     if not check_backward_ad:
@@ -128,7 +128,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
     """torch.autograd.gradgradcheck: gradcheck of the gradient of func (with respect to
     its inputs and the output gradients), which needs create_graph=True to work."""
     if check_batched_grad or check_fwd_over_rev:
-        raise ShrewError("gradgradcheck: shrew has no batched or forward-mode AD to check")
+        raise StateError("gradgradcheck: shrew has no batched or forward-mode AD to check")
     args = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     diff = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
     with enable_grad():

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..core import op as O
 from ..backends.registry import live_backends
-from ..core.errors import ShrewError
+from ..core.errors import ShrewTypeError, StateError
 from ..core.fields import AnyTensor, wrap
 from ..core.grad_mode import enable_grad, is_grad_enabled
 
@@ -34,7 +34,7 @@ def _outputs(result: object) -> tuple[Tensor, ...]:
         return (result,)
     if isinstance(result, (tuple, list)) and all(isinstance(r, AnyTensor) for r in result):
         return tuple(result)
-    raise ShrewError(f"checkpoint: the function must return a tensor or a tuple of tensors, "
+    raise ShrewTypeError(f"checkpoint: the function must return a tensor or a tuple of tensors, "
                      f"got {type(result).__name__}")
 
 
@@ -60,7 +60,7 @@ def _captured(outputs: Sequence[Tensor], args: Sequence[object]) -> tuple[Tensor
 def checkpoint(fn: Callable[..., _T], *args: Any) -> _T:
     """Run fn(*args) keeping only its inputs; its graph is rebuilt during backward."""
     if not callable(fn):
-        raise ShrewError(f"checkpoint: fn must be callable, got {type(fn).__name__}")
+        raise ShrewTypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}")
     if not is_grad_enabled():
         return fn(*args)
     rng_states = tuple((be, be.get_rng_state()) for be in live_backends())
@@ -83,7 +83,7 @@ def checkpoint_grads(y: Tensor, op: O.Checkpoint, g: Tensor, run_backward: RunBa
     """Backward of a Checkpoint node: replay the RNG, re-run fn, backpropagate through it
     with `run_backward` (backprop's, passed in so that this module need not import it)."""
     if is_grad_enabled():
-        raise ShrewError("checkpoint: backward(create_graph=True) through a checkpoint is not "
+        raise StateError("checkpoint: backward(create_graph=True) through a checkpoint is not "
                          "supported; run the function without checkpoint for higher-order "
                          "gradients")
     saved = [(be, be.get_rng_state()) for be, _ in op.rng_states]
@@ -102,7 +102,7 @@ def checkpoint_grads(y: Tensor, op: O.Checkpoint, g: Tensor, run_backward: RunBa
             be.set_rng_state(state)
     out = outputs[op.output_index]
     if out.shape != y.shape or not out.requires_grad:
-        raise ShrewError("checkpoint: recomputation gave a different result "
+        raise StateError("checkpoint: recomputation gave a different result "
                          f"(shape {out.shape} vs {y.shape}); the function must be deterministic")
     # retain_graph: a non-leaf tensor that fn read from outside (a closure) is walked
     # here too, and the outer backward may still need its graph.
@@ -125,9 +125,9 @@ def checkpoint_sequential(functions: Module | Iterable[Callable[[Tensor], Tensor
     """Split a sequence of functions into `segments` runs and checkpoint each one."""
     functions = list(functions.children()) if hasattr(functions, "children") else list(functions)
     if not functions:
-        raise ShrewError("checkpoint_sequential: needs at least one function")
+        raise StateError("checkpoint_sequential: needs at least one function")
     if not isinstance(segments, int) or segments < 1:
-        raise ShrewError(f"checkpoint_sequential: segments must be an int >= 1, got {segments!r}")
+        raise StateError(f"checkpoint_sequential: segments must be an int >= 1, got {segments!r}")
     segments = min(segments, len(functions))
     size, extra = divmod(len(functions), segments)
     start = 0

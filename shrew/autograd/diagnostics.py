@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from ..core import op as O
-from ..core.errors import ShrewError
+from ..core.errors import ShrewTypeError, StateError
 from ..core.fields import AnyTensor, set_site_recorder
 from ..core.grad_mode import no_grad
 from ..core.shape import fmt, numel
@@ -107,7 +107,7 @@ def check_gradients(node: Tensor, op: O.Op,
                 where = creation_site(node)
                 made = (f"it was created at {where}" if where else
                         "it was created outside detect_anomaly(), so its place is unknown")
-                raise ShrewError(
+                raise StateError(
                     f"backward (detect_anomaly): {op_name(op)} produced NaN or inf in the "
                     f"gradient of its input {i} (shape {fmt(x.shape)}, {x.dtype.name}); {made}")
 
@@ -144,7 +144,7 @@ def _saved(op: O.Op | None) -> list[Tensor]:
 def _graph(root: Tensor) -> list[Tensor]:
     """Every tensor that `root`'s graph holds, newest first (an iterative walk)."""
     if not isinstance(root, AnyTensor):
-        raise ShrewError(f"graph: expected a Tensor, got {type(root).__name__}")
+        raise ShrewTypeError(f"graph: expected a Tensor, got {type(root).__name__}")
     seen = {root.id: root}
     stack = [root]
     while stack:

@@ -15,7 +15,7 @@ from .checkpoint import checkpoint_grads
 from .diagnostics import NAMED_BY_FN, anomaly_enabled, check_gradients, op_name
 from .function import custom_grads
 from .hooks import hooked_leaves_by_last_consumer, leaf_hooks, run_tensor_hooks, tensor_hooks
-from ..core.errors import DeviceError, ShrewError
+from ..core.errors import DeviceError, StateError
 from ..core.fields import accumulate_grad, release
 from .rules.attention import attention_grads
 from .rules.common import InputGrads, cast_like, sum_to_shape
@@ -90,7 +90,7 @@ def topological_order(root: Tensor, *more: Tensor) -> list[Tensor]:
         if op is None:
             continue
         if type(op) is released:
-            raise ShrewError(
+            raise StateError(
                 f"backward: the graph through {op.variant} was freed by an earlier backward(); "
                 f"pass retain_graph=True to the first backward() to backpropagate twice")
         if rebased:  # inputs as they were when op was recorded
@@ -121,7 +121,7 @@ def backward(root: Tensor, gradient: Tensor | None = None, retain_graph: bool | 
     """Backpropagate from `root`; return the GradStore and accumulate leaves' .grad (only
     the given `inputs`' .grad when they are given, leaves or not)."""
     if not isinstance(root, Tensor) or not root.requires_grad:
-        raise ShrewError("backward: the tensor does not require grad (no input of its graph "
+        raise StateError("backward: the tensor does not require grad (no input of its graph "
                          "has requires_grad=True, or it was computed under no_grad)")
     gradient = root_gradient("backward", root, gradient)
     if retain_graph is None:
@@ -130,7 +130,7 @@ def backward(root: Tensor, gradient: Tensor | None = None, retain_graph: bool | 
         return run_backward(root, gradient, retain_graph, create_graph, accumulate=True)
     targets = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     if not targets or not all(isinstance(t, Tensor) and t.requires_grad for t in targets):
-        raise ShrewError("backward: inputs must be a non-empty sequence of tensors that "
+        raise StateError("backward: inputs must be a non-empty sequence of tensors that "
                          "require grad")
     store = run_backward(root, gradient, retain_graph, create_graph, accumulate=False,
                          capture=frozenset(t.id for t in targets))
@@ -146,13 +146,13 @@ def root_gradient(op: str, root: Tensor, gradient: Tensor | None) -> Tensor:
     given tensor, checked against the root and cast to its dtype."""
     if gradient is None:
         if numel(root.shape) != 1:
-            raise ShrewError(f"{op}: needs a single-element tensor (grad can be implicitly "
+            raise StateError(f"{op}: needs a single-element tensor (grad can be implicitly "
                              f"created only for scalar outputs), got shape {fmt(root.shape)}; "
                              f"reduce it first (e.g. .sum()) or pass its gradient")
         return ones_like(root)
     if not isinstance(gradient, Tensor) or gradient.shape != root.shape:
         got = fmt(gradient.shape) if isinstance(gradient, Tensor) else type(gradient).__name__
-        raise ShrewError(f"{op}: gradient must be a tensor of shape {fmt(root.shape)}, got "
+        raise StateError(f"{op}: gradient must be a tensor of shape {fmt(root.shape)}, got "
                          f"{got}")
     if gradient.device != root.device:
         raise DeviceError(f"{op}: gradient is on {gradient.device} but the tensor is on "
@@ -371,4 +371,4 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
         # -- custom functions (autograd/function.py)
         case O.CustomFunction():
             return custom_grads(y, op, g)
-    raise ShrewError(f"backward: no gradient rule for {type(op).__name__}")
+    raise StateError(f"backward: no gradient rule for {type(op).__name__}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core import op as O
-from ..core.errors import ShrewError
+from ..core.errors import ShrewError, ShrewTypeError, StateError
 from ..core.fields import Alias, wrap
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..ops import inplace
@@ -37,7 +37,7 @@ class FunctionCtx:
         """Keep tensors for backward; their versions are checked when it reads them."""
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
-                raise ShrewError(f"save_for_backward: can only save tensors (or None), got "
+                raise ShrewTypeError(f"save_for_backward: can only save tensors (or None), got "
                                  f"{type(t).__name__}")
         self._saved = tuple((t, 0 if t is None else inplace.version(t)) for t in tensors)
 
@@ -45,7 +45,7 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple[Tensor | None, ...]:
         for i, (t, v) in enumerate(self._saved):
             if t is not None and inplace.version(t) != v:
-                raise ShrewError(
+                raise StateError(
                     f"backward: one of the variables needed for gradient computation has "
                     f"been modified by an inplace operation: saved tensor {i} (shape "
                     f"{list(t.shape)}) is at version {inplace.version(t)}; expected version "
@@ -57,7 +57,7 @@ class FunctionCtx:
         self._non_differentiable.update(id(t) for t in tensors)
 
     def mark_dirty(self, *tensors: Tensor) -> None:
-        raise ShrewError("mark_dirty: in-place custom Functions are not supported; return a "
+        raise StateError("mark_dirty: in-place custom Functions are not supported; return a "
                          "new tensor from forward")
 
     def set_materialize_grads(self, value: bool) -> None:
@@ -135,24 +135,24 @@ def custom_grads(y: Tensor, op: O.CustomFunction, g: Tensor
     returned = returned if isinstance(returned, tuple) else (returned,)
     name = op.function.__name__
     if len(returned) != len(op.args):
-        raise ShrewError(f"{name}.backward returned an incorrect number of gradients "
+        raise StateError(f"{name}.backward returned an incorrect number of gradients "
                          f"(expected {len(op.args)}, got {len(returned)})")
     pairs = []
     for i, (arg, gi) in enumerate(zip(op.args, returned)):
         if not isinstance(arg, Tensor):
             if gi is not None:
-                raise ShrewError(f"{name}.backward returned a gradient for argument {i}, "
+                raise StateError(f"{name}.backward returned a gradient for argument {i}, "
                                  f"which is not a tensor")
             continue
         if gi is not None:
             if not isinstance(gi, Tensor):
-                raise ShrewError(f"{name}.backward: gradient {i} must be a tensor or None, "
+                raise ShrewTypeError(f"{name}.backward: gradient {i} must be a tensor or None, "
                                  f"got {type(gi).__name__}")
             if gi.shape != arg.shape:
                 try:
                     gi = sum_to_shape(gi, arg.shape)
                 except ShrewError:
-                    raise ShrewError(f"{name}.backward returned an invalid gradient at index "
+                    raise StateError(f"{name}.backward returned an invalid gradient at index "
                                      f"{i}: got shape {list(gi.shape)} but expected shape "
                                      f"compatible with {list(arg.shape)}") from None
             gi = gi.to_dtype(arg.dtype)

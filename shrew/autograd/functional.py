@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core.errors import ShrewError
+from ..core.errors import StateError
 from ..core.grad_mode import enable_grad
 from ..ops.creation import tensor, zeros, zeros_like
 from ..ops.shape.recorded import stack
@@ -20,7 +20,7 @@ def _as_tuple(op: str, what: str, value: Any) -> tuple[bool, tuple[Tensor, ...]]
     single = isinstance(value, Tensor)
     out = (value,) if single else tuple(value)
     if not all(isinstance(t, Tensor) for t in out):
-        raise ShrewError(f"{op}: {what} must be a tensor or a tuple of tensors")
+        raise StateError(f"{op}: {what} must be a tensor or a tuple of tensors")
     return single, out
 
 
@@ -47,12 +47,12 @@ def vjps(outs: Sequence[Tensor], ins: Sequence[Tensor], vs: Sequence[Tensor | No
 def _cotangents(op: str, outs: tuple[Tensor, ...], v: Any) -> tuple[Tensor | None, ...]:
     if v is None:
         if any(numel(o.shape) != 1 for o in outs):
-            raise ShrewError(f"{op}: v can only be None if the function's output has a "
+            raise StateError(f"{op}: v can only be None if the function's output has a "
                              f"single element")
         return tuple(None for _ in outs)
     _, vs = _as_tuple(op, "v", v)
     if len(vs) != len(outs) or any(a.shape != o.shape for a, o in zip(vs, outs)):
-        raise ShrewError(f"{op}: v must have the shapes of the function's outputs, "
+        raise StateError(f"{op}: v must have the shapes of the function's outputs, "
                          f"{[list(o.shape) for o in outs]}")
     return vs
 
@@ -75,12 +75,12 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     single_in, ins = _as_tuple("jvp", "inputs", inputs)
     if v is None:
         if any(numel(x.shape) != 1 for x in ins):
-            raise ShrewError("jvp: v can only be None if the input has a single element")
+            raise StateError("jvp: v can only be None if the input has a single element")
         vs: tuple[Tensor, ...] = tuple(zeros_like(x) + 1 for x in ins)
     else:
         _, vs = _as_tuple("jvp", "v", v)
         if len(vs) != len(ins) or any(a.shape != x.shape for a, x in zip(vs, ins)):
-            raise ShrewError("jvp: v must have the shapes of the inputs")
+            raise StateError("jvp: v must have the shapes of the inputs")
     with enable_grad():
         tracked = tuple(track(x, create_graph) for x in ins)
         out = func(*tracked)
@@ -127,7 +127,7 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     """The Jacobian: a tensor of shape output.shape + input.shape, nested in tuples as
     torch's (per output, then per input) when either is a tuple."""
     if strategy not in ("reverse-mode", "forward-mode"):
-        raise ShrewError(f"jacobian: strategy must be 'reverse-mode' or 'forward-mode', got "
+        raise StateError(f"jacobian: strategy must be 'reverse-mode' or 'forward-mode', got "
                          f"{strategy!r}")
     single_in, ins = _as_tuple("jacobian", "inputs", inputs)
     with enable_grad():
@@ -148,7 +148,7 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     def gradient(*xs: Tensor) -> Any:
         out = func(*xs)
         if not isinstance(out, Tensor) or numel(out.shape) != 1:
-            raise ShrewError("hessian: the function must return a single-element tensor")
+            raise StateError("hessian: the function must return a single-element tensor")
         gs = vjps([out.reshape(())], xs, [None], True)
         return gs[0] if single_in else gs
 
@@ -163,7 +163,7 @@ def _second(op: str, func: Callable[..., Any], inputs: Any, v: Any, create_graph
         tracked = tuple(track(x, create_graph) for x in ins)
         out = func(*tracked)
         if not isinstance(out, Tensor) or numel(out.shape) != 1:
-            raise ShrewError(f"{op}: the function must return a single-element tensor")
+            raise StateError(f"{op}: the function must return a single-element tensor")
         gs = vjps([out], tracked, [None], True)
         result = vjps(gs, tracked, vs, create_graph)
     return _detached(out, create_graph), result[0] if single_in else result

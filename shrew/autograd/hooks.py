@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeAlias
 
-from ..core.errors import ShrewError
+from ..core.errors import ShrewTypeError, StateError
 from ..core.shape import fmt
 from ..ops import inplace as _inplace
 from .._tensor import Tensor
@@ -27,7 +27,7 @@ def run_tensor_hooks(node: Tensor, grad: Tensor) -> Tensor:
         out = hook(grad)
         if out is not None:
             if not isinstance(out, Tensor) or out.shape != grad.shape:
-                raise ShrewError(f"register_hook: a hook must return None or a tensor of "
+                raise StateError(f"register_hook: a hook must return None or a tensor of "
                                  f"shape {fmt(grad.shape)}, got {out!r}")
             grad = out
     return grad
@@ -37,10 +37,10 @@ def register_hook(t: Tensor, hook: TensorHook) -> HookHandle:
     """Call hook(grad) each time t's gradient is computed; a tensor it returns replaces
     the gradient (for a leaf: before it is accumulated into .grad)."""
     if not isinstance(t, Tensor) or not t.requires_grad:
-        raise ShrewError("register_hook: cannot register a hook on a tensor that doesn't "
+        raise StateError("register_hook: cannot register a hook on a tensor that doesn't "
                          "require gradient")
     if not callable(hook):
-        raise ShrewError(f"register_hook: hook must be callable, got {type(hook).__name__}")
+        raise ShrewTypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
     tensor_hooks.setdefault(t.id, []).append(hook)
     handle = HookHandle(tensor_hooks, t.id, hook)
     weakref.finalize(t, handle.remove)
@@ -81,10 +81,10 @@ def register_post_accumulate_grad_hook(leaf: Tensor, hook: PostAccumulateHook) -
     Hooks run in registration order; gradients computed inside a checkpoint's recomputation
     do not trigger them (the outer backward does, once)."""
     if not isinstance(leaf, Tensor) or not leaf.is_leaf or not leaf.requires_grad:
-        raise ShrewError("register_post_accumulate_grad_hook: needs a leaf tensor that "
+        raise StateError("register_post_accumulate_grad_hook: needs a leaf tensor that "
                          "requires grad")
     if not callable(hook):
-        raise ShrewError(f"register_post_accumulate_grad_hook: hook must be callable, got "
+        raise ShrewTypeError(f"register_post_accumulate_grad_hook: hook must be callable, got "
                          f"{type(hook).__name__}")
     leaf_hooks.setdefault(leaf.id, []).append(hook)
     handle = HookHandle(leaf_hooks, leaf.id, hook)

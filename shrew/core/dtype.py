@@ -6,7 +6,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from .errors import DTypeError
+from .errors import DTypeError, ShrewError, ShrewTypeError
 
 BOOL, INT, FLOAT = 0, 1, 2  # promotion categories, lowest first
 
@@ -113,7 +113,7 @@ def as_dtype(value: Any) -> DType:
     try:
         return from_numpy_dtype(value, "dtype")
     except TypeError:
-        raise DTypeError(f"dtype: {value!r} is not a dtype") from None
+        raise ShrewTypeError(f"dtype: {value!r} is not a dtype") from None
 
 
 def scalar_dtype(value: object) -> DType:
@@ -184,9 +184,9 @@ def can_cast(from_: Any, to: Any) -> bool:
     return a.category <= b.category
 
 
-def check_float(dtype: DType, op: str) -> None:
+def check_float(dtype: DType, op: str, error: type[ShrewError] = DTypeError) -> None:
     if not dtype.is_floating_point:
-        raise DTypeError(f"{op}: needs a floating-point tensor, got {dtype}")
+        raise error(f"{op}: needs a floating-point tensor, got {dtype}")
 
 
 class finfo:  # noqa: N801  (torch's name)

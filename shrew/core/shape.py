@@ -6,7 +6,15 @@ from collections.abc import Iterable, Sequence
 from itertools import repeat
 from typing import Any
 
-from .errors import ShapeError
+import numpy as np
+
+from .errors import ShapeError, ShrewIndexError, ShrewTypeError
+
+MAX_DIMS = 64  # numpy's limit on dims (PyTorch's is the same order); more is refused, not hit
+INT64_MAX = 2 ** 63 - 1
+# No allocation may ask for more bytes than this (256 TiB, past any machine's memory): the
+# request is refused with its size, rather than left to numpy's or pyopencl's own errors.
+MAX_BYTES = 2 ** 48
 
 
 class Size(tuple):
@@ -30,6 +38,47 @@ def numel(shape: Iterable[int]) -> int:
     return math.prod(shape)
 
 
+def _is_size(s: object) -> bool:
+    return isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_))
+
+
+def shape_arg(op: str, shape: Sequence[Any]) -> tuple[int, ...]:
+    """The sizes of a creation op (`zeros(2, 3)` or `zeros((2, 3))`), checked as PyTorch
+    checks them: ints (TypeError otherwise: 2.5, None, a string), each within int64
+    (TypeError, as torch's unpacking), non-negative (RuntimeError), at most MAX_DIMS."""
+    if len(shape) == 1 and not _is_size(shape[0]):
+        if not isinstance(shape[0], Sequence) or isinstance(shape[0], str):
+            raise ShrewTypeError(f"{op}: size must be ints or a sequence of ints, got "
+                                 f"{shape[0]!r}")
+        shape = tuple(shape[0])
+    if not all(_is_size(s) for s in shape):
+        raise ShrewTypeError(f"{op}: size must be ints, got {tuple(shape)!r}")
+    sizes = tuple(int(s) for s in shape)
+    check_sizes(op, sizes)
+    return sizes
+
+
+def check_sizes(op: str, sizes: tuple[int, ...]) -> None:
+    """Ints that PyTorch accepts as a shape: each in int64, non-negative, <= MAX_DIMS dims."""
+    if any(s > INT64_MAX for s in sizes):
+        raise ShrewTypeError(f"{op}: a size does not fit in int64, got {fmt(sizes)}")
+    if any(s < 0 for s in sizes):
+        raise ShapeError(f"{op}: sizes must be non-negative, got {fmt(sizes)}")
+    if len(sizes) > MAX_DIMS:
+        raise ShapeError(f"{op}: {len(sizes)} dims, more than the {MAX_DIMS} a tensor may have")
+
+
+def check_alloc(op: str, shape: Sequence[int], itemsize: int) -> None:
+    """Refuse, before allocating, a shape whose bytes overflow int64 or pass MAX_BYTES."""
+    count = numel(shape)
+    if count > INT64_MAX or count * itemsize > INT64_MAX:
+        raise ShapeError(f"{op}: the size of {fmt(shape)} overflows int64 "
+                         f"({count} elements of {itemsize} bytes)")
+    if count * itemsize > MAX_BYTES:
+        raise ShapeError(f"{op}: {fmt(shape)} needs {count * itemsize} bytes, more than "
+                         f"any device has (limit {MAX_BYTES} bytes)")
+
+
 def broadcast_shapes(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
     """numpy's broadcasting of several shapes, or a ShapeError naming them all."""
     ndim = max(len(s) for s in shapes)
@@ -50,11 +99,11 @@ def broadcast_shapes(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
 def normalize_dim(dim: object, ndim: int, op: str, extra: int = 0) -> int:
     """A dim in [-ndim-extra, ndim+extra) as a non-negative int (extra=1 for unsqueeze)."""
     if isinstance(dim, bool) or not isinstance(dim, int):
-        raise ShapeError(f"{op}: dim must be an int, got {dim!r}")
+        raise ShrewTypeError(f"{op}: dim must be an int, got {dim!r}")
     size = ndim + extra
     lo, hi = -max(size, 1), max(size, 1) - 1
     if not lo <= dim <= hi:
-        raise ShapeError(f"{op}: dim {dim} is out of range for a {ndim}-d tensor "
+        raise ShrewIndexError(f"{op}: dim {dim} is out of range for a {ndim}-d tensor "
                          f"(expected {lo} to {hi})")
     return dim % max(size, 1)
 
@@ -86,7 +135,12 @@ def broadcast_dims(grad_shape: Sequence[int], shape: Sequence[int]) -> tuple[int
 
 def infer_reshape(op: str, old: Sequence[int], new: Iterable[Any]) -> tuple[int, ...]:
     """Resolve one -1 in `new` and check that the element count is unchanged."""
+    new = tuple(new)
+    if not all(_is_size(s) for s in new):
+        raise ShrewTypeError(f"{op}: sizes must be ints, got {new!r}")
     new = tuple(int(s) for s in new)
+    if len(new) > MAX_DIMS:
+        raise ShapeError(f"{op}: {len(new)} dims, more than the {MAX_DIMS} a tensor may have")
     if new.count(-1) > 1:
         raise ShapeError(f"{op}: only one dim may be -1, got {fmt(new)}")
     if any(s < -1 for s in new):

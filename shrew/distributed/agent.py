@@ -19,7 +19,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..core.errors import ShrewError
+from ..core.errors import ShrewValueError
 from .reports import REPORTS_ENV, TAIL_LINES, write_report
 
 _TAIL_BYTES = 16 << 10
@@ -40,7 +40,7 @@ def torchrun_env(environ: Mapping[str, str]) -> dict[str, str]:
     found = {name: next((environ[v] for v in sources if v in environ), None)
              for name, sources in _FROM_MPI.items()}
     if found["RANK"] is None or found["WORLD_SIZE"] is None:
-        raise ShrewError("shrew.distributed.agent: no rank in the environment (none of "
+        raise ShrewValueError("shrew.distributed.agent: no rank in the environment (none of "
                          f"{', '.join(_FROM_MPI['RANK'])}): it runs under mpiexec, started "
                          "by python -m shrew.distributed.run")
     rank, world = found["RANK"], found["WORLD_SIZE"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import DTypeError, ShapeError, ShrewError
+from ..core.errors import ArgumentError, DTypeError, ShapeError, ShrewTypeError
 from ..ops.creation import from_numpy
 from ..core.grad_mode import no_grad
 from ..core.shape import fmt, numel
@@ -70,20 +70,20 @@ def _meta(t: Tensor) -> dict[str, Any]:
 
 def _check_tensor(op: str, t: object, what: str = "tensor") -> Tensor:
     if not isinstance(t, Tensor):
-        raise ShrewError(f"{op}: {what} must be a Tensor, got {type(t).__name__}")
+        raise ShrewTypeError(f"{op}: {what} must be a Tensor, got {type(t).__name__}")
     return t
 
 
 def _check_rank(op: str, group: ProcessGroup, rank: object, what: str) -> int:
     if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank < group.size:
-        raise ShrewError(f"{op}: {what}={rank!r} is not a rank of this job (0 .. "
+        raise ArgumentError(f"{op}: {what}={rank!r} is not a rank of this job (0 .. "
                          f"{group.size - 1})")
     return rank
 
 
 def _check_op(name: str, op: object, t: Tensor) -> ReduceOp:
     if not isinstance(op, ReduceOp):
-        raise ShrewError(f"{name}: op must be a ReduceOp (SUM, AVG, PRODUCT, MIN, MAX), "
+        raise ArgumentError(f"{name}: op must be a ReduceOp (SUM, AVG, PRODUCT, MIN, MAX), "
                          f"got {op!r}")
     if op is ReduceOp.AVG and not t.dtype.is_floating_point:
         raise DTypeError(f"{name}: ReduceOp.AVG needs a floating-point tensor, got {t.dtype}")
@@ -94,7 +94,7 @@ def _check_list(op: str, tensors: object, like: Tensor, size: int, what: str) ->
     """A list of world-size tensors, each shaped and typed like `like`."""
     if not isinstance(tensors, (list, tuple)) or len(tensors) != size:
         got = len(tensors) if isinstance(tensors, (list, tuple)) else type(tensors).__name__
-        raise ShrewError(f"{op}: {what} must be a list of {size} tensors (one per rank), "
+        raise ArgumentError(f"{op}: {what} must be a list of {size} tensors (one per rank), "
                          f"got {got}")
     for i, t in enumerate(tensors):
         _check_tensor(op, t, f"{what}[{i}]")
@@ -311,7 +311,7 @@ def _root_list(op: str, tensors: object, like: Tensor, g: ProcessGroup, root: in
     if g.rank != root:
         return []
     if tensors is None:
-        raise ShrewError(f"{op}: {what} is required on rank {root}")
+        raise ArgumentError(f"{op}: {what} is required on rank {root}")
     return _check_list(op, tensors, like, g.size, what)
 
 

@@ -12,7 +12,7 @@ import traceback
 from types import TracebackType
 from typing import Any
 
-from ..core.errors import ShrewError
+from ..core.errors import ArgumentError, UnsupportedError
 from .reports import report_abort
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
@@ -86,17 +86,17 @@ def init_process_group(backend: str | None = "mpi", init_method: str | None = No
     to rendezvous through.  Run without mpiexec, the program is a job of one process."""
     global _group, _previous_excepthook
     if backend not in (None, "mpi"):
-        raise ShrewError(f"init_process_group: backend {backend!r} is not available; shrew "
+        raise ArgumentError(f"init_process_group: backend {backend!r} is not available; shrew "
                          f"runs on MPI (backend='mpi')")
     if init_method not in (None, "env://"):
-        raise ShrewError(f"init_process_group: init_method {init_method!r} is not supported; "
+        raise UnsupportedError(f"init_process_group: init_method {init_method!r} is not supported; "
                          f"mpiexec starts the processes and MPI tells each its rank")
     if _group is not None:
-        raise ShrewError("init_process_group: the default process group is already "
+        raise ArgumentError("init_process_group: the default process group is already "
                          "initialized (call destroy_process_group first)")
     seconds = _seconds(timeout)
     if not is_available():
-        raise ShrewError("init_process_group: mpi4py is not installed "
+        raise ArgumentError("init_process_group: mpi4py is not installed "
                          "(pip install 'shrew[distributed]')")
     from mpi4py import MPI
     group = ProcessGroup(MPI.COMM_WORLD, seconds)
@@ -104,7 +104,7 @@ def init_process_group(backend: str | None = "mpi", init_method: str | None = No
                                 ("rank", rank, group.rank)):
         if given != -1 and given != actual:
             group.free()
-            raise ShrewError(f"init_process_group: {name}={given} but MPI says {actual} "
+            raise ArgumentError(f"init_process_group: {name}={given} but MPI says {actual} "
                              f"(mpiexec decides the ranks)")
     # torchrun's variables, as python -m shrew.distributed.run sets them from MPI's. If
     # they disagree, another launcher (torchrun) started independent jobs of one process.
@@ -112,7 +112,7 @@ def init_process_group(backend: str | None = "mpi", init_method: str | None = No
         value = os.environ.get(var)
         if value is not None and value.strip() != str(actual):
             group.free()
-            raise ShrewError(f"init_process_group: the environment says {var}={value} but "
+            raise ArgumentError(f"init_process_group: the environment says {var}={value} but "
                              f"MPI says {actual}: start the job with python -m "
                              f"shrew.distributed.run or mpiexec (torchrun's processes are "
                              f"not one MPI job)")
@@ -151,7 +151,7 @@ def get_backend() -> str:
 def default_group(op: str) -> ProcessGroup:
     """The initialized group, or an error that says to call init_process_group."""
     if _group is None:
-        raise ShrewError(f"{op}: the default process group has not been initialized; call "
+        raise ArgumentError(f"{op}: the default process group has not been initialized; call "
                          f"shrew.distributed.init_process_group() first")
     return _group
 
@@ -163,7 +163,7 @@ def _seconds(timeout: datetime.timedelta | float | None) -> float:
                else timeout if isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
                else None)
     if seconds is None or not seconds > 0:
-        raise ShrewError(f"init_process_group: timeout must be a positive timedelta or number "
+        raise ArgumentError(f"init_process_group: timeout must be a positive timedelta or number "
                          f"of seconds, got {timeout!r}")
     return float(seconds)
 

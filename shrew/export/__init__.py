@@ -6,6 +6,7 @@
 See docs/export.md for the trace, the memory plan, the C layout and the limits.
 """
 from __future__ import annotations
+from ..core.errors import ArgumentError, UnsupportedError
 
 import contextlib
 import copy
@@ -18,7 +19,7 @@ import numpy as np
 
 # Public names only (and the autograd engine's entry point), so that the core can move
 # around this package; get_backend is the one registry function it needs.
-from .. import (DeviceError, DTypeError, ShapeError, ShrewError, Tensor, float32, from_numpy,
+from .. import (DeviceError, DTypeError, ShapeError, Tensor, float32, from_numpy,
                ones_like)
 from ..autograd.engine import run_backward
 from ..backends.registry import get_backend
@@ -59,7 +60,7 @@ def _step_counters_set_aside(model: Any) -> Iterator[None]:
             if t.dtype.is_floating_point:
                 continue
             if getattr(module, "momentum", 0.1) is None:
-                raise ShrewError(f"export: {name or type(module).__name__} averages over "
+                raise ArgumentError(f"export: {name or type(module).__name__} averages over "
                                  f"its step counter (momentum=None), which a static step "
                                  f"cannot follow; give it a momentum")
             aside.append((module, buffer_name, t))
@@ -95,7 +96,7 @@ def _trace(model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor], x: Tensor, y
     try:
         _generalize([first, record(slice(None), rolled)], [batch, batch])
     except Mismatch as exc:
-        raise ShrewError(f"export: the step's graph depends on the data (two batches of the "
+        raise ArgumentError(f"export: the step's graph depends on the data (two batches of the "
                          f"same size traced differently: {exc}); data-dependent shapes and "
                          f"control flow cannot be exported") from None
     reason = None
@@ -139,7 +140,7 @@ def _trace(model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor], x: Tensor, y
 def _check_inputs(example_inputs: Any) -> tuple[Tensor, Tensor]:
     if not isinstance(example_inputs, (tuple, list)) or len(example_inputs) != 2 or \
             not all(isinstance(t, Tensor) for t in example_inputs):
-        raise ShrewError("export: example_inputs must be (x, y), two tensors")
+        raise ArgumentError("export: example_inputs must be (x, y), two tensors")
     x, y = example_inputs
     for name, t in (("x", x), ("y", y)):
         if t.device != "cpu":
@@ -157,16 +158,16 @@ def _optimizer_spec(optimizer: Any, named: list) -> tuple[OptimizerSpec, set[int
     kinds = ((AdamW, "adamw"), (Adam, "adam"), (SGD, "sgd"))
     kind = next((k for cls, k in kinds if type(optimizer) is cls), None)
     if kind is None:
-        raise ShrewError(f"export: optimizer {type(optimizer).__name__} has no C emitter "
+        raise UnsupportedError(f"export: optimizer {type(optimizer).__name__} has no C emitter "
                          f"(supported: SGD, Adam, AdamW)")
     if optimizer.state:
-        raise ShrewError("export: the optimizer has already stepped; export before the first "
+        raise ArgumentError("export: the optimizer has already stepped; export before the first "
                          "step (its state starts at zero in C)")
     group_of = {id(p): g for g in optimizer.param_groups for p in g["params"]}
     ids = {id(p) for _, p in named}
     stray = [p for p in group_of if p not in ids]
     if stray:
-        raise ShrewError("export: the optimizer holds tensors that are not the model's "
+        raise ArgumentError("export: the optimizer holds tensors that are not the model's "
                          "parameters")
     groups = [group_of.get(id(p)) for _, p in named]  # None: not optimized
     return OptimizerSpec(kind, groups), set(group_of)
@@ -185,7 +186,7 @@ def _record(model: Any, loss_fn: Callable, xs: np.ndarray, ys: np.ndarray, named
         with recording(backend, leaves) as rec:
             loss = loss_fn(model(xb), yb)
             if not isinstance(loss, Tensor) or loss.numel() != 1 or not loss.requires_grad:
-                raise ShrewError("export: loss_fn must return a one-element tensor that "
+                raise ArgumentError("export: loss_fn must return a one-element tensor that "
                                  "requires grad")
             store = run_backward(loss, ones_like(loss), retain_graph=False, create_graph=False,
                                  accumulate=False)

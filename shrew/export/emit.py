@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import ShrewError
+from ..core.errors import ArgumentError, UnsupportedError
 from ..core.shape import window_counts
 from . import kernels as K
 from .graph import DTYPES, ELEMENTWISE, Node, Value
@@ -35,7 +35,7 @@ class Emitter:
             return self._elementwise(node)
         method = getattr(self, "_" + node.kind, None)
         if method is None:
-            raise ShrewError(f"export: no C emitter for the primitive {node.kind!r}")
+            raise ArgumentError(f"export: no C emitter for the primitive {node.kind!r}")
         return method(node)
 
     # -- helpers -------------------------------------------------------------------------
@@ -86,14 +86,14 @@ class Emitter:
                     else "a0"), kind
         if kind == "unary":
             if out.ctype != "float" or p["fn"] not in K.UNARY_FLOAT:
-                raise ShrewError(f"export: unary {p['fn']!r} on {out.dtype} has no C emitter")
+                raise ArgumentError(f"export: unary {p['fn']!r} on {out.dtype} has no C emitter")
             for helper, source in K.HELPERS.items():
                 if "shrew_" + helper + "(" in K.UNARY_FLOAT[p["fn"]]:
                     self.helpers[helper] = source
             return K.UNARY_FLOAT[p["fn"]], "unary_" + p["fn"]
         if kind == "binary":
             if p["fn"] not in K.BINARY:  # pow, atan2, maximum, ...: no emitter yet
-                raise ShrewError(f"export: binary {p['fn']!r} has no C emitter")
+                raise ArgumentError(f"export: binary {p['fn']!r} has no C emitter")
             if out.ctype == "unsigned char":
                 return ("a0 || a1" if p["fn"] == "add" else "a0 && a1"), "binary_" + p["fn"]
             return K.BINARY[p["fn"]], "binary_" + p["fn"]
@@ -127,7 +127,7 @@ class Emitter:
         if kind == "add_":
             alpha = p["alpha"]
             return "a0 + a1" if alpha == 1 else f"a0 + a1 * {c_float(alpha)}"
-        raise ShrewError(f"export: no C emitter for the primitive {kind!r}")
+        raise ArgumentError(f"export: no C emitter for the primitive {kind!r}")
 
     # -- the rest ------------------------------------------------------------------------
     def _full(self, node: Node) -> str:
@@ -146,7 +146,7 @@ class Emitter:
     def _rand(self, node: Node) -> str:
         out = node.outputs[0]
         if out.ctype != "float":
-            raise ShrewError(f"export: rand of {out.dtype} has no C emitter")
+            raise ArgumentError(f"export: rand of {out.dtype} has no C emitter")
         self.kernel("shrew_rand", K.FIXED["rand"])
         return f"shrew_rand({self._ptr(out)}, {c_int(out.numel())});"
 
@@ -239,7 +239,7 @@ class Emitter:
         p = node.params
         h, w = at(shape[2], self.batch), at(shape[3], self.batch)
         if not isinstance(shape[2], int) or not isinstance(shape[3], int):
-            raise ShrewError("export: image height and width must not follow the batch")
+            raise ArgumentError("export: image height and width must not follow the batch")
         ho, wo = window_counts((h, w), p["kernel"], p["stride"], p["padding"])
         return ho, wo
 
@@ -248,7 +248,7 @@ class Emitter:
         """The exported C pools take PyTorch's default window arguments only."""
         odd = {k: node.params[k] for k, v in defaults.items() if node.params.get(k, v) != v}
         if odd:
-            raise ShrewError(f"export: {node.kind} with {odd} is not supported")
+            raise UnsupportedError(f"export: {node.kind} with {odd} is not supported")
 
     def _max_pool2d(self, node: Node) -> str:
         x = node.inputs[0]
@@ -300,9 +300,9 @@ class Emitter:
     def _need_float(self, node: Node) -> None:
         for v in (*node.inputs, *node.outputs):
             if v.dtype not in (np.dtype("float32"), np.dtype("int64")):
-                raise ShrewError(f"export: {node.kind} on {v.dtype} has no C emitter")
+                raise ArgumentError(f"export: {node.kind} on {v.dtype} has no C emitter")
         if node.outputs[0].ctype != "float":
-            raise ShrewError(f"export: {node.kind} on {node.outputs[0].dtype} has no C emitter")
+            raise ArgumentError(f"export: {node.kind} on {node.outputs[0].dtype} has no C emitter")
 
 
 def _prod(sizes: tuple[Size, ...]) -> Size:

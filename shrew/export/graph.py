@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import ShrewError
+from ..core.errors import ArgumentError, UnsupportedError
 from .symbolic import Size, at
 from .trace import Call, Recording, Ref
 
@@ -123,13 +123,13 @@ def build(rec: Recording, calls: list[Call], shapes: list[tuple[Size, ...]],
     for call in calls:
         name, a = call.name, call.args
         if name not in SUPPORTED:
-            raise ShrewError(f"export: the step uses the primitive {name!r}, which has no C "
+            raise ArgumentError(f"export: the step uses the primitive {name!r}, which has no C "
                              f"emitter (supported: {', '.join(sorted(SUPPORTED))})")
         out_shapes = [shapes[o] for o in call.outputs]
         for o in call.outputs:
             dtype = rec.arrays[o].dtype
             if dtype not in DTYPES:
-                raise ShrewError(f"export: {name} makes a {dtype} tensor; the C step supports "
+                raise ArgumentError(f"export: {name} makes a {dtype} tensor; the C step supports "
                                  f"float32, int64 and bool only")
         if name in VIEWS:
             made = [_view(g, name, arg(a["x"]), a, out_shapes[0], traced_batch)]
@@ -138,7 +138,7 @@ def build(rec: Recording, calls: list[Call], shapes: list[tuple[Size, ...]],
         elif name in ("copy_", "add_"):
             dst = arg(a["dst"])
             if dst.buffer.kind not in ("param", "buffer", "state") or not dst.is_contiguous():
-                raise ShrewError(f"export: {name} into a tensor that is not a parameter or "
+                raise UnsupportedError(f"export: {name} into a tensor that is not a parameter or "
                                  f"buffer is not supported")
             params = {"alpha": a["alpha"]} if name == "add_" else {}
             g.nodes.append(Node(name, params, (dst, arg(a["src"])), (dst,)))
@@ -166,7 +166,7 @@ def build(rec: Recording, calls: list[Call], shapes: list[tuple[Size, ...]],
 def _const(g: Graph, data: np.ndarray) -> Value:
     data = np.ascontiguousarray(data)
     if data.dtype not in DTYPES:
-        raise ShrewError(f"export: the step reads a constant {data.dtype} tensor of shape "
+        raise ArgumentError(f"export: the step reads a constant {data.dtype} tensor of shape "
                          f"{data.shape}; the C step supports float32, int64 and bool only")
     buf = Buffer(data.nbytes, "const", data=data)
     g.buffers.append(buf)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import safetensors.numpy
 
-from ..core.errors import ShrewError
+from ..core.errors import ArgumentError
 from . import runtime
 from .emit import Emitter
 from .graph import Graph, Value
@@ -139,7 +139,7 @@ class Program:
     def _rng_state(self) -> str:
         s = self.rng_state
         if s is None or s.get("bit_generator") != "Philox":
-            raise ShrewError("export: the step draws random numbers, but the cpu generator is "
+            raise ArgumentError("export: the step draws random numbers, but the cpu generator is "
                              "not numpy's Philox")
         inner = s["state"]
 
@@ -239,5 +239,5 @@ class Program:
 
 def _c_string(s: str) -> str:
     if not s.isprintable() or any(c in s for c in '"\\'):
-        raise ShrewError(f"export: name {s!r} cannot be written as a C string")
+        raise ArgumentError(f"export: name {s!r} cannot be written as a C string")
     return f'"{s}"'

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import base
-from ..core.errors import ShrewError
+from ..core.errors import ArgumentError
 
 FAST_PATHS = base.FAST_PATHS
 """Optional backend methods (base.FastConv, base.FastPool, base.FastAccumulate,
@@ -134,7 +134,7 @@ def recording(backend: Any, leaves: dict[str, Any]) -> Iterator[Recording]:
 
     shadowed = [name for name in (*base.PRIMITIVES, *FAST_PATHS) if name in vars(backend)]
     if shadowed:
-        raise ShrewError(f"export: the cpu backend already has instance attributes "
+        raise ArgumentError(f"export: the cpu backend already has instance attributes "
                          f"{shadowed}; is another trace running?")
     for name in base.PRIMITIVES:
         setattr(backend, name, wrap(name, getattr(backend, name)))
@@ -143,7 +143,7 @@ def recording(backend: Any, leaves: dict[str, Any]) -> Iterator[Recording]:
     try:
         yield rec
         if rec.rng_resets and any(call.name == "rand" for call in rec.calls):
-            raise ShrewError("export: the step draws random numbers and also resets the "
+            raise ArgumentError("export: the step draws random numbers and also resets the "
                              "generator (manual_seed, or checkpoint replaying dropout); the "
                              "C step draws from one stream in order")
     finally:

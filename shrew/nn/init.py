@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..core.errors import ShapeError, ShrewError
+from ..core.errors import ShapeError, ShrewValueError
 from ..generator import Generator, generator_from_global_seed
 from ..ops.creation import full, tensor
 from ..ops.random import rand, randn
@@ -56,13 +56,13 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
         if param is None:
             slope = 0.01
         elif isinstance(param, bool) or not isinstance(param, (int, float)):
-            raise ShrewError(f"calculate_gain: negative_slope {param!r} is not a valid number")
+            raise ShrewValueError(f"calculate_gain: negative_slope {param!r} is not a valid number")
         else:
             slope = param
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == "selu":
         return 3.0 / 4
-    raise ShrewError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
+    raise ShrewValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
 
 
 def uniform_(tensor: _T, a: float = 0.0, b: float = 1.0,
@@ -94,7 +94,7 @@ def trunc_normal_(tensor: _T, mean: float = 0.0, std: float = 1.0, a: float = -2
     """Fill with N(mean, std^2) samples conditioned on lying in [a, b] (a and b are
     absolute bounds, as in PyTorch)."""
     if not a < b:
-        raise ShrewError(f"trunc_normal_: needs a < b, got a={a}, b={b}")
+        raise ShrewValueError(f"trunc_normal_: needs a < b, got a={a}, b={b}")
     rng, unit = _host_stream(generator), NormalDist()
     lo, hi = unit.cdf((a - mean) / std), unit.cdf((b - mean) / std)
     n = math.prod(tensor.shape)
@@ -142,7 +142,7 @@ def dirac_(tensor: _T, groups: int = 1) -> _T:
         raise ShapeError(f"dirac_: only tensors with 3, 4 or 5 dimensions are supported, got "
                          f"shape {fmt(tensor.shape)}")
     if tensor.shape[0] % groups:
-        raise ShrewError(f"dirac_: dim 0 ({tensor.shape[0]}) must be divisible by groups "
+        raise ShrewValueError(f"dirac_: dim 0 ({tensor.shape[0]}) must be divisible by groups "
                          f"({groups})")
     per_group = tensor.shape[0] // groups
     values = np.zeros(tensor.shape)
@@ -167,7 +167,7 @@ fans = _calculate_fan_in_and_fan_out  # the short name shrew's layers use
 
 def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     if mode not in ("fan_in", "fan_out"):
-        raise ShrewError(f"init: mode {mode!r} not supported, use 'fan_in' or 'fan_out'")
+        raise ShrewValueError(f"init: mode {mode!r} not supported, use 'fan_in' or 'fan_out'")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 

@@ -8,7 +8,7 @@ import numpy as np
 from ..core import op as O
 from ..backends.registry import get_backend
 from ..core.dtype import DType, as_dtype
-from ..core.errors import ShrewError
+from ..core.errors import ArgumentError
 from ..core.fields import AnyTensor, record, wrap
 from .common import check_device_dtype
 from .shape.recorded import contiguous
@@ -30,7 +30,7 @@ def to(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     copy = kwargs.pop("copy", flags[1] if len(flags) > 1 else False)
     kwargs.pop("non_blocking", None)  # transfers complete before .to returns
     if kwargs:
-        raise ShrewError(f"to: unexpected keyword argument {next(iter(kwargs))!r}")
+        raise ArgumentError(f"to: unexpected keyword argument {next(iter(kwargs))!r}")
     for arg in args:
         if isinstance(arg, bool):
             continue

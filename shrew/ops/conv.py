@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import op as O
 from ..backends.base import fast_path
 from ..core.dtype import check_float
-from ..core.errors import DTypeError, ShapeError, ShrewError
+from ..core.errors import ArgumentError, DTypeError, ShapeError
 from ..core.fields import AnyTensor, record
 from ..core.shape import conv_output_size, fmt, pair
 from .common import same_device
@@ -255,6 +255,6 @@ def same_padding(op: str, kernel: Sequence[int], dilation: Sequence[int],
     keeping the size at stride 1; the odd pixel of an even total goes to the right, as
     PyTorch."""
     if any(s != 1 for s in stride):
-        raise ShrewError(f"{op}: padding='same' needs stride 1, got stride {tuple(stride)}")
+        raise ArgumentError(f"{op}: padding='same' needs stride 1, got stride {tuple(stride)}")
     total = [d * (k - 1) for k, d in zip(kernel, dilation)]
     return [t // 2 for t in total], [t % 2 for t in total]

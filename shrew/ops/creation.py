@@ -11,8 +11,10 @@ import numpy as np
 from ..backends.registry import get_backend
 from ..core.dtype import (BY_NUMPY as _BY_NUMPY, DType, as_dtype, from_numpy_dtype,
                      get_default_dtype, int64, result_type)
-from ..core.errors import DeviceError, DTypeError, ShapeError, ShrewError
+from ..core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError, ShrewTypeError,
+                          ShrewValueError)
 from ..core.fields import AnyTensor, blank, init_leaf, leaf, wrap
+from ..core.shape import INT64_MAX, check_alloc, fmt, numel, shape_arg
 from .common import check_device_dtype
 from .index.recorded import note_host_range
 from .shape.recorded import contiguous
@@ -28,18 +30,21 @@ def host_array(data: object, op: str = "tensor") -> np.ndarray:
     try:
         arr = np.array(data)
     except (ValueError, TypeError) as exc:
-        raise ShapeError(f"{op}: data is not a rectangular nested list of numbers "
-                         f"({exc})") from None
+        raise ShrewValueError(f"{op}: data is not a rectangular nested list of numbers "
+                              f"({exc})") from None
     except OverflowError as exc:
-        raise DTypeError(f"{op}: a number does not fit in int64 ({exc})") from None
+        raise ShrewValueError(f"{op}: a number does not fit in int64 ({exc})") from None
     if arr.dtype.kind == "b":
         return arr
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64)
     if arr.dtype.kind == "f":
         return arr.astype(get_default_dtype().np)
-    raise DTypeError(f"{op}: cannot make a tensor from data of numpy dtype {arr.dtype} "
-                     f"(expected numbers, bools or nested lists of them)")
+    # PyTorch: ValueError for text and for an int past int64, RuntimeError for other objects
+    huge = any(type(v) is int and not -INT64_MAX - 1 <= v <= INT64_MAX for v in arr.reshape(-1))
+    raise (ShrewValueError if huge or arr.dtype.kind in "US" else DTypeError)(
+        f"{op}: cannot make a tensor from data of numpy dtype {arr.dtype} "
+        f"(expected numbers, bools or nested lists of them)")
 
 
 def init_tensor(t: Tensor, data: TensorData, dtype: DTypeLike | None, device: str,
@@ -66,15 +71,6 @@ def init_tensor(t: Tensor, data: TensorData, dtype: DTypeLike | None, device: st
         note_host_range(t, host)
 
 
-def shape_arg(op: str, shape: Sequence[Any]) -> tuple[int, ...]:
-    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-        shape = tuple(shape[0])
-    if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
-               for s in shape):
-        raise ShapeError(f"{op}: shape must be non-negative ints, got {shape}")
-    return tuple(int(s) for s in shape)
-
-
 def new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequence[int],
         dtype: DTypeLike | None, device: DeviceLike, requires_grad: bool,
         default: DType | None = None) -> Tensor:
@@ -87,7 +83,14 @@ def new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequenc
     check_device_dtype(backend, dtype, op)
     if requires_grad and not dtype.is_floating_point:
         raise DTypeError(f"{op}: only floating-point tensors can require grad, got {dtype}")
-    return leaf(data_fn(backend, dtype.np), backend, requires_grad)
+    check_alloc(op, shape, dtype.np.itemsize)
+    try:
+        data = data_fn(backend, dtype.np)
+    except MemoryError:  # what numpy (and pyopencl) raise: PyTorch's allocator raises this
+        size = numel(shape) * dtype.np.itemsize
+        raise ShapeError(f"{op}: cannot allocate {fmt(shape)} of {dtype} ({size} bytes) on "
+                         f"{backend.device}") from None
+    return leaf(data, backend, requires_grad)
 
 
 def full(size: ShapeLike, fill_value: Scalar, *, dtype: DTypeLike | None = None,
@@ -96,7 +99,7 @@ def full(size: ShapeLike, fill_value: Scalar, *, dtype: DTypeLike | None = None,
     int64 or the default float dtype) unless given."""
     shape = shape_arg("full", (size,) if isinstance(size, int) else (tuple(size),))
     if not isinstance(fill_value, numbers.Number) or isinstance(fill_value, complex):
-        raise ShrewError(f"full: fill_value must be a real number, got {fill_value!r}")
+        raise ShrewTypeError(f"full: fill_value must be a real number, got {fill_value!r}")
     return new("full", lambda be, dt: be.full(shape, fill_value, dt), shape, dtype, device,
                requires_grad, result_type(fill_value))
 
@@ -184,11 +187,11 @@ def arange(start: Scalar, end: Scalar | None = None, step: Scalar = 1, *,
         start, end = 0, start
     bounds = (start, end, step)
     if not all(isinstance(v, numbers.Real) for v in bounds):
-        raise ShrewError(f"arange: start, end and step must be real numbers, got {bounds}")
+        raise ArgumentError(f"arange: start, end and step must be real numbers, got {bounds}")
     if step == 0 or not all(math.isfinite(v) for v in bounds):
-        raise ShrewError(f"arange: step must be nonzero and bounds finite, got {bounds}")
+        raise ArgumentError(f"arange: step must be nonzero and bounds finite, got {bounds}")
     if (end - start) * step < 0:
-        raise ShrewError(f"arange: the bounds {start}, {end} are inconsistent with the sign "
+        raise ArgumentError(f"arange: the bounds {start}, {end} are inconsistent with the sign "
                          f"of step {step}")
     n = math.ceil((end - start) / step)
     integral = all(isinstance(v, numbers.Integral) for v in bounds)
@@ -221,9 +224,9 @@ def _linspace(op: str, start: Scalar | Tensor, end: Scalar | Tensor,
               steps: int) -> np.ndarray:
     start, end = _number(start), _number(end)
     if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
-        raise ShrewError(f"{op}: steps must be a non-negative int, got {steps!r}")
+        raise ArgumentError(f"{op}: steps must be a non-negative int, got {steps!r}")
     if not all(isinstance(v, numbers.Real) for v in (start, end)):
-        raise ShrewError(f"{op}: start and end must be real numbers, got {start!r}, {end!r}")
+        raise ArgumentError(f"{op}: start and end must be real numbers, got {start!r}, {end!r}")
     if steps == 1:
         return np.array([start], dtype=np.float64)
     i = np.arange(steps, dtype=np.float64)
@@ -246,7 +249,7 @@ def eye(n: int, m: int | None = None, *, dtype: DTypeLike | None = None,
     """An [n, m] matrix (m = n by default) with ones on the diagonal."""
     m = n if m is None else m
     if not all(isinstance(v, (int, np.integer)) and v >= 0 for v in (n, m)):
-        raise ShrewError(f"eye: sizes must be non-negative ints, got {n!r}, {m!r}")
+        raise ArgumentError(f"eye: sizes must be non-negative ints, got {n!r}, {m!r}")
     return _host("eye", np.eye(n, m), dtype, device, requires_grad)
 
 
@@ -266,7 +269,7 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: DTypeLike = int6
 def _triangle(op: str, indices: Callable[..., Any], row: int, col: int, offset: int,
               dtype: DTypeLike, device: DeviceLike) -> Tensor:
     if not all(isinstance(v, (int, np.integer)) for v in (row, col, offset)) or row < 0 or col < 0:
-        raise ShrewError(f"{op}: row and col must be non-negative ints and offset an int, "
+        raise ArgumentError(f"{op}: row and col must be non-negative ints and offset an int, "
                          f"got {row!r}, {col!r}, {offset!r}")
     host = np.stack(indices(row, offset, col)).astype(np.int64).reshape(2, -1)
     return _host(op, host, dtype, device, False)
@@ -278,12 +281,12 @@ def meshgrid(*tensors: Tensor | Sequence[Tensor], indexing: str = "ij") -> tuple
     ts: list[Tensor] = list(tensors[0] if len(tensors) == 1 and  # type: ignore[arg-type]
                             not isinstance(tensors[0], AnyTensor) else tensors)
     if indexing not in ("ij", "xy"):
-        raise ShrewError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+        raise ArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
     if not all(isinstance(t, AnyTensor) and t.ndim <= 1 for t in ts):
         raise ShapeError("meshgrid: expects 0-d or 1-d tensors, got "
                          + ", ".join(str(getattr(t, "shape", type(t).__name__)) for t in ts))
     if len({t.dtype for t in ts}) > 1 or len({t.device for t in ts}) > 1:
-        raise ShrewError("meshgrid: expects all tensors on one device with one dtype, got "
+        raise ArgumentError("meshgrid: expects all tensors on one device with one dtype, got "
                          + ", ".join(f"{t.dtype} on {t.device}" for t in ts))
     swap = indexing == "xy" and len(ts) >= 2
     if swap:
@@ -302,7 +305,7 @@ def meshgrid(*tensors: Tensor | Sequence[Tensor], indexing: str = "ij") -> tuple
 def from_numpy(a: np.ndarray, device: str = "cpu") -> Tensor:
     """A tensor from a numpy array; on the CPU it shares the array's memory."""
     if not isinstance(a, np.ndarray):
-        raise ShrewError(f"from_numpy: expected a numpy array, got {type(a).__name__}")
+        raise ShrewTypeError(f"from_numpy: expected a numpy array, got {type(a).__name__}")
     backend = get_backend(device)
     from_numpy_dtype(a.dtype, "from_numpy")
     if backend.device != "cpu":
@@ -326,7 +329,7 @@ def from_dlpack(x: Any) -> Tensor:
     """A tensor sharing the memory of `x`: any object with __dlpack__ (a numpy array, a
     PyTorch or CuPy tensor, a shrew tensor), on the shrew device that matches x's."""
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
-        raise ShrewError(f"from_dlpack: expected an object with __dlpack__ and "
+        raise ShrewTypeError(f"from_dlpack: expected an object with __dlpack__ and "
                          f"__dlpack_device__ (a numpy array, a PyTorch or CuPy tensor), got "
                          f"{type(x).__name__}")
     kind, index = x.__dlpack_device__()
@@ -340,6 +343,6 @@ def from_dlpack(x: Any) -> Tensor:
     try:
         data = backend.from_dlpack(x)
     except (BufferError, RuntimeError) as exc:
-        raise ShrewError(f"from_dlpack: cannot import the {type(x).__name__}: {exc}") from None
+        raise ShrewTypeError(f"from_dlpack: cannot import the {type(x).__name__}: {exc}") from None
     from_numpy_dtype(data.dtype, "from_dlpack")
     return wrap(data, backend)

@@ -48,7 +48,7 @@ import numpy as np
 from ..core import op as O
 from ..core.dtype import FLOAT, bool_
 from ..core.errors import (ArgumentTypeError, DeviceError, DTypeError, MemoryOverlapError,
-                           ShapeError, ShrewError)
+                           ShapeError, ShrewTypeError, StateError)
 from ..core.fields import (Alias, AnyTensor, become, copied_by, live_views, next_id, own_array,
                        replace_storage, snapshot)
 from ..core.fields import detach_ as factory_detach_
@@ -167,12 +167,12 @@ def _replay(x: Tensor, steps: list[tuple[Any, tuple[int, ...]]]) -> Tensor:
 def check_writable(t: Tensor, op: str) -> None:
     """PyTorch's refusals, before anything is computed or written."""
     if not isinstance(t, AnyTensor):
-        raise ShrewError(f"{op}: expects a Tensor, got {type(t).__name__}")
+        raise ShrewTypeError(f"{op}: expects a Tensor, got {type(t).__name__}")
     made_by = copied_by(t) or copied_by(memory_root(t))
     if made_by == "expand":
         _refuse_expanded(t, op)
     if made_by is not None:
-        raise ShrewError(f"{op}: the tensor (shape {fmt(t.shape)}) was made by {made_by}(), "
+        raise StateError(f"{op}: the tensor (shape {fmt(t.shape)}) was made by {made_by}(), "
                          f"which in shrew is a copy of its input, not a view as in PyTorch, so "
                          f"writing into it would not change the input; write into the input "
                          f"itself (for a diagonal: x[..., i, i] = v with i = arange(n)), or "
@@ -181,7 +181,7 @@ def check_writable(t: Tensor, op: str) -> None:
         base, steps = _view_chain(t)
         if base.requires_grad and base._op is None:
             what = "a view of a leaf tensor" if steps else "a leaf tensor"
-            raise ShrewError(f"{op}: {what} that requires grad is being used in an in-place "
+            raise StateError(f"{op}: {what} that requires grad is being used in an in-place "
                              f"operation; wrap it in `with shrew.no_grad():` (as optimizers "
                              f"and init functions do) or operate on a clone")
     own_array(t)
@@ -193,7 +193,7 @@ def check_writable(t: Tensor, op: str) -> None:
 
 
 def _refuse_expanded(t: Tensor, op: str) -> None:
-    raise ShrewError(f"{op}: unsupported operation: more than one element of the "
+    raise StateError(f"{op}: unsupported operation: more than one element of the "
                      f"written-to tensor (shape {fmt(t.shape)}) refers to a single memory "
                      f"location (an expand()ed tensor); call .clone() before writing")
 
@@ -377,7 +377,7 @@ def detach_(t: Tensor) -> Tensor:
     """Make t a leaf outside the graph, in place (a view cannot be: its base's graph
     would disagree)."""
     if _view_chain(t)[1]:
-        raise ShrewError("detach_: can't detach a view in place; use detach() instead")
+        raise StateError("detach_: can't detach a view in place; use detach() instead")
     factory_detach_(t)
     return t
 
@@ -386,7 +386,7 @@ def set_data(t: Tensor, value: Any) -> None:
     """t.data = value: t now holds value's memory, shape and dtype, keeping its graph
     flags (a tensor's id stays, so optimizer state does)."""
     if not isinstance(value, AnyTensor):
-        raise ShrewError(f"data: must be set to a Tensor, got {type(value).__name__}")
+        raise ShrewTypeError(f"data: must be set to a Tensor, got {type(value).__name__}")
     replace_storage(t, value)
     t.shape = value.shape
     t._view = None  # its own memory now
@@ -425,7 +425,7 @@ def check_versions(node: Tensor, op: O.Op) -> None:
         if vc is None or vc.stamps[-1] < node.id:
             continue
         later = sum(1 for s in vc.stamps if s > node.id)
-        raise ShrewError(
+        raise StateError(
             f"backward: one of the variables needed for gradient computation has been "
             f"modified by an inplace operation: the {role} of {torch_name(op)} (shape "
             f"{fmt(x.shape)}, {x.dtype}) is at version {vc.n}; expected version "
@@ -470,7 +470,7 @@ def fill_(t: Tensor, value: Any, op: str = "fill_") -> Tensor:
 def copy_(t: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Write src into t: broadcast to t's shape, cast to its dtype, moved to its device."""
     if not isinstance(src, AnyTensor):
-        raise ShrewError(f"copy_: the source must be a Tensor, got {type(src).__name__}")
+        raise ShrewTypeError(f"copy_: the source must be a Tensor, got {type(src).__name__}")
     if src.shape == t.shape and not (is_grad_enabled() and (t.requires_grad or
                                                             src.requires_grad)):
         check_writable(t, "copy_")   # the optimizer's and load_state_dict's case

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core import op as O
-from ..core.errors import ShapeError, ShrewError
+from ..core.errors import ArgumentError, ShapeError, ShrewTypeError
 from ..core.fields import record, wrap
 from ..core.shape import fmt, pair, window_count
 from .conv import check_input
@@ -61,7 +61,7 @@ def pool_geometry(op: str, x: Tensor, kernel_size: IntOrPair, stride: IntOrPair 
 
 def _flag(op: str, name: str, value: object) -> bool:
     if not isinstance(value, bool):
-        raise ShrewError(f"{op}: {name} must be a bool, got {value!r}")
+        raise ShrewTypeError(f"{op}: {name} must be a bool, got {value!r}")
     return value
 
 
@@ -92,7 +92,7 @@ def avg_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = Non
     if divisor_override is not None and (not isinstance(divisor_override, int)
                                          or isinstance(divisor_override, bool)
                                          or divisor_override == 0):
-        raise ShrewError(f"avg_pool2d: divisor_override must be a non-zero int, got "
+        raise ArgumentError(f"avg_pool2d: divisor_override must be a non-zero int, got "
                          f"{divisor_override!r}")
     kernel, stride, padding, _ = pool_geometry("avg_pool2d", x, kernel_size, stride, padding,
                                                1, ceil_mode)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..backends import registry
 from ..core.dtype import as_dtype, check_float, float64, get_default_dtype, int64
-from ..core.errors import ShapeError, ShrewError
+from ..core.errors import ArgumentError, ShapeError, UnsupportedError
 from ..core.fields import AnyTensor
 from ..core.shape import fmt
 from .creation import arange, new, shape_arg, tensor
@@ -26,7 +26,7 @@ def _random(draw: str, shape: tuple, dtype: DTypeLike | None, device: DeviceLike
     """A floating-point tensor from the device generator's primitive `draw` (rand, randn)."""
     shape = shape_arg(draw, shape)
     dtype = get_default_dtype() if dtype is None else as_dtype(dtype)
-    check_float(dtype, draw)
+    check_float(dtype, draw, UnsupportedError)  # PyTorch: NotImplementedError
     return new(draw, lambda be, dt: getattr(be, draw)(shape, dt), shape, dtype, device,
                requires_grad)
 
@@ -70,11 +70,11 @@ def randint(*args: Any, size: ShapeLike | None = None, dtype: DTypeLike | None =
     if size is None and args and not isinstance(args[-1], numbers.Integral):
         *args, size = args  # type: ignore[assignment]
     if size is None or len(args) not in (1, 2):
-        raise ShrewError("randint: expected randint(high, size) or randint(low, high, size)")
+        raise ArgumentError("randint: expected randint(high, size) or randint(low, high, size)")
     low, high = (0, args[0]) if len(args) == 1 else (args[0], args[1])
     if not (isinstance(low, numbers.Integral) and isinstance(high, numbers.Integral)) or \
             high <= low:
-        raise ShrewError(f"randint: needs integers low < high, got low={low!r}, high={high!r}")
+        raise ArgumentError(f"randint: needs integers low < high, got low={low!r}, high={high!r}")
     shape = shape_arg("randint", (size,))
     draws = _uniform_wide(shape, device)
     values = (draws * (int(high) - int(low))).floor() + int(low)
@@ -86,7 +86,7 @@ def randperm(n: int, *, dtype: DTypeLike = int64, device: DeviceLike = "cpu",
     """A random permutation of 0 .. n-1: the order that sorts n uniform draws from the
     device's generator (sorted on the host: shrew has no device sort yet)."""
     if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 0:
-        raise ShrewError(f"randperm: n must be a non-negative int, got {n!r}")
+        raise ArgumentError(f"randperm: n must be a non-negative int, got {n!r}")
     keys = _uniform_wide((int(n),), device).numpy()
     order = np.argsort(keys, kind="stable")
     return new("randperm", lambda be, dt: be.from_numpy(order.astype(dt)), order.shape, dtype,
@@ -101,15 +101,15 @@ def normal(mean: Tensor | float = 0.0, std: Tensor | float = 1.0, size: ShapeLik
     tensors = [t for t in (mean, std) if isinstance(t, AnyTensor)]
     if tensors:
         if size is not None:
-            raise ShrewError("normal: give size only when mean and std are numbers")
+            raise ArgumentError("normal: give size only when mean and std are numbers")
         like = tensors[0]
         shape = np.broadcast_shapes(*(t.shape for t in tensors))
         noise = randn(shape, dtype=like.dtype if dtype is None else dtype, device=like.device)
         return noise * std + mean
     if size is None:
-        raise ShrewError("normal: with numbers for mean and std, give size")
+        raise ArgumentError("normal: with numbers for mean and std, give size")
     if not std >= 0:
-        raise ShrewError(f"normal: std must be non-negative, got {std!r}")
+        raise ArgumentError(f"normal: std must be non-negative, got {std!r}")
     noise = randn(size, dtype=dtype, device="cpu" if device is None else device)
     return (noise * std + mean).detach().requires_grad_(requires_grad)
 
@@ -137,7 +137,7 @@ def _check_probabilities(op: str, p: Tensor, upper: float | None = None) -> None
         bad = bad | (p > upper)
     if p.numel() and bool(bad.any()):
         bound = f"outside [0, {upper}]" if upper is not None else "inf, nan or < 0"
-        raise ShrewError(f"{op}: the probability tensor {fmt(p.shape)} has elements {bound}")
+        raise ArgumentError(f"{op}: the probability tensor {fmt(p.shape)} has elements {bound}")
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # noqa: A002
@@ -153,14 +153,14 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # n
     n = p.shape[-1]
     if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral) or \
             num_samples <= 0:
-        raise ShrewError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
+        raise ArgumentError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
     if not replacement and num_samples > n:
-        raise ShrewError(f"multinomial: cannot draw {num_samples} samples without replacement "
+        raise ArgumentError(f"multinomial: cannot draw {num_samples} samples without replacement "
                          f"from {n} categories (input {fmt(p.shape)})")
     _check_probabilities("multinomial", p)
     rows = p.detach().reshape(-1, n)
     if n == 0 or bool((rows.sum(-1) <= 0).any()):
-        raise ShrewError(f"multinomial: a row of the input {fmt(p.shape)} sums to 0; each "
+        raise ArgumentError(f"multinomial: a row of the input {fmt(p.shape)} sums to 0; each "
                          "needs a positive probability")
     if replacement:
         draws = _uniform_like(rows, (rows.shape[0], int(num_samples)), generator)
@@ -184,7 +184,7 @@ def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
         _check_probabilities("bernoulli", input, upper=1)
         probability: Tensor | float = input.detach()
     elif not 0 <= p <= 1:
-        raise ShrewError(f"bernoulli: p must be in [0, 1], got {p!r}")
+        raise ArgumentError(f"bernoulli: p must be in [0, 1], got {p!r}")
     else:
         check_float(input.dtype, "bernoulli")
         probability = p

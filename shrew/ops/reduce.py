@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import op as O
 from .. import return_types
 from ..core.dtype import DType, as_dtype, bfloat16, bool_, check_float, float16, float32, int64
-from ..core.errors import ShapeError, ShrewError
+from ..core.errors import ArgumentError, ShapeError, ShrewIndexError, ShrewTypeError
 from ..core.fields import AnyTensor, record, wrap
 from ..core.grad_mode import no_grad
 from ..core.shape import fmt, normalize_dim, normalize_dims, numel, reduced_shape
@@ -55,7 +55,7 @@ def reduce(fn: str, x: Tensor, dim: Dims, keepdim: bool) -> Tensor:
     if fn == "mean":
         check_float(x.dtype, "mean")
     if fn in ("max", "min") and 0 in (x.shape[d] for d in dims):
-        raise ShapeError(f"{fn}: cannot reduce over a zero-size dim (shape "
+        raise ShrewIndexError(f"{fn}: cannot reduce over a zero-size dim (shape "
                          f"{fmt(x.shape)}, dim {dim})")
     if fn == "sum" and x.dtype is bool_:
         x = x.to_dtype(int64)
@@ -167,7 +167,7 @@ def arg_reduce(fn: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     if x.ndim == 0:
         return constant((), 0, int64, x._backend)
     if x.shape[d] == 0:
-        raise ShapeError(f"{fn}: cannot reduce over a zero-size dim (shape {fmt(x.shape)})")
+        raise ShrewIndexError(f"{fn}: cannot reduce over a zero-size dim (shape {fmt(x.shape)})")
     return wrap(x._backend.arg_reduce(fn, x._data, d, bool(keepdim)), x._backend)
 
 
@@ -188,7 +188,7 @@ def _var_mean(op: str, x: Tensor, dim: Any, unbiased: bool | None, keepdim: bool
     if isinstance(dim, bool):  # var(True): PyTorch's (unbiased) overload
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
-        raise ShrewError(f"{op}: give unbiased= or correction=, not both")
+        raise ArgumentError(f"{op}: give unbiased= or correction=, not both")
     check_float(x.dtype, op)
     dims = normalize_dims(_all_if_empty(dim), x.ndim, op)
     c = correction if correction is not None else float(unbiased is not False)
@@ -282,7 +282,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = Fal
     x = _cast(x, dtype)
     check_float(x.dtype, op)
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
-        raise ShrewError(f"{op}: ord must be a number, got {ord!r}")
+        raise ShrewTypeError(f"{op}: ord must be a number, got {ord!r}")
     dims = normalize_dims(_all_if_empty(dim), x.ndim, op)
     if ord in (math.inf, -math.inf):
         return reduce("max" if ord > 0 else "min", x.abs(), dims, keepdim)
@@ -304,7 +304,7 @@ def norm(x: Tensor, p: Any = "fro", dim: Dims = None, keepdim: bool = False,
     if p is None or p == "fro":
         p = 2
     if isinstance(p, str):
-        raise ShrewError(f"norm: p={p!r} is a matrix norm; use shrew.linalg.matrix_norm")
+        raise ArgumentError(f"norm: p={p!r} is a matrix norm; use shrew.linalg.matrix_norm")
     return vector_norm(x, p, dim, keepdim, dtype=dtype, op="norm")
 
 
@@ -324,7 +324,7 @@ def linalg_norm(x: Tensor, ord: Any = None, dim: Dims = None, keepdim: bool = Fa
         raise ShapeError(f"linalg.norm: with ord={ord!r} and dim=None the input must be 1-D or "
                          f"2-D, got shape {fmt(x.shape)}")
     if two_dims or isinstance(ord, str):
-        raise ShrewError(f"linalg.norm: ord={ord!r} is a matrix norm: it needs two dims "
+        raise ArgumentError(f"linalg.norm: ord={ord!r} is a matrix norm: it needs two dims "
                          f"(dim=(d0, d1), or a 2-D input), got dim={dim!r} of shape "
                          f"{fmt(x.shape)}")
     return vector_norm(x, ord, dim, keepdim, dtype=dtype, op="linalg.norm")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import op as O
 from .. import return_types
 from ..core.dtype import as_dtype, bool_, check_float, int64
-from ..core.errors import ShrewError
+from ..core.errors import ArgumentError
 from ..core.fields import AnyTensor, record, wrap
 from ..core.shape import normalize_dim
 from .common import constant, numpy_keywords, scalar_like
@@ -90,9 +90,9 @@ def diff(x: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,
          append: Any = None) -> Tensor:
     """The n-th forward difference along dim (bools: whether neighbours differ)."""
     if x.ndim == 0:
-        raise ShrewError("diff: expects a tensor with at least one dim, got a 0-d tensor")
+        raise ArgumentError("diff: expects a tensor with at least one dim, got a 0-d tensor")
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ShrewError(f"diff: n must be a non-negative int, got {n!r}")
+        raise ArgumentError(f"diff: n must be a non-negative int, got {n!r}")
     d = normalize_dim(dim, x.ndim, "diff")
     parts = []
     for extra in (prepend, x, append):

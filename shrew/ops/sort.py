@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import return_types
 from ..core.dtype import check_float, float32, float64, int32, int64
-from ..core.errors import DTypeError, ShapeError, ShrewError
+from ..core.errors import ArgumentError, DTypeError, ShapeError, ShrewIndexError
 from ..core.fields import AnyTensor, wrap
 from ..core.shape import fmt, normalize_dim
 from .common import constant, numpy_keywords, same_device, scalar_like
@@ -74,7 +74,7 @@ def msort(x: Tensor) -> Tensor:
 
 def _check_k(op: str, k: Any, low: int, n: int, x: Tensor, d: int) -> None:
     if isinstance(k, bool) or not isinstance(k, int) or not low <= k <= n:
-        raise ShapeError(f"{op}: k={k!r} is out of range for dim {d} of size {n} "
+        raise ArgumentError(f"{op}: k={k!r} is out of range for dim {d} of size {n} "
                          f"(shape {fmt(x.shape)}; expected {low} to {n})")
 
 
@@ -104,7 +104,7 @@ def _at_sorted_position(result: Any, x: Tensor, dim: int, keepdim: bool, op: str
     line, d = _along(x, dim, op)
     n = line.shape[d]
     if n == 0:
-        raise ShapeError(f"{op}: cannot reduce over a zero-size dim (shape {fmt(x.shape)}, "
+        raise ShrewIndexError(f"{op}: cannot reduce over a zero-size dim (shape {fmt(x.shape)}, "
                          f"dim {dim})")
     if n >= 1 << 24:
         raise ShapeError(f"{op}: dim {dim} of size {n} is longer than 2**24, which this "
@@ -159,7 +159,7 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False) -> return_types.mode:
     line, d = _along(x, dim, "mode")
     n = line.shape[d]
     if n == 0:
-        raise ShapeError(f"mode: cannot reduce over a zero-size dim (shape {fmt(x.shape)})")
+        raise ShrewIndexError(f"mode: cannot reduce over a zero-size dim (shape {fmt(x.shape)})")
     row = line.transpose(d, -1).detach()  # [..., n]
     counts = (row.unsqueeze(-1) == row.unsqueeze(-2)).sum(-1)
     frequent = counts == counts.amax(-1, keepdim=True)
@@ -179,7 +179,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
     seq = sorted_sequence
     if side is not None:
         if side not in ("left", "right") or (side == "left" and right):
-            raise ShrewError(f"searchsorted: side must be 'left' or 'right' and agree with "
+            raise ArgumentError(f"searchsorted: side must be 'left' or 'right' and agree with "
                              f"right={right}, got side={side!r}")
         right = side == "right"
     if not isinstance(seq, AnyTensor) or seq.ndim == 0:
@@ -211,9 +211,9 @@ def histc(x: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
     equal); elements outside are ignored."""
     check_float(x.dtype, "histc")
     if isinstance(bins, bool) or not isinstance(bins, int) or bins <= 0:
-        raise ShrewError(f"histc: bins must be a positive int, got {bins!r}")
+        raise ArgumentError(f"histc: bins must be a positive int, got {bins!r}")
     if min > max:
-        raise ShrewError(f"histc: max ({max}) must be larger than min ({min})")
+        raise ArgumentError(f"histc: max ({max}) must be larger than min ({min})")
     flat = x.detach().reshape(-1)
     lo, hi = scalar_like(min, flat), scalar_like(max, flat)
     if min == max and flat.numel():
@@ -240,7 +240,7 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
     if x.numel():
         low, high = int(x.amin().item()), int(x.amax().item())
         if low < 0:
-            raise ShrewError(f"bincount: the input must be non-negative, found {low}")
+            raise ArgumentError(f"bincount: the input must be non-negative, found {low}")
         length = max(length, high + 1)
     if weights is None or not x.numel():  # counts (PyTorch's too for an empty input)
         src = constant(x.shape, 1, int64, x._backend)

@@ -5,7 +5,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ShrewError
+from ..core.errors import ShrewValueError
 from ..ops.creation import zeros_like
 from ..ops.elementwise.recorded import where
 from .optimizer import Optimizer, refuse_differentiable
@@ -126,7 +126,7 @@ class NAdam(_AdamFamily):
     def check(self, group: dict[str, Any]) -> None:
         super().check(group)
         if not group["momentum_decay"] >= 0:
-            raise ShrewError(f"NAdam: momentum_decay must be >= 0, "
+            raise ShrewValueError(f"NAdam: momentum_decay must be >= 0, "
                              f"got {group['momentum_decay']!r}")
 
     def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ShrewError
+from ..core.errors import ShrewValueError
 from ..ops.creation import full, zeros_like
 from .optimizer import Optimizer, refuse_differentiable
 
@@ -31,7 +31,7 @@ class RMSprop(Optimizer):
         super().check(group)
         for key in ("alpha", "momentum"):
             if not group[key] >= 0:
-                raise ShrewError(f"RMSprop: {key} must be >= 0, got {group[key]!r}")
+                raise ShrewValueError(f"RMSprop: {key} must be >= 0, got {group[key]!r}")
 
     def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
                state: dict[str, Any]) -> Step:
@@ -73,7 +73,7 @@ class Adagrad(Optimizer):
         super().check(group)
         for key in ("lr_decay", "initial_accumulator_value"):
             if not group[key] >= 0:
-                raise ShrewError(f"Adagrad: {key} must be >= 0, got {group[key]!r}")
+                raise ShrewValueError(f"Adagrad: {key} must be >= 0, got {group[key]!r}")
 
     def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
                state: dict[str, Any]) -> Step:
@@ -101,7 +101,7 @@ class Adadelta(Optimizer):
     def check(self, group: dict[str, Any]) -> None:
         super().check(group)
         if not 0.0 <= group["rho"] <= 1.0:
-            raise ShrewError(f"Adadelta: rho must be in [0, 1], got {group['rho']!r}")
+            raise ShrewValueError(f"Adadelta: rho must be in [0, 1], got {group['rho']!r}")
 
     def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
                state: dict[str, Any]) -> Step:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ShrewError
+from ..core.errors import ShrewValueError
 from ..ops.creation import zeros
 from ..ops.shape.recorded import cat
 from ..core.grad_mode import enable_grad, no_grad
@@ -37,7 +37,7 @@ class LBFGS(Optimizer):
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         if line_search_fn not in (None, "strong_wolfe"):
-            raise ShrewError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
+            raise ShrewValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
                              f"{line_search_fn!r}")
         super().__init__(params, {"lr": lr, "max_iter": max_iter, "max_eval": max_eval,
                                   "tolerance_grad": tolerance_grad,
@@ -45,12 +45,12 @@ class LBFGS(Optimizer):
                                   "history_size": history_size,
                                   "line_search_fn": line_search_fn})
         if len(self.param_groups) != 1:
-            raise ShrewError("LBFGS: supports exactly one parameter group")
+            raise ShrewValueError("LBFGS: supports exactly one parameter group")
         self._params: list[Tensor] = self.param_groups[0]["params"]
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         if self.param_groups:
-            raise ShrewError("LBFGS: supports exactly one parameter group")
+            raise ShrewValueError("LBFGS: supports exactly one parameter group")
         super().add_param_group(param_group)
 
     def _flat_grad(self) -> Tensor:
@@ -72,7 +72,7 @@ class LBFGS(Optimizer):
         if callable(grads):
             closure = grads
         if closure is None:
-            raise ShrewError("LBFGS.step: needs a closure that re-evaluates the loss")
+            raise ShrewValueError("LBFGS.step: needs a closure that re-evaluates the loss")
         with no_grad():
             return self._iterate(closure)
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeAlias
 
 from ..autograd.engine import GradStore
-from ..core.errors import ShrewError
+from ..core.errors import ShrewTypeError, ShrewValueError, UnsupportedError
 from ..core.grad_mode import enable_grad, no_grad
 from ..ops.creation import zeros_like
 from ..core.shape import fmt
@@ -63,7 +63,7 @@ class Optimizer:
         _refuse_a_set(type(self).__name__, params)
         groups: list[Any] = [params] if isinstance(params, Tensor) else list(params)
         if not groups:
-            raise ShrewError(f"{type(self).__name__}: got an empty parameter list")
+            raise ShrewValueError(f"{type(self).__name__}: got an empty parameter list")
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         for group in groups:
@@ -80,7 +80,7 @@ class Optimizer:
         """Add a group: a dict with "params" and options that override the defaults."""
         name = type(self).__name__
         if not isinstance(param_group, dict) or "params" not in param_group:
-            raise ShrewError(f"{name}: a parameter group must be a dict with a 'params' entry")
+            raise ShrewTypeError(f"{name}: a parameter group must be a dict with a 'params' entry")
         params = param_group["params"]
         _refuse_a_set(name, params)
         params = [params] if isinstance(params, Tensor) else list(params)
@@ -89,10 +89,11 @@ class Optimizer:
             if not isinstance(p, Tensor) or not p.requires_grad or not p.is_leaf:
                 got = (f"a tensor of shape {fmt(p.shape)} (requires_grad={p.requires_grad}, "
                        f"leaf={p.is_leaf})" if isinstance(p, Tensor) else type(p).__name__)
-                raise ShrewError(f"{name}: parameters must be leaf tensors that require grad, "
+                raise ShrewValueError(f"{name}: parameters must be leaf tensors that require grad, "
                                  f"got {got}")
             if p.id in taken:
-                raise ShrewError(f"{name}: a parameter (shape {fmt(p.shape)}) appears in more than "
+                raise ShrewValueError(f"{name}: a parameter (shape {fmt(p.shape)}) appears in "
+                                      "more than "
                                  f"one place")
             taken.add(p.id)
         group = {**self.defaults, **param_group, "params": params}
@@ -103,13 +104,14 @@ class Optimizer:
         """Validate a group's options (each optimizer checks its own on top)."""
         for key in ("lr", "weight_decay", "eps"):
             if key in group and not group[key] >= 0:
-                raise ShrewError(f"{type(self).__name__}: {key} must be >= 0, got {group[key]!r}")
+                raise ShrewValueError(f"{type(self).__name__}: {key} must be >= 0, "
+                                      f"got {group[key]!r}")
 
     def check_betas(self, group: dict[str, Any]) -> None:
         """The (beta1, beta2) pair of the Adam family: two numbers in [0, 1)."""
         betas = group["betas"] = tuple(group["betas"])
         if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
-            raise ShrewError(f"{type(self).__name__}: betas must be two numbers in [0, 1), "
+            raise ShrewValueError(f"{type(self).__name__}: betas must be two numbers in [0, 1), "
                              f"got {betas!r}")
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -182,15 +184,15 @@ class Optimizer:
         their parameter's device and dtype."""
         name = type(self).__name__
         if not isinstance(state_dict, dict) or set(state_dict) != {"state", "param_groups"}:
-            raise ShrewError(f"{name}.load_state_dict: expected a dict with 'state' and "
+            raise ShrewTypeError(f"{name}.load_state_dict: expected a dict with 'state' and "
                              f"'param_groups', got {type(state_dict).__name__}")
         saved = state_dict["param_groups"]
         if len(saved) != len(self.param_groups):
-            raise ShrewError(f"{name}.load_state_dict: the state dict has {len(saved)} "
+            raise ShrewValueError(f"{name}.load_state_dict: the state dict has {len(saved)} "
                              f"parameter groups, the optimizer {len(self.param_groups)}")
         for i, (ours, theirs) in enumerate(zip(self.param_groups, saved)):
             if len(ours["params"]) != len(theirs["params"]):
-                raise ShrewError(f"{name}.load_state_dict: group {i} has "
+                raise ShrewValueError(f"{name}.load_state_dict: group {i} has "
                                  f"{len(ours['params'])} parameters, the state dict's "
                                  f"{len(theirs['params'])}")
         by_index = {i: p for g_ours, g_theirs in zip(self.param_groups, saved)
@@ -199,7 +201,7 @@ class Optimizer:
         for i, s in state_dict["state"].items():
             p = by_index.get(int(i))
             if p is None:
-                raise ShrewError(f"{name}.load_state_dict: state for parameter index {i}, "
+                raise ShrewValueError(f"{name}.load_state_dict: state for parameter index {i}, "
                                  f"which no group lists")
             state[p.id] = {k: _restore(k, v, p) for k, v in s.items()}
         self.state = state
@@ -212,12 +214,12 @@ def refuse_differentiable(name: str, differentiable: bool) -> None:
     """foreach / fused / capturable pick PyTorch kernels and are accepted by every optimizer;
     a step that is itself differentiable is not supported."""
     if differentiable:
-        raise ShrewError(f"{name}: differentiable=True is not supported")
+        raise UnsupportedError(f"{name}: differentiable=True is not supported")
 
 
 def _refuse_a_set(name: str, params: Any) -> None:
     if isinstance(params, (set, frozenset)):
-        raise ShrewError(f"{name}: parameters must be an ordered collection, not a set "
+        raise ShrewTypeError(f"{name}: parameters must be an ordered collection, not a set "
                          f"(a set's order changes between runs)")
 
 

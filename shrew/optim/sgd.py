@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ShrewError
+from ..core.errors import ShrewValueError
 from .optimizer import Optimizer, refuse_differentiable
 
 if TYPE_CHECKING:
@@ -30,9 +30,9 @@ class SGD(Optimizer):
     def check(self, group: dict[str, Any]) -> None:
         super().check(group)
         if not group["momentum"] >= 0:
-            raise ShrewError(f"SGD: momentum must be >= 0, got {group['momentum']!r}")
+            raise ShrewValueError(f"SGD: momentum must be >= 0, got {group['momentum']!r}")
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
-            raise ShrewError("SGD: nesterov momentum needs momentum > 0 and dampening == 0, "
+            raise ShrewValueError("SGD: nesterov momentum needs momentum > 0 and dampening == 0, "
                              f"got momentum={group['momentum']!r}, "
                              f"dampening={group['dampening']!r}")
 

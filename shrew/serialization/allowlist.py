@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from types import FunctionType, TracebackType
 from typing import Any
 
-from ..core.errors import ShrewError
+from ..core.errors import RefusedGlobalError, ShrewTypeError
 from ..nn.modules.module import Module
 
 _allowed: dict[str, Any] = {}  # "module:qualname" -> the class or function it names
@@ -35,8 +35,8 @@ def _entries(globals_: Iterable[Any]) -> dict[str, Any]:
         elif hasattr(entry, "__module__") and hasattr(entry, "__qualname__"):
             entries[global_name(entry)] = entry
         else:
-            raise ShrewError(f"add_safe_globals: {entry!r:.60} is not a class or function "
-                             f"(nor an (object, 'module.name') pair)")
+            raise ShrewTypeError(f"add_safe_globals: {entry!r:.60} is not a class or function "
+                                 f"(nor an (object, 'module.name') pair)")
     return entries
 
 
@@ -133,8 +133,9 @@ def resolve(name: str, weights_only: bool | None) -> Any:
         dotted = name.replace(":", ".")
         beyond = (" even with weights_only=False: shrew never imports or runs code named by "
                   "a file" if weights_only is False else "")
-        raise ShrewError(f"load: the checkpoint refers to {dotted}, which is not allowed{beyond}; "
-                         f"if you trust it, allow it with shrew.serialization.add_safe_globals"
-                         f"([{dotted.rpartition('.')[2]}]) or `with shrew.serialization."
-                         f"safe_globals([...]):`")
+        raise RefusedGlobalError(
+            f"load: the checkpoint refers to {dotted}, which is not allowed{beyond}; if you "
+            f"trust it, allow it with shrew.serialization.add_safe_globals"
+            f"([{dotted.rpartition('.')[2]}]) or `with shrew.serialization."
+            f"safe_globals([...]):`")
     return found

@@ -24,7 +24,7 @@ import safetensors.numpy
 from safetensors import SafetensorError
 
 from . import allowlist, tree
-from ..core.errors import DTypeError, ShrewError
+from ..core.errors import DTypeError, LoadError, ShrewError, UnsupportedError
 from ..ops.creation import from_numpy
 from .errors import in_file
 from .formats import is_pickle, is_safetensors, is_zip
@@ -64,8 +64,8 @@ def save(state_dict: Any, path: PathOrFile, pickle_module: Any = None,
 def _device_of(device: Any, map_location: Any) -> str:
     chosen = device if map_location is None else map_location
     if isinstance(chosen, Mapping) or callable(chosen):
-        raise ShrewError("load: map_location must name one device (a str or a device); "
-                         "mappings and functions are not supported")
+        raise UnsupportedError("load: map_location must name one device (a str or a device); "
+                               "mappings and functions are not supported")
     return str(chosen)
 
 
@@ -92,9 +92,9 @@ def load(path: PathOrFile, device: Any = "cpu", map_location: Any = None, *,
     if is_zip(data):
         return read_torch_zip(io.BytesIO(data), len(data), where, device, weights_only)
     if is_pickle(data) and not is_safetensors(data):
-        raise ShrewError(f"load: {where} is not a valid safetensors file or PyTorch zip file: "
-                         f"it is a bare pickle (PyTorch's legacy format, or pickle.dump), "
-                         f"which shrew never loads because unpickling can run code")
+        raise LoadError(f"load: {where} is not a valid safetensors file or PyTorch zip file: "
+                        f"it is a bare pickle (PyTorch's legacy format, or pickle.dump), "
+                        f"which shrew never loads because unpickling can run code")
     return _read_safetensors(data, where, device, weights_only)
 
 
@@ -118,7 +118,7 @@ def _read_safetensors(data: bytes, where: str, device: str, weights_only: bool |
         arrays = _arrays(data)
         metadata = _metadata(data)
     except SafetensorError as exc:
-        raise ShrewError(f"load: {where} is not a valid safetensors file ({exc})") from None
+        raise LoadError(f"load: {where} is not a valid safetensors file ({exc})") from None
     except (TypeError, KeyError) as exc:  # numpy has no such dtype (bfloat16, float8)
         raise DTypeError(f"load: {where} holds a dtype shrew does not support ({exc})") from None
 
@@ -128,8 +128,8 @@ def _read_safetensors(data: bytes, where: str, device: str, weights_only: bool |
         except DTypeError as exc:
             raise DTypeError(f"load: tensor {name!r} in {where}: {exc}") from None
         except KeyError:
-            raise ShrewError(f"load: {where}: the structure names a tensor {name!r} the file "
-                             f"lacks") from None
+            raise LoadError(f"load: {where}: the structure names a tensor {name!r} the file "
+                            f"lacks") from None
 
     description = (metadata or {}).get(tree.FORMAT_KEY)
     if description is None:
@@ -137,8 +137,8 @@ def _read_safetensors(data: bytes, where: str, device: str, weights_only: bool |
 
     def ndarray(name: str) -> np.ndarray:
         if name not in arrays:
-            raise ShrewError(f"load: {where}: the structure names an array {name!r} the file "
-                             f"lacks")
+            raise LoadError(f"load: {where}: the structure names an array {name!r} the file "
+                            f"lacks")
         return arrays[name]
 
     def parameter(t: Tensor, requires_grad: bool) -> Tensor:

@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..core.errors import DTypeError, ShrewError
+from ..core.errors import DTypeError, LoadError, ShrewError
 from ..ops.creation import from_numpy
 from .._tensor import Tensor
 from ..nn.parameter import Parameter
@@ -50,21 +50,21 @@ class _Archive:
     def read(self, name: str) -> bytes:
         declared = self.size(name)
         if declared > self.left:
-            raise ShrewError(f"load: {self.where}: the zip entry {name!r} would inflate to "
-                             f"{declared} bytes, past the {self.left} left of the limit for a "
-                             f"file of its size (a deflate bomb?)")
+            raise LoadError(f"load: {self.where}: the zip entry {name!r} would inflate to "
+                            f"{declared} bytes, past the {self.left} left of the limit for a "
+                            f"file of its size (a deflate bomb?)")
         self.left -= declared
         chunks, got = [], 0
         with self.zip.open(name) as entry:  # stops at the declared size, checks the CRC
             while chunk := entry.read(min(_CHUNK, declared - got + 1)):
                 got += len(chunk)
                 if got > declared:
-                    raise ShrewError(f"load: {self.where}: the zip entry {name!r} holds more "
-                                     f"than the {declared} bytes it declares")
+                    raise LoadError(f"load: {self.where}: the zip entry {name!r} holds more "
+                                    f"than the {declared} bytes it declares")
                 chunks.append(chunk)
         if got != declared:
-            raise ShrewError(f"load: {self.where}: the zip entry {name!r} holds {got} bytes, "
-                             f"not the {declared} it declares")
+            raise LoadError(f"load: {self.where}: the zip entry {name!r} holds {got} bytes, "
+                            f"not the {declared} it declares")
         return b"".join(chunks)
 
 
@@ -77,8 +77,8 @@ def read_torch_zip(file: IO[bytes], size: int, where: str, device: str,
     except ShrewError as exc:
         raise in_file(exc, where) from None
     except Exception as exc:  # whatever a crafted zip or pickle provokes is the file's fault
-        raise ShrewError(f"load: {where} is not a valid PyTorch zip file "
-                         f"({type(exc).__name__}: {exc})") from None
+        raise LoadError(f"load: {where} is not a valid PyTorch zip file "
+                        f"({type(exc).__name__}: {exc})") from None
 
 
 def _read(file: IO[bytes], size: int, where: str, device: str,
@@ -86,8 +86,8 @@ def _read(file: IO[bytes], size: int, where: str, device: str,
     archive = _Archive(file, size, where)
     pickles = [n for n in archive.names if n.endswith("data.pkl") and n.count("/") == 1]
     if len(pickles) != 1:
-        raise ShrewError(f"load: {where} is not a valid PyTorch zip file (no single "
-                         f"<name>/data.pkl in it)")
+        raise LoadError(f"load: {where} is not a valid PyTorch zip file (no single "
+                        f"<name>/data.pkl in it)")
     prefix = pickles[0][:-len("data.pkl")]
     big_endian = (f"{prefix}byteorder" in archive.names
                   and archive.read(f"{prefix}byteorder").strip() == b"big")
@@ -97,15 +97,15 @@ def _read(file: IO[bytes], size: int, where: str, device: str,
         dtype = np.dtype(kind.dtype).newbyteorder(">" if big_endian else "<")
         if key in storages:
             if storages[key].dtype != dtype.newbyteorder("=") or storages[key].size != numel:
-                raise ShrewError(f"storage {key!r} is referred to with two dtypes or sizes")
+                raise LoadError(f"storage {key!r} is referred to with two dtypes or sizes")
             return storages[key]
         name = f"{prefix}data/{key}"
         if name not in archive.names:
-            raise ShrewError(f"load: {where} lacks the storage {key!r} a tensor needs")
+            raise LoadError(f"load: {where} lacks the storage {key!r} a tensor needs")
         need = numel * dtype.itemsize
         if archive.size(name) < need:
-            raise ShrewError(f"storage {key!r} has {archive.size(name)} bytes, its {numel} "
-                             f"elements need {need}")
+            raise LoadError(f"storage {key!r} has {archive.size(name)} bytes, its {numel} "
+                            f"elements need {need}")
         raw = archive.read(name)
         storages[key] = np.frombuffer(raw, dtype=dtype, count=numel).astype(
             dtype.newbyteorder("="))
@@ -129,8 +129,8 @@ class _Tensors:
         try:
             return self._convert(obj)
         except RecursionError:
-            raise ShrewError(f"load: {self.where} holds containers nested too deeply (or "
-                             f"one that contains itself)") from None
+            raise LoadError(f"load: {self.where} holds containers nested too deeply (or "
+                            f"one that contains itself)") from None
 
     def _convert(self, x: Any) -> Any:
         if isinstance(x, Rebuilt):
@@ -142,8 +142,8 @@ class _Tensors:
             converted = {self._convert(k): self._convert(v) for k, v in x.items()}
             return OrderedDict(converted) if isinstance(x, OrderedDict) else converted
         if isinstance(x, (StorageType, np.ndarray)) or callable(x):
-            raise ShrewError(f"load: {self.where} holds a bare {type(x).__name__}, not a "
-                             f"tensor")
+            raise LoadError(f"load: {self.where} holds a bare {type(x).__name__}, not a "
+                            f"tensor")
         if type(x) in (tuple, list, set, frozenset):
             return type(x)(self._convert(v) for v in x)
         return x
@@ -153,10 +153,10 @@ class _Tensors:
             return x.storage[x.offset:x.offset + x.numel].reshape(x.size)
         cost = x.numel * x.storage.itemsize
         if cost > self.budget:
-            raise ShrewError(f"load: {self.where}: a tensor of size {list(x.size)} and stride "
-                             f"{list(x.stride)} over a storage of {x.storage.size} elements "
-                             f"needs {cost} bytes, past the {self.budget} left for copies "
-                             f"(a file may not expand its storages past twice their size)")
+            raise LoadError(f"load: {self.where}: a tensor of size {list(x.size)} and stride "
+                            f"{list(x.stride)} over a storage of {x.storage.size} elements "
+                            f"needs {cost} bytes, past the {self.budget} left for copies "
+                            f"(a file may not expand its storages past twice their size)")
         self.budget -= cost
         view = np.lib.stride_tricks.as_strided(
             x.storage[x.offset:], shape=x.size,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import ShrewError
+from ..core.errors import LoadError, ShrewError, ShrewTypeError
 from .._tensor import Tensor
 from .allowlist import global_name
 from ..nn.modules.module import Module
@@ -69,9 +69,9 @@ def encode(obj: Any) -> tuple[dict[str, np.ndarray], str]:
         if isinstance(x, (FunctionType, type)) and "<" not in x.__qualname__:
             # by name (a lambda or a local function has none a load could look up)
             return {"global": global_name(x)}
-        raise ShrewError(f"save: cannot save a {type(x).__name__} at {path or 'the top'}: a "
-                         f"checkpoint holds tensors, numpy arrays, numbers, strings, None, "
-                         f"dicts, lists, tuples and sets of them, and nn.Modules")
+        raise ShrewTypeError(f"save: cannot save a {type(x).__name__} at {path or 'the top'}: a "
+                             f"checkpoint holds tensors, numpy arrays, numbers, strings, None, "
+                             f"dicts, lists, tuples and sets of them, and nn.Modules")
 
     return arrays, json.dumps(node(obj, ""))
 
@@ -90,13 +90,13 @@ def decode(description: str, tensor: Callable[[str], Tensor],
     def module(x: dict[str, Any]) -> Any:
         cls = resolve(x["object"])
         if not (isinstance(cls, type) and issubclass(cls, Module)):
-            raise ShrewError(f"load: the checkpoint rebuilds a {x['object']}, which is not "
-                             f"an nn.Module class")
+            raise LoadError(f"load: the checkpoint rebuilds a {x['object']}, which is not "
+                            f"an nn.Module class")
         # as pickle does: a bare instance (its __init__ not called), then its attributes
         modules[str(x["id"])] = obj = cls.__new__(cls)
         state = node(x["state"])
         if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
-            raise ShrewError(f"load: the checkpoint's {x['object']} has malformed attributes")
+            raise LoadError(f"load: the checkpoint's {x['object']} has malformed attributes")
         obj.__dict__.update(state)
         return obj
 
@@ -109,7 +109,7 @@ def decode(description: str, tensor: Callable[[str], Tensor],
         if x is None or isinstance(x, (bool, int, float, str)):
             return x
         if not isinstance(x, dict) or len(x) not in (1, 3):
-            raise ShrewError(f"load: the checkpoint's structure holds an unknown entry {x!r:.80}")
+            raise LoadError(f"load: the checkpoint's structure holds an unknown entry {x!r:.80}")
         if "tensor" in x:
             def make() -> Any:
                 t = tensor(x["tensor"])
@@ -133,13 +133,13 @@ def decode(description: str, tensor: Callable[[str], Tensor],
             return modules[str(x["ref"])]
         if "global" in x:
             return resolve(str(x["global"]))
-        raise ShrewError(f"load: the checkpoint's structure holds an unknown entry {x!r:.80}")
+        raise LoadError(f"load: the checkpoint's structure holds an unknown entry {x!r:.80}")
 
     try:
         return node(json.loads(description))
     except ShrewError:
         raise
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
-        raise ShrewError(f"load: the checkpoint's structure description is malformed "
-                         f"({type(exc).__name__}: {exc})") from None
+        raise LoadError(f"load: the checkpoint's structure description is malformed "
+                        f"({type(exc).__name__}: {exc})") from None
 

@@ -19,7 +19,7 @@ from typing import IO, Any, ClassVar, NamedTuple
 import ml_dtypes
 import numpy as np
 
-from ..core.errors import ShrewError
+from ..core.errors import LoadError, RefusedGlobalError
 
 # torch's typed storage classes, as pickles name them, and the element type of each
 _STORAGES = {
@@ -68,8 +68,8 @@ class Rebuilt:
 def _ints(values: Any, what: str) -> tuple[int, ...]:
     if not isinstance(values, (tuple, list)) or len(values) > MAX_DIMS or not all(
             type(v) is int and v >= 0 for v in values):
-        raise ShrewError(f"a tensor's {what} {values!r:.80} is not a list of at most "
-                         f"{MAX_DIMS} non-negative integers")
+        raise LoadError(f"a tensor's {what} {values!r:.80} is not a list of at most "
+                        f"{MAX_DIMS} non-negative integers")
     return tuple(values)
 
 
@@ -78,26 +78,26 @@ def _rebuild_tensor(storage: Any, offset: Any, size: Any, stride: Any,
                     metadata: Any = None) -> Rebuilt:
     """torch._utils._rebuild_tensor_v2, checked: the view must lie inside its storage."""
     if not isinstance(storage, np.ndarray):
-        raise ShrewError(f"a tensor's storage is a {type(storage).__name__}, not a storage")
+        raise LoadError(f"a tensor's storage is a {type(storage).__name__}, not a storage")
     if type(offset) is not int or offset < 0:
-        raise ShrewError(f"a tensor's storage offset {offset!r:.40} is not a non-negative "
-                         f"integer")
+        raise LoadError(f"a tensor's storage offset {offset!r:.40} is not a non-negative "
+                        f"integer")
     size, stride = _ints(size, "size"), _ints(stride, "stride")
     if len(size) != len(stride):
-        raise ShrewError(f"a tensor has size {list(size)} but stride {list(stride)}")
+        raise LoadError(f"a tensor has size {list(size)} but stride {list(stride)}")
     tensor = Rebuilt(storage, offset, size, stride, bool(requires_grad), parameter=False)
     if tensor.numel:  # Python integers: no overflow whatever the file says
         last = offset + sum((n - 1) * s for n, s in zip(size, stride))
         if last >= storage.size:
-            raise ShrewError(f"a tensor of size {list(size)} reaches element {last} of a "
-                             f"storage of {storage.size}")
+            raise LoadError(f"a tensor of size {list(size)} reaches element {last} of a "
+                            f"storage of {storage.size}")
     return tensor
 
 
 def _rebuild_parameter(data: Any, requires_grad: Any, backward_hooks: Any = None,
                        state: Any = None) -> Rebuilt:
     if not isinstance(data, Rebuilt):
-        raise ShrewError("a Parameter in the file does not wrap a tensor")
+        raise LoadError("a Parameter in the file does not wrap a tensor")
     return Rebuilt(data.storage, data.offset, data.size, data.stride, bool(requires_grad),
                    parameter=True)
 
@@ -133,18 +133,18 @@ class RestrictedUnpickler(pickle._Unpickler):
         found = self._names.get((module, name))
         if found is None:
             even = ", even with weights_only=False" if self._weights_only is False else ""
-            raise ShrewError(f"load: {self._where} refers to {module}.{name}, which shrew "
-                             f"refuses to load: only tensors, parameters and plain containers "
-                             f"(dict, OrderedDict, list, tuple, numbers, strings) are allowed, "
-                             f"and nothing in the file is run{even} (save a state_dict "
-                             f"instead of a pickled object)")
+            raise RefusedGlobalError(
+                f"load: {self._where} refers to {module}.{name}, which shrew refuses to load: "
+                f"only tensors, parameters and plain containers (dict, OrderedDict, list, "
+                f"tuple, numbers, strings) are allowed, and nothing in the file is run{even} "
+                f"(save a state_dict instead of a pickled object)")
         return found
 
     def persistent_load(self, pid: Any) -> np.ndarray:
         if (not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage"
                 or not isinstance(pid[1], StorageType) or type(pid[4]) is not int
                 or pid[4] < 0):
-            raise ShrewError(f"load: {self._where} has an unknown storage reference {pid!r:.80}")
+            raise LoadError(f"load: {self._where} has an unknown storage reference {pid!r:.80}")
         _, kind, key, _location, numel = pid
         return self._storage(kind, str(key), numel)
 
@@ -153,9 +153,9 @@ class RestrictedUnpickler(pickle._Unpickler):
         target = self.stack[-1]
         if type(target) is not OrderedDict or not isinstance(state, dict) or not all(
                 isinstance(k, str) for k in state):
-            raise ShrewError(f"load: {self._where} sets attributes on a "
-                             f"{type(target).__name__}; only an OrderedDict's may be set "
-                             f"(nothing else a file names may be changed)")
+            raise LoadError(f"load: {self._where} sets attributes on a "
+                            f"{type(target).__name__}; only an OrderedDict's may be set "
+                            f"(nothing else a file names may be changed)")
         target.__dict__.update(state)
 
     dispatch[pickle.BUILD[0]] = load_build

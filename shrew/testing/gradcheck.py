@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import ShrewError
+from ..core.errors import ArgumentError
 from ..core.grad_mode import no_grad
 from .._tensor import Tensor
 
@@ -30,10 +30,11 @@ def gradcheck(fn: Callable[..., Tensor | Sequence[Tensor]], inputs: Iterable[Any
     inputs = tuple(inputs)
     checked = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     if not checked:
-        raise ShrewError("gradcheck: no input requires grad")
+        raise ArgumentError("gradcheck: no input requires grad")
     for t in checked:
         if t.dtype.name != "float64":
-            raise ShrewError(f"gradcheck: inputs that require grad must be float64, got {t.dtype}")
+            raise ArgumentError("gradcheck: inputs that require grad must be float64, got "
+                                f"{t.dtype}")
     rng = np.random.default_rng(seed)
     outs = _as_outputs(fn(*inputs))
     cotangents = [rng.standard_normal(o.shape) for o in outs]
@@ -94,5 +95,5 @@ def _replace(inputs: Sequence[Any], checked: Sequence[Tensor],
 
 def _fail(raise_exception: bool, message: str) -> bool:
     if raise_exception:
-        raise ShrewError(message)
+        raise ArgumentError(message)
     return False

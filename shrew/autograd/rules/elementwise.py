@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from ...core.errors import ShrewError
+from ...core.errors import StateError
 from ...ops.creation import zeros_like
 from ...ops.elementwise.recorded import binary, unary, where
 from .common import fast_gradient
@@ -53,7 +53,7 @@ def binary_grads(fn: str, a: Tensor, b: Tensor, y: Tensor,
             return binary("tanh_backward", g, b), g * a * b * -2.0
         case "sigmoid_backward":  # a b (1 - b)
             return binary("sigmoid_backward", g, b), g * a * (1.0 - b * 2.0)
-    raise ShrewError(f"backward: no gradient rule for binary {fn!r}")
+    raise StateError(f"backward: no gradient rule for binary {fn!r}")
 
 
 def unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
@@ -143,4 +143,4 @@ def unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
             return g / (1.0 - x * x)
         case "floor" | "ceil" | "round" | "sign" | "trunc":
             return zeros_like(x)
-    raise ShrewError(f"backward: no gradient rule for unary {fn!r}")
+    raise StateError(f"backward: no gradient rule for unary {fn!r}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...core import op as O
-from ...core.errors import ShrewError
+from ...core.errors import StateError
 from ...core.grad_mode import is_grad_enabled, no_grad
 from ...ops.linalg import decompositions as D
 from ...ops.creation import zeros_like
@@ -82,7 +82,7 @@ def decomposition_grad(op: O.Decomposition, y: Tensor, g: Tensor) -> Tensor:
             return _eigh_grad(saved[0], saved[1], op.index, g)
         case "pinv":
             return _pinv_grad(x, y, g)
-    raise ShrewError(f"backward: no gradient rule for linalg routine {op.fn!r}")
+    raise StateError(f"backward: no gradient rule for linalg routine {op.fn!r}")
 
 
 def _recorded(op: O.Decomposition) -> tuple:
@@ -127,7 +127,7 @@ def _qr_grad(x: Tensor, q: Tensor, r: Tensor, mode: str, gq: Tensor | None,
              gr: Tensor | None) -> Tensor:
     m, n = x.shape[-2:]
     if m > n and mode == "complete":
-        raise ShrewError("linalg.qr: the decomposition is not differentiable with "
+        raise StateError("linalg.qr: the decomposition is not differentiable with "
                          "mode='complete' when the matrix has more rows than columns")
     gq = zeros_like(q) if gq is None else gq
     gr = zeros_like(r) if gr is None else gr

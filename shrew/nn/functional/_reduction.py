@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.errors import ShrewError
+from ...core.errors import ArgumentError
 from ..._tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -24,7 +24,7 @@ def _reduction(op: str, size_average: Any, reduce: Any, reduction: str,
             reduction = "sum" if size_average is False else "mean"
     if reduction not in _REDUCTIONS + extra:
         names = ", ".join(repr(r) for r in _REDUCTIONS + extra)
-        raise ShrewError(f"{op}: reduction must be one of {names}, got {reduction!r}")
+        raise ArgumentError(f"{op}: reduction must be one of {names}, got {reduction!r}")
     return reduction
 
 

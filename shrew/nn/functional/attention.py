@@ -7,7 +7,7 @@ from ...ops.attention import fused_attention
 from ...ops.creation import arange
 from ...ops.elementwise.recorded import where
 from ...core.dtype import DType, bool_
-from ...core.errors import ShapeError, ShrewError
+from ...core.errors import ArgumentError, ShapeError
 from ...core.shape import broadcast_shapes, fmt
 from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
@@ -34,7 +34,7 @@ def attention_bias(mask: Tensor, dtype: DType, op: str, name: str = "attn_mask",
         allowed, blocked = (0.0, float("-inf")) if true_attends else (float("-inf"), 0.0)
         return where(mask, allowed, blocked).to_dtype(dtype)
     if not mask.dtype.is_floating_point:
-        raise ShrewError(f"{op}: {name} must be bool or float, got {mask.dtype}")
+        raise ArgumentError(f"{op}: {name} must be bool or float, got {mask.dtype}")
     return mask.to_dtype(dtype)
 
 
@@ -83,7 +83,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         raise ShapeError(f"{op}: query {fmt(query.shape)}, key {fmt(key.shape)} and value "
                          f"{fmt(value.shape)} do not fit")
     if is_causal and attn_mask is not None:
-        raise ShrewError(f"{op}: give attn_mask or is_causal=True, not both")
+        raise ArgumentError(f"{op}: give attn_mask or is_causal=True, not both")
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         if key.shape[-3] != value.shape[-3] or query.shape[-3] % key.shape[-3]:
             raise ShapeError(f"{op}: with enable_gqa the query's heads ({fmt(query.shape)}) "

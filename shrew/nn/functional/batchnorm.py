@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...autograd.checkpoint import in_recomputation
 from ...core.dtype import check_float
-from ...core.errors import ShapeError, ShrewError
+from ...core.errors import ArgumentError, ShapeError
 from ...core.grad_mode import no_grad
 from ...core.shape import fmt
 from ..._tensor import Tensor
@@ -28,7 +28,7 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
             raise ShapeError(f"batch_norm: {name} must have shape [{c}] for input "
                              f"{fmt(x.shape)}, got {fmt(t.shape)}")
     if (running_mean is None) != (running_var is None):
-        raise ShrewError("batch_norm: give both running_mean and running_var, or neither")
+        raise ArgumentError("batch_norm: give both running_mean and running_var, or neither")
     stat_shape = (1, c) + (1,) * (x.ndim - 2)
     if training:
         dims = (0,) + tuple(range(2, x.ndim))
@@ -47,7 +47,7 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
                 running_var.copy_(running_var * (1 - m) + unbiased * m)
     else:
         if running_mean is None or running_var is None:
-            raise ShrewError("batch_norm: evaluation (training=False) needs running_mean "
+            raise ArgumentError("batch_norm: evaluation (training=False) needs running_mean "
                              "and running_var")
         centred = x - running_mean.reshape(*stat_shape)
         var = running_var.reshape(*stat_shape)

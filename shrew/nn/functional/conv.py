@@ -10,7 +10,7 @@ from ...ops.conv import conv_transpose1d as _conv_transpose1d
 from ...ops.conv import conv_transpose2d as _conv_transpose2d
 from ...ops.conv import same_padding
 from ...ops.elementwise.recorded import add_bias
-from ...core.errors import ShrewError
+from ...core.errors import ArgumentError
 from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
 from .linear import _check_bias
@@ -54,7 +54,7 @@ def _resolve_padding(op: str, x: Tensor, w: Tensor, stride: object, padding: obj
     if padding == "valid":
         return x, (0,) * dims
     if padding != "same":
-        raise ShrewError(f"{op}: padding must be a size, 'valid' or 'same', got {padding!r}")
+        raise ArgumentError(f"{op}: padding must be a size, 'valid' or 'same', got {padding!r}")
     symmetric, extra = same_padding(op, w.shape[2:], _per_dim(dilation, dims),
                                      _per_dim(stride, dims))
     if any(extra):

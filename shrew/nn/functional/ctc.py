@@ -9,7 +9,7 @@ import numpy as np
 from ...ops.creation import tensor
 from ...ops.elementwise.recorded import where
 from ...core.dtype import check_float, int32, int64
-from ...core.errors import DTypeError, ShapeError, ShrewError
+from ...core.errors import ArgumentError, DTypeError, ShapeError
 from ...core.shape import fmt
 from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
@@ -60,16 +60,16 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     lp = log_probs if batched else log_probs.unsqueeze(1)
     steps, batch, classes = lp.shape
     if not 0 <= blank < classes:
-        raise ShrewError(f"{op}: blank {blank} is outside [0, {classes})")
+        raise ArgumentError(f"{op}: blank {blank} is outside [0, {classes})")
     in_len = _as_lengths(op, "input_lengths", input_lengths, batch)
     tg_len = _as_lengths(op, "target_lengths", target_lengths, batch)
     if (in_len < 0).any() or (in_len > steps).any() or (tg_len < 0).any():
-        raise ShrewError(f"{op}: input_lengths {in_len.tolist()} must lie in [0, {steps}] and "
+        raise ArgumentError(f"{op}: input_lengths {in_len.tolist()} must lie in [0, {steps}] and "
                          f"target_lengths {tg_len.tolist()} be >= 0")
     labels = _ctc_labels(op, targets, tg_len, batch, batched)
     used = np.arange(labels.shape[1]) < tg_len.reshape(-1, 1)
     if ((labels < 0) | (labels >= classes) | (labels == blank))[used].any():
-        raise ShrewError(f"{op}: targets must be classes in [0, {classes}) other than the "
+        raise ArgumentError(f"{op}: targets must be classes in [0, {classes}) other than the "
                          f"blank {blank}")
     longest = int(tg_len.max(initial=0))
     width = 2 * longest + 1

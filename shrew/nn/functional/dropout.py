@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from ...core.errors import ShapeError, ShrewError
+from ...core.errors import ArgumentError, ShapeError
 from ...core.shape import fmt
 from ...ops.creation import ones
 from ...ops.elementwise.recorded import where
@@ -22,7 +22,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
     from the device's generator, which checkpoint replays.  inplace is accepted; the
     result is a new tensor."""
     if not 0.0 <= p <= 1.0:
-        raise ShrewError(f"dropout: p must lie in [0, 1], got {p!r}")
+        raise ArgumentError(f"dropout: p must lie in [0, 1], got {p!r}")
     if not training or p == 0.0:
         return x
     if p == 1.0:
@@ -81,7 +81,7 @@ def _alpha_dropout(op: str, x: Tensor, p: float, training: bool, mask_shape: tup
     """Set dropped units to SELU's saturation value, then restore the mean and variance of
     a unit-normal input with an affine map (Klambauer et al., 2017)."""
     if not 0.0 <= p <= 1.0:
-        raise ShrewError(f"{op}: p must lie in [0, 1], got {p!r}")
+        raise ArgumentError(f"{op}: p must lie in [0, 1], got {p!r}")
     if not training or p == 0.0:
         return x
     if p == 1.0:

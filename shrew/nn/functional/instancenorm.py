@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...autograd.checkpoint import in_recomputation
-from ...core.errors import ShapeError, ShrewError
+from ...core.errors import ArgumentError, ShapeError
 from ...core.grad_mode import no_grad
 from ...core.shape import fmt
 from ...ops.norm import standardize
@@ -26,7 +26,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     n = input.shape[0]
     if not use_input_stats:
         if running_mean is None or running_var is None:
-            raise ShrewError(f"{op}: use_input_stats=False needs running_mean and running_var")
+            raise ArgumentError(f"{op}: use_input_stats=False needs running_mean and running_var")
         shape = (1, c) + (1,) * (input.ndim - 2)
         y = (input - running_mean.reshape(*shape)) / (running_var.reshape(*shape) + eps).sqrt()
         return _affine(y, weight, bias)

@@ -13,7 +13,7 @@ from ...ops.creation import full as _full
 from ...ops.elementwise.recorded import where
 from ...ops.index.recorded import check_range, gather
 from ...core.dtype import check_float, int32, int64
-from ...core.errors import DTypeError, ShapeError, ShrewError
+from ...core.errors import ArgumentError, DTypeError, ShapeError
 from ...core.shape import broadcast_shapes, fmt
 from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
@@ -74,7 +74,7 @@ def _pick(op: str, logp: Tensor, target: Tensor, dim: int) -> Tensor:
     try:  # the range on target itself, whose host range is known when it was uploaded
         check_range("gather", target, logp.shape[dim], dim)
         return gather(logp, dim, target.unsqueeze(dim), range_checked=True).squeeze(dim)
-    except ShapeError:
+    except ArgumentError:  # check_range's error
         raise ShapeError(f"{op}: target holds a class index outside [0, {logp.shape[dim]}) "
                          f"for input {fmt(logp.shape)}") from None
 
@@ -94,7 +94,7 @@ def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_in
             check_range("gather", target, classes, dim)
             picked = -gather(logp, dim, target.unsqueeze(dim), range_checked=True).squeeze(dim)
             safe = target
-        except ShapeError:
+        except ArgumentError:  # check_range's error
             keep = target != ignore_index
             # The gather's check has read the targets already (some lie outside [0, C));
             # any of them that is not ignore_index is the caller's error, reported now.
@@ -153,7 +153,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     red = _reduction(op, size_average, reduce, reduction)
     dim = _class_dim(op, input)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ShrewError(f"{op}: label_smoothing must lie in [0, 1], got {label_smoothing!r}")
+        raise ArgumentError(f"{op}: label_smoothing must lie in [0, 1], got {label_smoothing!r}")
     logp = input.log_softmax(dim)
     if isinstance(target, Tensor) and target.dtype.is_floating_point \
             and target.shape == input.shape:
@@ -253,7 +253,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     (l1_loss when beta is 0)."""
     red = _reduction("smooth_l1_loss", size_average, reduce, reduction)
     if beta < 0:
-        raise ShrewError(f"smooth_l1_loss: beta must be >= 0, got {beta!r}")
+        raise ArgumentError(f"smooth_l1_loss: beta must be >= 0, got {beta!r}")
     diff = _elementwise("smooth_l1_loss", input, target)
     loss = diff.abs() if beta == 0 else _huber(diff, beta) * (1.0 / beta)
     return _reduce(loss, red)
@@ -264,7 +264,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
     """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2), d = input - target."""
     red = _reduction("huber_loss", None, None, reduction)
     if delta <= 0:
-        raise ShrewError(f"huber_loss: delta must be > 0, got {delta!r}")
+        raise ArgumentError(f"huber_loss: delta must be > 0, got {delta!r}")
     return _reduce(_huber(_elementwise("huber_loss", input, target), delta), red)
 
 
@@ -328,7 +328,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
             raise ShapeError(f"{op}: var {fmt(var.shape)} must have the input's shape "
                              f"{fmt(input.shape)}, or that shape without its last dim")
     if (var.detach() < 0).max().item() if var.numel() else False:
-        raise ShrewError(f"{op}: var has negative entries")
+        raise ArgumentError(f"{op}: var has negative entries")
     var = var + (var.clamp(min=eps) - var).detach()
     loss = (var.log() + diff.square() / var) * 0.5
     if full:
@@ -366,7 +366,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     op = "multi_margin_loss"
     red = _reduction(op, size_average, reduce, reduction)
     if p not in (1, 2):
-        raise ShrewError(f"{op}: p must be 1 or 2, got {p!r}")
+        raise ArgumentError(f"{op}: p must be 1 or 2, got {p!r}")
     if _tensor(op, "input", input).ndim not in (1, 2):
         raise ShapeError(f"{op}: input must be [N, C] or [C], got {fmt(input.shape)}")
     dim = _class_dim(op, input)

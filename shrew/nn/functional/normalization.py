@@ -10,7 +10,7 @@ import numpy as np
 from ...ops.norm import layer_norm_affine, standardize
 from ...ops.reduce import vector_norm
 from ...core.dtype import check_float
-from ...core.errors import ShapeError, ShrewError
+from ...core.errors import ArgumentError, ShapeError
 from ...core.shape import fmt, normalize_dim
 from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
@@ -95,7 +95,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         raise ShapeError(f"local_response_norm: input must be [N, C, ...] with positions, got "
                          f"{fmt(input.shape)}")
     if size < 1:
-        raise ShrewError(f"local_response_norm: size must be >= 1, got {size!r}")
+        raise ArgumentError(f"local_response_norm: size must be >= 1, got {size!r}")
     c = input.shape[1]
     pads = [0, 0] * (input.ndim - 2) + [size // 2, (size - 1) // 2]
     squares = input.square().pad(pads)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...core.errors import ShapeError, ShrewError
+from ...core.errors import ArgumentError, ShapeError
 from ...core.shape import fmt
 from ...ops.creation import tensor
 from ..._tensor import Tensor
@@ -45,12 +45,12 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     (wrap around, pads <= size)."""
     x = _tensor("pad", "input", input)
     if mode not in _PAD_MODES:
-        raise ShrewError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
+        raise ArgumentError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
     pads = tuple(pad)
     if mode == "constant":
         return x.pad(pads, 0.0 if value is None else value)
     if value not in (None, 0, 0.0):
-        raise ShrewError(f"pad: a value is only for mode='constant', got {value!r} with "
+        raise ArgumentError(f"pad: a value is only for mode='constant', got {value!r} with "
                          f"mode={mode!r}")
     if len(pads) % 2 or len(pads) // 2 >= x.ndim or any(p < 0 for p in pads):
         raise ShapeError(f"pad: mode {mode!r} takes non-negative pads for at most "

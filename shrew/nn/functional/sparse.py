@@ -9,7 +9,7 @@ from ...ops.index.recorded import check_range, gather, scatter_add_shape
 from ...ops.reduce import vector_norm
 from ...ops.shape.recorded import stack
 from ...core.dtype import int32, int64
-from ...core.errors import DTypeError, ShapeError, ShrewError
+from ...core.errors import ArgumentError, DTypeError, ShapeError
 from ...core.grad_mode import no_grad
 from ...core.shape import fmt
 from ..._tensor import Tensor
@@ -29,7 +29,7 @@ def _padding_index(op: str, padding_idx: int | None, rows: int) -> int | None:
     if padding_idx is None:
         return None
     if not -rows <= padding_idx < rows:
-        raise ShrewError(f"{op}: padding_idx {padding_idx} is outside [{-rows}, {rows})")
+        raise ArgumentError(f"{op}: padding_idx {padding_idx} is outside [{-rows}, {rows})")
     return padding_idx % rows
 
 
@@ -51,7 +51,7 @@ def _lookup(op: str, input: Tensor, weight: Tensor) -> Tensor:
     try:  # the range on input itself, whose host range is known when it was uploaded
         check_range("gather", input, weight.shape[0], 0)
         out = gather(weight, 0, rows, range_checked=True)
-    except ShapeError:
+    except ArgumentError:  # check_range's error
         raise ShapeError(f"{op}: an index is outside [0, {weight.shape[0]}) for weight "
                          f"{fmt(weight.shape)}") from None
     return out.reshape(*input.shape, dim)
@@ -95,10 +95,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     op = "embedding_bag"
     _check_indices(op, input, weight)
     if mode not in _MODES:
-        raise ShrewError(f"{op}: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+        raise ArgumentError(f"{op}: mode must be 'sum', 'mean' or 'max', got {mode!r}")
     if per_sample_weights is not None:
         if mode != "sum":
-            raise ShrewError(f"{op}: per_sample_weights needs mode='sum', got {mode!r}")
+            raise ArgumentError(f"{op}: per_sample_weights needs mode='sum', got {mode!r}")
         if _tensor(op, "per_sample_weights", per_sample_weights).shape != input.shape:
             raise ShapeError(f"{op}: per_sample_weights {fmt(per_sample_weights.shape)} must be "
                              f"shaped as input {fmt(input.shape)}")
@@ -142,7 +142,7 @@ def _bag_ids(op: str, input: Tensor, offsets: Tensor | None,
     """The bag of each entry of input, flattened."""
     if input.ndim == 2:
         if offsets is not None:
-            raise ShrewError(f"{op}: offsets must be None for a 2-d input {fmt(input.shape)}")
+            raise ArgumentError(f"{op}: offsets must be None for a 2-d input {fmt(input.shape)}")
         return np.repeat(np.arange(input.shape[0]), input.shape[1])
     if input.ndim != 1 or offsets is None or offsets.ndim != 1:
         raise ShapeError(f"{op}: input must be [bags, length], or 1-d with 1-d offsets, got "
@@ -155,7 +155,7 @@ def _bag_ids(op: str, input: Tensor, offsets: Tensor | None,
             raise ShapeError(f"{op}: include_last_offset needs at least one offset")
         starts = starts[:-1]
     if len(starts) and (starts[0] != 0 or (np.diff(starts) < 0).any() or starts[-1] > n):
-        raise ShrewError(f"{op}: offsets {starts.tolist()} must start at 0 and increase "
+        raise ArgumentError(f"{op}: offsets {starts.tolist()} must start at 0 and increase "
                          f"within [0, {n}]")
     ids = np.zeros(n, np.int64)
     if len(starts):

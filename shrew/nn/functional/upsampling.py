@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...ops.creation import tensor
-from ...core.errors import ShapeError, ShrewError
+from ...core.errors import ArgumentError, ShapeError, UnsupportedError
 from ...core.shape import fmt
 from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
@@ -82,16 +82,16 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
     op = "interpolate"
     x = _tensor(op, "input", input)
     if mode not in _MODES:
-        raise ShrewError(f"{op}: mode must be one of {', '.join(_MODES)}, got {mode!r}")
+        raise ArgumentError(f"{op}: mode must be one of {', '.join(_MODES)}, got {mode!r}")
     spatial = x.ndim - 2
     if spatial < 1 or (mode not in ("nearest", "nearest-exact") and spatial != _MODES[mode]):
         raise ShapeError(f"{op}: mode {mode!r} does not fit input {fmt(x.shape)}")
     if antialias:
-        raise ShrewError(f"{op}: antialias=True is not supported")
+        raise UnsupportedError(f"{op}: antialias=True is not supported")
     if align_corners is not None and mode.startswith("nearest"):
-        raise ShrewError(f"{op}: align_corners is only for the linear and cubic modes")
+        raise ArgumentError(f"{op}: align_corners is only for the linear and cubic modes")
     if (size is None) == (scale_factor is None):
-        raise ShrewError(f"{op}: give exactly one of size and scale_factor")
+        raise ArgumentError(f"{op}: give exactly one of size and scale_factor")
     scales: list[float | None]
     if size is not None:
         sizes = [size] * spatial if isinstance(size, int) else list(size)

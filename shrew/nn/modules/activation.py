@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...core.dtype import DType
-from ...core.errors import ShapeError, ShrewError
+from ...core.errors import ShapeError, ShrewValueError
 from ...ops.attention import fused_self_attention
 from ...ops.creation import full, zeros
 from ...ops.shape.recorded import cat
@@ -261,7 +261,7 @@ class MultiheadAttention(Module):
                  batch_first: bool = False) -> None:
         super().__init__()
         if num_heads < 1 or embed_dim % num_heads:
-            raise ShrewError(f"MultiheadAttention: embed_dim {embed_dim} must be divisible by "
+            raise ShrewValueError(f"MultiheadAttention: embed_dim {embed_dim} must be divisible by "
                              f"num_heads {num_heads}")
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.kdim = embed_dim if kdim is None else kdim

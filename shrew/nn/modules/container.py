@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewError, ShrewTypeError
 from ..._tensor import Tensor
 from .module import Module
 from ..parameter import Parameter
@@ -104,7 +104,7 @@ class ModuleList(_Indexed):
 
     def _checked(self, item: Any, index: int) -> Module:
         if not isinstance(item, Module):
-            raise ShrewError(f"{type(self).__name__}: item {index} is a {type(item).__name__}, "
+            raise ShrewTypeError(f"{type(self).__name__}: item {index} is a {type(item).__name__}, "
                              f"not a Module")
         return item
 
@@ -225,7 +225,8 @@ class ModuleDict(_Keyed):
 
     def _put(self, key: str, value: Any) -> None:
         if not isinstance(value, Module):
-            raise ShrewError(f"ModuleDict: {key!r} must be a Module, got {type(value).__name__}")
+            raise ShrewTypeError(f"ModuleDict: {key!r} must be a Module, got "
+                                 f"{type(value).__name__}")
         self.add_module(key, value)
 
 
@@ -235,7 +236,8 @@ def _as_parameter(owner: str, value: Any) -> Parameter:
         return value
     if isinstance(value, Tensor):
         return Parameter(value, requires_grad=value.dtype.is_floating_point)
-    raise ShrewError(f"{owner}: items must be Parameters or Tensors, got {type(value).__name__}")
+    raise ShrewTypeError(f"{owner}: items must be Parameters or Tensors, got "
+                         f"{type(value).__name__}")
 
 
 class ParameterList(_Indexed):

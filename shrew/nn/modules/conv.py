@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewTypeError, ShrewValueError, UnsupportedError
 from ...ops.conv import same_padding
 from ...ops.creation import zeros
 from .. import functional as F
@@ -26,7 +26,7 @@ def _tuple(value: Any, dims: int, name: str, layer: str) -> tuple[int, ...]:
     """An int or a `dims`-tuple of ints as a tuple (kernel_size, stride, ...)."""
     out = tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
     if len(out) != dims or not all(isinstance(v, int) and not isinstance(v, bool) for v in out):
-        raise ShrewError(f"{layer}: {name} must be an int or a tuple of {dims} ints, "
+        raise ShrewTypeError(f"{layer}: {name} must be an int or a tuple of {dims} ints, "
                          f"got {value!r}")
     return out
 
@@ -42,21 +42,21 @@ class _ConvNd(Module):
         layer = type(self).__name__
         _positive(layer, in_channels=in_channels, out_channels=out_channels, groups=groups)
         if in_channels % groups or out_channels % groups:
-            raise ShrewError(f"{layer}: in_channels {in_channels} and out_channels "
+            raise ShrewValueError(f"{layer}: in_channels {in_channels} and out_channels "
                              f"{out_channels} must be divisible by groups={groups}")
         if padding_mode not in _PADDING_MODES:
-            raise ShrewError(f"{layer}: padding_mode must be one of "
+            raise ShrewValueError(f"{layer}: padding_mode must be one of "
                              f"{', '.join(_PADDING_MODES)}, got {padding_mode!r}")
         if isinstance(padding, str):
             if padding not in ("valid", "same") or transposed:
                 allowed = "a size" if transposed else "a size, 'valid' or 'same'"
-                raise ShrewError(f"{layer}: padding must be {allowed}, got {padding!r}")
+                raise ShrewValueError(f"{layer}: padding must be {allowed}, got {padding!r}")
         else:
             padding = _tuple(padding, dims, "padding", layer)
         kernel = _tuple(kernel_size, dims, "kernel_size", layer)
         _positive(layer, **{f"kernel_size[{i}]": k for i, k in enumerate(kernel)})
         if transposed and padding_mode != "zeros":
-            raise ShrewError(f"{layer}: only padding_mode='zeros' is supported, as PyTorch")
+            raise UnsupportedError(f"{layer}: only padding_mode='zeros' is supported, as PyTorch")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel
         self.stride = _tuple(stride, dims, "stride", layer)
         self.padding, self.dilation = padding, _tuple(dilation, dims, "dilation", layer)

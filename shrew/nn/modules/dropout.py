@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewValueError
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
@@ -20,7 +20,7 @@ class Dropout(Module):
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
-            raise ShrewError(f"{type(self).__name__}: p must lie in [0, 1], got {p!r}")
+            raise ShrewValueError(f"{type(self).__name__}: p must lie in [0, 1], got {p!r}")
         self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewValueError
 from ...ops.creation import zeros
 from .. import functional as F
 from .. import init
@@ -31,7 +31,7 @@ def _default_init(weight: Parameter, bias: Parameter | None) -> None:
 def _positive(layer: str, **sizes: object) -> None:
     for name, value in sizes.items():
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ShrewError(f"{layer}: {name} must be a positive int, got {value!r}")
+            raise ShrewValueError(f"{layer}: {name} must be a positive int, got {value!r}")
 
 
 class Identity(Module):

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...core.dtype import DType, float16, float32, float64
-from ...core.errors import ShrewError
+from ...core.errors import ArgumentError, ShrewError, ShrewTypeError
 from ...core.fields import replace_storage
 from ...core.grad_mode import no_grad
 from ...core.shape import fmt
@@ -119,7 +119,7 @@ class Module:
         persistent=False."""
         self._check_new_name("register_buffer", name)
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise ShrewError(f"register_buffer: {name!r} must be a Tensor or None, got "
+            raise ShrewTypeError(f"register_buffer: {name!r} must be a Tensor or None, got "
                              f"{type(tensor).__name__}")
         setattr(self, name, tensor)
         if name not in self._buffer_names:
@@ -134,7 +134,7 @@ class Module:
         layer built with bias=False)."""
         self._check_new_name("register_parameter", name)
         if param is not None and not isinstance(param, Parameter):
-            raise ShrewError(f"register_parameter: {name!r} must be a Parameter or None, got "
+            raise ShrewTypeError(f"register_parameter: {name!r} must be a Parameter or None, got "
                              f"{type(param).__name__}")
         setattr(self, name, param)
 
@@ -142,7 +142,7 @@ class Module:
         """Add a sub-module under `name` (as assigning it to an attribute does)."""
         self._check_new_name("add_module", name)
         if module is not None and not isinstance(module, Module):
-            raise ShrewError(f"add_module: {name!r} must be a Module or None, got "
+            raise ShrewTypeError(f"add_module: {name!r} must be a Module or None, got "
                              f"{type(module).__name__}")
         setattr(self, name, module)
 
@@ -268,7 +268,8 @@ class Module:
         if wrong:
             problems.append("wrong shapes: " + ", ".join(wrong))
         if problems:
-            raise ShrewError(f"load_state_dict into {type(self).__name__}: " + "; ".join(problems))
+            raise ArgumentError(f"load_state_dict into {type(self).__name__}: " + "; "
+                                 "".join(problems))
         with no_grad():
             for k, v in values.items():
                 own[k].copy_(v)

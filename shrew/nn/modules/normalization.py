@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewValueError
 from ...ops.creation import ones, zeros
 from ..._tensor import Tensor
 from .. import functional as F
@@ -43,7 +43,7 @@ class GroupNorm(Module):
                  affine: bool = True, *, bias: bool = True) -> None:
         super().__init__()
         if num_groups < 1 or num_channels % num_groups:
-            raise ShrewError(f"GroupNorm: num_channels {num_channels} must be divisible by "
+            raise ShrewValueError(f"GroupNorm: num_channels {num_channels} must be divisible by "
                              f"num_groups {num_groups}")
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                      eps, affine)

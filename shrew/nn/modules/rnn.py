@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...core.errors import ShapeError, ShrewError
+from ...core.errors import ShapeError, ShrewValueError
 from ...ops.creation import zeros
 from ...ops.shape.recorded import cat, stack
 from ...core.shape import fmt
@@ -132,11 +132,11 @@ class RNNBase(Module):
         for arg, value, least in (("input_size", input_size, 1), ("hidden_size", hidden_size, 1),
                                   ("num_layers", num_layers, 1), ("proj_size", proj_size, 0)):
             if not isinstance(value, int) or isinstance(value, bool) or value < least:
-                raise ShrewError(f"{name}: {arg} must be an int >= {least}, got {value!r}")
+                raise ShrewValueError(f"{name}: {arg} must be an int >= {least}, got {value!r}")
         if not 0.0 <= dropout <= 1.0:
-            raise ShrewError(f"{name}: dropout must lie in [0, 1], got {dropout!r}")
+            raise ShrewValueError(f"{name}: dropout must lie in [0, 1], got {dropout!r}")
         if proj_size and (mode != "LSTM" or proj_size >= hidden_size):
-            raise ShrewError(f"{name}: proj_size must be smaller than hidden_size "
+            raise ShrewValueError(f"{name}: proj_size must be smaller than hidden_size "
                              f"({hidden_size}) and is only for LSTM, got {proj_size}")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
@@ -185,7 +185,7 @@ class RNNBase(Module):
         if self.mode == "LSTM":
             sizes.append(self.hidden_size)
             if hx is not None and not (isinstance(hx, tuple) and len(hx) == 2):
-                raise ShrewError("LSTM: hx must be a tuple (h_0, c_0)")
+                raise ShrewValueError("LSTM: hx must be a tuple (h_0, c_0)")
         if hx is None:
             return [zeros(layers, batch, s, dtype=like.dtype, device=like.device)
                     for s in sizes]
@@ -276,7 +276,8 @@ class RNN(RNNBase):
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
                  dropout: float = 0.0, bidirectional: bool = False) -> None:
         if nonlinearity not in ("tanh", "relu"):
-            raise ShrewError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+            raise ShrewValueError("RNN: nonlinearity must be 'tanh' or 'relu', got "
+                                  f"{nonlinearity!r}")
         self.nonlinearity = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
                          hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
@@ -357,7 +358,7 @@ class RNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh") -> None:
         if nonlinearity not in ("tanh", "relu"):
-            raise ShrewError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got "
+            raise ShrewValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got "
                              f"{nonlinearity!r}")
         self.nonlinearity = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,

@@ -2,7 +2,7 @@
 F.embedding_bag)."""
 from __future__ import annotations
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewValueError
 from ...core.grad_mode import no_grad
 from ...ops.creation import arange, zeros
 from ..._tensor import Tensor
@@ -29,7 +29,7 @@ class Embedding(Module):
         _positive("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ShrewError(f"Embedding: padding_idx {padding_idx} is outside "
+                raise ShrewValueError(f"Embedding: padding_idx {padding_idx} is outside "
                                  f"[{-num_embeddings}, {num_embeddings})")
             padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
@@ -37,7 +37,7 @@ class Embedding(Module):
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is not None:
             if _weight.shape != (num_embeddings, embedding_dim):
-                raise ShrewError(f"Embedding: _weight must be [{num_embeddings}, "
+                raise ShrewValueError(f"Embedding: _weight must be [{num_embeddings}, "
                                  f"{embedding_dim}], got {list(_weight.shape)}")
             self.weight = Parameter(_weight, requires_grad=not _freeze)
         else:
@@ -56,7 +56,7 @@ class Embedding(Module):
         """An Embedding holding a copy of `embeddings` [num, dim], frozen unless
         freeze=False."""
         if embeddings.ndim != 2:
-            raise ShrewError(f"Embedding.from_pretrained: embeddings must be 2-d, got "
+            raise ShrewValueError(f"Embedding.from_pretrained: embeddings must be 2-d, got "
                              f"{list(embeddings.shape)}")
         rows, dim = embeddings.shape
         return cls(rows, dim, padding_idx=padding_idx, max_norm=max_norm,

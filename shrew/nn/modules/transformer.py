@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ...autograd.checkpoint import checkpoint as run_checkpointed
 from ...core.dtype import as_dtype, float32
-from ...core.errors import ShrewError
+from ...core.errors import ShrewTypeError
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -42,7 +42,7 @@ def _activation(name: Activation) -> Callable[[Tensor], Tensor]:
         return F.relu
     if name == "gelu":
         return F.gelu
-    raise ShrewError(f"Transformer: activation must be 'relu', 'gelu' or a callable, got "
+    raise ShrewTypeError(f"Transformer: activation must be 'relu', 'gelu' or a callable, got "
                      f"{name!r}")
 
 

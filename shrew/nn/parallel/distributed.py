@@ -20,7 +20,7 @@ from ...autograd.hooks import HookHandle, register_post_accumulate_grad_hook
 from ...distributed.collectives import ReduceOp, all_reduce_array
 from ...distributed.group import ProcessGroup, default_group
 from ...distributed.work import Pending, Steps, Work, agree, progress
-from ...core.errors import ShrewError
+from ...core.errors import ShrewTypeError, ShrewValueError, UnsupportedError
 from ...ops.creation import from_numpy
 from ...core.grad_mode import no_grad
 from ..._tensor import Tensor
@@ -66,15 +66,16 @@ class DistributedDataParallel(Module):
                                      ("process_group", process_group, None),
                                      ("find_unused_parameters", find_unused_parameters, False)):
             if value != default:
-                raise ShrewError(f"DistributedDataParallel: {name}={value!r} is not supported "
+                raise UnsupportedError(f"DistributedDataParallel: {name}={value!r} is not "
+                                       "supported "
                                  f"(leave it at {default!r}: the module runs on the device "
                                  f"its parameters are on, in the default process group, and "
                                  f"every parameter must receive a gradient)")
         if not isinstance(module, Module):
-            raise ShrewError(f"DistributedDataParallel: module must be a Module, got "
+            raise ShrewTypeError(f"DistributedDataParallel: module must be a Module, got "
                              f"{type(module).__name__}")
         if not bucket_cap_mb > 0:
-            raise ShrewError(f"DistributedDataParallel: bucket_cap_mb must be > 0, got "
+            raise ShrewValueError(f"DistributedDataParallel: bucket_cap_mb must be > 0, got "
                              f"{bucket_cap_mb!r}")
         self._group: ProcessGroup = default_group("DistributedDataParallel")
         self.module = module
@@ -169,7 +170,7 @@ class DistributedDataParallel(Module):
         if not self._seen:
             return
         missed = [n for i, n in self._names.items() if i not in self._seen]
-        raise ShrewError(
+        raise ShrewValueError(
             f"DistributedDataParallel: the previous backward gave no gradient to "
             f"{', '.join(missed)}, so the gradients were not averaged; every parameter that "
             f"requires grad must contribute to the loss (or set requires_grad=False on it "

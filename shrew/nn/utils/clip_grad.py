@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewError, ShrewValueError
 from ...ops.creation import tensor
 from ...ops.reduce import vector_norm
 from ...ops.shape.recorded import stack
@@ -30,7 +30,7 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     is accepted (PyTorch's kernel choice) and changes nothing."""
     norm_type = float(norm_type)  # "inf" as well as math.inf, as torch
     if norm_type < 0 and norm_type != -math.inf:
-        raise ShrewError(f"clip_grad_norm_: norm_type must be >= 0 or +-inf, got {norm_type}")
+        raise ShrewValueError(f"clip_grad_norm_: norm_type must be >= 0 or +-inf, got {norm_type}")
     grads = _grads(parameters)
     if not grads:
         return tensor(0.0)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...core.errors import DeviceError, ShapeError, ShrewError
+from ...core.errors import DeviceError, ShapeError, ShrewError, ShrewValueError
 from ...ops.shape.recorded import cat
 from ...core.grad_mode import no_grad
 from ..._tensor import Tensor
@@ -27,7 +27,7 @@ def parameters_to_vector(parameters: Tensor | Iterable[Tensor]) -> Tensor:
     """All parameters flattened and joined into one vector (differentiable, as torch's)."""
     params = _params(parameters, "parameters_to_vector")
     if not params:
-        raise ShrewError("parameters_to_vector: got no parameters")
+        raise ShrewValueError("parameters_to_vector: got no parameters")
     return cat([p.reshape(-1) for p in params])
 
 

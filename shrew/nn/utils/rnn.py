@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...core.errors import ShapeError, ShrewError
+from ...core.errors import ShapeError, ShrewValueError
 from ...ops.creation import tensor
 from ...ops.shape.recorded import cat, stack
 from ...core.shape import fmt
@@ -62,7 +62,7 @@ def pack_padded_sequence(input: Tensor, lengths: Sequence[int] | Tensor,
     sorted_indices = unsorted_indices = None
     if enforce_sorted:
         if (np.diff(n) > 0).any():
-            raise ShrewError(f"{op}: lengths {n.tolist()} are not sorted in decreasing order "
+            raise ShrewValueError(f"{op}: lengths {n.tolist()} are not sorted in decreasing order "
                              f"(pass enforce_sorted=False)")
     else:
         order = np.argsort(-n, kind="stable")
@@ -84,7 +84,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     batch, steps = sizes[0], len(sizes)
     if total_length is not None:
         if total_length < steps:
-            raise ShrewError(f"pad_packed_sequence: total_length {total_length} is shorter "
+            raise ShrewValueError(f"pad_packed_sequence: total_length {total_length} is shorter "
                              f"than the longest sequence ({steps})")
         steps = total_length
     rows, offset = [], 0
@@ -106,9 +106,9 @@ def pad_sequence(sequences: Sequence[Tensor], batch_first: bool = False,
     """Stack sequences [L_i, *] into [max L, N, *] ([N, max L, *] with batch_first),
     padding the shorter ones with padding_value on `padding_side`."""
     if not sequences:
-        raise ShrewError("pad_sequence: needs at least one sequence")
+        raise ShrewValueError("pad_sequence: needs at least one sequence")
     if padding_side not in ("left", "right"):
-        raise ShrewError(f"pad_sequence: padding_side must be 'left' or 'right', got "
+        raise ShrewValueError(f"pad_sequence: padding_side must be 'left' or 'right', got "
                          f"{padding_side!r}")
     trailing = sequences[0].shape[1:]
     if any(s.ndim == 0 or s.shape[1:] != trailing for s in sequences):

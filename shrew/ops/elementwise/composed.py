@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeAlias
 
 from ...core.dtype import bool_, finfo
-from ...core.errors import DTypeError, ShrewError
+from ...core.errors import ArgumentError, DTypeError, ShrewTypeError
 from ...core.fields import AnyTensor
 from ..common import scalar_like
 from .recorded import binary, clamp, compare, pow, unary, where  # noqa: F401  (pow: torch.pow)
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def _tensor(value: object, op: str) -> Tensor:
     if not isinstance(value, AnyTensor):
-        raise ShrewError(f"{op}: input must be a Tensor, got {type(value).__name__}")
+        raise ShrewTypeError(f"{op}: input must be a Tensor, got {type(value).__name__}")
     return value
 
 
@@ -141,7 +141,7 @@ def div(input: Tensor, other: Operand, *, rounding_mode: str | None = None) -> T
     if rounding_mode == "floor":
         return binary("floor_divide", x, other)
     if rounding_mode != "trunc":
-        raise ShrewError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
+        raise ArgumentError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
                          f"{rounding_mode!r}")
     integral = not x.dtype.is_floating_point and (
         not other.dtype.is_floating_point if isinstance(other, AnyTensor)
@@ -185,13 +185,13 @@ def _operands(op: str, a: Operand, b: Operand) -> tuple[Tensor, Tensor]:
     """Both operands as tensors: a number becomes a 0-d tensor beside the other."""
     for value in (a, b):
         if not isinstance(value, (AnyTensor, numbers.Number)) or isinstance(value, complex):
-            raise ShrewError(f"{op}: operands must be tensors or real numbers, got "
+            raise ShrewTypeError(f"{op}: operands must be tensors or real numbers, got "
                              f"{type(value).__name__}")
     if isinstance(a, AnyTensor):
         return a, b if isinstance(b, AnyTensor) else scalar_like(b, a)
     if isinstance(b, AnyTensor):
         return scalar_like(a, b), b
-    raise ShrewError(f"{op}: needs at least one tensor operand")
+    raise ArgumentError(f"{op}: needs at least one tensor operand")
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002

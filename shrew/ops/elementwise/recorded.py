@@ -11,7 +11,7 @@ import numpy as np
 from ...core import op as O
 from ...backends.base import fast_path
 from ...core.dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
-from ...core.errors import DivisionByZeroError, DTypeError, ShrewError
+from ...core.errors import ArgumentError, DTypeError, DivisionByZeroError, ShrewTypeError
 from ...core.fields import AnyTensor, record, wrap
 from ...core.grad_mode import is_grad_enabled
 from ...core.shape import broadcast_shapes, fmt, numel
@@ -55,7 +55,7 @@ def unary(fn: str, x: Tensor) -> Tensor:
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
-        raise ShrewError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise ArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return unary("gelu" if approximate == "none" else "gelu_tanh", x)
 
 
@@ -178,18 +178,18 @@ def pow(x: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001 
     anything else is the Binary pow, with PyTorch's promotion (int ** int stays integer)."""
     if not isinstance(x, AnyTensor):
         if not isinstance(exponent, AnyTensor):
-            raise ShrewError("pow: needs a tensor base or exponent")
+            raise ArgumentError("pow: needs a tensor base or exponent")
         return rpow(exponent, x)
     if isinstance(exponent, AnyTensor):
         return binary("pow", x, exponent)
     if isinstance(exponent, bool):
         exponent = int(exponent)
     if not isinstance(exponent, numbers.Real):
-        raise ShrewError(f"pow: exponent must be a real number or a tensor, got {exponent!r}")
+        raise ShrewTypeError(f"pow: exponent must be a real number or a tensor, got {exponent!r}")
     if x.dtype.is_floating_point or scalar_dtype(exponent).is_floating_point:
         return powf(x, exponent)
     if exponent < 0:
-        raise ShrewError(f"pow: integers to negative integer powers are not allowed "
+        raise ArgumentError(f"pow: integers to negative integer powers are not allowed "
                          f"({x.dtype} ** {exponent})")
     return binary("pow", x, exponent)
 
@@ -197,13 +197,13 @@ def pow(x: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001 
 def rpow(x: Tensor, base: Tensor | Scalar) -> Tensor:
     """base ** x for a number base (negative bases too, with integer-valued exponents)."""
     if not isinstance(base, (numbers.Real, AnyTensor)):
-        raise ShrewError(f"pow: number ** tensor needs a real base, got {base!r}")
+        raise ShrewTypeError(f"pow: number ** tensor needs a real base, got {base!r}")
     return binary("pow", x, base, reflected=True)
 
 
 def powf(x: Tensor, exponent: Scalar) -> Tensor:
     if not isinstance(exponent, numbers.Real) or isinstance(exponent, bool):
-        raise ShrewError(f"powf: exponent must be a real number, got {exponent!r}")
+        raise ShrewTypeError(f"powf: exponent must be a real number, got {exponent!r}")
     x = x if x.dtype.is_floating_point else x.to_dtype(get_default_dtype())
     exponent = float(exponent)
     return record(x._backend.powf(x._data, exponent), x._backend, O.Powf(x, exponent), x)
@@ -224,7 +224,7 @@ def clamp(x: Tensor, min: Tensor | Scalar | None = None,  # noqa: A002
           max: Tensor | Scalar | None = None) -> Tensor:  # noqa: A002
     """min(max(x, min), max); with a tensor bound, maximum and minimum (broadcasting)."""
     if min is None and max is None:
-        raise ShrewError("clamp: give at least one of min and max")
+        raise ArgumentError("clamp: give at least one of min and max")
     if isinstance(min, AnyTensor) or isinstance(max, AnyTensor):
         return _clamp_tensors(x, min, max)
     return _clamp_numbers(x, min, max)
@@ -233,7 +233,7 @@ def clamp(x: Tensor, min: Tensor | Scalar | None = None,  # noqa: A002
 def _clamp_numbers(x: Tensor, min: Scalar | None, max: Scalar | None) -> Tensor:  # noqa: A002
     for name, v in (("min", min), ("max", max)):
         if v is not None and not isinstance(v, numbers.Real):
-            raise ShrewError(f"clamp: {name} must be a number, got {v!r}")
+            raise ShrewTypeError(f"clamp: {name} must be a number, got {v!r}")
     if x.dtype is bool_:
         raise DTypeError("clamp: not supported for bool tensors")
     if not x.dtype.is_floating_point and any(v is not None and scalar_dtype(v).is_floating_point

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...core.dtype import bool_, float64, int64
-from ...core.errors import DTypeError, ShapeError, ShrewError, ShrewIndexError
+from ...core.errors import ArgumentError, DTypeError, ShapeError, ShrewIndexError
 from ...core.fields import AnyTensor, wrap
 from ...core.shape import broadcast_shapes, fmt, normalize_dim, numel
 from ..common import constant, number, same_device
@@ -30,7 +30,7 @@ def wrapped_index(op: str, index: Tensor, size: int, dim: int) -> Tensor:
     """An integer index tensor with negative entries counted from the end (as torch's
     indexing, take and put do), checked to lie in [-size, size) by check_range; an index
     known to hold no negative entry comes back as it is, without a kernel."""
-    check_range(op, index, size, dim, wraps=True)
+    check_range(op, index, size, dim, wraps=True, error=ShrewIndexError)
     index = index.to_dtype(int64)
     data = index._data
     if isinstance(data, np.ndarray):
@@ -69,7 +69,9 @@ def _index_1d(op: str, index: object, x: Tensor, dim: int) -> Tensor:
     index = index_tensor(op, index, x)
     if index.ndim > 1:
         raise ShrewIndexError(f"{op}: index must be 0-d or 1-d, got {fmt(index.shape)}")
-    check_range(op, index, x.shape[dim] if x.ndim else 1, dim)
+    indexing = op in ("index_fill", "index_copy")  # torch's IndexError; the others RuntimeError
+    check_range(op, index, x.shape[dim] if x.ndim else 1, dim,
+                error=ShrewIndexError if indexing else ArgumentError)
     return index.reshape(-1)
 
 
@@ -128,10 +130,10 @@ def scatter(x: Tensor, dim: int, index: Tensor, src: Tensor | Scalar | None = No
     """torch.scatter: x with src (a tensor or a number, or value=) written at index along
     dim; reduce="add" or "multiply" combines instead."""
     if reduce not in _TORCH_SCATTER_REDUCE:
-        raise ShrewError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
+        raise ArgumentError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
     given = value if src is None else src
     if given is None:
-        raise ShrewError("scatter: needs src or value")
+        raise ArgumentError("scatter: needs src or value")
     return scatter_into("scatter", x, dim, index, given, _TORCH_SCATTER_REDUCE[reduce])
 
 
@@ -152,7 +154,7 @@ def scatter_reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
     """torch.scatter_reduce: src combined into x at index along dim by sum, prod, mean,
     amax or amin; include_self=False leaves x's own values out where src lands."""
     if reduce not in _IDENTITY:
-        raise ShrewError(f"scatter_reduce: reduce must be one of {', '.join(_IDENTITY)}, "
+        raise ArgumentError(f"scatter_reduce: reduce must be one of {', '.join(_IDENTITY)}, "
                          f"got {reduce!r}")
     op = "scatter_reduce"
     if x.ndim == 0:
@@ -354,7 +356,7 @@ def where(condition: Tensor, input: Tensor | Scalar | None = None,  # noqa: A002
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if input is None or other is None:
-        raise ShrewError("where: give both input and other, or neither")
+        raise ArgumentError("where: give both input and other, or neither")
     return elementwise_where(condition, input, other)
 
 

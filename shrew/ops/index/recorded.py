@@ -11,7 +11,7 @@ import numpy as np
 
 from ...core import op as O
 from ...core.dtype import int64
-from ...core.errors import DTypeError, ShapeError, ShrewError, ShrewIndexError
+from ...core.errors import (ArgumentError, DTypeError, ShapeError, ShrewError, ShrewTypeError)
 from ...core.fields import AnyTensor, record
 from ...core.shape import fmt, normalize_dim, numel
 from ..common import same_device
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 # the uploaded tensor, which keeps the allocation (and so its id) alive until then.
 _host_ranges: dict[int, tuple[int, int]] = {}
 # Range checks of indices computed on a device, waiting for the next read-back:
-# (op, dim, lowest allowed, size, backend, device min, device max).
-deferred: list[tuple[str, int, int, int, Backend, Storage, Storage]] = []
+# (op, dim, lowest allowed, size, error class, backend, device min, device max).
+deferred: list[tuple[str, int, int, int, type[ShrewError], Backend, Storage, Storage]] = []
 _MAX_DEFERRED = 64  # then they are read back at once, so that the list stays short
 
 
@@ -80,7 +80,7 @@ def scatter_unchecked(dst: Tensor, dim: int, index: Tensor, src: Tensor, reduce:
 
 def _checked_index(op: str, index: object, x: Tensor) -> Tensor:
     if not isinstance(index, AnyTensor):
-        raise ShrewError(f"{op}: index must be an int64 tensor, got {type(index).__name__}")
+        raise ShrewTypeError(f"{op}: index must be an int64 tensor, got {type(index).__name__}")
     same_device(op, x, index)
     if index.dtype.category != 1:
         raise DTypeError(f"{op}: index must be an integer tensor, got {index.dtype}")
@@ -114,7 +114,8 @@ def forget_host_range(t: Tensor) -> None:
         _host_ranges.pop(key, None)
 
 
-def check_range(op: str, index: Tensor, size: int, dim: int, wraps: bool = False) -> None:
+def check_range(op: str, index: Tensor, size: int, dim: int, wraps: bool = False,
+                error: type[ShrewError] = ArgumentError) -> None:
     """Indices must lie in [0, size) (in [-size, size) if `wraps`: negative ones count
     from the end).  Checked at once where that needs no device read:
     an index in host memory (the cpu backend), or an upload from host data (or a view of
@@ -140,13 +141,13 @@ def check_range(op: str, index: Tensor, size: int, dim: int, wraps: bool = False
     else:
         be = index._backend
         dims = tuple(range(index.ndim))
-        deferred.append((op, dim, least, size, be, be.reduce("min", data, dims, False),
+        deferred.append((op, dim, least, size, error, be, be.reduce("min", data, dims, False),
                          be.reduce("max", data, dims, False)))
         if len(deferred) >= _MAX_DEFERRED:
             raise_deferred()
         return
     if lo < least or hi >= size:
-        raise ShrewIndexError(_out_of_range(op, lo if lo < least else hi, least, size, dim))
+        raise error(_out_of_range(op, lo if lo < least else hi, least, size, dim))
 
 
 def raise_deferred() -> None:
@@ -154,10 +155,10 @@ def raise_deferred() -> None:
     and raise for the first that failed, naming its op."""
     pending = deferred[:]
     deferred.clear()
-    for op, dim, least, size, be, lo_data, hi_data in pending:
+    for op, dim, least, size, error, be, lo_data, hi_data in pending:
         lo, hi = int(be.to_numpy(lo_data)), int(be.to_numpy(hi_data))
         if lo < least or hi >= size:
-            raise ShrewIndexError(_out_of_range(op, lo if lo < least else hi, least, size, dim) +
+            raise error(_out_of_range(op, lo if lo < least else hi, least, size, dim) +
                              f"; an earlier {op} on {be.device}, with indices computed "
                              f"there, is found when a result is read back; its output "
                              f"holds 0 at those indices")

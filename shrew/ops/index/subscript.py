@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...core.dtype import bool_, int64
-from ...core.errors import ShapeError, ShrewError, ShrewIndexError
+from ...core.errors import ShapeError, ShrewIndexError, ShrewTypeError, ShrewValueError
 from ...core.fields import AnyTensor
 from ...core.shape import broadcast_shapes, fmt, numel
 from ..creation import arange, tensor
@@ -64,7 +64,7 @@ def index_put(x: Tensor, indices: tuple[Tensor | None, ...] | list[Tensor | None
     """x with values written (accumulate: added) at the advanced index `indices`, one
     tensor (or None, a full slice) per leading dim."""
     if not isinstance(indices, (tuple, list)):
-        raise ShrewError(f"index_put: indices must be a tuple of tensors, got "
+        raise ShrewTypeError(f"index_put: indices must be a tuple of tensors, got "
                          f"{type(indices).__name__}")
     key = tuple(slice(None) if i is None else i for i in indices)
     return _put(x, key, values, accumulate)
@@ -187,7 +187,7 @@ def _slice(x: Tensor, dim: int, s: slice) -> Tensor:
     """x[..., start:stop:step] along dim: a step above 1 takes every step-th entry by
     splitting a run of n * step entries into [n, step] and keeping column 0."""
     if s.step is not None and s.step <= 0:
-        raise ShrewError(f"index: slice step must be positive, got {s.step}")
+        raise ShrewValueError(f"index: slice step must be positive, got {s.step}")
     start, stop, step = s.indices(x.shape[dim])
     n = len(range(start, stop, step))
     if step == 1 or n <= 1:

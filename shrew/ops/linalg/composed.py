@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ...core import op as O
 from ... import return_types as R
 from ...core.dtype import check_float, finfo
-from ...core.errors import DTypeError, ShapeError, ShrewError
+from ...core.errors import ArgumentError, DTypeError, ShapeError, ShrewTypeError
 from ...core.fields import AnyTensor, wrap
 from ...core.grad_mode import no_grad
 from ...core.shape import broadcast_shapes, fmt, normalize_dims
@@ -35,15 +35,15 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1), keepdim: boo
     values), 2 / -2 (the largest / smallest singular value), 1 / -1 (the largest / smallest
     column sum of |A|), inf / -inf (the same over rows)."""
     if not isinstance(A, AnyTensor):
-        raise ShrewError(f"{op}: expects a tensor, got {type(A).__name__}")
+        raise ShrewTypeError(f"{op}: expects a tensor, got {type(A).__name__}")
     if ord not in _MATRIX_ORDS or isinstance(ord, bool):
-        raise ShrewError(f"{op}: ord must be one of 'fro', 'nuc', inf, -inf, 1, -1, 2, -2; "
+        raise ArgumentError(f"{op}: ord must be one of 'fro', 'nuc', inf, -inf, 1, -1, 2, -2; "
                          f"got {ord!r}")
     if A.ndim < 2:
         raise ShapeError(f"{op}: the input must have at least 2 dimensions, got shape "
                          f"{fmt(A.shape)}")
     if not isinstance(dim, (tuple, list)) or len(dim) != 2:
-        raise ShrewError(f"{op}: dim must be a 2-tuple of ints, got {dim!r}")
+        raise ArgumentError(f"{op}: dim must be a 2-tuple of ints, got {dim!r}")
     normalize_dims(tuple(dim), A.ndim, op)  # in range, distinct
     rows, cols = (d % A.ndim for d in dim)
     if dtype is not None:
@@ -96,7 +96,7 @@ def _cutoff(op: str, s_max: Tensor, shape: tuple, atol: Any, rtol: Any) -> Tenso
     atol = 0.0 if atol is None else atol
     for name, tol in (("atol", atol), ("rtol", rtol)):
         if not isinstance(tol, (int, float, AnyTensor)) or isinstance(tol, bool):
-            raise ShrewError(f"{op}: {name} must be a number or a tensor, got {tol!r}")
+            raise ShrewTypeError(f"{op}: {name} must be a number or a tensor, got {tol!r}")
     cutoff = s_max * rtol
     if isinstance(atol, AnyTensor):
         return cutoff.maximum(atol.to(s_max.dtype))
@@ -160,13 +160,13 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     op = "linalg.lstsq"
     D.check_matrices(op, A, square=False)
     if not isinstance(B, AnyTensor):
-        raise ShrewError(f"{op}: B must be a tensor, got {type(B).__name__}")
+        raise ShrewTypeError(f"{op}: B must be a tensor, got {type(B).__name__}")
     same_device(op, A, B)
     if A.dtype is not B.dtype:
         raise DTypeError(f"{op}: A and B must share a dtype, got {A.dtype} and {B.dtype}")
     driver = "gelsy" if driver is None else driver
     if driver not in _LSTSQ_DRIVERS:
-        raise ShrewError(f"{op}: driver must be one of {', '.join(_LSTSQ_DRIVERS)}, got "
+        raise ArgumentError(f"{op}: driver must be one of {', '.join(_LSTSQ_DRIVERS)}, got "
                          f"{driver!r}")
     vector = B.ndim == A.ndim - 1
     rhs = B.unsqueeze(-1) if vector else B
@@ -213,7 +213,7 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:  # noqa: N803
         raise ShapeError("linalg.vander: x must be a tensor with at least one dim")
     n = x.shape[-1] if N is None else N
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ShrewError(f"linalg.vander: N must be a positive int, got {N!r}")
+        raise ArgumentError(f"linalg.vander: N must be a positive int, got {N!r}")
     column = x.unsqueeze(-1)
     return cat([column * 0 + 1, column.expand(*x.shape, n - 1)], -1).cumprod(-1)
 
@@ -222,7 +222,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:  # noqa: N803
     """The inverse of A read as a matrix of its first ind dims by the others; its shape is
     A.shape[ind:] + A.shape[:ind]."""
     if isinstance(ind, bool) or not isinstance(ind, int) or ind <= 0:
-        raise ShrewError(f"linalg.tensorinv: ind must be a positive int, got {ind!r}")
+        raise ArgumentError(f"linalg.tensorinv: ind must be a positive int, got {ind!r}")
     rows, cols = A.shape[:ind], A.shape[ind:]
     if math.prod(rows) != math.prod(cols):
         raise ShapeError(f"linalg.tensorinv: the product of the first {ind} dims of "
@@ -284,7 +284,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = _CDIST_MOD
     op = "cdist"
     for t in (x1, x2):
         if not isinstance(t, AnyTensor):
-            raise ShrewError(f"{op}: expects tensors, got {type(t).__name__}")
+            raise ShrewTypeError(f"{op}: expects tensors, got {type(t).__name__}")
     same_device(op, x1, x2)
     if x1.ndim < 2 or x2.ndim < 2:
         raise ShapeError(f"{op}: x1 and x2 need at least 2 dims, got {fmt(x1.shape)} and "
@@ -296,9 +296,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = _CDIST_MOD
         raise DTypeError(f"{op}: x1 and x2 must share a dtype, got {x1.dtype} and {x2.dtype}")
     check_float(x1.dtype, op)
     if isinstance(p, bool) or not isinstance(p, (int, float)) or p < 0 or math.isnan(p):
-        raise ShrewError(f"{op}: p must be a non-negative number, got {p!r}")
+        raise ArgumentError(f"{op}: p must be a non-negative number, got {p!r}")
     if compute_mode not in _CDIST_MODES:
-        raise ShrewError(f"{op}: compute_mode must be one of {', '.join(_CDIST_MODES)}, got "
+        raise ArgumentError(f"{op}: compute_mode must be one of {', '.join(_CDIST_MODES)}, got "
                          f"{compute_mode!r}")
     broadcast_shapes(op, x1.shape[:-2], x2.shape[:-2])
     return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1, op=op)

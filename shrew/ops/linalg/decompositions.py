@@ -10,7 +10,8 @@ import numpy as np
 
 from ...core import op as O
 from ... import return_types as R
-from ...core.errors import DTypeError, LinAlgError, ShapeError, ShrewError
+from ...core.errors import (ArgumentError, DTypeError, LinAlgError, ShapeError, ShrewTypeError,
+    UnsupportedError)
 from ...core.fields import AnyTensor, record, wrap
 from ...core.grad_mode import is_grad_enabled
 from ...core.shape import broadcast_shapes, fmt
@@ -26,7 +27,7 @@ _DTYPES = ("float32", "float64")  # LAPACK's real types; PyTorch has no half-pre
 def check_matrices(op: str, x: Any, square: bool = True) -> None:
     """x is a float32/float64 tensor of (square) matrices: else the error PyTorch raises."""
     if not isinstance(x, AnyTensor):
-        raise ShrewError(f"{op}: expects a tensor, got {type(x).__name__}")
+        raise ShrewTypeError(f"{op}: expects a tensor, got {type(x).__name__}")
     if x.ndim < 2:
         raise ShapeError(f"{op}: the input must have at least 2 dimensions, got shape "
                          f"{fmt(x.shape)}")
@@ -73,7 +74,7 @@ def solve_ex(a: Tensor, b: Tensor, *, left: bool = True, check_errors: bool = Fa
     (check_errors=True: raise LinAlgError there instead)."""
     check_matrices(op, a)
     if not isinstance(b, AnyTensor):
-        raise ShrewError(f"{op}: B must be a tensor, got {type(b).__name__}")
+        raise ShrewTypeError(f"{op}: B must be a tensor, got {type(b).__name__}")
     same_device(op, a, b)
     if a.dtype is not b.dtype:
         raise DTypeError(f"{op}: A and B must share a dtype, got {a.dtype} and {b.dtype}")
@@ -178,7 +179,7 @@ def qr(A: Tensor, mode: str = "reduced", op: str = "linalg.qr") -> R.linalg_qr: 
     (and an empty Q), as PyTorch."""
     check_matrices(op, A, square=False)
     if mode not in _QR_MODES:
-        raise ShrewError(f"{op}: mode must be one of {', '.join(_QR_MODES)}, got {mode!r}")
+        raise ArgumentError(f"{op}: mode must be one of {', '.join(_QR_MODES)}, got {mode!r}")
     q, r = _routine("qr", A, "complete" if mode == "complete" else "reduced",
                     differentiable=(0, 1))
     if mode == "r":
@@ -197,7 +198,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None,  # 
     only where the loss does not depend on that choice, as in PyTorch."""
     check_matrices(op, A, square=False)
     if driver is not None:
-        raise ShrewError(f"{op}: driver= is for CUDA's cuSOLVER in PyTorch; shrew takes only "
+        raise ArgumentError(f"{op}: driver= is for CUDA's cuSOLVER in PyTorch; shrew takes only "
                          f"driver=None")
     return R.linalg_svd(*_routine("svd", A, bool(full_matrices), differentiable=(0, 1, 2)))
 
@@ -220,7 +221,7 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:  # noqa: N803
     the gradient needs."""
     check_matrices("linalg.svdvals", A, square=False)
     if driver is not None:
-        raise ShrewError("linalg.svdvals: shrew takes only driver=None")
+        raise UnsupportedError("linalg.svdvals: shrew takes only driver=None")
     if not needs_grad(A):
         return _routine("svdvals", A)[0]
     u, s, vh = (wrap(r, A._backend) for r in A._backend.linalg("svd", A._data, option=False))
@@ -229,7 +230,7 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:  # noqa: N803
 
 def _check_uplo(op: str, uplo: str) -> None:
     if uplo not in ("L", "U"):
-        raise ShrewError(f"{op}: UPLO must be 'L' or 'U', got {uplo!r}")
+        raise ArgumentError(f"{op}: UPLO must be 'L' or 'U', got {uplo!r}")
 
 
 def eigh(A: Tensor, UPLO: str = "L") -> R.linalg_eigh:  # noqa: N803

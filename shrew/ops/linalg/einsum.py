@@ -179,7 +179,7 @@ def _from_sublists(args: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
             elif isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 52:
                 letters.append(string.ascii_letters[(s + 26) % 52])
             else:
-                raise ShrewError(f"einsum: subscripts in a sublist must be ints in "
+                raise ShrewTypeError(f"einsum: subscripts in a sublist must be ints in "
                                  f"[0, 52) or Ellipsis, got {s!r}")
         return "".join(letters)
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from ...core import op as O
 from ...backends.base import fast_path
 from ...core.dtype import check_float
-from ...core.errors import DTypeError, ShapeError, ShrewError
+from ...core.errors import DTypeError, ShapeError, ShrewTypeError
 from ...core.fields import AnyTensor, record
 from ...core.shape import broadcast_shapes, fmt
 from ..common import same_device
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def matmul(x: Tensor, other: Tensor) -> Tensor:
     if not isinstance(other, AnyTensor):
-        raise ShrewError(f"matmul: both operands must be tensors, got {type(other).__name__}")
+        raise ShrewTypeError(f"matmul: both operands must be tensors, got {type(other).__name__}")
     same_device("matmul", x, other)
     a, b = x, other
     if a.ndim == 0 or b.ndim == 0:

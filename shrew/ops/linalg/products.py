@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...core.errors import ShapeError, ShrewError
+from ...core.errors import ArgumentError, ShapeError, ShrewTypeError
 from ...core.fields import AnyTensor
 from ...core.shape import broadcast_shapes, fmt, normalize_dim
 from ..shape.composed import diag_embed
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def _need(op: str, ndims: Sequence[int], *tensors: Any) -> None:
     for t, n in zip(tensors, ndims):
         if not isinstance(t, AnyTensor):
-            raise ShrewError(f"{op}: expects tensors, got {type(t).__name__}")
+            raise ShrewTypeError(f"{op}: expects tensors, got {type(t).__name__}")
         if t.ndim != n:
             shown = ", ".join(fmt(x.shape) for x in tensors)
             raise ShapeError(f"{op}: expects {'-d, '.join(map(str, ndims))}-d tensors, "
@@ -187,7 +187,7 @@ def matrix_power(x: Tensor, n: int) -> Tensor:
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ShapeError(f"matrix_power: expects square matrices, got {fmt(x.shape)}")
     if not isinstance(n, int) or isinstance(n, bool):
-        raise ShrewError(f"matrix_power: n must be an int, got {n!r}")
+        raise ShrewTypeError(f"matrix_power: n must be an int, got {n!r}")
     if n < 0:
         x, n = inv_ex(x, check_errors=True, op="matrix_power").inverse, -n
     if n == 0:
@@ -207,7 +207,7 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     """Matrices multiplied left to right; the first may be a row vector, the last a column."""
     tensors = list(tensors)
     if len(tensors) < 2:
-        raise ShrewError(f"multi_dot: expects at least 2 tensors, got {len(tensors)}")
+        raise ArgumentError(f"multi_dot: expects at least 2 tensors, got {len(tensors)}")
     for i, t in enumerate(tensors):
         ok = t.ndim == 2 or (t.ndim == 1 and i in (0, len(tensors) - 1))
         if not ok:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...core.dtype import bool_
-from ...core.errors import ShapeError, ShrewError
+from ...core.errors import ArgumentError, ShapeError, ShrewTypeError
 from ...core.fields import AnyTensor, copy_not_view, wrap
 from ...core.shape import Size, fmt, infer_reshape, normalize_dim, normalize_dims
 from ...core.shape import broadcast_shapes as _broadcast
@@ -38,7 +38,7 @@ def _tensors(op: str, tensors: Sequence[Any]) -> tuple[Tensor, ...]:
     if len(tensors) == 1 and not isinstance(tensors[0], AnyTensor):
         tensors = tuple(tensors[0])
     if not tensors or not all(isinstance(t, AnyTensor) for t in tensors):
-        raise ShrewError(f"{op}: expects a non-empty sequence of tensors")
+        raise ArgumentError(f"{op}: expects a non-empty sequence of tensors")
     return tuple(tensors)
 
 
@@ -179,7 +179,7 @@ def tensor_split(x: Tensor, indices_or_sections: int | Sequence[int] | Tensor, d
     spec: Any = indices_or_sections
     if isinstance(spec, AnyTensor):
         if spec.ndim > 1 or spec.dtype.is_floating_point:
-            raise ShrewError(f"tensor_split: a tensor indices_or_sections must be a 0-d or "
+            raise ArgumentError(f"tensor_split: a tensor indices_or_sections must be a 0-d or "
                              f"1-d integer tensor, got {spec.dtype} {fmt(spec.shape)}")
         spec = spec.tolist()
     if _is_int(spec):
@@ -277,14 +277,14 @@ def repeat_interleave(x: Tensor, repeats: int | Tensor, dim: int | None = None, 
     size = x.shape[d] if x.ndim else 1
     if isinstance(repeats, AnyTensor):
         if repeats.dtype.is_floating_point or repeats.ndim > 1:
-            raise ShrewError(f"repeat_interleave: repeats must be an int or a 0-d/1-d integer "
+            raise ShrewTypeError(f"repeat_interleave: repeats must be an int or a 0-d/1-d integer "
                              f"tensor, got {repeats.dtype} {fmt(repeats.shape)}")
         counts = np.broadcast_to(repeats.numpy(), (size,)) if repeats.numel() in (1, size) \
             else repeats.numpy()
     elif _is_int(repeats):
         counts = np.full(size, int(repeats))
     else:
-        raise ShrewError(f"repeat_interleave: repeats must be an int or a tensor, got "
+        raise ShrewTypeError(f"repeat_interleave: repeats must be an int or a tensor, got "
                          f"{type(repeats).__name__}")
     if counts.shape != (size,) or (counts < 0).any():
         raise ShapeError(f"repeat_interleave: repeats must be non-negative, one per entry "

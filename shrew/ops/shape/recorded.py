@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from ...core import op as O
 from ...core.dtype import bool_, result_type
-from ...core.errors import ShapeError, ShrewError, ShrewIndexError, ShrewTypeError
+from ...core.errors import (ArgumentError, ShapeError, ShrewIndexError, ShrewTypeError,
+    ShrewValueError)
 from ...core.fields import AnyTensor, alias, copy_not_view, record, view
 from ...core.grad_mode import is_grad_enabled
 from ...core.shape import (broadcast_shapes, fmt, infer_reshape, normalize_dim, normalize_dims,
@@ -26,7 +27,7 @@ def contiguous(x: Tensor) -> Tensor:
 
 
 def reshape(x: Tensor, shape: tuple[ShapeLike, ...]) -> Tensor:
-    if len(shape) == 1 and not isinstance(shape[0], int):
+    if len(shape) == 1 and isinstance(shape[0], Sequence):
         shape = tuple(shape[0])
     new = infer_reshape("reshape", x.shape, shape)
     if new == x.shape:
@@ -68,11 +69,14 @@ def narrow(x: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
             and start.dtype is not bool_:
         start = int(start.item())  # torch accepts a 0-d integer tensor start
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, length)):
-        raise ShrewError(f"narrow: start and length must be ints, got {start!r}, {length!r}")
+        raise ShrewTypeError(f"narrow: start and length must be ints, got {start!r}, {length!r}")
     start = int(start)  # (for mypy: the check above leaves only ints)
+    if not -size <= start <= size:
+        raise ShrewIndexError(f"narrow: start {start} is out of range for dim {d} of size {size} "
+                              f"(shape {fmt(x.shape)})")
     if start < 0:
         start += size
-    if start < 0 or length < 0 or start + length > size:
+    if length < 0 or start + length > size:
         raise ShapeError(f"narrow: [{start}, {start + length}) is out of range for dim {d} "
                          f"of size {size} (shape {fmt(x.shape)})")
     if start == 0 and length == size:
@@ -157,7 +161,7 @@ def pad(x: Tensor, pads: Sequence[int], value: Scalar = 0.0) -> Tensor:
     grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in per_dim)
     if any(lo or hi for lo, hi in grow):
         if x.dtype is bool_ or not isinstance(value, numbers.Real):
-            raise ShrewError(f"pad: needs a numeric tensor and value, got {x.dtype}, "
+            raise ArgumentError(f"pad: needs a numeric tensor and value, got {x.dtype}, "
                              f"{value!r}")
         out = record(x._backend.pad(x._data, grow, value), x._backend, O.Pad(x, grow), x)
     for d, (lo, hi) in enumerate(per_dim):
@@ -171,9 +175,9 @@ def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; they agree elsewhere and promote to one dtype."""
     tensors = tuple(tensors)
     if not tensors:
-        raise ShrewError("cat: needs at least one tensor")
+        raise ShrewValueError("cat: needs at least one tensor")
     if not all(isinstance(t, AnyTensor) for t in tensors):
-        raise ShrewError("cat: every element must be a Tensor")
+        raise ShrewTypeError("cat: every element must be a Tensor")
     same_device("cat", *tensors)
     dtype = result_type(*[(t.dtype, t.ndim) for t in tensors])
     shown = ", ".join(fmt(t.shape) for t in tensors)
@@ -195,6 +199,6 @@ def stack(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dim."""
     tensors = tuple(tensors)
     if not tensors:
-        raise ShrewError("stack: needs at least one tensor")
+        raise ArgumentError("stack: needs at least one tensor")
     d = normalize_dim(dim, tensors[0].ndim, "stack", extra=1)
     return cat([unsqueeze(t, d) for t in tensors], d)

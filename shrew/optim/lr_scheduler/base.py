@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewTypeError, ShrewValueError
 from ..optimizer import Optimizer
 
 
@@ -15,7 +15,8 @@ def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:
     """A value for each parameter group: one list entry per group, or one value for all."""
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
-            raise ShrewError(f"lr_scheduler: expected {len(optimizer.param_groups)} values for "
+            raise ShrewValueError(f"lr_scheduler: expected {len(optimizer.param_groups)} values "
+                                  "for "
                              f"{name}, got {len(value)}")
         return list(value)
     return [value] * len(optimizer.param_groups)
@@ -23,7 +24,7 @@ def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:
 
 def _check_optimizer(optimizer: Any) -> None:
     if not isinstance(optimizer, Optimizer):
-        raise ShrewError(f"lr_scheduler: {type(optimizer).__name__} is not a shrew Optimizer")
+        raise ShrewTypeError(f"lr_scheduler: {type(optimizer).__name__} is not a shrew Optimizer")
 
 
 class LRScheduler:
@@ -43,7 +44,7 @@ class LRScheduler:
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise ShrewError(f"{type(self).__name__}: param_groups[{i}] has no "
+                    raise ShrewValueError(f"{type(self).__name__}: param_groups[{i}] has no "
                                      f"'initial_lr', needed to resume at last_epoch="
                                      f"{last_epoch} (load the optimizer's state first)")
         self.base_lrs: list[float] = [g["initial_lr"] for g in optimizer.param_groups]

@@ -5,7 +5,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewTypeError, ShrewValueError
 from ..optimizer import Optimizer
 from .base import LRScheduler, _check_optimizer, _lrs
 from .plateau import ReduceLROnPlateau
@@ -38,7 +38,7 @@ class SequentialLR(_Composite):
         _check_optimizer(optimizer)
         _check_parts("SequentialLR", optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
-            raise ShrewError(f"SequentialLR: needs one milestone fewer than schedulers, got "
+            raise ShrewValueError(f"SequentialLR: needs one milestone fewer than schedulers, got "
                              f"{len(schedulers)} schedulers and {len(milestones)} milestones")
         self._schedulers, self._milestones = list(schedulers), list(milestones)
         self.optimizer = optimizer
@@ -68,13 +68,13 @@ class SequentialLR(_Composite):
 
 def _check_parts(name: str, optimizer: Optimizer, schedulers: Sequence[Any]) -> None:
     if not schedulers:
-        raise ShrewError(f"{name}: needs at least one scheduler")
+        raise ShrewValueError(f"{name}: needs at least one scheduler")
     for i, s in enumerate(schedulers):
         if isinstance(s, ReduceLROnPlateau) or not isinstance(s, LRScheduler):
-            raise ShrewError(f"{name}: scheduler {i} is a {type(s).__name__}; only epoch "
+            raise ShrewTypeError(f"{name}: scheduler {i} is a {type(s).__name__}; only epoch "
                              f"schedules (not ReduceLROnPlateau) can be combined")
         if s.optimizer is not optimizer:
-            raise ShrewError(f"{name}: scheduler {i} ({type(s).__name__}) belongs to another "
+            raise ShrewTypeError(f"{name}: scheduler {i} ({type(s).__name__}) belongs to another "
                              f"optimizer")
 
 
@@ -92,7 +92,7 @@ class ChainedScheduler(_Composite):
     def __init__(self, schedulers: Sequence[LRScheduler],
                  optimizer: Optimizer | None = None) -> None:
         if not schedulers:
-            raise ShrewError("ChainedScheduler: needs at least one scheduler")
+            raise ShrewValueError("ChainedScheduler: needs at least one scheduler")
         optimizer = optimizer or schedulers[0].optimizer
         _check_parts("ChainedScheduler", optimizer, schedulers)
         self._schedulers, self.optimizer = list(schedulers), optimizer

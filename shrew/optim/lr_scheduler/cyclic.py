@@ -5,7 +5,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewValueError
 from ..optimizer import Optimizer
 from .base import LRScheduler, _check_optimizer, _per_group
 
@@ -19,7 +19,7 @@ class _MomentumCycling:
     def _set_up_momentum(self, base_momentum: Any, max_momentum: Any, fresh: bool) -> None:
         defaults = self.optimizer.defaults
         if "momentum" not in defaults and "betas" not in defaults:
-            raise ShrewError(f"{type(self).__name__}: cycle_momentum needs an optimizer with "
+            raise ShrewValueError(f"{type(self).__name__}: cycle_momentum needs an optimizer with "
                              f"momentum or betas")
         self.use_beta1 = "betas" in defaults
         self.base_momentums = _per_group("base_momentum", self.optimizer, base_momentum)
@@ -59,20 +59,22 @@ class OneCycleLR(_MomentumCycling, LRScheduler):
         self.optimizer = optimizer
         if total_steps is not None:
             if not isinstance(total_steps, int) or total_steps <= 0:
-                raise ShrewError(f"OneCycleLR: total_steps must be a positive int, "
+                raise ShrewValueError(f"OneCycleLR: total_steps must be a positive int, "
                                  f"got {total_steps!r}")
             self.total_steps = total_steps
         elif epochs is not None and steps_per_epoch is not None:
             for name, value in (("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
                 if not isinstance(value, int) or value <= 0:
-                    raise ShrewError(f"OneCycleLR: {name} must be a positive int, got {value!r}")
+                    raise ShrewValueError(f"OneCycleLR: {name} must be a positive int, got "
+                                          f"{value!r}")
             self.total_steps = epochs * steps_per_epoch
         else:
-            raise ShrewError("OneCycleLR: give total_steps, or epochs and steps_per_epoch")
+            raise ShrewValueError("OneCycleLR: give total_steps, or epochs and steps_per_epoch")
         if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
-            raise ShrewError(f"OneCycleLR: pct_start must be a float in [0, 1], got {pct_start!r}")
+            raise ShrewValueError(f"OneCycleLR: pct_start must be a float in [0, 1], "
+                                  f"got {pct_start!r}")
         if anneal_strategy not in ("cos", "linear"):
-            raise ShrewError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', "
+            raise ShrewValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', "
                              f"got {anneal_strategy!r}")
         self.anneal_strategy = anneal_strategy
         up = float(pct_start * self.total_steps) - 1
@@ -100,7 +102,7 @@ class OneCycleLR(_MomentumCycling, LRScheduler):
     def get_lr(self) -> list[float]:
         step = self.last_epoch
         if step > self.total_steps:
-            raise ShrewError(f"OneCycleLR: stepped {step} times, more than total_steps="
+            raise ShrewValueError(f"OneCycleLR: stepped {step} times, more than total_steps="
                              f"{self.total_steps}")
         lrs = []
         for group in self.optimizer.param_groups:
@@ -142,7 +144,7 @@ class CyclicLR(_MomentumCycling, LRScheduler):
         self.total_size = up + down
         self.step_ratio = up / self.total_size
         if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
-            raise ShrewError(f"CyclicLR: mode must be 'triangular', 'triangular2' or "
+            raise ShrewValueError(f"CyclicLR: mode must be 'triangular', 'triangular2' or "
                              f"'exp_range' (or give scale_fn), got {mode!r}")
         self.mode, self.gamma = mode, gamma
         if scale_fn is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewValueError
 from ..optimizer import Optimizer
 from .base import LRScheduler, _check_optimizer, _lrs, _per_group
 
@@ -19,11 +19,11 @@ class ReduceLROnPlateau(LRScheduler):
                  eps: float = 1e-8) -> None:
         _check_optimizer(optimizer)
         if factor >= 1.0:
-            raise ShrewError(f"ReduceLROnPlateau: factor must be < 1, got {factor!r}")
+            raise ShrewValueError(f"ReduceLROnPlateau: factor must be < 1, got {factor!r}")
         if mode not in ("min", "max"):
-            raise ShrewError(f"ReduceLROnPlateau: mode must be 'min' or 'max', got {mode!r}")
+            raise ShrewValueError(f"ReduceLROnPlateau: mode must be 'min' or 'max', got {mode!r}")
         if threshold_mode not in ("rel", "abs"):
-            raise ShrewError(f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', "
+            raise ShrewValueError(f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', "
                              f"got {threshold_mode!r}")
         self.optimizer, self.factor = optimizer, factor
         self.min_lrs = _per_group("min_lr", optimizer, min_lr)

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewTypeError, ShrewValueError
 from ..optimizer import Optimizer
 from .base import LRScheduler, _check_optimizer, _lrs, _per_group
 
@@ -27,7 +27,7 @@ class LambdaLR(LRScheduler):
                                                                    lr_lambda)
         for fn in self.lr_lambdas:
             if not callable(fn):
-                raise ShrewError(f"{type(self).__name__}: lr_lambda must be a function, got "
+                raise ShrewTypeError(f"{type(self).__name__}: lr_lambda must be a function, got "
                                  f"{type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
@@ -66,7 +66,7 @@ class StepLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
         if not isinstance(step_size, int) or step_size <= 0:
-            raise ShrewError(f"StepLR: step_size must be a positive int, got {step_size!r}")
+            raise ShrewValueError(f"StepLR: step_size must be a positive int, got {step_size!r}")
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
@@ -110,7 +110,7 @@ class ConstantLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
                  last_epoch: int = -1) -> None:
         if not 0 <= factor <= 1:
-            raise ShrewError(f"ConstantLR: factor must be in [0, 1], got {factor!r}")
+            raise ShrewValueError(f"ConstantLR: factor must be in [0, 1], got {factor!r}")
         self.factor, self.total_iters = factor, total_iters
         super().__init__(optimizer, last_epoch)
 
@@ -133,9 +133,9 @@ class LinearLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
                  end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
         if not 0 < start_factor <= 1:
-            raise ShrewError(f"LinearLR: start_factor must be in (0, 1], got {start_factor!r}")
+            raise ShrewValueError(f"LinearLR: start_factor must be in (0, 1], got {start_factor!r}")
         if not 0 <= end_factor <= 1:
-            raise ShrewError(f"LinearLR: end_factor must be in [0, 1], got {end_factor!r}")
+            raise ShrewValueError(f"LinearLR: end_factor must be in [0, 1], got {end_factor!r}")
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
         super().__init__(optimizer, last_epoch)
 
@@ -222,10 +222,10 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1,  # noqa: N803
                  eta_min: float = 0.0, last_epoch: int = -1) -> None:
         if not isinstance(T_0, int) or T_0 <= 0:
-            raise ShrewError(f"CosineAnnealingWarmRestarts: T_0 must be a positive int, "
+            raise ShrewValueError(f"CosineAnnealingWarmRestarts: T_0 must be a positive int, "
                              f"got {T_0!r}")
         if not isinstance(T_mult, int) or T_mult < 1:
-            raise ShrewError(f"CosineAnnealingWarmRestarts: T_mult must be an int >= 1, "
+            raise ShrewValueError(f"CosineAnnealingWarmRestarts: T_mult must be an int >= 1, "
                              f"got {T_mult!r}")
         self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
         self.T_cur: float = last_epoch
@@ -248,7 +248,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_cur -= self.T_i
                 self.T_i *= self.T_mult
         elif epoch < 0:
-            raise ShrewError(f"CosineAnnealingWarmRestarts.step: epoch must be >= 0, "
+            raise ShrewValueError(f"CosineAnnealingWarmRestarts.step: epoch must be >= 0, "
                              f"got {epoch!r}")
         elif epoch >= self.T_0:
             if self.T_mult == 1:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.errors import DTypeError, ShapeError, ShrewError
+from ...core.errors import DTypeError, ShapeError, ShrewError, ShrewValueError
 from ...ops.creation import from_numpy, tensor
 from ...ops.shape.recorded import stack
 from ...core.shape import fmt
@@ -71,7 +71,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
         return type(elem)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(elem, Sequence):
         if any(len(s) != len(elem) for s in batch):
-            raise ShrewError("default_collate: each element in list of batch should be of "
+            raise ShrewValueError("default_collate: each element in list of batch should be of "
                              "equal size")
         fields = [default_collate(s) for s in zip(*batch)]
         if isinstance(elem, tuple):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import wait
 from typing import Any
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewValueError
 from ...generator import Generator, generator_from_global_seed
 from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset
@@ -43,18 +43,19 @@ class DataLoader:
                  prefetch_factor: int | None = None, persistent_workers: bool = False,
                  pin_memory_device: str = "", in_order: bool = True) -> None:
         if not isinstance(num_workers, int) or num_workers < 0:
-            raise ShrewError(f"DataLoader: num_workers must be an int >= 0, got {num_workers!r}")
+            raise ShrewValueError("DataLoader: num_workers must be an int >= 0, got "
+                                  f"{num_workers!r}")
         if timeout < 0:
-            raise ShrewError(f"DataLoader: timeout must be >= 0, got {timeout!r}")
+            raise ShrewValueError(f"DataLoader: timeout must be >= 0, got {timeout!r}")
         if num_workers == 0 and prefetch_factor is not None:
-            raise ShrewError("DataLoader: prefetch_factor needs num_workers > 0 (it counts "
+            raise ShrewValueError("DataLoader: prefetch_factor needs num_workers > 0 (it counts "
                              "batches fetched ahead per worker)")
         if prefetch_factor is not None and (not isinstance(prefetch_factor, int)
                                             or prefetch_factor < 1):
-            raise ShrewError(f"DataLoader: prefetch_factor must be an int >= 1, got "
+            raise ShrewValueError(f"DataLoader: prefetch_factor must be an int >= 1, got "
                              f"{prefetch_factor!r}")
         if persistent_workers and num_workers == 0:
-            raise ShrewError("DataLoader: persistent_workers needs num_workers > 0")
+            raise ShrewValueError("DataLoader: persistent_workers needs num_workers > 0")
         self.dataset = dataset
         self.num_workers, self.timeout, self.worker_init_fn = num_workers, timeout, worker_init_fn
         self.prefetch_factor = 2 if prefetch_factor is None and num_workers else prefetch_factor
@@ -64,17 +65,17 @@ class DataLoader:
 
         iterable = isinstance(dataset, IterableDataset)
         if iterable and (shuffle or sampler is not None or batch_sampler is not None):
-            raise ShrewError("DataLoader: an IterableDataset takes no shuffle, sampler or "
+            raise ShrewValueError("DataLoader: an IterableDataset takes no shuffle, sampler or "
                              "batch_sampler (its own order is the order)")
         if sampler is not None and shuffle:
-            raise ShrewError("DataLoader: sampler and shuffle are mutually exclusive")
+            raise ShrewValueError("DataLoader: sampler and shuffle are mutually exclusive")
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ShrewError("DataLoader: batch_sampler is mutually exclusive with "
+                raise ShrewValueError("DataLoader: batch_sampler is mutually exclusive with "
                                  "batch_size, shuffle, sampler and drop_last")
             batch_size, drop_last = None, False
         elif batch_size is None and drop_last:
-            raise ShrewError("DataLoader: batch_size=None (no batching) is mutually "
+            raise ShrewValueError("DataLoader: batch_size=None (no batching) is mutually "
                              "exclusive with drop_last")
         if sampler is None:
             if iterable:

@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewError, ShrewTypeError, ShrewValueError
 from ...generator import Generator, generator_from_global_seed
 from ...core.shape import fmt
 from ..._tensor import Tensor
@@ -38,7 +38,7 @@ class IterableDataset(Dataset[T_co]):
         raise NotImplementedError(f"{type(self).__name__} must define __iter__")
 
     def __add__(self, other: Dataset[T_co]) -> ConcatDataset[T_co]:
-        raise ShrewError("IterableDataset: cannot be concatenated into a ConcatDataset")
+        raise ShrewValueError("IterableDataset: cannot be concatenated into a ConcatDataset")
 
 
 class TensorDataset(Dataset[tuple[Tensor, ...]]):
@@ -46,9 +46,9 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
 
     def __init__(self, *tensors: Tensor) -> None:
         if not tensors or not all(isinstance(t, Tensor) and t.ndim >= 1 for t in tensors):
-            raise ShrewError("TensorDataset: needs one or more tensors with at least one dim")
+            raise ShrewValueError("TensorDataset: needs one or more tensors with at least one dim")
         if any(t.shape[0] != tensors[0].shape[0] for t in tensors):
-            raise ShrewError(f"TensorDataset: the tensors' first dims differ: "
+            raise ShrewValueError(f"TensorDataset: the tensors' first dims differ: "
                              f"{', '.join(fmt(t.shape) for t in tensors)}")
         self.tensors = tensors
 
@@ -65,7 +65,7 @@ def _check_index(name: str, index: Any, length: int) -> int:
     try:
         i = int(index)
     except (TypeError, ValueError):
-        raise ShrewError(f"{name}: index must be an int, got {type(index).__name__}") from None
+        raise ShrewTypeError(f"{name}: index must be an int, got {type(index).__name__}") from None
     if not -length <= i < length:
         raise DatasetIndexError(f"{name}: index {i} is out of range for {length} samples")
     return i + length if i < 0 else i
@@ -92,10 +92,10 @@ class ConcatDataset(Dataset[T_co]):
     def __init__(self, datasets: Sequence[Dataset[T_co]]) -> None:
         self.datasets = list(datasets)
         if not self.datasets:
-            raise ShrewError("ConcatDataset: datasets should not be an empty iterable")
+            raise ShrewValueError("ConcatDataset: datasets should not be an empty iterable")
         for d in self.datasets:
             if isinstance(d, IterableDataset):
-                raise ShrewError("ConcatDataset: does not support an IterableDataset")
+                raise ShrewValueError("ConcatDataset: does not support an IterableDataset")
         self.cumulative_sizes: list[int] = []
         total = 0
         for d in self.datasets:
@@ -120,7 +120,7 @@ def random_split(dataset: Dataset[T_co], lengths: Sequence[int | float],
     n = len(dataset)  # type: ignore[arg-type]
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         if any(not 0 <= f <= 1 for f in lengths):
-            raise ShrewError(f"random_split: fractions must be in [0, 1], got {list(lengths)}")
+            raise ShrewValueError(f"random_split: fractions must be in [0, 1], got {list(lengths)}")
         counts = [int(math.floor(n * f)) for f in lengths]
         for i in range(n - sum(counts)):
             counts[i % len(counts)] += 1
@@ -130,10 +130,10 @@ def random_split(dataset: Dataset[T_co], lengths: Sequence[int | float],
     else:
         counts = [int(c) for c in lengths]
         if any(c < 0 or c != length for c, length in zip(counts, lengths)):
-            raise ShrewError(f"random_split: lengths must be non-negative ints or fractions "
+            raise ShrewValueError(f"random_split: lengths must be non-negative ints or fractions "
                              f"that sum to 1, got {list(lengths)}")
     if sum(counts) != n:
-        raise ShrewError(f"random_split: the lengths sum to {sum(counts)}, the dataset has "
+        raise ShrewValueError(f"random_split: the lengths sum to {sum(counts)}, the dataset has "
                          f"{n} samples")
     order = (generator or generator_from_global_seed()).randperm(n)
     out, start = [], 0

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sized
 
 import numpy as np
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewTypeError, ShrewValueError
 from ...distributed import get_rank, get_world_size
 
 
@@ -29,13 +29,13 @@ class DistributedSampler:
             num_replicas = get_world_size() if num_replicas is None else num_replicas
             rank = get_rank() if rank is None else rank
         if not isinstance(num_replicas, int) or num_replicas < 1:
-            raise ShrewError(f"DistributedSampler: num_replicas must be an int >= 1, got "
+            raise ShrewValueError(f"DistributedSampler: num_replicas must be an int >= 1, got "
                              f"{num_replicas!r}")
         if not isinstance(rank, int) or not 0 <= rank < num_replicas:
-            raise ShrewError(f"DistributedSampler: invalid rank {rank!r}, rank should be in "
+            raise ShrewValueError(f"DistributedSampler: invalid rank {rank!r}, rank should be in "
                              f"the interval [0, {num_replicas - 1}]")
         if not hasattr(dataset, "__len__"):
-            raise ShrewError(f"DistributedSampler: the dataset must have a length, got "
+            raise ShrewTypeError(f"DistributedSampler: the dataset must have a length, got "
                              f"{type(dataset).__name__}")
         self.dataset = dataset
         self.num_replicas = num_replicas

@@ -6,7 +6,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from ...core.errors import ShrewError
+from ...core.errors import ShrewValueError
 from ...generator import Generator, generator_from_global_seed
 from ..._tensor import Tensor
 
@@ -25,7 +25,7 @@ class Sampler(Generic[T_co]):
 
 def _positive_int(name: str, what: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ShrewError(f"{name}: {what} should be a positive integer value, but got "
+        raise ShrewValueError(f"{name}: {what} should be a positive integer value, but got "
                          f"{what}={value!r}")
     return int(value)
 
@@ -51,7 +51,7 @@ class RandomSampler(Sampler[int]):
     def __init__(self, data_source: Sized, replacement: bool = False,
                  num_samples: int | None = None, generator: Generator | None = None) -> None:
         if not isinstance(replacement, bool):
-            raise ShrewError(f"RandomSampler: replacement should be a boolean value, but got "
+            raise ShrewValueError(f"RandomSampler: replacement should be a boolean value, but got "
                              f"replacement={replacement!r}")
         self.data_source, self.replacement = data_source, replacement
         self._num_samples, self.generator = num_samples, generator
@@ -99,18 +99,18 @@ class WeightedRandomSampler(Sampler[int]):
                  replacement: bool = True, generator: Generator | None = None) -> None:
         _positive_int("WeightedRandomSampler", "num_samples", num_samples)
         if not isinstance(replacement, bool):
-            raise ShrewError(f"WeightedRandomSampler: replacement should be a boolean value, "
+            raise ShrewValueError(f"WeightedRandomSampler: replacement should be a boolean value, "
                              f"but got replacement={replacement!r}")
         w = np.asarray(weights.numpy() if isinstance(weights, Tensor) else weights,
                        dtype=np.float64)
         if w.ndim != 1 or not len(w):
-            raise ShrewError(f"WeightedRandomSampler: weights should be a 1-d sequence, got "
+            raise ShrewValueError(f"WeightedRandomSampler: weights should be a 1-d sequence, got "
                              f"shape {w.shape}")
         if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
-            raise ShrewError("WeightedRandomSampler: weights must be finite, non-negative "
+            raise ShrewValueError("WeightedRandomSampler: weights must be finite, non-negative "
                              "and not all zero")
         if not replacement and num_samples > np.count_nonzero(w):
-            raise ShrewError(f"WeightedRandomSampler: cannot draw {num_samples} samples "
+            raise ShrewValueError(f"WeightedRandomSampler: cannot draw {num_samples} samples "
                              f"without replacement from {np.count_nonzero(w)} non-zero weights")
         self.weights, self.num_samples = w, int(num_samples)
         self.replacement, self.generator = replacement, generator
@@ -131,7 +131,7 @@ class BatchSampler(Sampler[list[int]]):
                  drop_last: bool) -> None:
         _positive_int("BatchSampler", "batch_size", batch_size)
         if not isinstance(drop_last, bool):
-            raise ShrewError(f"BatchSampler: drop_last should be a boolean value, but got "
+            raise ShrewValueError(f"BatchSampler: drop_last should be a boolean value, but got "
                              f"drop_last={drop_last!r}")
         self.sampler, self.batch_size, self.drop_last = sampler, int(batch_size), drop_last
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-from ....core.errors import ShrewError
+from ....core.errors import ArgumentError
 from .. import mkl
 from ..native import LoadOnce, Switch, library_path
 
@@ -203,7 +203,7 @@ def set_num_threads(n: int) -> None:
     """Set the number of OpenMP threads oneDNN's primitives run on.  It is an OpenMP
     setting of the calling thread: call it from the thread that runs the model."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ShrewError(f"set_num_threads: expected an int >= 1, got {n!r}")
+        raise ArgumentError(f"set_num_threads: expected an int >= 1, got {n!r}")
     runtime = load()
     if runtime is not None:
         runtime.omp.omp_set_num_threads(n)
