@@ -11,6 +11,10 @@ uint8, int8/16/32/64, bool).
 Shapes are tuples of int.  "dims" are sorted tuples of distinct non-negative ints.
 A primitive returns new storage (or a view that the core treats as read-only); it never
 modifies an input, except ``copy_`` and the ``*_`` in-place updates which say so.
+
+A backend may also set ``max_alloc_bytes`` (an int), the largest buffer its device
+allocates at once: the core refuses a larger tensor before asking (the OpenCL backend sets
+its device's CL_DEVICE_MAX_MEM_ALLOC_SIZE).
 """
 from __future__ import annotations
 

@@ -68,8 +68,10 @@ def check_sizes(op: str, sizes: tuple[int, ...]) -> None:
         raise ShapeError(f"{op}: {len(sizes)} dims, more than the {MAX_DIMS} a tensor may have")
 
 
-def check_alloc(op: str, shape: Sequence[int], itemsize: int) -> None:
-    """Refuse, before allocating, a shape whose bytes overflow int64 or pass MAX_BYTES."""
+def check_alloc(op: str, shape: Sequence[int], itemsize: int, device: str = "",
+                limit: int | None = None) -> None:
+    """Refuse, before allocating, a shape whose bytes overflow int64, pass MAX_BYTES, or
+    pass `limit`, the largest buffer `device` allocates (where its backend says)."""
     count = numel(shape)
     if count > INT64_MAX or count * itemsize > INT64_MAX:
         raise ShapeError(f"{op}: the size of {fmt(shape)} overflows int64 "
@@ -77,6 +79,9 @@ def check_alloc(op: str, shape: Sequence[int], itemsize: int) -> None:
     if count * itemsize > MAX_BYTES:
         raise ShapeError(f"{op}: {fmt(shape)} needs {count * itemsize} bytes, more than "
                          f"any device has (limit {MAX_BYTES} bytes)")
+    if limit is not None and count * itemsize > limit:
+        raise ShapeError(f"{op}: {fmt(shape)} needs {count * itemsize} bytes, more than "
+                         f"{device} allocates at once ({limit} bytes)")
 
 
 def broadcast_shapes(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:

@@ -83,7 +83,8 @@ def new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequenc
     check_device_dtype(backend, dtype, op)
     if requires_grad and not dtype.is_floating_point:
         raise DTypeError(f"{op}: only floating-point tensors can require grad, got {dtype}")
-    check_alloc(op, shape, dtype.np.itemsize)
+    check_alloc(op, shape, dtype.np.itemsize, backend.device,
+                getattr(backend, "max_alloc_bytes", None))
     try:
         data = data_fn(backend, dtype.np)
     except MemoryError:  # what numpy (and pyopencl) raise: PyTorch's allocator raises this

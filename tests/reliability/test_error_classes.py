@@ -131,3 +131,13 @@ def test_huge_or_non_integer_sizes_are_refused_before_allocating(device, make, m
     with pytest.raises(ShrewError) as info:
         make(d, one)
     assert type(info.value) in BUILTIN_CLASS
+
+
+@pytest.mark.parametrize("device", [d for d in shrew.devices() if d.startswith("opencl")])
+def test_a_tensor_past_the_devices_largest_buffer_is_refused_before_allocating(device):
+    """Between the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE and the global bound, pyopencl
+    itself would raise its raw INVALID_BUFFER_SIZE: the core refuses first, by name."""
+    limit = shrew.zeros(1, device=device)._backend.max_alloc_bytes
+    with pytest.raises(RuntimeError, match=f"more than {device} allocates at once"):
+        shrew.zeros(limit // 4 + 1, device=device)
+    assert shrew.zeros(3, device=device).shape == (3,)  # the device still works

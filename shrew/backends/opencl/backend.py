@@ -64,6 +64,9 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
         self.description = info.title()
         self.context = cl.Context([cl_device])
         self.queue = cl.CommandQueue(self.context)
+        # the largest buffer the device allocates (base.Backend.max_alloc_bytes): a larger
+        # request is refused by the core, not by pyopencl's raw INVALID_BUFFER_SIZE
+        self.max_alloc_bytes = int(cl_device.max_mem_alloc_size)
         # No bfloat16: OpenCL C has no such type.
         dtypes = ["float32", "uint8", "int8", "int16", "int32", "int64", "bool"]
         dtypes += ["float64"] * info.float64 + ["float16"] * info.float16
