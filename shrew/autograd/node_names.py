@@ -67,7 +67,9 @@ def torch_name(op: O.Op) -> str:
             return _UNARY.get(fn) or f"{_camel(fn)}Backward0"
         case O.Reduce("sum" | "mean" as fn, x, dims, keepdim):
             return f"{_camel(fn)}Backward{0 if _over_everything(x, dims, keepdim) else 1}"
-        case O.Reduce(fn, x, dims, keepdim):  # max / min: everything, or amax / amin over dims
+        case O.Reduce("amax" | "amin" as fn):
+            return f"{_camel(fn)}Backward0"
+        case O.Reduce(fn, x, dims, keepdim):  # max() / min() of everything; norm(inf) over dims
             return f"{_camel(fn)}Backward1" if _over_everything(x, dims, keepdim) else \
                 f"A{fn}Backward0"
         case O.Prod(dim=dim) if dim is not None:

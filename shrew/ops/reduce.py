@@ -50,7 +50,10 @@ def _squeezed(t: Tensor, dims: tuple[int, ...], keepdim: bool) -> Tensor:
     return t if keepdim else t.reshape(*reduced_shape(t.shape, dims, False))
 
 
-def reduce(fn: str, x: Tensor, dim: Dims, keepdim: bool) -> Tensor:
+def reduce(fn: str, x: Tensor, dim: Dims, keepdim: bool, recorded: str | None = None
+           ) -> Tensor:
+    """The backend's reduce `fn` over dim, recorded as Reduce(recorded or fn): amax and amin
+    compute max and min but keep their own names, for their own gradient rule."""
     dims = normalize_dims(_all_if_empty(dim), x.ndim, fn)
     if fn == "mean":
         check_float(x.dtype, "mean")
@@ -62,7 +65,7 @@ def reduce(fn: str, x: Tensor, dim: Dims, keepdim: bool) -> Tensor:
     if not dims:  # a 0-d tensor: nothing to reduce
         return x if fn != "sum" or x.dtype.is_floating_point else x.to_dtype(int64)
     data = x._backend.reduce(fn, x._data, dims, bool(keepdim))
-    return record(data, x._backend, O.Reduce(fn, x, dims, bool(keepdim)), x)
+    return record(data, x._backend, O.Reduce(recorded or fn, x, dims, bool(keepdim)), x)
 
 
 @numpy_keywords
@@ -119,17 +122,18 @@ def prod(x: Tensor, dim: int | None = None, keepdim: bool = False, *,
 # -- extremes ----------------------------------------------------------------------------
 @numpy_keywords
 def amax(x: Tensor, dim: Dims = (), keepdim: bool = False) -> Tensor:
-    return reduce("max", x, dim, keepdim)
+    return reduce("max", x, dim, keepdim, "amax")
 
 
 @numpy_keywords
 def amin(x: Tensor, dim: Dims = (), keepdim: bool = False) -> Tensor:
-    return reduce("min", x, dim, keepdim)
+    return reduce("min", x, dim, keepdim, "amin")
 
 
 @numpy_keywords
 def aminmax(x: Tensor, *, dim: int | None = None, keepdim: bool = False) -> return_types.aminmax:
-    return return_types.aminmax(reduce("min", x, dim, keepdim), reduce("max", x, dim, keepdim))
+    return return_types.aminmax(amin(x, () if dim is None else dim, keepdim),
+                                amax(x, () if dim is None else dim, keepdim))
 
 
 @numpy_keywords

@@ -14,11 +14,11 @@ if TYPE_CHECKING:
 
 def reduce_grad(fn: str, x: Tensor, dims: tuple[int, ...], y: Tensor, g: Tensor,
                 keepdim: bool) -> Tensor:
-    """sum and mean spread g back over the reduced dims; max and min give it to the
+    """sum and mean spread g back over the reduced dims; the extremes give it to the
     elements equal to the result, ties sharing it equally, as PyTorch's two rules:
-    max() / min() of every element (evenly_distribute_backward) give a NaN result's g to
-    the NaNs; amax / amin over dims (scale_grad_by_count) divide g by a count of 0 there,
-    so a slice whose result is NaN gets NaN everywhere."""
+    max and min (evenly_distribute_backward) give a NaN result's g to the NaNs; amax and
+    amin (scale_grad_by_count) divide g by a count of 0 there, so a slice whose result is
+    NaN gets NaN everywhere."""
     keep = tuple(1 if i in dims else s for i, s in enumerate(x.shape))
     if fn == "sum":
         return _expand(g, keep, x.shape)
@@ -27,7 +27,7 @@ def reduce_grad(fn: str, x: Tensor, dims: tuple[int, ...], y: Tensor, g: Tensor,
         return _expand(g, keep, x.shape) * (1.0 / count)
     y = y.reshape(*keep)
     hit = x == y
-    if len(dims) == x.ndim and not keepdim:  # max(): the Reduce it records (node_names.py)
+    if fn in ("max", "min"):
         if x.dtype.is_floating_point:
             hit = hit | (isnan(x) & isnan(y))
         share = hit.to_dtype(x.dtype).sum(dims, keepdim=True)
