@@ -95,9 +95,9 @@ def test_copy_into_an_upload_forgets_its_host_range(device):
 
 def test_cross_entropy_and_embedding_raise_at_the_call(device):
     logits = shrew.zeros(3, 5, device=device)
-    with pytest.raises(shrew.ShapeError, match="cross_entropy: target holds a class index"):
+    with pytest.raises(IndexError, match="cross_entropy: target holds a class index"):
         shrew.nn.functional.cross_entropy(logits, shrew.tensor([0, 5, 1], device=device))
     weight = shrew.zeros(4, 2, device=device)
-    with pytest.raises(shrew.ShapeError, match="embedding: an index is outside"):
+    with pytest.raises(IndexError, match="embedding: an index is outside"):
         shrew.nn.functional.embedding(shrew.tensor([[1, -1]], device=device), weight)
     assert not index_ops.deferred

@@ -13,7 +13,7 @@ from ...ops.creation import full as _full
 from ...ops.elementwise.recorded import where
 from ...ops.index.recorded import check_range, gather
 from ...core.dtype import check_float, int32, int64
-from ...core.errors import ArgumentError, DTypeError, ShapeError
+from ...core.errors import ArgumentError, DTypeError, ShapeError, ShrewIndexError
 from ...core.shape import broadcast_shapes, fmt
 from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
@@ -75,7 +75,7 @@ def _pick(op: str, logp: Tensor, target: Tensor, dim: int) -> Tensor:
         check_range("gather", target, logp.shape[dim], dim)
         return gather(logp, dim, target.unsqueeze(dim), range_checked=True).squeeze(dim)
     except ArgumentError:  # check_range's error
-        raise ShapeError(f"{op}: target holds a class index outside [0, {logp.shape[dim]}) "
+        raise ShrewIndexError(f"{op}: target holds a class index outside [0, {logp.shape[dim]}) "
                          f"for input {fmt(logp.shape)}") from None
 
 
@@ -100,7 +100,7 @@ def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_in
             # any of them that is not ignore_index is the caller's error, reported now.
             kept = where(keep, target, 0)
             if kept.min().item() < 0 or kept.max().item() >= classes:
-                raise ShapeError(f"{op}: target holds a class index outside [0, {classes}) "
+                raise ShrewIndexError(f"{op}: target holds a class index outside [0, {classes}) "
                                  f"that is not ignore_index={ignore_index}, for input "
                                  f"{fmt(logp.shape)}") from None
     else:

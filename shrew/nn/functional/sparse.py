@@ -9,7 +9,7 @@ from ...ops.index.recorded import check_range, gather, scatter_add_shape
 from ...ops.reduce import vector_norm
 from ...ops.shape.recorded import stack
 from ...core.dtype import int32, int64
-from ...core.errors import ArgumentError, DTypeError, ShapeError
+from ...core.errors import ArgumentError, DTypeError, ShapeError, ShrewIndexError
 from ...core.grad_mode import no_grad
 from ...core.shape import fmt
 from ..._tensor import Tensor
@@ -52,8 +52,8 @@ def _lookup(op: str, input: Tensor, weight: Tensor) -> Tensor:
         check_range("gather", input, weight.shape[0], 0)
         out = gather(weight, 0, rows, range_checked=True)
     except ArgumentError:  # check_range's error
-        raise ShapeError(f"{op}: an index is outside [0, {weight.shape[0]}) for weight "
-                         f"{fmt(weight.shape)}") from None
+        raise ShrewIndexError(f"{op}: an index is outside [0, {weight.shape[0]}) for "
+                              f"weight {fmt(weight.shape)}") from None
     return out.reshape(*input.shape, dim)
 
 
