@@ -26,7 +26,7 @@ def _tensor(op: str, value: object) -> Tensor:
     if not isinstance(value, AnyTensor):
         raise ShrewTypeError(f"{op}(): argument 'input' must be Tensor, not "
                              f"{type(value).__name__}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def is_floating_point(input: Tensor) -> builtins.bool:  # noqa: A002  (torch's name)

@@ -29,7 +29,8 @@ manual_seed_all = _cuda.manual_seed_all
 def _cupy(which: object, op: str) -> tuple[Any, int]:
     """(CuPy, device index) of a usable device; DeviceError when there is none."""
     name = _cuda.device_string(which, op)
-    return registry.get_backend(name).xp, int(name.partition(":")[2])
+    backend: Any = registry.get_backend(name)  # a CUDABackend: its xp is CuPy
+    return backend.xp, int(name.partition(":")[2])
 
 
 class _PeakTracker:

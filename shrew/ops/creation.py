@@ -47,7 +47,7 @@ def host_array(data: object, op: str = "tensor") -> np.ndarray:
         f"(expected numbers, bools or nested lists of them)")
 
 
-def init_tensor(t: Tensor, data: TensorData, dtype: DTypeLike | None, device: str,
+def init_tensor(t: Tensor, data: TensorData, dtype: DTypeLike | None, device: str | None,
                 requires_grad: bool) -> None:
     """Tensor.__init__: a new leaf holding a copy of `data`."""
     backend = get_backend(device)
@@ -72,7 +72,7 @@ def init_tensor(t: Tensor, data: TensorData, dtype: DTypeLike | None, device: st
 
 
 def new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequence[int],
-        dtype: DTypeLike | None, device: DeviceLike, requires_grad: bool,
+        dtype: DTypeLike | None, device: DeviceLike | None, requires_grad: bool,
         default: DType | None = None) -> Tensor:
     """A new leaf from `data_fn(backend, numpy dtype)`, its dtype and device checked; the
     dtype is `default`, or else the default float dtype, unless one is given."""
@@ -172,7 +172,7 @@ def clone(x: Tensor) -> Tensor:
     return contiguous(x)
 
 
-def _host(op: str, host: np.ndarray, dtype: DTypeLike | None, device: DeviceLike,
+def _host(op: str, host: np.ndarray, dtype: DTypeLike | None, device: DeviceLike | None,
           requires_grad: bool, default: DType | None = None) -> Tensor:
     """A leaf holding host values computed in float64 or int64, cast to the dtype."""
     return new(op, lambda be, dt: be.from_numpy(host.astype(dt)), host.shape, dtype, device,
@@ -268,7 +268,7 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: DTypeLike = int6
 
 
 def _triangle(op: str, indices: Callable[..., Any], row: int, col: int, offset: int,
-              dtype: DTypeLike, device: DeviceLike) -> Tensor:
+              dtype: DTypeLike, device: DeviceLike | None) -> Tensor:
     if not all(isinstance(v, (int, np.integer)) for v in (row, col, offset)) or row < 0 or col < 0:
         raise ArgumentError(f"{op}: row and col must be non-negative ints and offset an int, "
                          f"got {row!r}, {col!r}, {offset!r}")

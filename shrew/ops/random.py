@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..typing import DeviceLike, DTypeLike, ShapeLike
 
 
-def _random(draw: str, shape: tuple, dtype: DTypeLike | None, device: DeviceLike,
+def _random(draw: str, shape: tuple, dtype: DTypeLike | None, device: DeviceLike | None,
             requires_grad: bool) -> Tensor:
     """A floating-point tensor from the device generator's primitive `draw` (rand, randn)."""
     shape = shape_arg(draw, shape)
@@ -55,7 +55,7 @@ def randn_like(input: Tensor, *, dtype: DTypeLike | None = None,  # noqa: A002
                  device=input.device if device is None else device, requires_grad=requires_grad)
 
 
-def _uniform_wide(shape: tuple, device: DeviceLike) -> Tensor:
+def _uniform_wide(shape: tuple, device: DeviceLike | None) -> Tensor:
     """Uniform [0, 1) draws in float64 where the device has it (enough bits for integer
     ranges), else float32."""
     backend = registry.get_backend(device)
