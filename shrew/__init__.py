@@ -70,6 +70,15 @@ from .serialization.save_load import load, save  # noqa: E402
 from .autograd.diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
 from . import autograd, func  # noqa: E402
+# everyday helpers and switches (issue 30, devices): _comparison.py, _switches.py, cuda_flags.py
+from ._comparison import (allclose, equal, is_complex, is_floating_point,  # noqa: E402
+                          is_tensor, isclose)
+from ._switches import (are_deterministic_algorithms_enabled, get_default_device,  # noqa: E402
+                        initial_seed, is_deterministic_algorithms_warn_only_enabled, seed,
+                        set_default_device, use_deterministic_algorithms)
+from .backends.cuda_flags import (get_float32_matmul_precision,  # noqa: E402
+                                  set_float32_matmul_precision)
+from . import testing  # noqa: E402
 
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
@@ -133,4 +142,10 @@ __all__ = [
     "gather", "scatter", "scatter_reduce", "index_select", "index_add", "index_copy",
     "index_fill", "index_put", "masked_fill", "masked_scatter", "masked_select", "take",
     "take_along_dim", "put", "nonzero", "argwhere",
+    # everyday helpers and switches (issue 30, devices)
+    "allclose", "equal", "is_complex", "is_floating_point", "is_tensor", "isclose",
+    "are_deterministic_algorithms_enabled", "get_default_device", "initial_seed",
+    "is_deterministic_algorithms_warn_only_enabled", "seed", "set_default_device",
+    "use_deterministic_algorithms", "get_float32_matmul_precision",
+    "set_float32_matmul_precision", "testing",
 ]

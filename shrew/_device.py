@@ -8,7 +8,8 @@ like it; ``Tensor.device`` returns one, so both ``x.device == "cpu"`` and
 
 ``DeviceModule`` is what ``shrew.cuda`` and ``shrew.backends.opencl`` are built on:
 is_available, device_count, seeding, synchronize and names, for one backend name.  shrew has
-no "current device" state: "cuda" means "cuda:0", so current_device() is 0.
+one process-wide current device, set_device's (0 at first), which .cuda() and these functions
+use when given none; a device string without an index ("cuda") means index 0.
 """
 from __future__ import annotations
 
@@ -72,6 +73,7 @@ class DeviceModule:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self._current = 0
 
     def device_count(self) -> int:
         """How many ``name:N`` devices work on this machine (0 without the backend)."""
@@ -83,8 +85,33 @@ class DeviceModule:
         return self.device_count() > 0
 
     def current_device(self) -> int:
-        """Always 0: a device string without an index means index 0."""
-        return 0
+        """The index set_device chose (0 at first): where .cuda() puts tensors."""
+        return self._current
+
+    def set_device(self, which: object) -> None:
+        """Make `which` (an index, "cuda:N" or a device) the device that .cuda() and
+        these functions use when given none.  A device string without an index still
+        means index 0 elsewhere (shrew keeps no per-thread current device)."""
+        index = self._index(which, "set_device")
+        self.device_string(index, "set_device")
+        self._current = index
+
+    def device_string(self, which: object, op: str) -> str:
+        """"name:N" for `which` (None: the current device), checked to be usable: the
+        DeviceError says why not and what to use instead."""
+        index = self._index(which, op)
+        count = self.device_count()
+        if count == 0:
+            try:
+                registry.get_backend(f"{self.name}:{index}")
+            except DeviceError as exc:
+                raise DeviceError(f"{op}: no {self.name.upper()} device is usable ({exc}); "
+                                  f"keep the tensors on 'cpu' or use an OpenCL device "
+                                  f"(shrew.devices() lists the usable ones)") from None
+        if not 0 <= index < count:
+            raise DeviceError(f"{op}: there is no device {self.name}:{index} "
+                              f"({count} {self.name} device(s) on this machine)")
+        return f"{self.name}:{index}"
 
     def _index(self, which: object, op: str) -> int:
         """The index of `which`: None (the current device), an int, or a device string."""

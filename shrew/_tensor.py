@@ -60,7 +60,7 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
     _op: O.Op | None
     _retains_grad: bool
 
-    def __init__(self, data: TensorData, dtype: DTypeLike | None = None, device: str = "cpu",
+    def __init__(self, data: TensorData, dtype: DTypeLike | None = None, device: str | None = None,
                  requires_grad: bool = False) -> None:
         _creation.init_tensor(self, data, dtype, device, requires_grad)
 

@@ -1,3 +1,3 @@
 """Device backends: each implements the primitive kernels of ``base.Backend``."""
 
-from . import cudnn, mps, opencl  # noqa: E402,F401  (shrew.backends.cudnn etc., as in PyTorch)
+from . import cuda, cudnn, mps, opencl  # noqa: E402,F401  (shrew.backends.cudnn etc., as in PyTorch)

@@ -23,6 +23,7 @@ _instances: dict[tuple[str, int], Backend] = {}
 _lock = threading.Lock()
 _entry_points_loaded = False
 _seed: list[int] = []  # the last manual_seed, applied to backends created after it
+_default_device = ["cpu"]  # where creation functions put tensors without device=
 
 
 def _lazy(module: str) -> BackendFactory:
@@ -111,7 +112,10 @@ def parse(device: object) -> tuple[str, int]:
 
 
 def get_backend(device: object) -> Backend:
-    """The (cached) backend instance for a device string."""
+    """The (cached) backend instance for a device string; None is the default device
+    (shrew.set_default_device)."""
+    if device is None:
+        device = _default_device[0]
     if not isinstance(device, str) and hasattr(device, "device"):
         return cast("Backend", device)  # already a backend
     key = parse(device)

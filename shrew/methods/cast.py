@@ -8,6 +8,7 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from ..core import dtype as D
+from .. import _comparison
 from ..ops import cast as _cast
 
 if TYPE_CHECKING:
@@ -25,8 +26,32 @@ class CastMethods:
         memory_format= accepted (ops/cast.py)."""
         return _cast.to(self, *args, **kwargs)
 
-    def cpu(self: Any) -> Tensor:
+    def cpu(self: Any, memory_format: Any = None) -> Tensor:
         return _cast.to_device(self, "cpu")
+
+    def cuda(self: Any, device: Any = None, non_blocking: builtins.bool = False,
+             memory_format: Any = None) -> Tensor:
+        """A copy on CUDA device `device` (an index, "cuda:N"; None: the current one); a
+        DeviceError saying why when no CUDA device is usable."""
+        from ..cuda import _cuda
+        return _cast.to_device(self, _cuda.device_string(device, "Tensor.cuda"))
+
+    def type_as(self: Any, other: Tensor) -> Tensor:
+        """This tensor in other's dtype."""
+        return _cast.to_dtype(self, other.dtype)
+
+    # -- whole-tensor comparisons (_comparison.py), here with the other conversions ---------
+    def isclose(self: Any, other: Tensor, rtol: builtins.float = 1e-05,
+                atol: builtins.float = 1e-08, equal_nan: builtins.bool = False) -> Tensor:
+        return _comparison.isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self: Any, other: Tensor, rtol: builtins.float = 1e-05,
+                 atol: builtins.float = 1e-08, equal_nan: builtins.bool = False
+                 ) -> builtins.bool:
+        return _comparison.allclose(self, other, rtol, atol, equal_nan)
+
+    def equal(self: Any, other: Tensor) -> builtins.bool:
+        return _comparison.equal(self, other)
 
     # -- dtype (ops/cast.py) ----------------------------------------------------------------
     # float() ... bool(): memory_format is accepted (shrew's tensors are always row-major)

@@ -47,7 +47,7 @@ def host_array(data: object, op: str = "tensor") -> np.ndarray:
         f"(expected numbers, bools or nested lists of them)")
 
 
-def init_tensor(t: Tensor, data: TensorData, dtype: DTypeLike | None, device: str,
+def init_tensor(t: Tensor, data: TensorData, dtype: DTypeLike | None, device: str | None,
                 requires_grad: bool) -> None:
     """Tensor.__init__: a new leaf holding a copy of `data`."""
     backend = get_backend(device)
@@ -72,7 +72,7 @@ def init_tensor(t: Tensor, data: TensorData, dtype: DTypeLike | None, device: st
 
 
 def new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequence[int],
-        dtype: DTypeLike | None, device: DeviceLike, requires_grad: bool,
+        dtype: DTypeLike | None, device: DeviceLike | None, requires_grad: bool,
         default: DType | None = None) -> Tensor:
     """A new leaf from `data_fn(backend, numpy dtype)`, its dtype and device checked; the
     dtype is `default`, or else the default float dtype, unless one is given."""
@@ -95,7 +95,7 @@ def new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequenc
 
 
 def full(size: ShapeLike, fill_value: Scalar, *, dtype: DTypeLike | None = None,
-         device: DeviceLike = "cpu", requires_grad: bool = False) -> Tensor:
+         device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """A tensor of `size` filled with `fill_value`; the dtype follows the value (bool,
     int64 or the default float dtype) unless given."""
     shape = shape_arg("full", (size,) if isinstance(size, int) else (tuple(size),))
@@ -105,7 +105,7 @@ def full(size: ShapeLike, fill_value: Scalar, *, dtype: DTypeLike | None = None,
                requires_grad, result_type(fill_value))
 
 
-def zeros(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+def zeros(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
           requires_grad: bool = False) -> Tensor:
     """A tensor of zeros (the default float dtype unless given); sizes as ints or one
     sequence."""
@@ -113,7 +113,7 @@ def zeros(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike =
     return new("zeros", lambda be, dt: be.full(shape, 0, dt), shape, dtype, device, requires_grad)
 
 
-def ones(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+def ones(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of ones (the default float dtype unless given); sizes as ints or one
     sequence."""
@@ -121,7 +121,7 @@ def ones(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike = 
     return new("ones", lambda be, dt: be.full(shape, 1, dt), shape, dtype, device, requires_grad)
 
 
-def empty(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+def empty(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
           requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor in PyTorch; shrew fills it with zeros, so that no stale
     memory is ever read."""
@@ -172,7 +172,7 @@ def clone(x: Tensor) -> Tensor:
     return contiguous(x)
 
 
-def _host(op: str, host: np.ndarray, dtype: DTypeLike | None, device: DeviceLike,
+def _host(op: str, host: np.ndarray, dtype: DTypeLike | None, device: DeviceLike | None,
           requires_grad: bool, default: DType | None = None) -> Tensor:
     """A leaf holding host values computed in float64 or int64, cast to the dtype."""
     return new(op, lambda be, dt: be.from_numpy(host.astype(dt)), host.shape, dtype, device,
@@ -180,7 +180,7 @@ def _host(op: str, host: np.ndarray, dtype: DTypeLike | None, device: DeviceLike
 
 
 def arange(start: Scalar, end: Scalar | None = None, step: Scalar = 1, *,
-           dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+           dtype: DTypeLike | None = None, device: DeviceLike | None = None,
            requires_grad: bool = False) -> Tensor:
     """start, start + step, ... up to but excluding end (arange(n): 0 .. n-1); int64 when
     every bound is an int, else the default float dtype, unless a dtype is given."""
@@ -205,7 +205,7 @@ def arange(start: Scalar, end: Scalar | None = None, step: Scalar = 1, *,
 
 
 def linspace(start: Scalar | Tensor, end: Scalar | Tensor, steps: int, *,
-             dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+             dtype: DTypeLike | None = None, device: DeviceLike | None = None,
              requires_grad: bool = False) -> Tensor:
     """`steps` evenly spaced values from start to end inclusive (the second half counted
     back from end, as PyTorch, so the last value is exactly end)."""
@@ -214,7 +214,7 @@ def linspace(start: Scalar | Tensor, end: Scalar | Tensor, steps: int, *,
 
 
 def logspace(start: Scalar | Tensor, end: Scalar | Tensor, steps: int, base: Scalar = 10.0, *,
-             dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+             dtype: DTypeLike | None = None, device: DeviceLike | None = None,
              requires_grad: bool = False) -> Tensor:
     """base ** linspace(start, end, steps)."""
     exponents = _linspace("logspace", start, end, steps)
@@ -246,7 +246,7 @@ def _number(value: Scalar | Tensor) -> Scalar:
 
 
 def eye(n: int, m: int | None = None, *, dtype: DTypeLike | None = None,
-        device: DeviceLike = "cpu", requires_grad: bool = False) -> Tensor:
+        device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """An [n, m] matrix (m = n by default) with ones on the diagonal."""
     m = n if m is None else m
     if not all(isinstance(v, (int, np.integer)) and v >= 0 for v in (n, m)):
@@ -255,20 +255,20 @@ def eye(n: int, m: int | None = None, *, dtype: DTypeLike | None = None,
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: DTypeLike = int64,
-                 device: DeviceLike = "cpu") -> Tensor:
+                 device: DeviceLike | None = None) -> Tensor:
     """[2, N]: the row and column indices of the lower triangle of a row x col matrix
     (diagonal `offset` and below), row by row."""
     return _triangle("tril_indices", np.tril_indices, row, col, offset, dtype, device)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: DTypeLike = int64,
-                 device: DeviceLike = "cpu") -> Tensor:
+                 device: DeviceLike | None = None) -> Tensor:
     """[2, N]: the indices of the upper triangle (diagonal `offset` and above)."""
     return _triangle("triu_indices", np.triu_indices, row, col, offset, dtype, device)
 
 
 def _triangle(op: str, indices: Callable[..., Any], row: int, col: int, offset: int,
-              dtype: DTypeLike, device: DeviceLike) -> Tensor:
+              dtype: DTypeLike, device: DeviceLike | None) -> Tensor:
     if not all(isinstance(v, (int, np.integer)) for v in (row, col, offset)) or row < 0 or col < 0:
         raise ArgumentError(f"{op}: row and col must be non-negative ints and offset an int, "
                          f"got {row!r}, {col!r}, {offset!r}")
@@ -314,7 +314,7 @@ def from_numpy(a: np.ndarray, device: str = "cpu") -> Tensor:
     return wrap(a, backend)
 
 
-def tensor(data: TensorData, dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+def tensor(data: TensorData, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
            requires_grad: bool = False) -> Tensor:
     """The same as ``Tensor(data, ...)``: a new leaf tensor holding a copy of `data`."""
     t = blank()

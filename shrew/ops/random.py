@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..typing import DeviceLike, DTypeLike, ShapeLike
 
 
-def _random(draw: str, shape: tuple, dtype: DTypeLike | None, device: DeviceLike,
+def _random(draw: str, shape: tuple, dtype: DTypeLike | None, device: DeviceLike | None,
             requires_grad: bool) -> Tensor:
     """A floating-point tensor from the device generator's primitive `draw` (rand, randn)."""
     shape = shape_arg(draw, shape)
@@ -31,13 +31,13 @@ def _random(draw: str, shape: tuple, dtype: DTypeLike | None, device: DeviceLike
                requires_grad)
 
 
-def rand(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+def rand(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform in [0, 1) from the device's seeded generator."""
     return _random("rand", size, dtype, device, requires_grad)
 
 
-def randn(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike = "cpu",
+def randn(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal from the device's seeded generator."""
     return _random("randn", size, dtype, device, requires_grad)
@@ -55,7 +55,7 @@ def randn_like(input: Tensor, *, dtype: DTypeLike | None = None,  # noqa: A002
                  device=input.device if device is None else device, requires_grad=requires_grad)
 
 
-def _uniform_wide(shape: tuple, device: DeviceLike) -> Tensor:
+def _uniform_wide(shape: tuple, device: DeviceLike | None) -> Tensor:
     """Uniform [0, 1) draws in float64 where the device has it (enough bits for integer
     ranges), else float32."""
     backend = registry.get_backend(device)
@@ -64,7 +64,7 @@ def _uniform_wide(shape: tuple, device: DeviceLike) -> Tensor:
 
 
 def randint(*args: Any, size: ShapeLike | None = None, dtype: DTypeLike | None = None,
-            device: DeviceLike = "cpu", requires_grad: bool = False) -> Tensor:
+            device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """randint(high, size) or randint(low, high, size): integers uniform in [low, high),
     int64 unless a dtype is given."""
     if size is None and args and not isinstance(args[-1], numbers.Integral):
@@ -81,7 +81,7 @@ def randint(*args: Any, size: ShapeLike | None = None, dtype: DTypeLike | None =
     return values.to_dtype(int64 if dtype is None else dtype).requires_grad_(requires_grad)
 
 
-def randperm(n: int, *, dtype: DTypeLike = int64, device: DeviceLike = "cpu",
+def randperm(n: int, *, dtype: DTypeLike = int64, device: DeviceLike | None = None,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of 0 .. n-1: the order that sorts n uniform draws from the
     device's generator (sorted on the host: shrew has no device sort yet)."""
@@ -110,7 +110,7 @@ def normal(mean: Tensor | float = 0.0, std: Tensor | float = 1.0, size: ShapeLik
         raise ArgumentError("normal: with numbers for mean and std, give size")
     if not std >= 0:
         raise ArgumentError(f"normal: std must be non-negative, got {std!r}")
-    noise = randn(size, dtype=dtype, device="cpu" if device is None else device)
+    noise = randn(size, dtype=dtype, device=device)
     return (noise * std + mean).detach().requires_grad_(requires_grad)
 
 

@@ -72,13 +72,4 @@ def device_count() -> int:
 factory.device_count = device_count  # type: ignore[attr-defined]
 
 
-class _MatmulFlags:
-    """``torch.backends.cuda.matmul``'s switches, accepted so that programs setting them
-    run; shrew computes float32 products in float32, so they change nothing."""
-
-    allow_tf32 = False
-    allow_fp16_reduced_precision_reduction = True
-    allow_bf16_reduced_precision_reduction = True
-
-
-matmul = _MatmulFlags()
+from ..cuda_flags import is_built, matmul  # noqa: E402,F401  (torch.backends.cuda's switches)

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from ...core.dtype import DType, float16, float32, float64
+from ...core.dtype import DType, as_dtype, bfloat16, float16, float32, float64
 from ...core.errors import ArgumentError, ShrewError, ShrewTypeError
 from ...core.fields import replace_storage
 from ...core.grad_mode import no_grad
 from ...core.shape import fmt
 from ..._tensor import Tensor
+from ...ops.cast import _BY_TENSOR_TYPE, _is_dtype as is_dtype
 from ..parameter import Parameter
+from .backward_hooks import call_with_backward_hooks
 
 if TYPE_CHECKING:
     from ...typing import DTypeLike
@@ -67,6 +70,8 @@ class Module:
         self._non_persistent: set[str] = set()
         self._forward_pre_hooks: dict[int, Callable[..., Any]] = {}
         self._forward_hooks: dict[int, Callable[..., Any]] = {}
+        self._backward_hooks: dict[int, Callable[..., Any]] = {}
+        self._backward_pre_hooks: dict[int, Callable[..., Any]] = {}
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation; `module(...)` calls it.  Subclasses define it."""
@@ -75,13 +80,16 @@ class Module:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # getattr: a subclass that skipped Module.__init__ still runs (without hooks).
         pre, post = getattr(self, "_forward_pre_hooks", None), getattr(self, "_forward_hooks", None)
+        forward: Callable[..., Any] = self.forward
+        if getattr(self, "_backward_hooks", None) or getattr(self, "_backward_pre_hooks", None):
+            forward = partial(call_with_backward_hooks, self, self.forward)
         if not pre and not post:
-            return self.forward(*args, **kwargs)
+            return forward(*args, **kwargs)
         for hook in list((pre or {}).values()):
             changed = hook(self, args)
             if changed is not None:
                 args = changed if isinstance(changed, tuple) else (changed,)
-        out = self.forward(*args, **kwargs)
+        out = forward(*args, **kwargs)
         for hook in list((post or {}).values()):
             changed = hook(self, args, out)
             if changed is not None:
@@ -101,6 +109,18 @@ class Module:
         handle = RemovableHandle(self._forward_hooks)
         self._forward_hooks[handle.id] = hook
         return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any],
+                                        prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_output) runs when the gradients of this module's outputs are
+        known; a tuple returned replaces grad_output (backward_hooks.py)."""
+        return _add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any],
+                                    prepend: bool = False) -> RemovableHandle:
+        """hook(module, grad_input, grad_output) runs when the gradients of the module's
+        positional inputs are known; a tuple returned replaces grad_input."""
+        return _add_hook(self._backward_hooks, hook, prepend)
 
     def _check_new_name(self, what: str, name: object) -> str:
         if not isinstance(name, str):
@@ -243,11 +263,12 @@ class Module:
         return OrderedDict((prefix + name, t if keep_vars else t.detach())
                            for name, t in self._named_state(persistent_only=True))
 
-    def load_state_dict(self, state_dict: Mapping[str, Any],
-                        strict: bool = True) -> tuple[list[str], list[str]]:
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
         """Copy values into this module's tensors in place.  Missing or unexpected keys
         (when strict) and wrong shapes raise a ShrewError naming each of them, before
-        anything is written.  Returns (missing, unexpected) key lists."""
+        anything is written.  Returns PyTorch's named tuple (missing_keys, unexpected_keys).
+        assign=True is accepted: the values are copied either way."""
         own = dict(self._named_state(persistent_only=True))
         # Buffers a module lists in `optional_state` may be absent (BatchNorm's
         # num_batches_tracked, which older checkpoints lack): they keep their value.
@@ -273,7 +294,7 @@ class Module:
         with no_grad():
             for k, v in values.items():
                 own[k].copy_(v)
-        return missing, unexpected
+        return _IncompatibleKeys(missing, unexpected)
 
     def train(self: _M, mode: bool = True) -> _M:
         """Set training mode (dropout active, BatchNorm on batch statistics) on the whole
@@ -286,23 +307,32 @@ class Module:
         """train(False); returns self."""
         return self.train(False)
 
-    def to(self: _M, device: Any = None, dtype: DTypeLike | None = None) -> _M:
-        """Move parameters and buffers to `device` and floating ones to `dtype`, in place:
-        the same Parameter objects keep working in optimizers built before the move.
-        Called as to(dtype), to(device), to(device, dtype) or to(tensor) (its device and
-        dtype)."""
-        if isinstance(device, DType):
-            device, dtype = None, device
-        elif isinstance(device, Tensor):
-            device, dtype = device.device, device.dtype
-        if device is not None and not isinstance(device, str):
-            device = str(device)  # a device object: its string form is what to() takes
+    def to(self: _M, *args: Any, **kwargs: Any) -> _M:
+        """Move parameters and buffers to a device and floating ones to a floating dtype,
+        in place: the same Parameter objects keep working in optimizers built before the
+        move.  PyTorch's forms: to(device=None, dtype=None, non_blocking=False),
+        to(dtype), to(tensor) (its device and dtype), memory_format= accepted."""
+        device, dtype = _to_args(args, kwargs)
+        if dtype is not None and not as_dtype(dtype).is_floating_point:
+            raise ShrewTypeError(f"Module.to only accepts floating point dtypes, but got "
+                                 f"desired dtype={as_dtype(dtype)}")
+        return self._convert(device, dtype, floating_only=True)
+
+    def _convert(self: _M, device: Any, dtype: DTypeLike | None, floating_only: bool) -> _M:
         seen = set()
         for _, t in self._named_state():
             if t.id not in seen:
                 seen.add(t.id)
-                _move(t, device, dtype if t.dtype.is_floating_point else None)
+                cast = dtype if t.dtype.is_floating_point or not floating_only else None
+                _move(t, device, cast)
         return self
+
+    def type(self: _M, dst_type: DTypeLike | str) -> _M:
+        """Cast every parameter and buffer, integer ones too, to dst_type (a dtype or a
+        name such as "torch.DoubleTensor")."""
+        if isinstance(dst_type, str):
+            dst_type = _BY_TENSOR_TYPE.get(dst_type, dst_type)
+        return self._convert(None, as_dtype(dst_type), floating_only=False)
 
     def float(self: _M) -> _M:
         """to(float32)."""
@@ -316,9 +346,19 @@ class Module:
         """to(float16)."""
         return self.to(float16)
 
+    def bfloat16(self: _M) -> _M:
+        """to(bfloat16)."""
+        return self.to(bfloat16)
+
     def cpu(self: _M) -> _M:
         """to("cpu")."""
         return self.to("cpu")
+
+    def cuda(self: _M, device: Any = None) -> _M:
+        """to the CUDA device `device` (an index or "cuda:N"; None: the current one); a
+        DeviceError saying why when no CUDA device is usable."""
+        from ...cuda import _cuda
+        return self.to(_cuda.device_string(device, "Module.cuda"))
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's .grad: to None, or to zeros with set_to_none=False."""
@@ -348,6 +388,51 @@ class Module:
             return f"{type(self).__name__}({extra})"
         lines = (extra.split("\n") if extra else []) + kids
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class _IncompatibleKeys(NamedTuple):
+    """What load_state_dict returns, as PyTorch's: the keys it did not find and the keys
+    it did not use."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+                f"unexpected_keys={self.unexpected_keys})")
+
+
+def _add_hook(hooks: dict[int, Callable[..., Any]], hook: Callable[..., Any],
+              prepend: bool) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        for key in [k for k in hooks if k != handle.id]:
+            hooks[key] = hooks.pop(key)  # move the others behind the new one
+    return handle
+
+
+def _to_args(args: tuple, kwargs: dict[str, Any]) -> tuple[Any, DTypeLike | None]:
+    """(device, dtype) from Module.to's arguments, in any of PyTorch's forms."""
+    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None)  # transfers complete before to() returns
+    kwargs.pop("memory_format", None)  # shrew's tensors are always row-major
+    if kwargs:
+        raise ShrewTypeError(f"Module.to: unexpected keyword argument {next(iter(kwargs))!r}")
+    for arg in args:
+        if isinstance(arg, bool):
+            continue  # non_blocking, positionally
+        if isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif is_dtype(arg):
+            dtype = arg
+        elif arg is not None:
+            device = arg
+    if device is not None and not isinstance(device, str):
+        device = f"cuda:{device}" if isinstance(device, int) else str(device)
+    return device, dtype
 
 
 def _move(t: Tensor, device: str | DType | None, dtype: DTypeLike | None) -> None:
