@@ -70,6 +70,13 @@ from .serialization.save_load import load, save  # noqa: E402
 from .autograd.diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
 from . import autograd, func  # noqa: E402
+# API coverage (scripts/api_coverage.py's most used gaps): TorchScript and compiler names
+# that run eagerly, the dtype class, math constants, torch.autocast.
+from . import compiler, jit  # noqa: E402
+from .compiler import compile  # noqa: E402, A004  (torch's name)
+from .amp import autocast  # noqa: E402
+from math import e, inf, nan, pi  # noqa: E402
+dtype = DType
 
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
@@ -133,4 +140,6 @@ __all__ = [
     "gather", "scatter", "scatter_reduce", "index_select", "index_add", "index_copy",
     "index_fill", "index_put", "masked_fill", "masked_scatter", "masked_select", "take",
     "take_along_dim", "put", "nonzero", "argwhere",
+    # API coverage (scripts/api_coverage.py)
+    "compiler", "jit", "compile", "autocast", "dtype", "e", "inf", "nan", "pi",
 ]
