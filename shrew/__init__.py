@@ -79,6 +79,13 @@ from ._switches import (are_deterministic_algorithms_enabled, get_default_device
 from .backends.cuda_flags import (get_float32_matmul_precision,  # noqa: E402
                                   set_float32_matmul_precision)
 from . import testing  # noqa: E402
+# API coverage (scripts/api_coverage.py's most used gaps): TorchScript and compiler names
+# that run eagerly, the dtype class, math constants, torch.autocast.
+from . import compiler, jit  # noqa: E402
+from .compiler import compile  # noqa: E402, A004  (torch's name)
+from .amp import autocast  # noqa: E402
+from math import e, inf, nan, pi  # noqa: E402
+dtype = DType
 
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
@@ -148,4 +155,6 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled", "seed", "set_default_device",
     "use_deterministic_algorithms", "get_float32_matmul_precision",
     "set_float32_matmul_precision", "testing",
+    # API coverage (scripts/api_coverage.py)
+    "compiler", "jit", "compile", "autocast", "dtype", "e", "inf", "nan", "pi",
 ]

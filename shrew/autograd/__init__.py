@@ -14,13 +14,14 @@ from ..ops.random import randn
 from ..testing.gradcheck import gradcheck as run_gradcheck
 from .._tensor import Tensor
 from .function import Function, FunctionCtx
+from .variable import Variable
 from .graph import AccumulateGrad, Node
 from . import functional
 
 __all__ = ["grad", "backward", "Function", "FunctionCtx", "Node", "AccumulateGrad",
            "gradcheck", "gradgradcheck", "functional", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "Variable"]
 
 
 def _tensors(op: str, what: str, value: Tensor | Sequence[Tensor]) -> tuple[Tensor, ...]:
