@@ -3,6 +3,7 @@ weights_only=True) of the installed torch reads it, with the same values, dtypes
 strides, shared storages and parameters, and shrew.load reads it back."""
 from __future__ import annotations
 
+import inspect
 import io
 import pickletools
 import zipfile
@@ -211,6 +212,13 @@ def test_the_zip_has_torch_saves_entries_and_a_protocol_2_pickle_naming_only_saf
     np.testing.assert_array_equal(mapped["sd"]["w"].detach().numpy(), np.ones((2, 3)))
 
 
+def test_save_has_torch_saves_parameters():
+    ours = list(inspect.signature(shrew.save).parameters.values())
+    theirs = list(inspect.signature(torch.save).parameters.values())
+    assert [(p.name, p.kind) for p in ours[:len(theirs)]] == [(p.name, p.kind) for p in theirs]
+    assert ours[-1].name == "format" and ours[-1].kind is inspect.Parameter.KEYWORD_ONLY
+
+
 def test_which_format_a_path_or_file_object_gets(tmp_path):
     sd = {"w": shrew.arange(4.0)}
     shrew.save(sd, tmp_path / "upper.PTH")
@@ -232,6 +240,9 @@ def test_which_format_a_path_or_file_object_gets(tmp_path):
         0, 1, 2, 3]
     np.testing.assert_array_equal(shrew.load(io.BytesIO(asked.getvalue()))["w"].numpy(),
                                   np.arange(4.0))
+    shrew.save(sd, tmp_path / "nomark.pt", _disable_byteorder_record=True)
+    assert "nomark/byteorder" not in zipfile.ZipFile(tmp_path / "nomark.pt").namelist()
+    assert torch_load(tmp_path / "nomark.pt")["w"].tolist() == [0, 1, 2, 3]
     with pytest.raises(shrew.ShrewError, match="format must be one of") as info:
         shrew.save(sd, tmp_path / "x.pt", format="pickle")
     assert isinstance(info.value, ValueError)

@@ -60,7 +60,8 @@ def _writes_torch(f: PathOrFile, format: str | None) -> bool:
 
 
 def save(obj: Any, f: PathOrFile, pickle_module: Any = None, pickle_protocol: Any = None,
-         _use_new_zipfile_serialization: bool = True, *, format: str | None = None) -> None:
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False,
+         *, format: str | None = None) -> None:
     """Write `obj` to `f` (a path or a binary file object), as torch.save.
 
     Where `f` ends in .pt or .pth (a path, or an open file's name), or with
@@ -72,13 +73,15 @@ def save(obj: Any, f: PathOrFile, pickle_module: Any = None, pickle_protocol: An
     {name: Tensor} mapping such as module.state_dict() becomes a plain .safetensors file,
     anything else a checkpoint (safetensors with the structure in its metadata), whole
     modules included.  pickle_module and pickle_protocol are accepted and ignored (a .pt's
-    pickle is always protocol 2, which every torch.load reads)."""
+    pickle is always protocol 2, which every torch.load reads); _disable_byteorder_record
+    leaves out the .pt's byteorder entry, as torch.save."""
     if _writes_torch(f, format):
         if not _use_new_zipfile_serialization:
             raise UnsupportedError("save: _use_new_zipfile_serialization=False (PyTorch's "
                                    "legacy format, a bare pickle) is not supported; the zip "
                                    "format every torch.load since 1.6 reads is written")
-        data = torch_write.dumps(obj, torch_write.archive_name(f))
+        data = torch_write.dumps(obj, torch_write.archive_name(f),
+                                 byteorder=not _disable_byteorder_record)
     elif _is_state_dict(obj):
         arrays = {name: t.numpy() for name, t in obj.items()}
         data = safetensors.numpy.save(arrays)

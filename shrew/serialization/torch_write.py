@@ -197,7 +197,8 @@ def _header_extra(offset: int, name: str, size: int) -> bytes:
     return b"FB" + struct.pack("<H", pad - 4) + b"Z" * (pad - 4) if pad else b""
 
 
-def _write_zip(archive: str, pickled: bytes, contents: list[np.ndarray]) -> bytes:
+def _write_zip(archive: str, pickled: bytes, contents: list[np.ndarray],
+               byteorder: bool) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
         def record(name: str, data: bytes | memoryview) -> None:
@@ -205,7 +206,8 @@ def _write_zip(archive: str, pickled: bytes, contents: list[np.ndarray]) -> byte
             info.extra = _header_extra(out.tell(), info.filename, len(data))
             zf.writestr(info, data)
         record("data.pkl", pickled)
-        record("byteorder", b"little")
+        if byteorder:
+            record("byteorder", b"little")
         for key, array in enumerate(contents):
             little = array.astype(array.dtype.newbyteorder("<"), copy=False)
             record(f"data/{key}", np.ascontiguousarray(little).view(np.uint8).data)
@@ -222,12 +224,12 @@ def archive_name(f: Any) -> str:
     return (stem[0] if stem[1] else stem[2]) or "archive"
 
 
-def dumps(obj: Any, archive: str) -> bytes:
+def dumps(obj: Any, archive: str, byteorder: bool = True) -> bytes:
     """The bytes of a torch.save zip file of `obj`, which may hold tensors (on any
     device; written as cpu tensors), nn.Parameters, numbers, strings, None, and dicts,
     OrderedDicts, lists and tuples of them: state dicts, optimizer state dicts, and
-    checkpoints of those."""
+    checkpoints of those; `byteorder`: whether to write the byteorder entry."""
     storages = _Storages()
     _collect(obj, storages)
     records, contents = storages.records()
-    return _write_zip(archive, PickleWriter(records).dumps(obj), contents)
+    return _write_zip(archive, PickleWriter(records).dumps(obj), contents, byteorder)
