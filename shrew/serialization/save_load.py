@@ -7,6 +7,8 @@
   nn.Module) is saved as a safetensors file of its arrays, with a JSON description of
   the structure in the file's metadata (tree.py).  A module comes back only if its class
   is allowed (allowlist.py).
+- A path ending in .pt / .pth (or format="torch") is written in PyTorch's own zip format,
+  which torch.load(weights_only=True) reads (torch_write.py).
 - shrew.load also reads PyTorch's .pt / .pth files (torch.save's zip format) through a
   restricted unpickler that can only rebuild tensors and plain containers (torch_zip.py)."""
 from __future__ import annotations
@@ -23,8 +25,9 @@ import safetensors
 import safetensors.numpy
 from safetensors import SafetensorError
 
-from . import allowlist, tree
-from ..core.errors import DTypeError, LoadError, ShrewError, UnsupportedError
+from . import allowlist, torch_write, tree
+from ..core.errors import (DTypeError, LoadError, ShrewError, ShrewValueError,
+                           UnsupportedError)
 from ..ops.creation import from_numpy
 from .errors import in_file
 from .formats import is_pickle, is_safetensors, is_zip
@@ -40,24 +43,56 @@ def _is_state_dict(obj: Any) -> bool:
             and all(isinstance(k, str) and isinstance(v, Tensor) for k, v in obj.items()))
 
 
-def save(state_dict: Any, path: PathOrFile, pickle_module: Any = None,
-         pickle_protocol: Any = None, _use_new_zipfile_serialization: bool = True) -> None:
-    """Write `state_dict` (torch.save's `obj`: a {name: Tensor} mapping such as
-    module.state_dict(), or any checkpoint) to `path` (torch.save's `f`: a path or a
-    binary file object).  A {name: Tensor} mapping becomes a plain .safetensors file,
-    anything else a checkpoint (safetensors with the structure in its metadata).  The
-    pickle arguments of torch.save are accepted and ignored: nothing is pickled."""
-    if _is_state_dict(state_dict):
-        arrays = {name: t.numpy() for name, t in state_dict.items()}
-        metadata = None
+TORCH_SUFFIXES = (".pt", ".pth")  # a path so named is written in PyTorch's own format
+FORMATS = ("safetensors", "torch")
+
+
+def _writes_torch(f: PathOrFile, format: str | None) -> bool:
+    """Whether save writes PyTorch's format: as `format` says, else when the path (or the
+    file object's name) ends in .pt or .pth."""
+    if format is not None:
+        if format not in FORMATS:
+            raise ShrewValueError(f"save: format must be one of {FORMATS} or None (by the "
+                                  f"file's suffix), got {format!r}")
+        return format == "torch"
+    name = getattr(f, "name", None) if hasattr(f, "write") else os.fsdecode(f)
+    return isinstance(name, str) and name.lower().endswith(TORCH_SUFFIXES)
+
+
+def save(obj: Any, f: PathOrFile, pickle_module: Any = None, pickle_protocol: Any = None,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False,
+         *, format: str | None = None) -> None:
+    """Write `obj` to `f` (a path or a binary file object), as torch.save.
+
+    Where `f` ends in .pt or .pth (a path, or an open file's name), or with
+    format="torch": PyTorch's own zip format, which `torch.load(f, weights_only=True)`
+    reads, for tensors, state dicts, optimizer state dicts and checkpoints of those
+    (dicts, lists, tuples, numbers, strings, None); a whole nn.Module is refused there.
+    Otherwise (format="safetensors", the default for every other name and for a file
+    object without one): safetensors, the safe format whose loading never unpickles.  A
+    {name: Tensor} mapping such as module.state_dict() becomes a plain .safetensors file,
+    anything else a checkpoint (safetensors with the structure in its metadata), whole
+    modules included.  pickle_module and pickle_protocol are accepted and ignored (a .pt's
+    pickle is always protocol 2, which every torch.load reads); _disable_byteorder_record
+    leaves out the .pt's byteorder entry, as torch.save."""
+    if _writes_torch(f, format):
+        if not _use_new_zipfile_serialization:
+            raise UnsupportedError("save: _use_new_zipfile_serialization=False (PyTorch's "
+                                   "legacy format, a bare pickle) is not supported; the zip "
+                                   "format every torch.load since 1.6 reads is written")
+        data = torch_write.dumps(obj, torch_write.archive_name(f),
+                                 byteorder=not _disable_byteorder_record)
+    elif _is_state_dict(obj):
+        arrays = {name: t.numpy() for name, t in obj.items()}
+        data = safetensors.numpy.save(arrays)
     else:
-        arrays, description = tree.encode(state_dict)
+        arrays, description = tree.encode(obj)
         metadata = {tree.FORMAT_KEY: description, "format": f"shrew-{tree.FORMAT}"}
-    data = safetensors.numpy.save(arrays, metadata=metadata)
-    if hasattr(path, "write"):
-        path.write(data)
+        data = safetensors.numpy.save(arrays, metadata=metadata)
+    if hasattr(f, "write"):
+        f.write(data)
     else:
-        with open(os.fspath(path), "wb") as out:
+        with open(os.fspath(f), "wb") as out:
             out.write(data)
 
 
