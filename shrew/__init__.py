@@ -70,6 +70,12 @@ from .serialization.save_load import load, save  # noqa: E402
 from .autograd.diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
 from . import autograd, func  # noqa: E402
+# Ecosystem (issue 30): shrew.profiler; and einops' backend, which einops finds by the
+# module name "shrew" once its class is defined (where einops is installed).
+from . import profiler  # noqa: E402,F401  (shrew.profiler, as torch.profiler)
+from importlib.util import find_spec as _find_spec  # noqa: E402
+if _find_spec("einops") is not None:
+    from .utils import einops as _einops  # noqa: E402,F401
 
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
