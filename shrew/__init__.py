@@ -86,6 +86,12 @@ from .compiler import compile  # noqa: E402, A004  (torch's name)
 from .amp import autocast  # noqa: E402
 from math import e, inf, nan, pi  # noqa: E402
 dtype = DType
+# Ecosystem (issue 30): shrew.profiler; and einops' backend, which einops finds by the
+# module name "shrew" once its class is defined (where einops is installed).
+from . import profiler  # noqa: E402,F401  (shrew.profiler, as torch.profiler)
+from importlib.util import find_spec as _find_spec  # noqa: E402
+if _find_spec("einops") is not None:
+    from .utils import einops as _einops  # noqa: E402,F401
 
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
