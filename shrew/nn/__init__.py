@@ -20,6 +20,10 @@ from .modules import (GRU, LSTM, RNN, CELU, ELU, GELU, GLU, SELU, AdaptiveAvgPoo
                       SoftMarginLoss, Tanh, Tanhshrink, Threshold, Transformer,
                       TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                       TransformerEncoderLayer, TripletMarginLoss, Unflatten, Unfold, Upsample)
+from .modules.padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
+                              ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
+                              ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+                              ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .modules.module import RemovableHandle
 from .modules.transformer import TransformerBlock
 from .parameter import Parameter
@@ -50,4 +54,8 @@ __all__ = [
     "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
     "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss",
     "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
+    # padding
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
+    "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+    "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]

@@ -1,4 +1,4 @@
-"""Utilities in PyTorch's `torch.utils` layout (`shrew.utils.data`)."""
-from . import data
+"""Utilities in PyTorch's `torch.utils` layout (`shrew.utils.data`, `shrew.utils.checkpoint`)."""
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]

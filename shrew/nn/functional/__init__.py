@@ -8,10 +8,10 @@ Each family's functions sit in the file torch.nn.modules names for that family (
 conv2d, as nn.modules.conv: Conv2d; distance.py and padding.py too, though shrew has no
 layers there); attention.py (scaled dot-product attention) and ctc.py (ctc_loss, which
 loss.py re-exports) stand apart, beside the private helpers _checks.py and _reduction.py."""
-from .activation import (celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh,
-                         leaky_relu, log_softmax, logsigmoid, mish, prelu, relu, relu6, selu,
-                         sigmoid, silu, softmax, softmin, softplus, softshrink, softsign, tanh,
-                         tanhshrink, threshold)
+from .activation import (celu, elu, gelu, glu, gumbel_softmax, hardshrink, hardsigmoid,
+                         hardswish, hardtanh, leaky_relu, log_softmax, logsigmoid, mish, prelu,
+                         relu, relu6, selu, sigmoid, silu, softmax, softmin, softplus,
+                         softshrink, softsign, tanh, tanhshrink, threshold)
 from .attention import scaled_dot_product_attention
 from .batchnorm import batch_norm
 from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
@@ -52,4 +52,5 @@ __all__ = [
     "feature_alpha_dropout", "interpolate", "pad", "pixel_shuffle", "pixel_unshuffle",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "avg_pool1d", "fold", "max_pool1d", "max_unpool1d", "max_unpool2d", "unfold",
+    "gumbel_softmax",
 ]

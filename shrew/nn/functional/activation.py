@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+from ...ops.creation import empty_like, zeros_like
 from ...ops.elementwise.recorded import where
 from ...core.dtype import DType
 from ...core.errors import ShapeError
@@ -199,3 +200,20 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     """log(softmax(x, dim)), computed stably."""
     x, d = _softmax_dim("log_softmax", input, dim, dtype)
     return x.log_softmax(d)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """softmax((logits + Gumbel(0, 1) noise) / tau, dim): a sample of the relaxed categorical
+    distribution.  hard=True returns the one-hot of its argmax, with the soft sample's
+    gradient (straight-through).  eps is deprecated and unused, as in PyTorch."""
+    _tensor("gumbel_softmax", "logits", logits)
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -empty_like(logits).exponential_().log()  # ~Gumbel(0, 1), as torch draws it
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

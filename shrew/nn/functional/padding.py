@@ -1,12 +1,13 @@
 """pad as a function (constant, reflect, replicate, circular), composed of gathers: a
-gather's backward is a scatter-add, so every mode is differentiable."""
+gather's backward is a scatter-add, so every mode is differentiable on every backend.
+nn.modules.padding's layers (ReflectionPad2d, ...) call it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
 
-from ...core.errors import ArgumentError, ShapeError
+from ...core.errors import ArgumentError, ShapeError, UnsupportedError
 from ...core.shape import fmt
 from ...ops.creation import tensor
 from ..._tensor import Tensor
@@ -30,17 +31,34 @@ def _source_index(mode: str, size: int, lo: int, hi: int) -> np.ndarray:
     i = np.arange(-lo, size + hi)
     if mode == "replicate":
         return np.clip(i, 0, size - 1)
-    if mode == "circular":
-        return i % size
+    if mode == "circular":  # as torch: crop the negative sides first, then wrap
+        start, stop = max(-lo, 0), size - max(-hi, 0)
+        return start + (i - start) % (stop - start)
     period = 2 * (size - 1)  # reflect: mirror at the edges, not repeating them
     i = np.abs(i) % period if period else np.zeros_like(i)
     return np.where(i >= size, period - i, i)
 
 
+def _check_modal(mode: str, x: Tensor, pads: tuple[int, ...]) -> None:
+    """PyTorch's limits for the non-constant modes: 1 padded dim of a 2-d/3-d input, 2 of
+    a 3-d/4-d one or 3 of a 4-d/5-d one (the leading dims are channels and batch)."""
+    if len(pads) % 2 or len(pads) > 2 * x.ndim:
+        raise ArgumentError(f"pad: padding length must be even and at most twice the input's "
+                            f"dims, got {len(pads)} for {fmt(x.shape)}")
+    dims = len(pads) // 2
+    if x.ndim not in (dims + 1, dims + 2) or not 1 <= dims <= 3:
+        raise UnsupportedError(f"pad: mode {mode!r} pads 1 dim of a 2-d or 3-d input, 2 of a "
+                               f"3-d or 4-d one or 3 of a 4-d or 5-d one; got {len(pads)} pads "
+                               f"for input {fmt(x.shape)} (use mode='constant', or reshape)")
+    if any(s == 0 for s in x.shape[1:]):
+        raise ShapeError(f"pad: mode {mode!r} needs non-empty dims besides the batch dim, "
+                         f"got input {fmt(x.shape)}")
+
+
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         value: float | None = None) -> Tensor:
     """Pad the last len(pad) // 2 dims (pad as (left, right, top, bottom, ...), last dim
-    first).  mode: "constant" (value, default 0; negative pads crop), "reflect" (mirror
+    first); negative pads crop.  mode: "constant" (value, default 0), "reflect" (mirror
     without repeating the edge, pads < size), "replicate" (repeat the edge), "circular"
     (wrap around, pads <= size)."""
     x = _tensor("pad", "input", input)
@@ -51,19 +69,19 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         return x.pad(pads, 0.0 if value is None else value)
     if value not in (None, 0, 0.0):
         raise ArgumentError(f"pad: a value is only for mode='constant', got {value!r} with "
-                         f"mode={mode!r}")
-    if len(pads) % 2 or len(pads) // 2 >= x.ndim or any(p < 0 for p in pads):
-        raise ShapeError(f"pad: mode {mode!r} takes non-negative pads for at most "
-                         f"{x.ndim - 1} trailing dims of input {fmt(x.shape)}, got {pads}")
+                            f"mode={mode!r}")
+    _check_modal(mode, x, pads)
     for i in range(len(pads) // 2):
         dim, lo, hi = x.ndim - 1 - i, pads[2 * i], pads[2 * i + 1]
         size = x.shape[dim]
-        limit = size - 1 if mode == "reflect" else size
+        kept = size - max(-lo, 0) - max(-hi, 0)  # what circular wraps around
+        limit = size - 1 if mode == "reflect" else kept
         if mode != "replicate" and max(lo, hi) > limit:
             raise ShapeError(f"pad: {mode} padding ({lo}, {hi}) of dim {dim} must be at most "
                              f"{limit} for input {fmt(x.shape)}")
-        if size == 0:
-            raise ShapeError(f"pad: cannot {mode}-pad the empty dim {dim} of {fmt(x.shape)}")
+        if kept <= 0:
+            raise ShapeError(f"pad: padding ({lo}, {hi}) of dim {dim} leaves nothing "
+                             f"for input {fmt(x.shape)}")
         if lo or hi:
             x = take(x, dim, _source_index(mode, size, lo, hi))
     return x
