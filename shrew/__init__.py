@@ -72,10 +72,14 @@ from . import distributed  # noqa: E402  (imports mpi4py only in init_process_gr
 from . import autograd, func  # noqa: E402
 
 __version__ = "0.1.0"
+# interop with numpy and other frameworks (ops/creation.py)
+from .ops.creation import as_tensor, asarray
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
                                          ("half", "float", "double", "short", "int", "long"))
 
 __all__ = [
+    # interop with numpy and other frameworks
+    "as_tensor", "asarray",
     "Tensor", "tensor", "GradStore", "DType", "float16", "float32", "float64", "int32",
     "int64", "bool", "zeros", "ones", "full", "rand", "randn", "arange", "eye", "from_numpy",
     "zeros_like", "ones_like", "cat", "stack", "where", "scatter_add", "im2col", "col2im",

@@ -48,7 +48,7 @@ def save(state_dict: Any, path: PathOrFile, pickle_module: Any = None,
     anything else a checkpoint (safetensors with the structure in its metadata).  The
     pickle arguments of torch.save are accepted and ignored: nothing is pickled."""
     if _is_state_dict(state_dict):
-        arrays = {name: t.numpy() for name, t in state_dict.items()}
+        arrays = {name: t._host() for name, t in state_dict.items()}
         metadata = None
     else:
         arrays, description = tree.encode(state_dict)
