@@ -93,11 +93,16 @@ from importlib.util import find_spec as _find_spec  # noqa: E402
 if _find_spec("einops") is not None:
     from .utils import einops as _einops  # noqa: E402,F401
 
+# interop with numpy and other frameworks (ops/creation.py)
+from .ops.creation import as_tensor, asarray  # noqa: E402
+
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
                                          ("half", "float", "double", "short", "int", "long"))
 
 __all__ = [
+    # interop with numpy and other frameworks
+    "as_tensor", "asarray",
     "Tensor", "tensor", "GradStore", "DType", "float16", "float32", "float64", "int32",
     "int64", "bool", "zeros", "ones", "full", "rand", "randn", "arange", "eye", "from_numpy",
     "zeros_like", "ones_like", "cat", "stack", "where", "scatter_add", "im2col", "col2im",

@@ -10,9 +10,10 @@ import numpy as np
 
 from .core.dtype import DType, bool_, get_default_dtype, int64
 from ._device import device as _device
-from .core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError, ShrewTypeError,
-                          ShrewValueError)
-from .core.fields import TensorFields, alias, copy_leaf, retain_grad, set_grad, wrap
+from .core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError,
+                          ShrewTypeError, ShrewValueError)
+from .core.fields import (TensorFields, alias, copy_leaf, own_array, retain_grad, set_grad,
+                          wrap)
 from .methods.cast import CastMethods
 from .methods.elementwise import ElementwiseMethods
 from .methods.indexing import IndexingMethods
@@ -45,7 +46,6 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()
-    __array_ufunc__ = None  # numpy defers to our reflected operators (np.float32(2) * t)
 
     shape: tuple[int, ...]
     """The size of each dim."""
@@ -119,7 +119,7 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
 
     def __contains__(self, element: object) -> bool:
         """Whether any element equals `element` (a number or a broadcastable tensor)."""
-        return bool((self == element).numpy().any())
+        return bool((self == element)._host().any())
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not self.is_leaf:
@@ -135,25 +135,42 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         retain_grad(self)
 
     # -- host --------------------------------------------------------------------------
-    def numpy(self) -> np.ndarray:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a numpy array.  On the CPU it shares this tensor's memory, as
+        PyTorch's: a write through either is seen by the other, and a non-contiguous tensor
+        gives a strided array.  Elsewhere it is a copy (PyTorch refuses; docs/porting.md).
+        Unlike PyTorch's, it also reads a tensor that requires grad (PyTorch asks for
+        t.detach().numpy(), which works here too), so `force` changes nothing."""
+        return self._host()
+
+    def _host(self) -> np.ndarray:
+        """shrew's own read of the values, grad or not (repr, item, saving): on the CPU this
+        tensor's memory, not to be written (take a .copy() to keep or change); else a copy."""
         if _index.deferred:  # a read-back: first the index checks waiting for one
             _index.raise_deferred()
-        return self._backend.to_numpy(self._data)
+        if self._backend.device != "cpu":
+            return self._backend.to_numpy(self._data)
+        own_array(self)  # a 0-d result held as a numpy scalar: no memory to share
+        return self._data.view()  # a new array object: reshaping it leaves the tensor alone
 
     def item(self) -> int | float | bool:
         if numel(self.shape) != 1:
             raise ShapeError(f"item: needs a tensor with one element, got shape {fmt(self.shape)}")
-        return self.numpy().reshape(()).item()
+        return self._host().reshape(()).item()
 
     def tolist(self) -> Any:
-        return self.numpy().tolist()
+        return self._host().tolist()
+
+    __array_priority__ = 1000  # numpy's operators defer to ours (np.float32(2) * t), as torch's
 
     def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None,
                   ) -> np.ndarray:
+        """numpy.asarray(t), numpy.array(t): .numpy() (shared unless a copy or another
+        dtype is asked for), so a tensor that requires grad refuses, as PyTorch's."""
         if self.device != "cpu":
             raise DeviceError(f"numpy.asarray: tensor is on {self.device}; call .numpy() "
                               f"or .to('cpu') first")
-        arr = self._data
+        arr = self.numpy()
         if dtype is not None and np.dtype(dtype) != arr.dtype:
             if copy is False:
                 raise ShrewValueError(f"numpy.asarray: converting {self.dtype} to "
@@ -161,15 +178,25 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
             return arr.astype(dtype)
         return arr.copy() if copy else arr
 
+    def __array_wrap__(self, array: np.ndarray, context: Any = None,
+                       return_scalar: bool = False) -> Tensor:
+        """A numpy ufunc's result (np.exp(t), and t + ndarray, which numpy computes) as a
+        tensor sharing its memory, as PyTorch's; a bool result stays bool (PyTorch makes it
+        uint8, a workaround from before it had bool tensors), so t[np.isfinite(t)] masks."""
+        return _creation.from_numpy(np.asarray(array))
+
     def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
         """Export through DLPack (numpy/torch/cupy .from_dlpack(t)), sharing memory where
-        the device allows."""
+        the device allows.  Unlike PyTorch's, a tensor that requires grad is exported too
+        (outside the graph, as detach()): torch.tensor(loss) reads a shrew loss so."""
+        own_array(self)
         return self._dlpack_backend("__dlpack__").to_dlpack(
             self._data, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """(DLPack device type, device index), e.g. (1, 0) for the CPU."""
+        own_array(self)
         return self._dlpack_backend("__dlpack_device__").dlpack_device(self._data)
 
     def _dlpack_backend(self, op: str) -> Any:
@@ -214,7 +241,7 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         """As PyTorch: values (summarised when large), then the shape when summarised or
         empty, the device unless cpu, the dtype unless a default one, and grad_fn (the op
         that made it, PyTorch's name: <MulBackward0>) or requires_grad=True for a leaf."""
-        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(", threshold=200)
+        body = np.array2string(self._host(), separator=", ", prefix="tensor(", threshold=200)
         count = numel(self.shape)
         summarised = count > 200 or (count == 0 and self.ndim > 1)
         extras = [f"shape={tuple(self.shape)}"] if summarised else []
@@ -334,7 +361,9 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
     def matmul(self, other: Tensor) -> Tensor:
         return _linalg.matmul(self, other)
 
-    __matmul__ = matmul
+    def __matmul__(self, other: Any) -> Tensor:
+        """self @ other; an ndarray is left to numpy (its result wrapped), as PyTorch's."""
+        return NotImplemented if isinstance(other, np.ndarray) else _linalg.matmul(self, other)
 
     def __rmatmul__(self, other: object) -> Tensor:
         """other @ self, called directly (as torch's OpInfo does) or by Python for a

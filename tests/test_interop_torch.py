@@ -65,7 +65,7 @@ def test_gradients_cross_both_ways():
 
 
 def test_torch_tensors_shrew_cannot_hold_raise_shrew_errors():
-    with pytest.raises(shrew.ShrewError, match="from_dlpack: cannot import the Tensor"):
+    with pytest.raises(shrew.ShrewError, match="from_dlpack: cannot import the torch.Tensor"):
         from_dlpack(torch.ones(2, dtype=torch.bfloat16))
     with pytest.raises(shrew.ShrewError, match="from_dlpack.*require gradient"):
         from_dlpack(torch.ones(2, requires_grad=True))

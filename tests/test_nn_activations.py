@@ -131,5 +131,5 @@ def test_bad_input_is_named():
         F.prelu(shrew.randn(2, 4), shrew.randn(3))
     with pytest.raises(shrew.ShapeError, match="Softmax2d"):
         nn.Softmax2d()(shrew.randn(2, 3))
-    with pytest.raises(shrew.ShrewError, match="relu: input must be a Tensor"):
+    with pytest.raises(shrew.ShrewError, match="relu: input must be a shrew.Tensor"):
         F.relu([1.0, 2.0])

@@ -168,9 +168,9 @@ def test_item_tolist_numpy():
     t = shrew.tensor([1.0, 2.0])
     a = t.numpy()
     assert isinstance(a, np.ndarray) and a.dtype == np.float32
-    a[0] = 100.0                               # a host copy
-    assert t.tolist() == [1.0, 2.0]
-    np.testing.assert_array_equal(np.asarray(t), [1.0, 2.0])
+    a[0] = 100.0                               # the tensor's memory, as PyTorch's
+    assert t.tolist() == [100.0, 2.0]
+    np.testing.assert_array_equal(np.asarray(t), [100.0, 2.0])
     assert float(shrew.tensor([2.0])) == 2.0 and int(shrew.tensor(3)) == 3
     assert "tensor(" in repr(t) and "requires_grad" in repr(shrew.ones(1, requires_grad=True))
     big = shrew.zeros(300)
@@ -184,7 +184,7 @@ def test_to_detach_contiguous(other_device):
     assert d.dtype is shrew.float64 and isinstance(d.op, O.ToDtype)
     both = x.to(other_device, shrew.float64)
     assert both.device == other_device and both.dtype is shrew.float64
-    np.testing.assert_array_equal(both.numpy(), x.numpy())
+    np.testing.assert_array_equal(both.detach().numpy(), x.detach().numpy())
     back = both.to("cpu")
     assert back.device == "cpu" and back.requires_grad
     assert x.to(device=other_device).device == other_device
@@ -192,12 +192,12 @@ def test_to_detach_contiguous(other_device):
     assert i.dtype is shrew.int64 and not i.requires_grad
     det = x.detach()
     assert det.is_leaf and not det.requires_grad
-    np.testing.assert_array_equal(det.numpy(), x.numpy())
+    np.testing.assert_array_equal(det.numpy(), x.detach().numpy())
     t = x.transpose(0, 1)
     c = t.contiguous()
     assert isinstance(c.op, O.Contiguous)
-    assert np.asarray(c).flags.c_contiguous and not np.asarray(t).flags.c_contiguous
-    np.testing.assert_array_equal(c.numpy(), [[1.0, 3.0], [2.0, 4.0]])
+    assert c.detach().numpy().flags.c_contiguous and not t.detach().numpy().flags.c_contiguous
+    np.testing.assert_array_equal(c.detach().numpy(), [[1.0, 3.0], [2.0, 4.0]])
     assert x.cpu() is x and x.float() is x and x.long().dtype is shrew.int64
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from ..core import op as O
+from ..core.errors import type_name
 from ..core.errors import ShrewTypeError, StateError
 from ..core.fields import AnyTensor, set_site_recorder
 from ..core.grad_mode import no_grad
@@ -144,7 +145,7 @@ def _saved(op: O.Op | None) -> list[Tensor]:
 def _graph(root: Tensor) -> list[Tensor]:
     """Every tensor that `root`'s graph holds, newest first (an iterative walk)."""
     if not isinstance(root, AnyTensor):
-        raise ShrewTypeError(f"graph: expected a Tensor, got {type(root).__name__}")
+        raise ShrewTypeError(f"graph: expected a shrew.Tensor, got {type_name(root)}")
     seen = {root.id: root}
     stack = [root]
     while stack:

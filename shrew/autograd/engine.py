@@ -15,6 +15,7 @@ from .checkpoint import checkpoint_grads
 from .diagnostics import NAMED_BY_FN, anomaly_enabled, check_gradients, op_name
 from .function import custom_grads
 from .hooks import hooked_leaves_by_last_consumer, leaf_hooks, run_tensor_hooks, tensor_hooks
+from ..core.errors import type_name
 from ..core.errors import DeviceError, StateError
 from ..core.fields import accumulate_grad, release
 from .rules.attention import attention_grads
@@ -151,7 +152,7 @@ def root_gradient(op: str, root: Tensor, gradient: Tensor | None) -> Tensor:
                              f"reduce it first (e.g. .sum()) or pass its gradient")
         return ones_like(root)
     if not isinstance(gradient, Tensor) or gradient.shape != root.shape:
-        got = fmt(gradient.shape) if isinstance(gradient, Tensor) else type(gradient).__name__
+        got = fmt(gradient.shape) if isinstance(gradient, Tensor) else type_name(gradient)
         raise StateError(f"{op}: gradient must be a tensor of shape {fmt(root.shape)}, got "
                          f"{got}")
     if gradient.device != root.device:

@@ -40,6 +40,7 @@ raising it bare would escape a PyTorch program's `except RuntimeError:`.  (Befor
 was a ValueError; the ValueError kinds above still are.)
 """
 import pickle
+import sys
 
 
 class ShrewError(Exception):
@@ -120,3 +121,17 @@ class DivisionByZeroError(ArgumentError):
 class MemoryOverlapError(ArgumentError):
     """An in-place write whose source overlaps the written tensor's memory as PyTorch
     refuses it ("unsupported operation: ... refer to a single memory location")."""
+
+
+def type_name(x: object) -> str:
+    """x's type for an error message, named fully where a bare name is ambiguous
+    (shrew.Tensor, torch.Tensor, numpy.ndarray, torch.nn.Parameter: the shortest public
+    module that exports it); builtins plain (int, list)."""
+    cls = type(x)
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    parts = cls.__module__.split(".")
+    for i in range(1, len(parts) + 1):
+        if getattr(sys.modules.get(".".join(parts[:i])), cls.__qualname__, None) is cls:
+            return f"{'.'.join(parts[:i])}.{cls.__qualname__}"
+    return f"{cls.__module__}.{cls.__qualname__}"

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import type_name
 from ..core.errors import ArgumentError, DTypeError, ShapeError, ShrewTypeError
 from ..ops.creation import from_numpy
 from ..core.grad_mode import no_grad
@@ -55,7 +56,7 @@ def _as_bytes(a: np.ndarray) -> np.ndarray:
 
 
 def _host(t: Tensor) -> np.ndarray:
-    return np.ascontiguousarray(t.numpy())
+    return np.ascontiguousarray(t._host())
 
 
 def _write(t: Tensor, values: np.ndarray) -> None:
@@ -70,7 +71,7 @@ def _meta(t: Tensor) -> dict[str, Any]:
 
 def _check_tensor(op: str, t: object, what: str = "tensor") -> Tensor:
     if not isinstance(t, Tensor):
-        raise ShrewTypeError(f"{op}: {what} must be a Tensor, got {type(t).__name__}")
+        raise ShrewTypeError(f"{op}: {what} must be a shrew.Tensor, got {type_name(t)}")
     return t
 
 
@@ -93,7 +94,7 @@ def _check_op(name: str, op: object, t: Tensor) -> ReduceOp:
 def _check_list(op: str, tensors: object, like: Tensor, size: int, what: str) -> list[Tensor]:
     """A list of world-size tensors, each shaped and typed like `like`."""
     if not isinstance(tensors, (list, tuple)) or len(tensors) != size:
-        got = len(tensors) if isinstance(tensors, (list, tuple)) else type(tensors).__name__
+        got = len(tensors) if isinstance(tensors, (list, tuple)) else type_name(tensors)
         raise ArgumentError(f"{op}: {what} must be a list of {size} tensors (one per rank), "
                          f"got {got}")
     for i, t in enumerate(tensors):

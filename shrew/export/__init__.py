@@ -86,7 +86,7 @@ def _trace(model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor], x: Tensor, y
     spec, trainable_ids = _optimizer_spec(optimizer, named)
     backend = get_backend("cpu")
     batch = x.shape[0]
-    xs, ys = x.numpy(), y.numpy()
+    xs, ys = x._host(), y._host()
     rolled = (np.roll(xs, 1, axis=0), np.roll(ys, 1, axis=0))
 
     def record(rows: slice, data: tuple[np.ndarray, np.ndarray] = (xs, ys)) -> tuple:
@@ -125,7 +125,7 @@ def _trace(model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor], x: Tensor, y
     live = [loss] + [g for _, _, g in trainable if g is not None]
     fuse_log_softmax_backward(graph, live)
     plan = make_plan(graph, live, batch)
-    state = {name: t.numpy() for name, t in named + buffers}
+    state = {name: t._host().copy() for name, t in named + buffers}
     program = Program(graph, plan,
                       [(n, leaves["param:" + n]) for n, _ in named] +
                       [(n, leaves["buffer:" + n]) for n, _ in buffers],
@@ -177,11 +177,11 @@ def _record(model: Any, loss_fn: Callable, xs: np.ndarray, ys: np.ndarray, named
             buffers: list, backend: Any) -> tuple[Recording, int, dict[str, int]]:
     """One recorded step on (xs, ys); model buffers and the generator are restored."""
     xb, yb = from_numpy(np.ascontiguousarray(xs)), from_numpy(np.ascontiguousarray(ys))
-    saved = [(t, t.numpy()) for _, t in named + buffers]
+    saved = [(t, t._host().copy()) for _, t in named + buffers]  # to restore
     rng = backend.get_rng_state()
-    leaves = {"input:x": xb.__array__(), "input:y": yb.__array__()}
-    leaves.update({"param:" + n: p.__array__() for n, p in named})
-    leaves.update({"buffer:" + n: b.__array__() for n, b in buffers})
+    leaves = {"input:x": xb._data, "input:y": yb._data}
+    leaves.update({"param:" + n: p._data for n, p in named})
+    leaves.update({"buffer:" + n: b._data for n, b in buffers})
     try:
         with recording(backend, leaves) as rec:
             loss = loss_fn(model(xb), yb)
@@ -190,11 +190,11 @@ def _record(model: Any, loss_fn: Callable, xs: np.ndarray, ys: np.ndarray, named
                                  "requires grad")
             store = run_backward(loss, ones_like(loss), retain_graph=False, create_graph=False,
                                  accumulate=False)
-        grads = {n: rec.by_id[id(store[p].__array__())] for n, p in named if p in store}
-        return rec, rec.by_id[id(loss.__array__())], grads
+        grads = {n: rec.by_id[id(store[p]._data)] for n, p in named if p in store}
+        return rec, rec.by_id[id(loss._data)], grads
     finally:
         for t, data in saved:
-            np.copyto(t.__array__(), data)
+            np.copyto(t._data, data)
         backend.set_rng_state(rng)
 
 

@@ -60,7 +60,7 @@ def to_device(x: Tensor, device: str) -> Tensor:
     if backend is x._backend:
         return x
     check_device_dtype(backend, x.dtype, "to")
-    host = x.numpy()
+    host = x._host()
     data = backend.from_numpy(host)
     out = record(data, backend, O.ToDevice(x), x)
     if not isinstance(data, np.ndarray):  # on a device: gather may use it as an index

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import op as O
 from ..backends.base import fast_path
 from ..core.dtype import check_float
+from ..core.errors import type_name
 from ..core.errors import ArgumentError, DTypeError, ShapeError
 from ..core.fields import AnyTensor, record
 from ..core.shape import conv_output_size, fmt, pair
@@ -68,7 +69,7 @@ def check_input(op: str, x: Tensor, layout: str = "[N, C, H, W]") -> None:
     """A floating-point tensor with as many dims as `layout` names."""
     if not isinstance(x, AnyTensor) or x.ndim != layout.count(",") + 1:
         raise ShapeError(f"{op}: input must be a {layout} tensor, got "
-                         f"{fmt(x.shape) if isinstance(x, AnyTensor) else type(x).__name__}")
+                         f"{fmt(x.shape) if isinstance(x, AnyTensor) else type_name(x)}")
     check_float(x.dtype, op)
 
 
@@ -77,7 +78,7 @@ def _check_conv(op: str, x: Tensor, weight: Tensor, x_layout: str, w_layout: str
     """Input and weight of a convolution: dims as the layouts say, channels, dtype, device."""
     check_input(op, x, x_layout)
     if not isinstance(weight, AnyTensor) or weight.ndim != x.ndim:
-        got = fmt(weight.shape) if isinstance(weight, AnyTensor) else type(weight).__name__
+        got = fmt(weight.shape) if isinstance(weight, AnyTensor) else type_name(weight)
         raise ShapeError(f"{op}: weight must be {w_layout}, got {got}")
     same_device(op, x, weight)
     if weight.shape[1] * groups != x.shape[1]:
@@ -201,7 +202,7 @@ def conv_transpose2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: 
     groups = _groups(op, groups)
     check_input(op, x)
     if not isinstance(weight, AnyTensor) or weight.ndim != 4:
-        got = fmt(weight.shape) if isinstance(weight, AnyTensor) else type(weight).__name__
+        got = fmt(weight.shape) if isinstance(weight, AnyTensor) else type_name(weight)
         raise ShapeError(f"{op}: weight must be [in, out/groups, kh, kw], got {got}")
     same_device(op, x, weight)
     if weight.dtype is not x.dtype:
@@ -239,7 +240,7 @@ def conv_transpose1d(x: Tensor, weight: Tensor, stride: IntOrOne = 1, padding: I
     """conv_transpose2d of [N, C_in, L] with weight [C_in, C_out/groups, k], height 1."""
     check_input("conv_transpose1d", x, "[N, C, L]")
     if not isinstance(weight, AnyTensor) or weight.ndim != 3:
-        got = fmt(weight.shape) if isinstance(weight, AnyTensor) else type(weight).__name__
+        got = fmt(weight.shape) if isinstance(weight, AnyTensor) else type_name(weight)
         raise ShapeError(f"conv_transpose1d: weight must be [in, out/groups, k], got {got}")
     args = [_single(v, name, low) for v, name, low in ((stride, "stride", 1),
             (padding, "padding", 0), (output_padding, "output_padding", 0),

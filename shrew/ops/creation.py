@@ -11,6 +11,7 @@ import numpy as np
 from ..backends.registry import get_backend
 from ..core.dtype import (BY_NUMPY as _BY_NUMPY, DType, as_dtype, from_numpy_dtype,
                      get_default_dtype, int64, result_type)
+from ..core.errors import type_name
 from ..core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError, ShrewTypeError,
                           ShrewValueError)
 from ..core.fields import AnyTensor, blank, init_leaf, leaf, wrap
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 def host_array(data: object, op: str = "tensor") -> np.ndarray:
     """Python data (scalar or nested lists) as a numpy array with torch's dtype inference."""
     try:
-        arr = np.array(data)
+        arr = np.array(_plain(data) if _holds_tensors(data) else data)
     except (ValueError, TypeError) as exc:
         raise ShrewValueError(f"{op}: data is not a rectangular nested list of numbers "
                               f"({exc})") from None
@@ -47,12 +48,49 @@ def host_array(data: object, op: str = "tensor") -> np.ndarray:
         f"(expected numbers, bools or nested lists of them)")
 
 
+def _foreign(data: object) -> bool:
+    """Whether data is another framework's tensor: it has __dlpack__ (torch, CuPy, JAX);
+    numpy's arrays, which have it too, take the host path."""
+    return hasattr(data, "__dlpack__") and not isinstance(data, (AnyTensor, np.ndarray,
+                                                                  np.generic))
+
+
+def _holds_tensors(data: object) -> bool:
+    """Whether nested lists hold tensors, judged by the first elements (as PyTorch infers a
+    list's kind): [loss0, loss1] of tensors that require grad, which numpy cannot read."""
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return isinstance(data, AnyTensor) or _foreign(data)
+
+
+def _plain(data: object) -> object:
+    """Nested lists with each tensor (shrew's or another framework's) as its host array."""
+    if isinstance(data, (list, tuple)):
+        return [_plain(x) for x in data]
+    if _foreign(data):
+        data = from_foreign(data, "tensor")
+    return data._host() if isinstance(data, AnyTensor) else data
+
+
+def from_foreign(data: Any, op: str) -> Tensor:
+    """Another framework's tensor (anything with __dlpack__) as a shrew tensor sharing its
+    memory; a torch tensor's graph cannot come along, so one that requires grad is detached."""
+    if getattr(data, "requires_grad", False) and callable(getattr(data, "detach", None)):
+        data = data.detach()
+    try:
+        return from_dlpack(data)
+    except ShrewTypeError as exc:
+        raise ShrewTypeError(f"{op}: cannot convert a {type_name(data)}: {exc}") from None
+
+
 def init_tensor(t: Tensor, data: TensorData, dtype: DTypeLike | None, device: str | None,
                 requires_grad: bool) -> None:
     """Tensor.__init__: a new leaf holding a copy of `data`."""
     backend = get_backend(device)
+    if _foreign(data):  # a torch tensor: read through DLPack, without a copy on the way
+        data = from_foreign(data, "tensor")
     if isinstance(data, AnyTensor):
-        host = data.numpy()
+        host = data._host()
         inferred = data.dtype
     elif isinstance(data, (np.ndarray, np.generic)):  # numpy scalars keep their dtype too
         host = np.asarray(data)
@@ -306,7 +344,7 @@ def meshgrid(*tensors: Tensor | Sequence[Tensor], indexing: str = "ij") -> tuple
 def from_numpy(a: np.ndarray, device: str = "cpu") -> Tensor:
     """A tensor from a numpy array; on the CPU it shares the array's memory."""
     if not isinstance(a, np.ndarray):
-        raise ShrewTypeError(f"from_numpy: expected a numpy array, got {type(a).__name__}")
+        raise ShrewTypeError(f"from_numpy: expected a numpy.ndarray, got {type_name(a)}")
     backend = get_backend(device)
     from_numpy_dtype(a.dtype, "from_numpy")
     if backend.device != "cpu":
@@ -332,7 +370,7 @@ def from_dlpack(x: Any) -> Tensor:
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
         raise ShrewTypeError(f"from_dlpack: expected an object with __dlpack__ and "
                          f"__dlpack_device__ (a numpy array, a PyTorch or CuPy tensor), got "
-                         f"{type(x).__name__}")
+                         f"{type_name(x)}")
     kind, index = x.__dlpack_device__()
     name = DLPACK_DEVICES.get(int(kind))
     if name is None:
@@ -343,7 +381,46 @@ def from_dlpack(x: Any) -> Tensor:
         raise DeviceError(f"from_dlpack: device {backend.device} does not support DLPack")
     try:
         data = backend.from_dlpack(x)
-    except (BufferError, RuntimeError) as exc:
-        raise ShrewTypeError(f"from_dlpack: cannot import the {type(x).__name__}: {exc}") from None
+    except (BufferError, RuntimeError, TypeError) as exc:
+        raise ShrewTypeError(f"from_dlpack: cannot import the {type_name(x)}: {exc}") from None
     from_numpy_dtype(data.dtype, "from_dlpack")
     return wrap(data, backend)
+
+
+def as_tensor(data: Any, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+              ) -> Tensor:
+    """torch.as_tensor: `data` itself when it is a tensor of that dtype and device (else
+    converted, keeping its graph); a numpy array, or another framework's tensor (anything
+    with __dlpack__: torch, CuPy), shares its memory where dtype and device allow; other
+    data (numbers, nested lists) is copied, as tensor() copies it."""
+    return asarray(data, dtype=dtype, device=device)
+
+
+def asarray(obj: Any, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+            copy: bool | None = None, requires_grad: bool = False) -> Tensor:
+    """torch.asarray: as_tensor, with `copy` (True: always a copy; False: never, refused
+    where one is needed; None: only where needed) and `requires_grad`."""
+    out = _as_tensor(obj, dtype, device, copy)
+    if requires_grad and not out.requires_grad:
+        out = (out.detach() if out is obj else out).requires_grad_(True)
+    return out
+
+
+def _as_tensor(obj: Any, dtype: DTypeLike | None, device: DeviceLike | None,
+               copy: bool | None) -> Tensor:
+    if _foreign(obj):
+        obj = from_foreign(obj, "asarray")
+    elif isinstance(obj, (np.ndarray, np.generic)):
+        obj = from_numpy(np.asarray(obj))  # a numpy scalar: a 0-d array of its own
+    elif not isinstance(obj, AnyTensor):
+        if copy is False:
+            raise ShrewValueError(f"asarray: a {type_name(obj)} cannot be shared without a "
+                                  f"copy, but copy=False")
+        return tensor(obj, dtype=dtype, device="cpu" if device is None else device)
+    want = obj.dtype if dtype is None else as_dtype(dtype)
+    where = obj.device if device is None else get_backend(device).device
+    if copy is False and (want is not obj.dtype or where != obj.device):
+        raise ShrewValueError(f"asarray: converting a {obj.dtype} tensor on {obj.device} to "
+                              f"{want} on {where} needs a copy, but copy=False")
+    out = obj.to(device=where, dtype=want)
+    return clone(out) if copy and out is obj else out

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..core import op as O
 from ..core.dtype import FLOAT, bool_
+from ..core.errors import type_name
 from ..core.errors import (ArgumentTypeError, DeviceError, DTypeError, MemoryOverlapError,
                            ShapeError, ShrewTypeError, StateError)
 from ..core.fields import (Alias, AnyTensor, become, copied_by, live_views, next_id, own_array,
@@ -167,7 +168,7 @@ def _replay(x: Tensor, steps: list[tuple[Any, tuple[int, ...]]]) -> Tensor:
 def check_writable(t: Tensor, op: str) -> None:
     """PyTorch's refusals, before anything is computed or written."""
     if not isinstance(t, AnyTensor):
-        raise ShrewTypeError(f"{op}: expects a Tensor, got {type(t).__name__}")
+        raise ShrewTypeError(f"{op}: expects a shrew.Tensor, got {type_name(t)}")
     made_by = copied_by(t) or copied_by(memory_root(t))
     if made_by == "expand":
         _refuse_expanded(t, op)
@@ -386,7 +387,7 @@ def set_data(t: Tensor, value: Any) -> None:
     """t.data = value: t now holds value's memory, shape and dtype, keeping its graph
     flags (a tensor's id stays, so optimizer state does)."""
     if not isinstance(value, AnyTensor):
-        raise ShrewTypeError(f"data: must be set to a Tensor, got {type(value).__name__}")
+        raise ShrewTypeError(f"data: must be set to a shrew.Tensor, got {type_name(value)}")
     replace_storage(t, value)
     t.shape = value.shape
     t._view = None  # its own memory now
@@ -470,7 +471,7 @@ def fill_(t: Tensor, value: Any, op: str = "fill_") -> Tensor:
 def copy_(t: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Write src into t: broadcast to t's shape, cast to its dtype, moved to its device."""
     if not isinstance(src, AnyTensor):
-        raise ShrewTypeError(f"copy_: the source must be a Tensor, got {type(src).__name__}")
+        raise ShrewTypeError(f"copy_: the source must be a shrew.Tensor, got {type_name(src)}")
     if src.shape == t.shape and not (is_grad_enabled() and (t.requires_grad or
                                                             src.requires_grad)):
         check_writable(t, "copy_")   # the optimizer's and load_state_dict's case

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..backends import registry
 from ..core.dtype import as_dtype, check_float, float64, get_default_dtype, int64
+from ..core.errors import type_name
 from ..core.errors import ArgumentError, ShapeError, UnsupportedError
 from ..core.fields import AnyTensor
 from ..core.shape import fmt
@@ -148,7 +149,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # n
     sampling without replacement; categories of probability 0 come last)."""
     p = input
     if not isinstance(p, AnyTensor) or p.ndim not in (1, 2):
-        shown = fmt(p.shape) if isinstance(p, AnyTensor) else type(p).__name__
+        shown = fmt(p.shape) if isinstance(p, AnyTensor) else type_name(p)
         raise ShapeError(f"multinomial: input must be a 1-D or 2-D tensor, got {shown}")
     n = p.shape[-1]
     if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral) or \

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import return_types
 from ..core.dtype import check_float, float32, float64, int32, int64
+from ..core.errors import type_name
 from ..core.errors import ArgumentError, DTypeError, ShapeError, ShrewIndexError
 from ..core.fields import AnyTensor, wrap
 from ..core.shape import fmt, normalize_dim
@@ -232,7 +233,7 @@ def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Te
     weights instead of ones); the length is read back from the device."""
     if not isinstance(x, AnyTensor) or x.ndim != 1 or x.dtype.category != 1:
         raise DTypeError(f"bincount: needs a 1-D integer tensor, got "
-                         f"{x.dtype if isinstance(x, AnyTensor) else type(x).__name__}"
+                         f"{x.dtype if isinstance(x, AnyTensor) else type_name(x)}"
                          f"{' of shape ' + fmt(x.shape) if isinstance(x, AnyTensor) else ''}")
     if weights is not None and (not isinstance(weights, AnyTensor) or weights.shape != x.shape):
         raise ShapeError(f"bincount: weights must be a tensor of the input's shape {fmt(x.shape)}")

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeAlias
 
 from ..autograd.engine import GradStore
+from ..core.errors import type_name
 from ..core.errors import ShrewTypeError, ShrewValueError, UnsupportedError
 from ..core.grad_mode import enable_grad, no_grad
 from ..ops.creation import zeros_like
@@ -88,7 +89,7 @@ class Optimizer:
         for p in params:
             if not isinstance(p, Tensor) or not p.requires_grad or not p.is_leaf:
                 got = (f"a tensor of shape {fmt(p.shape)} (requires_grad={p.requires_grad}, "
-                       f"leaf={p.is_leaf})" if isinstance(p, Tensor) else type(p).__name__)
+                       f"leaf={p.is_leaf})" if isinstance(p, Tensor) else type_name(p))
                 raise ShrewValueError(f"{name}: parameters must be leaf tensors that require grad, "
                                  f"got {got}")
             if p.id in taken:

@@ -34,7 +34,7 @@ def encode(obj: Any) -> tuple[dict[str, np.ndarray], str]:
     def store(x: Any) -> str:
         if id(x) not in seen:
             seen[id(x)] = name = f"t{len(seen)}"
-            arrays[name] = x.numpy() if isinstance(x, Tensor) else np.asarray(x, order="C")
+            arrays[name] = x._host() if isinstance(x, Tensor) else np.asarray(x, order="C")
         return seen[id(x)]
 
     def module(x: Any, path: str) -> Any:

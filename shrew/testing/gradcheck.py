@@ -43,7 +43,7 @@ def gradcheck(fn: Callable[..., Tensor | Sequence[Tensor]], inputs: Iterable[Any
         with no_grad():
             args = _replace(inputs, checked, values)
             outs = _as_outputs(fn(*args))
-        return float(sum((o.numpy().astype(np.float64) * c).sum()
+        return float(sum((o.detach().numpy().astype(np.float64) * c).sum()
                          for o, c in zip(outs, cotangents)))
 
     # Analytic: backward of sum(out * cotangent).
@@ -55,8 +55,8 @@ def gradcheck(fn: Callable[..., Tensor | Sequence[Tensor]], inputs: Iterable[Any
     analytic = []
     for t in checked:
         g = store.get(t)
-        analytic.append(np.zeros(t.shape) if g is None else g.numpy().astype(np.float64))
-    base = [t.numpy().astype(np.float64) for t in checked]
+        analytic.append(np.zeros(t.shape) if g is None else g.detach().numpy().astype(np.float64))
+    base = [t.detach().numpy().astype(np.float64) for t in checked]
 
     if directions is None:
         for k, (t, a) in enumerate(zip(checked, analytic)):

@@ -1,12 +1,15 @@
 """Argument checks shared by the functional modules."""
 from __future__ import annotations
 
-from ...core.errors import ShrewTypeError
+from ...core.errors import ShrewTypeError, type_name
 from ..._tensor import Tensor
 
 
 def tensor_arg(op: str, name: str, x: object) -> Tensor:
-    """x itself, or a ShrewError naming op and argument when x is not a Tensor."""
+    """x itself, or a ShrewError naming op and argument when x is not a Tensor (as
+    PyTorch, a layer converts nothing: a torch tensor or an array is named, with the fix)."""
     if not isinstance(x, Tensor):
-        raise ShrewTypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__}")
+        hint = "; convert it with shrew.as_tensor(x)" if hasattr(x, "__dlpack__") or \
+            hasattr(x, "__array_interface__") else ""
+        raise ShrewTypeError(f"{op}: {name} must be a shrew.Tensor, got {type_name(x)}{hint}")
     return x

@@ -169,7 +169,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if _tensor(op, "tensor", tensor).dtype not in (int32, int64):
         raise DTypeError(f"{op}: input must be an integer tensor of class indices, got "
                          f"{tensor.dtype}")
-    values = tensor.numpy()
+    values = tensor._host()
     low = int(values.min()) if values.size else 0
     high = int(values.max()) if values.size else -1
     if num_classes == -1:

@@ -8,7 +8,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ...core.dtype import DType, as_dtype, bfloat16, float16, float32, float64
-from ...core.errors import ArgumentError, ShrewError, ShrewTypeError
+from ...core.errors import ArgumentError, ShrewError, ShrewTypeError, type_name
 from ...core.fields import replace_storage
 from ...core.grad_mode import no_grad
 from ...core.shape import fmt
@@ -140,7 +140,7 @@ class Module:
         self._check_new_name("register_buffer", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise ShrewTypeError(f"register_buffer: {name!r} must be a Tensor or None, got "
-                             f"{type(tensor).__name__}")
+                             f"{type_name(tensor)}")
         setattr(self, name, tensor)
         if name not in self._buffer_names:
             self._buffer_names.append(name)

@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ...core.errors import type_name
 from ...core.errors import ShapeError, ShrewValueError
 from ...ops.creation import zeros
 from ...ops.shape.recorded import cat, stack
@@ -194,7 +195,7 @@ class RNNBase(Module):
         for name, s, size in zip(("h_0", "c_0"), states, sizes):
             expected = (layers, batch, size) if batched else (layers, size)
             if not isinstance(s, Tensor) or s.shape != expected:
-                got = fmt(s.shape) if isinstance(s, Tensor) else type(s).__name__
+                got = fmt(s.shape) if isinstance(s, Tensor) else type_name(s)
                 raise ShapeError(f"{self._name}: {name} must be {fmt(expected)}, got {got}")
             out.append(s if batched else s.unsqueeze(1))
         return out

@@ -205,7 +205,7 @@ def _broadcast_from_rank0(group: ProcessGroup, name: str, tensors: list[Tensor],
                                                        for t in tensors]})
     if group.size == 1 or not tensors:
         return
-    host = [np.ascontiguousarray(t.numpy()).reshape(-1).view(np.uint8) for t in tensors]
+    host = [np.ascontiguousarray(t._host()).reshape(-1).view(np.uint8) for t in tensors]
     flat = np.concatenate(host)
     yield Pending([group.data.Ibcast(flat, root=0)], [None], f"{name}'s broadcast")
     if group.rank != 0:

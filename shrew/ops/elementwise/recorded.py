@@ -11,6 +11,7 @@ import numpy as np
 from ...core import op as O
 from ...backends.base import fast_path
 from ...core.dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
+from ...core.errors import type_name
 from ...core.errors import ArgumentError, DTypeError, DivisionByZeroError, ShrewTypeError
 from ...core.fields import AnyTensor, record, wrap
 from ...core.grad_mode import is_grad_enabled
@@ -255,6 +256,9 @@ def _clamp_tensors(x: Tensor, lo: Tensor | Scalar | None, hi: Tensor | Scalar | 
 
 def compare(fn: str, x: Tensor, other: object) -> Tensor:
     """Elementwise comparison: a bool tensor, never differentiable."""
+    if isinstance(other, np.ndarray) and fn in ("eq", "ne"):  # t == ndarray: torch's tensor
+        from ..creation import from_numpy  # (creation builds on elementwise)
+        other = from_numpy(other)
     if not isinstance(other, AnyTensor):
         if not isinstance(other, numbers.Number):
             return NotImplemented
@@ -269,7 +273,7 @@ def compare(fn: str, x: Tensor, other: object) -> Tensor:
 def where(cond: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
     """Elementwise cond ? a : b, broadcasting all three; a and b may be numbers."""
     if not isinstance(cond, AnyTensor) or cond.dtype is not bool_:
-        got = cond.dtype if isinstance(cond, AnyTensor) else type(cond).__name__
+        got = cond.dtype if isinstance(cond, AnyTensor) else type_name(cond)
         raise DTypeError(f"where: condition must be a bool tensor, got {got}")
     like = a if isinstance(a, AnyTensor) else b if isinstance(b, AnyTensor) else None
     operands = [(x.dtype, x.ndim) if isinstance(x, AnyTensor) else x for x in (a, b)]

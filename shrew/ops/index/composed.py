@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...core.dtype import bool_, float64, int64
+from ...core.errors import type_name
 from ...core.errors import ArgumentError, DTypeError, ShapeError, ShrewIndexError
 from ...core.fields import AnyTensor, wrap
 from ...core.shape import broadcast_shapes, fmt, normalize_dim, numel
@@ -289,7 +290,7 @@ def put(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> T
 # -- masks -------------------------------------------------------------------------------
 def _mask(op: str, mask: object, x: Tensor) -> Tensor:
     if not isinstance(mask, AnyTensor) or mask.dtype is not bool_:
-        got = mask.dtype if isinstance(mask, AnyTensor) else type(mask).__name__
+        got = mask.dtype if isinstance(mask, AnyTensor) else type_name(mask)
         raise DTypeError(f"{op}: mask must be a bool tensor, got {got}")
     same_device(op, x, mask)
     return mask
@@ -306,7 +307,7 @@ def masked_fill(x: Tensor, mask: Tensor, value: Tensor | Scalar) -> Tensor:
 def nonzero(x: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     """The coordinates of x's nonzero entries, in C order: [count, ndim] int64, or one
     1-d tensor per dim.  The count decides the shape, so this reads x back to the host."""
-    host = np.asarray(x.numpy())
+    host = x._host()
     coords = np.nonzero(host.reshape(1) if host.ndim == 0 else host)
     if as_tuple:
         return tuple(tensor(c.astype(np.int64), device=x.device) for c in coords)

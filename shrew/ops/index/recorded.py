@@ -11,6 +11,7 @@ import numpy as np
 
 from ...core import op as O
 from ...core.dtype import int64
+from ...core.errors import type_name
 from ...core.errors import (ArgumentError, DTypeError, ShapeError, ShrewError, ShrewTypeError)
 from ...core.fields import AnyTensor, record
 from ...core.shape import fmt, normalize_dim, numel
@@ -80,7 +81,7 @@ def scatter_unchecked(dst: Tensor, dim: int, index: Tensor, src: Tensor, reduce:
 
 def _checked_index(op: str, index: object, x: Tensor) -> Tensor:
     if not isinstance(index, AnyTensor):
-        raise ShrewTypeError(f"{op}: index must be an int64 tensor, got {type(index).__name__}")
+        raise ShrewTypeError(f"{op}: index must be an int64 tensor, got {type_name(index)}")
     same_device(op, x, index)
     if index.dtype.category != 1:
         raise DTypeError(f"{op}: index must be an integer tensor, got {index.dtype}")

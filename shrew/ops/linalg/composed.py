@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ...core import op as O
 from ... import return_types as R
 from ...core.dtype import check_float, finfo
+from ...core.errors import type_name
 from ...core.errors import ArgumentError, DTypeError, ShapeError, ShrewTypeError
 from ...core.fields import AnyTensor, wrap
 from ...core.grad_mode import no_grad
@@ -35,7 +36,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1), keepdim: boo
     values), 2 / -2 (the largest / smallest singular value), 1 / -1 (the largest / smallest
     column sum of |A|), inf / -inf (the same over rows)."""
     if not isinstance(A, AnyTensor):
-        raise ShrewTypeError(f"{op}: expects a tensor, got {type(A).__name__}")
+        raise ShrewTypeError(f"{op}: expects a tensor, got {type_name(A)}")
     if ord not in _MATRIX_ORDS or isinstance(ord, bool):
         raise ArgumentError(f"{op}: ord must be one of 'fro', 'nuc', inf, -inf, 1, -1, 2, -2; "
                          f"got {ord!r}")
@@ -160,7 +161,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     op = "linalg.lstsq"
     D.check_matrices(op, A, square=False)
     if not isinstance(B, AnyTensor):
-        raise ShrewTypeError(f"{op}: B must be a tensor, got {type(B).__name__}")
+        raise ShrewTypeError(f"{op}: B must be a tensor, got {type_name(B)}")
     same_device(op, A, B)
     if A.dtype is not B.dtype:
         raise DTypeError(f"{op}: A and B must share a dtype, got {A.dtype} and {B.dtype}")
@@ -253,7 +254,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
     D.check_matrices("linalg.solve_triangular", A)
     if not isinstance(B, AnyTensor) or B.ndim < 2:
         raise ShapeError("linalg.solve_triangular: B must be a batch of matrices, got "
-                         f"{fmt(B.shape) if isinstance(B, AnyTensor) else type(B).__name__}")
+                         f"{fmt(B.shape) if isinstance(B, AnyTensor) else type_name(B)}")
     return D.solve(_triangle(A, upper, unitriangular), B, left=left)
 
 
@@ -284,7 +285,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = _CDIST_MOD
     op = "cdist"
     for t in (x1, x2):
         if not isinstance(t, AnyTensor):
-            raise ShrewTypeError(f"{op}: expects tensors, got {type(t).__name__}")
+            raise ShrewTypeError(f"{op}: expects tensors, got {type_name(t)}")
     same_device(op, x1, x2)
     if x1.ndim < 2 or x2.ndim < 2:
         raise ShapeError(f"{op}: x1 and x2 need at least 2 dims, got {fmt(x1.shape)} and "

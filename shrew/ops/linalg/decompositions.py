@@ -10,6 +10,7 @@ import numpy as np
 
 from ...core import op as O
 from ... import return_types as R
+from ...core.errors import type_name
 from ...core.errors import (ArgumentError, DTypeError, LinAlgError, ShapeError, ShrewTypeError,
     UnsupportedError)
 from ...core.fields import AnyTensor, record, wrap
@@ -27,7 +28,7 @@ _DTYPES = ("float32", "float64")  # LAPACK's real types; PyTorch has no half-pre
 def check_matrices(op: str, x: Any, square: bool = True) -> None:
     """x is a float32/float64 tensor of (square) matrices: else the error PyTorch raises."""
     if not isinstance(x, AnyTensor):
-        raise ShrewTypeError(f"{op}: expects a tensor, got {type(x).__name__}")
+        raise ShrewTypeError(f"{op}: expects a tensor, got {type_name(x)}")
     if x.ndim < 2:
         raise ShapeError(f"{op}: the input must have at least 2 dimensions, got shape "
                          f"{fmt(x.shape)}")
@@ -74,7 +75,7 @@ def solve_ex(a: Tensor, b: Tensor, *, left: bool = True, check_errors: bool = Fa
     (check_errors=True: raise LinAlgError there instead)."""
     check_matrices(op, a)
     if not isinstance(b, AnyTensor):
-        raise ShrewTypeError(f"{op}: B must be a tensor, got {type(b).__name__}")
+        raise ShrewTypeError(f"{op}: B must be a tensor, got {type_name(b)}")
     same_device(op, a, b)
     if a.dtype is not b.dtype:
         raise DTypeError(f"{op}: A and B must share a dtype, got {a.dtype} and {b.dtype}")

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...core.errors import type_name
 from ...core.errors import DTypeError, ShapeError, ShrewError, ShrewTypeError
 from ...core.fields import AnyTensor
 from ...core.shape import fmt
@@ -201,7 +202,7 @@ def einsum(*args: Any) -> Tensor:
         equation, operands = _from_sublists(args)
     for x in operands:
         if not isinstance(x, AnyTensor):
-            raise ShrewTypeError(f"einsum: operands must be tensors, got {type(x).__name__} "
+            raise ShrewTypeError(f"einsum: operands must be tensors, got {type_name(x)} "
                                  f"(equation {equation!r})")
         if not x.dtype.is_floating_point:  # shrew's matmul, which einsum lowers to, is float-only
             raise _error(equation, f"needs floating-point operands, got {x.dtype}", DTypeError)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 from ...core import op as O
 from ...backends.base import fast_path
 from ...core.dtype import check_float
+from ...core.errors import type_name
 from ...core.errors import DTypeError, ShapeError, ShrewTypeError
 from ...core.fields import AnyTensor, record
 from ...core.shape import broadcast_shapes, fmt
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 def matmul(x: Tensor, other: Tensor) -> Tensor:
     if not isinstance(other, AnyTensor):
-        raise ShrewTypeError(f"matmul: both operands must be tensors, got {type(other).__name__}")
+        raise ShrewTypeError(f"matmul: both operands must be tensors, got {type_name(other)}")
     same_device("matmul", x, other)
     a, b = x, other
     if a.ndim == 0 or b.ndim == 0:

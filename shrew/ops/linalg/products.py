@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...core.errors import type_name
 from ...core.errors import ArgumentError, ShapeError, ShrewTypeError
 from ...core.fields import AnyTensor
 from ...core.shape import broadcast_shapes, fmt, normalize_dim
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 def _need(op: str, ndims: Sequence[int], *tensors: Any) -> None:
     for t, n in zip(tensors, ndims):
         if not isinstance(t, AnyTensor):
-            raise ShrewTypeError(f"{op}: expects tensors, got {type(t).__name__}")
+            raise ShrewTypeError(f"{op}: expects tensors, got {type_name(t)}")
         if t.ndim != n:
             shown = ", ".join(fmt(x.shape) for x in tensors)
             raise ShapeError(f"{op}: expects {'-d, '.join(map(str, ndims))}-d tensors, "

@@ -226,7 +226,7 @@ def check_forward(device, case, sample, dtype, layout) -> None:
     got = forward(case, sample, hosts, layout, device, dtype)
     if got.dtype is not expected.dtype:
         raise AssertionError(f"{where}: dtype {got.dtype}, expected {expected.dtype}")
-    values = got.numpy()
+    values = got.detach().numpy()
     if case.check is not None:
         problem = case.check(values)
         assert problem is None, f"{where}: {problem}"
@@ -234,7 +234,7 @@ def check_forward(device, case, sample, dtype, layout) -> None:
             f"{where}: shape {values.shape}, expected {expected.shape}"
         return
     ref = forward(case, sample, hosts, layout, "cpu", reference_dtype(dtype))
-    assert_close(values, ref.numpy(), tolerance(got.dtype.name, dtype, case.terms(sample)),
+    assert_close(values, ref.detach().numpy(), tolerance(got.dtype.name, dtype, case.terms(sample)),
                  where)
 
 
@@ -289,9 +289,10 @@ def check_repeatable(device, case, sample, layout, dtype="float32") -> None:
         shrew.manual_seed(1234)
         if case.grad:
             out, leaves = backprop(case, sample, hosts, layout, device, dtype, dtype)
-            runs.append([out.numpy()] + [t.grad.numpy() for t in leaves if t.grad is not None])
+            grads = [t.grad.numpy() for t in leaves if t.grad is not None]
+            runs.append([out.detach().numpy()] + grads)
         else:
-            runs.append([forward(case, sample, hosts, layout, device, dtype).numpy()])
+            runs.append([forward(case, sample, hosts, layout, device, dtype).detach().numpy()])
     for i, (a, b) in enumerate(zip(*runs)):
         if a.shape != b.shape or a.tobytes() != b.tobytes():
             what = "output" if i == 0 else f"gradient {i - 1}"

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...core.errors import DTypeError, ShapeError, ShrewError, ShrewValueError
-from ...ops.creation import from_numpy, tensor
+from ...ops.creation import as_tensor, from_numpy, tensor
 from ...ops.shape.recorded import stack
 from ...core.shape import fmt
 from ..._tensor import Tensor
@@ -20,6 +20,12 @@ class CollateError(ShrewError, TypeError):
 
 def _is_namedtuple(x: Any) -> bool:
     return isinstance(x, tuple) and hasattr(x, "_fields")
+
+
+def _foreign(x: Any) -> bool:
+    """Another framework's tensor (a torchvision transform's torch.Tensor, a CuPy array):
+    anything with __dlpack__ but numpy's arrays, which take their own path."""
+    return hasattr(x, "__dlpack__") and not isinstance(x, (Tensor, np.ndarray, np.generic))
 
 
 def _numeric_array(a: np.ndarray) -> bool:
@@ -39,13 +45,16 @@ def default_collate(batch: Sequence[Any]) -> Any:
     arrays and numpy scalars are stacked along a new first dim; Python floats become a
     float64 tensor, ints an int64 one, bools a bool one; strings and bytes stay as they are;
     dicts, named tuples, tuples and lists are collated field by field (tuples give
-    lists, as PyTorch's do)."""
+    lists, as PyTorch's do).  Another framework's tensors (torch's, from a torchvision
+    transform) are read without a copy (shrew.as_tensor) and stacked as shrew's."""
     if not isinstance(batch, Sequence) or not len(batch):
         raise CollateError(f"default_collate: needs a non-empty list of samples, got "
                            f"{type(batch).__name__}")
     elem = batch[0]
     if isinstance(elem, Tensor):
         return _stack(batch)
+    if _foreign(elem):
+        return _stack([as_tensor(x) for x in batch])
     if isinstance(elem, (np.ndarray, np.generic)) and not isinstance(elem, (np.str_, np.bytes_)):
         if not _numeric_array(np.asarray(elem)):
             raise CollateError(f"default_collate: batch must contain tensors, numpy arrays, "
@@ -86,7 +95,10 @@ def default_collate(batch: Sequence[Any]) -> Any:
 
 def default_convert(data: Any) -> Any:
     """A sample as a DataLoader without batching hands it out: numpy arrays (of numbers)
-    become tensors, containers are converted element by element, the rest is unchanged."""
+    become tensors, and so do other frameworks' tensors (torch's), read without a copy;
+    containers are converted element by element, the rest is unchanged."""
+    if _foreign(data):
+        return as_tensor(data)
     if isinstance(data, np.ndarray) and _numeric_array(data):
         try:
             return from_numpy(np.ascontiguousarray(data))

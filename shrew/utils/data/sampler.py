@@ -101,7 +101,7 @@ class WeightedRandomSampler(Sampler[int]):
         if not isinstance(replacement, bool):
             raise ShrewValueError(f"WeightedRandomSampler: replacement should be a boolean value, "
                              f"but got replacement={replacement!r}")
-        w = np.asarray(weights.numpy() if isinstance(weights, Tensor) else weights,
+        w = np.asarray(weights._host() if isinstance(weights, Tensor) else weights,
                        dtype=np.float64)
         if w.ndim != 1 or not len(w):
             raise ShrewValueError(f"WeightedRandomSampler: weights should be a 1-d sequence, got "

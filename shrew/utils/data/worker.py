@@ -101,7 +101,7 @@ class _ShippedTensor:
 def ship(data: Any) -> Any:
     """`data` with every Tensor replaced by a picklable host copy."""
     if isinstance(data, Tensor):
-        return _ShippedTensor(data.numpy(), data.device, data.requires_grad)
+        return _ShippedTensor(data._host(), data.device, data.requires_grad)
     return _map_containers(data, ship)
 
 
