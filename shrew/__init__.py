@@ -49,6 +49,7 @@ from .ops.shape.composed import (atleast_1d, atleast_2d, atleast_3d, broadcast_s
                             split, swapaxes, swapdims, t, tensor_split, tile, trace, tril,
                             triu, unbind, unflatten, vstack)
 from .ops.shape.composed import permute_fn as permute, reshape_fn as reshape
+from .ops.shape.strided import as_strided  # strided views (issue 30)
 from .core.shape import Size
 from .ops.linalg.matmul import matmul
 from .ops.linalg.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmul,
@@ -133,4 +134,6 @@ __all__ = [
     "gather", "scatter", "scatter_reduce", "index_select", "index_add", "index_copy",
     "index_fill", "index_put", "masked_fill", "masked_scatter", "masked_select", "take",
     "take_along_dim", "put", "nonzero", "argwhere",
+    # strided views (ops/shape/strided.py; issue 30's views)
+    "as_strided",
 ]
