@@ -49,6 +49,7 @@ from .ops.shape.composed import (atleast_1d, atleast_2d, atleast_3d, broadcast_s
                             split, swapaxes, swapdims, t, tensor_split, tile, trace, tril,
                             triu, unbind, unflatten, vstack)
 from .ops.shape.composed import permute_fn as permute, reshape_fn as reshape
+from .ops.shape.strided import as_strided  # strided views (issue 30)
 from .core.shape import Size
 from .ops.linalg.matmul import matmul
 from .ops.linalg.products import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmul,
@@ -168,4 +169,6 @@ __all__ = [
     "set_float32_matmul_precision", "testing",
     # API coverage (scripts/api_coverage.py)
     "compiler", "jit", "compile", "autocast", "dtype", "e", "inf", "nan", "pi",
+    # strided views (ops/shape/strided.py; issue 30's views)
+    "as_strided",
 ]

@@ -322,6 +322,21 @@ def test_narrow(args, seed, layout):
     check_grad(lambda t: t.narrow(dim, start, length).square(), x)
 
 
+@covers(O.AsStrided)
+@given(shape=shapes(2, 3, max_side=4), seed=seeds, layout=layouts, data=st.data())
+def test_strided_views(shape, seed, layout, data):
+    """Step slices, diagonals, unfold and as_strided (issue 30), of non-contiguous inputs."""
+    x = Input(shape, seed, layout)
+    step = data.draw(st.integers(1, 3))
+    size = data.draw(st.integers(0, shape[-1]))
+    offset = data.draw(st.integers(-2, 2))
+    for view in (lambda t: t[..., 1::step], lambda t: t.diagonal(offset, 0, -1),
+                 lambda t: t.unfold(-1, size, step),
+                 lambda t: t.as_strided(t.shape[:-1] + (1,), t.stride(), t.storage_offset()
+                                        + t.stride(-1) * (t.shape[-1] - 1))):
+        check_grad(lambda t, view=view: view(t).square(), x)
+
+
 @given(shape=shapes(0, 3), seed=seeds, layout=layouts, data=st.data())
 def test_unsqueeze_squeeze_flatten(shape, seed, layout, data):
     x = Input(shape, seed, layout)

@@ -33,6 +33,7 @@ from ..ops.creation import ones_like, zeros_like
 from ..ops.elementwise.recorded import where
 from ..ops import inplace as _inplace
 from ..ops.index.recorded import scatter_add_unchecked
+from ..ops.shape.strided import strided_grad
 from ..core.grad_mode import enable_grad, no_grad
 from ..core.shape import fmt, numel
 from .._tensor import Tensor
@@ -296,6 +297,8 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
         case O.Narrow(x, dim, start, length):
             pads = [0, 0] * (x.ndim - dim - 1) + [start, x.shape[dim] - start - length]
             return ((x, g.pad(pads)),)
+        case O.AsStrided(x):
+            return ((x, strided_grad(op, g)),)
         case O.Pad(x, pads):
             for d, (lo, _) in enumerate(pads):
                 g = g.narrow(d, lo, x.shape[d])

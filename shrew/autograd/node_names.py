@@ -29,7 +29,8 @@ _UNARY = {"square": "PowBackward0", "gelu_tanh": "GeluBackward0", "log1p": "Log1
 _VARIANT = {
     "Contiguous": "CloneBackward0", "Prod": "ProdBackward0", "VectorNorm":
     "LinalgVectorNormBackward0", "Matmul": "MmBackward0", "Reshape": "ViewBackward0",
-    "Transpose": "TransposeBackward0", "Narrow": "SliceBackward0", "Affine": "AddBackward0",
+    "Transpose": "TransposeBackward0", "Narrow": "SliceBackward0",
+    "AsStrided": "AsStridedBackward0", "Affine": "AddBackward0",
     "Conv2d": "ConvolutionBackward0", "Conv1d": "ConvolutionBackward0",
     "MaxPool2d": "MaxPool2DWithIndicesBackward0", "AvgPool2d": "AvgPool2DBackward0",
     "Cat": "CatBackward0", "Powf": "PowBackward0", "Clamp": "ClampBackward1",
@@ -88,6 +89,8 @@ def torch_name(op: O.Op) -> str:
             return "ScatterReduceBackward0"
         case O.Softmax(log=True):
             return "LogSoftmaxBackward0"
+        case O.AsStrided(name=name):
+            return name  # (a step slice, diagonal, unfold, expand or as_strided)
         case O.Released(variant):
             return released_name(variant)
     return _VARIANT[type(op).__name__]

@@ -103,6 +103,11 @@ class Backend(Protocol):
         """x broadcast to `shape` by numpy's rules (x.ndim == len(shape)).  May be a view
         of x."""
 
+    def as_strided(self, x: Storage, shape: tuple, strides: tuple, offset: int) -> Storage:
+        """A view of x's memory (never a copy): `shape` read with element `strides` from
+        `offset` elements after x's first element (negative reaches before it, into the
+        memory x is a view of).  The caller keeps every element inside that memory."""
+
     def contiguous(self, x: Storage) -> Storage:
         """A strided copy of x into a fresh C-contiguous array (never x itself)."""
 

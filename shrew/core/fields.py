@@ -167,28 +167,6 @@ def live_views(x: Tensor) -> list[Tensor]:
     return [v for ref in getattr(x, "_views", ()) if (v := ref()) is not None]
 
 
-_COPIES_NOT_VIEWS: dict[int, tuple[weakref.ref, str]] = {}
-
-
-def copy_not_view(t: Tensor, op: str) -> Tensor:
-    """Mark t, made by `op` as a copy where PyTorch returns a view of the input, so that
-    an in-place write into it is refused (ops/inplace.check_writable) instead of silently
-    not reaching the input as it would in PyTorch."""
-    key = id(t)
-
-    def forget(_: weakref.ref) -> None:
-        _COPIES_NOT_VIEWS.pop(key, None)
-
-    _COPIES_NOT_VIEWS[key] = (weakref.ref(t, forget), op)
-    return t
-
-
-def copied_by(t: Tensor) -> str | None:
-    """The op that made t as a copy where PyTorch makes a view (copy_not_view), or None."""
-    entry = _COPIES_NOT_VIEWS.get(id(t))
-    return entry[1] if entry is not None and entry[0]() is t else None
-
-
 def alias(t: Tensor, data: Storage | None = None) -> Tensor:
     """A tensor sharing t's memory and version counter, recording nothing: detach(), or
     `data`, a view of t's memory (an expand without grad)."""

@@ -132,6 +132,20 @@ class Narrow(Op):
 
 
 @dataclass(slots=True, eq=False)
+class AsStrided(Op):
+    """A strided view of x's memory (ops/shape/strided.py: step slices, diagonal, unfold,
+    expand, as_strided): `size` read with element `stride` from `offset` elements after
+    x's first element; `x_strides` are x's own, so backward maps memory back to x."""
+
+    x: Any
+    size: tuple
+    stride: tuple
+    offset: int
+    x_strides: tuple
+    name: str  # PyTorch's node name: SliceBackward0, DiagonalBackward0, ...
+
+
+@dataclass(slots=True, eq=False)
 class Affine(Op):
     x: Any
     mul: float
@@ -362,7 +376,7 @@ class Released(Op):
 
 VARIANTS = (
     Contiguous, Binary, Unary, Reduce, Prod, VectorNorm, Scan, Matmul, Reshape, Transpose,
-    Narrow, Affine, Conv2d, Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond,
+    Narrow, AsStrided, Affine, Conv2d, Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond,
     Gather, Pad, ToDtype, ToDevice, ScatterAdd, Scatter, Im2Col, Col2Im, Softmax, Standardize,
     LayerNorm, Attention, Linear, Checkpoint, CustomFunction,
     Solve, Decomposition,  # linear algebra

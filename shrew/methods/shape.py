@@ -6,7 +6,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 
+from ..ops import inplace as _inplace
 from ..ops.shape import composed as _re
+from ..ops.shape import strided as _strided
 from ..core.shape import normalize_dim
 
 if TYPE_CHECKING:
@@ -37,7 +39,18 @@ class ShapeMethods:
         steps = _element_strides(self._data, self.shape)
         return steps if dim is None else steps[normalize_dim(dim, self.ndim, "stride")]
 
+    def storage_offset(self: Any) -> int:
+        """Where the first element lies in the memory this tensor is a view of."""
+        return _strided.storage_offset_of(self, _inplace.memory_root(self))
+
     # -- views -----------------------------------------------------------------------------
+    def as_strided(self: Any, size: Sequence[int], stride: Sequence[int],
+                   storage_offset: int | None = None) -> Tensor:
+        return _strided.as_strided(self, size, stride, storage_offset)
+
+    def unfold(self: Any, dimension: int, size: int, step: int) -> Tensor:
+        return _strided.unfold(self, dimension, size, step)
+
     def view_as(self: Any, other: Tensor) -> Tensor:
         return _re.view_as(self, other)
 

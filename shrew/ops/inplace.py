@@ -50,7 +50,7 @@ from ..core.dtype import FLOAT, bool_
 from ..core.errors import type_name
 from ..core.errors import (ArgumentTypeError, DeviceError, DTypeError, MemoryOverlapError,
                            ShapeError, ShrewTypeError, StateError)
-from ..core.fields import (Alias, AnyTensor, become, copied_by, live_views, next_id, own_array,
+from ..core.fields import (Alias, AnyTensor, become, live_views, next_id, own_array,
                        replace_storage, snapshot)
 from ..core.fields import detach_ as factory_detach_
 from ..core.grad_mode import is_grad_enabled, no_grad
@@ -61,6 +61,7 @@ from .creation import arange, full
 from .elementwise.recorded import where
 from .index.recorded import forget_host_range, scatter_add_unchecked
 from .saved import saved_tensors
+from .shape.strided import replay as replay_strided
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -100,7 +101,8 @@ def shares_memory(a: Tensor, b: Tensor) -> bool:
 def _link(t: Tensor) -> Any:
     """t's view link, or None when t owns its memory (a reshape that copied is no view)."""
     link = getattr(t, "_view", None)
-    if type(link) is O.Reshape and not shares_memory(t, link.x):
+    # (an empty reshape shares nothing to tell by, and never needs a copy)
+    if type(link) is O.Reshape and numel(t.shape) and not shares_memory(t, link.x):
         t._view = link = None
     return link
 
@@ -161,6 +163,8 @@ def _replay(x: Tensor, steps: list[tuple[Any, tuple[int, ...]]]) -> Tensor:
                 x = x.transpose(d0, d1)
             case O.Narrow(_, dim, start, length):
                 x = x.narrow(dim, start, length)
+            case O.AsStrided():
+                x = replay_strided(x, link)
     return x
 
 
@@ -169,15 +173,6 @@ def check_writable(t: Tensor, op: str) -> None:
     """PyTorch's refusals, before anything is computed or written."""
     if not isinstance(t, AnyTensor):
         raise ShrewTypeError(f"{op}: expects a shrew.Tensor, got {type_name(t)}")
-    made_by = copied_by(t) or copied_by(memory_root(t))
-    if made_by == "expand":
-        _refuse_expanded(t, op)
-    if made_by is not None:
-        raise StateError(f"{op}: the tensor (shape {fmt(t.shape)}) was made by {made_by}(), "
-                         f"which in shrew is a copy of its input, not a view as in PyTorch, so "
-                         f"writing into it would not change the input; write into the input "
-                         f"itself (for a diagonal: x[..., i, i] = v with i = arange(n)), or "
-                         f"call .clone() first to write into a copy on purpose")
     if is_grad_enabled():
         base, steps = _view_chain(t)
         if base.requires_grad and base._op is None:

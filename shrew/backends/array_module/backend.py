@@ -74,6 +74,15 @@ class ArrayModuleBackend(ElementwisePrimitives, ConvPrimitives, PoolPrimitives,
     def expand(self, x: Storage, shape: tuple) -> Storage:
         return self.xp.broadcast_to(x, shape)
 
+    def as_strided(self, x: Storage, shape: tuple, strides: tuple, offset: int) -> Storage:
+        tricks = self.xp.lib.stride_tricks
+        item = x.dtype.itemsize
+        x = self.xp.asarray(x)  # (a 0-d result may be a numpy scalar)
+        # an array of one element at x's first element moved by `offset` (either way)
+        start = tricks.as_strided(x, (abs(offset) + 1,), (item if offset >= 0 else -item,))
+        return tricks.as_strided(start[abs(offset):], tuple(shape),
+                                 tuple(st * item for st in strides))
+
     def contiguous(self, x: Storage) -> Storage:
         return self.xp.array(x, copy=True, order="C")
 

@@ -224,6 +224,9 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
     def expand(self, x: Storage, shape: tuple) -> Storage:
         return x.view(tuple(shape), broadcast_layout(x, tuple(shape))[0])
 
+    def as_strided(self, x: Storage, shape: tuple, strides: tuple, offset: int) -> Storage:
+        return x.view(tuple(shape), tuple(strides), x.offset + offset)
+
     def contiguous(self, x: Storage) -> Storage:
         out = self._empty(x.shape, x.dtype)
         if out.size == 0:

@@ -1,7 +1,8 @@
 """x[key] and x[key] = value, with torch's rules.
 
 A key is a tuple of entries, each consuming dims of x from the left: an int selects (and
-drops the dim; negative counts from the end), a slice keeps a range with a positive step,
+drops the dim; negative counts from the end), a slice keeps a range with a positive step
+(a view, as every basic index),
 None inserts a dim of 1, Ellipsis stands for as many full slices as needed, and the rest
 are advanced indices: integer tensors, lists and 0-d tensors on a device (an integer 0-d
 tensor on the cpu selects like an int, as in torch), bool masks (each covering as many
@@ -32,7 +33,8 @@ from .recorded import gather, scatter_unchecked
 from .composed import index_tensor, nonzero, write_into, wrapped_index
 from ..inplace import check_overlap, shares_memory
 from ...core.grad_mode import no_grad
-from ..shape.recorded import cat, narrow
+from ..shape.recorded import narrow
+from ..shape.strided import step_slice
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -119,6 +121,8 @@ def _entries(x: Tensor, key: Index) -> list[Any]:
             entries.append(int(k.item()))
         elif isinstance(k, (AnyTensor, list, np.ndarray)):
             entries.append(("index", index_tensor("index", k, x)))
+        elif isinstance(k, tuple):  # a sequence inside the key: an index, as in PyTorch
+            entries.append(("index", index_tensor("index", list(k), x)))
         elif k is None or k is Ellipsis or isinstance(k, slice) or \
                 isinstance(k, (int, np.integer)):
             entries.append(k)
@@ -184,21 +188,15 @@ def _basic(x: Tensor, key: Index) -> tuple[Tensor, list[tuple[int, Tensor]]]:
 
 
 def _slice(x: Tensor, dim: int, s: slice) -> Tensor:
-    """x[..., start:stop:step] along dim: a step above 1 takes every step-th entry by
-    splitting a run of n * step entries into [n, step] and keeping column 0."""
+    """x[..., start:stop:step] along dim: a narrow, or with a step a strided view of x's
+    memory (a view in PyTorch too; a negative step is refused as PyTorch refuses it)."""
     if s.step is not None and s.step <= 0:
-        raise ShrewValueError(f"index: slice step must be positive, got {s.step}")
+        raise ShrewValueError(f"index: step must be greater than zero, got {s.step}")
     start, stop, step = s.indices(x.shape[dim])
     n = len(range(start, stop, step))
     if step == 1 or n <= 1:
         return narrow(x, dim, min(start, x.shape[dim]), n)
-    whole = n if start + n * step <= x.shape[dim] else n - 1  # rows that fit in x
-    rows = narrow(x, dim, start, whole * step)
-    rows = rows.reshape(*x.shape[:dim], whole, step, *x.shape[dim + 1:])
-    taken = narrow(rows, dim + 1, 0, 1).squeeze(dim + 1)
-    if whole == n:
-        return taken
-    return cat([taken, narrow(x, dim, start + whole * step, 1)], dim)
+    return step_slice(x, dim, start, n, step)
 
 
 def _advanced(x: Tensor, advanced: list[tuple[int, Tensor]]) -> Tensor:

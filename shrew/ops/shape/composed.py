@@ -12,12 +12,13 @@ import numpy as np
 
 from ...core.dtype import bool_
 from ...core.errors import ArgumentError, ShapeError, ShrewTypeError
-from ...core.fields import AnyTensor, copy_not_view, wrap
+from ...core.fields import AnyTensor, wrap
 from ...core.shape import Size, fmt, infer_reshape, normalize_dim, normalize_dims
 from ...core.shape import broadcast_shapes as _broadcast
 from ..elementwise.recorded import where
 from ..index.recorded import gather
 from .recorded import cat, expand, narrow, pad, permute, reshape, squeeze
+from .strided import diagonal
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -296,30 +297,6 @@ def repeat_interleave(x: Tensor, repeats: int | Tensor, dim: int | None = None, 
 
 
 # -- diagonals and triangles -------------------------------------------------------------------
-def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    """The entries x[..., i, i + offset] of the dim1 x dim2 planes, as a last dim."""
-    if x.ndim < 2:
-        raise ShapeError(f"diagonal: needs at least 2 dims, got {fmt(x.shape)}")
-    d1, d2 = normalize_dim(dim1, x.ndim, "diagonal"), normalize_dim(dim2, x.ndim, "diagonal")
-    if d1 == d2:
-        raise ShapeError(f"diagonal: dim1 and dim2 are the same dim {d1}")
-    m = movedim(x, (d1, d2), (-2, -1))
-    rows, cols = m.shape[-2:]
-    if offset >= 0:
-        m = narrow(m, -1, min(offset, cols), max(cols - offset, 0))
-    else:
-        m = narrow(m, -2, min(-offset, rows), max(rows + offset, 0))
-    rows, cols = m.shape[-2:]
-    n = min(rows, cols)
-    batch = m.shape[:-2]
-    # the first n rows read flat with a row length of cols + 1 have the diagonal in column 0
-    flat = narrow(m, -2, 0, n).reshape(*batch, n * cols)
-    flat = pad(flat, (0, n))
-    # a copy (pad) where PyTorch's diagonal is a view: writing into it is refused
-    return copy_not_view(narrow(flat.reshape(*batch, n, cols + 1), -1, 0, 1).reshape(*batch, n),
-                         "diagonal")
-
-
 _diagonal_of = diagonal  # (diag's argument `diagonal` hides the function, as in torch)
 
 

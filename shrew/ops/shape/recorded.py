@@ -11,11 +11,12 @@ from ...core import op as O
 from ...core.dtype import bool_, result_type
 from ...core.errors import (ArgumentError, ShapeError, ShrewIndexError, ShrewTypeError,
     ShrewValueError)
-from ...core.fields import AnyTensor, alias, copy_not_view, record, view
+from ...core.fields import AnyTensor, alias, record, view
 from ...core.grad_mode import is_grad_enabled
 from ...core.shape import (broadcast_shapes, fmt, infer_reshape, normalize_dim, normalize_dims,
                      numel)
-from ..common import constant, same_device
+from ..common import same_device
+from .strided import strided
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -140,8 +141,8 @@ def expand(x: Tensor, shape: tuple[ShapeLike, ...]) -> Tensor:
     if not x.requires_grad or not is_grad_enabled():
         view = x._backend.reshape(x._data, (1,) * lead + x.shape)
         return alias(x, x._backend.expand(view, shape))  # x's memory, and its version
-    # a copy where PyTorch's expand is a view: writing into it is refused, as in PyTorch
-    return copy_not_view(x + constant(shape, 0, x.dtype, x._backend), "expand")  # type: ignore[arg-type]
+    # a view recorded for its gradient (a sum over the broadcast dims); writes are refused
+    return strided(x, shape, (), 0, "ExpandBackward0")  # type: ignore[arg-type]
 
 
 def pad(x: Tensor, pads: Sequence[int], value: Scalar = 0.0) -> Tensor:
