@@ -93,6 +93,14 @@ from importlib.util import find_spec as _find_spec  # noqa: E402
 if _find_spec("einops") is not None:
     from .utils import einops as _einops  # noqa: E402,F401
 
+# API gaps (issue 30): legacy tensor types, memory formats, print options, fx and hub
+from ._legacy import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402
+                      legacy_types as _legacy_types, memory_format, preserve_format)
+from ._printing import set_printoptions  # noqa: E402
+from . import fx, hub  # noqa: E402
+globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
+_LEGACY_NAMES = sorted(_legacy_types(cuda=False))
+
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
                                          ("half", "float", "double", "short", "int", "long"))
@@ -163,4 +171,7 @@ __all__ = [
     "set_float32_matmul_precision", "testing",
     # API coverage (scripts/api_coverage.py)
     "compiler", "jit", "compile", "autocast", "dtype", "e", "inf", "nan", "pi",
+    # API gaps (issue 30): _legacy.py, _printing.py, fx.py, hub.py
+    "channels_last", "channels_last_3d", "contiguous_format", "memory_format",
+    "preserve_format", "set_printoptions", "fx", "hub", *_LEGACY_NAMES,
 ]

@@ -24,6 +24,9 @@ from .modules.module import RemovableHandle
 from .modules.transformer import TransformerBlock
 from .parameter import Parameter
 from . import parallel  # noqa: E402, F401  (DistributedDataParallel: built on the above)
+# API gaps (issue 30): DataParallel (runs the module) and nn.attention's sdpa_kernel
+from .parallel import DataParallel  # noqa: E402
+from . import attention  # noqa: E402
 
 __all__ = [
     "functional", "init", "utils", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
@@ -50,4 +53,6 @@ __all__ = [
     "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
     "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss",
     "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
+    # API gaps (issue 30)
+    "DataParallel", "attention",
 ]
