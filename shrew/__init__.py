@@ -96,6 +96,13 @@ if _find_spec("einops") is not None:
 
 # interop with numpy and other frameworks (ops/creation.py)
 from .ops.creation import as_tensor, asarray  # noqa: E402
+# API gaps (issue 30): legacy tensor types, memory formats, print options, fx and hub
+from ._legacy import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402
+                      legacy_types as _legacy_types, memory_format, preserve_format)
+from ._printing import set_printoptions  # noqa: E402
+from . import fx, hub  # noqa: E402
+globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
+_LEGACY_NAMES = sorted(_legacy_types(cuda=False))
 
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
@@ -171,4 +178,7 @@ __all__ = [
     "compiler", "jit", "compile", "autocast", "dtype", "e", "inf", "nan", "pi",
     # strided views (ops/shape/strided.py; issue 30's views)
     "as_strided",
+    # API gaps (issue 30): _legacy.py, _printing.py, fx.py, hub.py
+    "channels_last", "channels_last_3d", "contiguous_format", "memory_format",
+    "preserve_format", "set_printoptions", "fx", "hub", *_LEGACY_NAMES,
 ]

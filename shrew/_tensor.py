@@ -18,6 +18,9 @@ from .methods.cast import CastMethods
 from .methods.elementwise import ElementwiseMethods
 from .methods.indexing import IndexingMethods
 from .methods.inplace import InplaceMethods
+from .methods.legacy import LegacyMethods
+from ._legacy import check_format
+from ._printing import PRINT_OPTIONS, format_values
 from .methods.random import RandomMethods
 from .ops import creation as _creation
 from .ops.index import recorded as _index
@@ -41,8 +44,8 @@ if TYPE_CHECKING:
     from .typing import DTypeLike, Dims, Scalar, ShapeLike, TensorData
 
 
-class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, LinalgMethods,
-             ReductionMethods, InplaceMethods, IndexingMethods, RandomMethods):
+class Tensor(ElementwiseMethods, CastMethods, TensorFields, LegacyMethods, ShapeMethods,
+             LinalgMethods, ReductionMethods, InplaceMethods, IndexingMethods, RandomMethods):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()
@@ -241,9 +244,9 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         """As PyTorch: values (summarised when large), then the shape when summarised or
         empty, the device unless cpu, the dtype unless a default one, and grad_fn (the op
         that made it, PyTorch's name: <MulBackward0>) or requires_grad=True for a leaf."""
-        body = np.array2string(self._host(), separator=", ", prefix="tensor(", threshold=200)
+        body = format_values(self._host())
         count = numel(self.shape)
-        summarised = count > 200 or (count == 0 and self.ndim > 1)
+        summarised = count > PRINT_OPTIONS.threshold or (count == 0 and self.ndim > 1)
         extras = [f"shape={tuple(self.shape)}"] if summarised else []
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
@@ -266,8 +269,8 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
         return alias(self)
 
     # -- creation (ops/creation.py) ---------------------------------------------------------
-    def clone(self) -> Tensor:
-        return _creation.clone(self)
+    def clone(self, *, memory_format: Any = None) -> Tensor:
+        return _creation.clone(self, memory_format=memory_format)
 
     def new_zeros(self, *size: ShapeLike, dtype: DTypeLike | None = None,
                   device: str | None = None, requires_grad: bool = False) -> Tensor:
@@ -290,7 +293,8 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, ShapeMethods, Linalg
                    device: str | None = None, requires_grad: bool = False) -> Tensor:
         return _creation.new_tensor(self, data, dtype, device, requires_grad)
 
-    def contiguous(self) -> Tensor:
+    def contiguous(self, memory_format: Any = None) -> Tensor:
+        check_format("contiguous", memory_format)  # a layout hint: shrew is row-major
         return _shape.contiguous(self)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,

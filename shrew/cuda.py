@@ -14,8 +14,11 @@ from . import amp
 from ._device import DeviceModule
 from .backends import registry
 from .core.dtype import bfloat16
+from ._legacy import legacy_types
 
 _cuda = DeviceModule("cuda")
+# torch.cuda.FloatTensor & co: constructing one needs a usable CUDA device (DeviceError)
+globals().update(legacy_types(cuda=True))
 is_available = _cuda.is_available
 device_count = _cuda.device_count
 current_device = _cuda.current_device

@@ -130,7 +130,7 @@ def test_dlpack_from_an_opencl_tensor_is_a_device_error():
 
 # -- repr ------------------------------------------------------------------------------------
 def test_repr_reads_like_pytorch():
-    assert repr(shrew.tensor([1.0, 2.5])) == "tensor([1. , 2.5])"
+    assert repr(shrew.tensor([1.0, 2.5])) == "tensor([1.0000, 2.5000])"
     assert repr(shrew.tensor([1, 2])) == "tensor([1, 2])"
     assert repr(shrew.tensor(True)) == "tensor(True)"
     assert repr(shrew.tensor([1.0], dtype=shrew.float16)) == "tensor([1.], dtype=shrew.float16)"
@@ -153,10 +153,11 @@ def test_repr_names_the_op_and_keeps_it_after_backward():
 
 
 def test_repr_summarises_large_tensors_with_their_shape():
-    r = repr(shrew.arange(1000, dtype=shrew.float64).reshape(10, 100))
-    assert "..." in r and "shape=(10, 100)" in r and "dtype=shrew.float64" in r
+    r = repr(shrew.arange(1100, dtype=shrew.float64).reshape(11, 100))  # past 1000 elements
+    assert "..." in r and "shape=(11, 100)" in r and "dtype=shrew.float64" in r
     assert len(r) < 1000
-    assert r.startswith("tensor([[  0.,   1.,   2., ...,  97.,  98.,  99.],")
+    assert r.startswith("tensor([[0.0000e+00, 1.0000e+00, 2.0000e+00,  ..., 9.7000e+01, "
+                        "9.8000e+01,\n         9.9000e+01],")  # torch's (sci: max/min > 1000)
 
 
 def test_repr_of_a_device_tensor_names_the_device():

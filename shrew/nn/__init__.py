@@ -28,6 +28,9 @@ from .modules.module import RemovableHandle
 from .modules.transformer import TransformerBlock
 from .parameter import Parameter
 from . import parallel  # noqa: E402, F401  (DistributedDataParallel: built on the above)
+# API gaps (issue 30): DataParallel (runs the module) and nn.attention's sdpa_kernel
+from .parallel import DataParallel  # noqa: E402
+from . import attention  # noqa: E402
 
 __all__ = [
     "functional", "init", "utils", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
@@ -58,4 +61,6 @@ __all__ = [
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
     "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
     "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+    # API gaps (issue 30)
+    "DataParallel", "attention",
 ]

@@ -17,7 +17,9 @@ from ..core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError, S
 from ..core.fields import AnyTensor, blank, init_leaf, leaf, wrap
 from ..core.shape import INT64_MAX, check_alloc, fmt, numel, shape_arg
 from .common import check_device_dtype
+from .._legacy import check_format
 from .index.recorded import note_host_range
+from .out import write_out
 from .shape.recorded import contiguous
 
 if TYPE_CHECKING:
@@ -143,51 +145,72 @@ def full(size: ShapeLike, fill_value: Scalar, *, dtype: DTypeLike | None = None,
                requires_grad, result_type(fill_value))
 
 
-def zeros(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+def zeros(*args: ShapeLike, size: ShapeLike | None = None, out: Tensor | None = None,
+          dtype: DTypeLike | None = None, device: DeviceLike | None = None,
           requires_grad: bool = False) -> Tensor:
     """A tensor of zeros (the default float dtype unless given); sizes as ints or one
     sequence."""
-    shape = shape_arg("zeros", size)
-    return new("zeros", lambda be, dt: be.full(shape, 0, dt), shape, dtype, device, requires_grad)
+    shape = shape_arg("zeros", sizes("zeros", args, size))
+    if out is not None:  # out= gives the dtype and device unless they are given
+        dtype, device = dtype or out.dtype, device or out.device
+    return write_out("zeros", new("zeros", lambda be, dt: be.full(shape, 0, dt), shape, dtype,
+                                   device, requires_grad), out)
 
 
-def ones(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+def ones(*args: ShapeLike, size: ShapeLike | None = None, out: Tensor | None = None,
+         dtype: DTypeLike | None = None, device: DeviceLike | None = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of ones (the default float dtype unless given); sizes as ints or one
     sequence."""
-    shape = shape_arg("ones", size)
-    return new("ones", lambda be, dt: be.full(shape, 1, dt), shape, dtype, device, requires_grad)
+    shape = shape_arg("ones", sizes("ones", args, size))
+    if out is not None:  # out= gives the dtype and device unless they are given
+        dtype, device = dtype or out.dtype, device or out.device
+    return write_out("ones", new("ones", lambda be, dt: be.full(shape, 1, dt), shape, dtype,
+                                   device, requires_grad), out)
 
 
-def empty(*size: ShapeLike, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+def empty(*args: ShapeLike, size: ShapeLike | None = None, out: Tensor | None = None,
+          dtype: DTypeLike | None = None, device: DeviceLike | None = None,
           requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor in PyTorch; shrew fills it with zeros, so that no stale
     memory is ever read."""
-    shape = shape_arg("empty", size)
-    return new("empty", lambda be, dt: be.full(shape, 0, dt), shape, dtype, device, requires_grad)
+    shape = shape_arg("empty", sizes("empty", args, size))
+    if out is not None:  # out= gives the dtype and device unless they are given
+        dtype, device = dtype or out.dtype, device or out.device
+    return write_out("empty", new("empty", lambda be, dt: be.full(shape, 0, dt), shape, dtype,
+                                   device, requires_grad), out)
 
 
 def full_like(input: Tensor, fill_value: Scalar, *, dtype: DTypeLike | None = None,  # noqa: A002
-              device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    """full() with input's shape, and its dtype and device unless others are given."""
+              device: DeviceLike | None = None, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    """full() with input's shape, and its dtype and device unless others are given;
+    memory_format is a layout hint (shrew's tensors are row-major)."""
+    check_format("full_like", memory_format)
     return full(input.shape, fill_value, dtype=input.dtype if dtype is None else dtype,
                 device=input.device if device is None else device, requires_grad=requires_grad)
 
 
 def zeros_like(input: Tensor, *, dtype: DTypeLike | None = None,  # noqa: A002
-               device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+               device: DeviceLike | None = None, requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
+    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad,
+                     memory_format=memory_format)
 
 
 def ones_like(input: Tensor, *, dtype: DTypeLike | None = None,  # noqa: A002
-              device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad)
+              device: DeviceLike | None = None, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad,
+                     memory_format=memory_format)
 
 
 def empty_like(input: Tensor, *, dtype: DTypeLike | None = None,  # noqa: A002
-               device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+               device: DeviceLike | None = None, requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
     """zeros_like: shrew never hands out uninitialised memory."""
-    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad,
+                     memory_format=memory_format)
 
 
 def new_full_like(x: Tensor, size: tuple, fill_value: Scalar, dtype: DTypeLike | None,
@@ -205,8 +228,19 @@ def new_tensor(x: Tensor, data: TensorData, dtype: DTypeLike | None, device: Dev
                   requires_grad=requires_grad)
 
 
-def clone(x: Tensor) -> Tensor:
-    """A copy with its own memory; differentiable."""
+def sizes(op: str, args: tuple, size: ShapeLike | None) -> tuple:
+    """The sizes given positionally (ints or one sequence) or as size= (PyTorch's keyword)."""
+    if size is None:
+        return args
+    if args:
+        raise ShrewTypeError(f"{op}: sizes given both positionally and as size=")
+    return (size,)
+
+
+def clone(x: Tensor, *, memory_format: Any = None) -> Tensor:
+    """A copy with its own memory; differentiable.  memory_format is a layout hint (shrew's
+    tensors are row-major)."""
+    check_format("clone", memory_format)
     return contiguous(x)
 
 

@@ -11,6 +11,7 @@ from .. import return_types
 from ..core.dtype import DType, as_dtype, bfloat16, bool_, check_float, float16, float32, int64
 from ..core.errors import ArgumentError, ShapeError, ShrewIndexError, ShrewTypeError
 from ..core.fields import AnyTensor, record, wrap
+from .out import write_out
 from ..core.grad_mode import no_grad
 from ..core.shape import fmt, normalize_dim, normalize_dims, numel, reduced_shape
 from .common import constant, numpy_keywords
@@ -137,13 +138,15 @@ def aminmax(x: Tensor, *, dim: int | None = None, keepdim: bool = False) -> retu
 
 
 @numpy_keywords
-def max(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
-    return extreme("max", x, dim, keepdim)
+def max(x: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+        out: Any = None) -> Any:
+    return write_out("max", extreme("max", x, dim, keepdim), out)
 
 
 @numpy_keywords
-def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
-    return extreme("min", x, dim, keepdim)
+def min(x: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+        out: Any = None) -> Any:
+    return write_out("min", extreme("min", x, dim, keepdim), out)
 
 
 def extreme(fn: str, x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:

@@ -10,7 +10,7 @@ from ..._tensor import Tensor
 from ._checks import tensor_arg as _tensor
 
 
-def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each channel (dim 1) of [N, C, ...].
@@ -18,6 +18,7 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     Training uses the batch statistics and blends them into running_mean / running_var in
     place (unbiased variance, as PyTorch), except while checkpoint recomputes the forward
     pass, so that each step updates them once.  Evaluation uses the running statistics."""
+    x = input  # torch's parameter names, short names below
     if _tensor("batch_norm", "input", x).ndim < 2:
         raise ShapeError(f"batch_norm: input must be [N, C, ...], got {fmt(x.shape)}")
     check_float(x.dtype, "batch_norm")

@@ -21,10 +21,11 @@ if TYPE_CHECKING:
     IntOrOne = int | tuple[int, ...]  # a 1-d size: an int or a 1-tuple
 
 
-def conv1d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntOrOne = 1,
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntOrOne = 1,
            padding: IntOrOne | str = 0, dilation: IntOrOne = 1, groups: int = 1) -> Tensor:
     """1-d convolution of [N, C_in, L] with w [C_out, C_in/groups, k], plus an optional
     bias; padding is a size, 'valid' (none) or 'same' (the output keeps the length)."""
+    x, w, b = input, weight, bias  # torch's parameter names, short names below
     _check_bias("conv1d", b, _tensor("conv1d", "weight", w).shape[0])
     if _tensor("conv1d", "input", x).ndim == 2:  # unbatched [C, L]
         return conv1d(x.unsqueeze(0), w, b, stride, padding, dilation, groups).squeeze(0)
@@ -33,10 +34,11 @@ def conv1d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntOrOne = 1,
     return y if b is None else add_bias(y, b.reshape(-1, 1))
 
 
-def conv2d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntOrPair = 1,
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntOrPair = 1,
            padding: IntOrPair | str = 0, dilation: IntOrPair = 1, groups: int = 1) -> Tensor:
     """2-d convolution of [N, C_in, H, W] with w [C_out, C_in/groups, kh, kw], plus an
     optional bias; padding is an int, a pair, 'valid' or 'same'."""
+    x, w, b = input, weight, bias  # torch's parameter names, short names below
     _check_bias("conv2d", b, _tensor("conv2d", "weight", w).shape[0])
     if _tensor("conv2d", "input", x).ndim == 3:  # unbatched [C, H, W]
         return conv2d(x.unsqueeze(0), w, b, stride, padding, dilation, groups).squeeze(0)
@@ -66,11 +68,12 @@ def _per_dim(value: object, dims: int) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
 
 
-def conv_transpose1d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntOrOne = 1,
-                     padding: IntOrOne = 0, output_padding: IntOrOne = 0, groups: int = 1,
-                     dilation: IntOrOne = 1) -> Tensor:
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: IntOrOne = 1, padding: IntOrOne = 0, output_padding: IntOrOne = 0,
+                     groups: int = 1, dilation: IntOrOne = 1) -> Tensor:
     """The transposed 1-d convolution of [N, C_in, L] with w [C_in, C_out/groups, k],
     plus an optional bias."""
+    x, w, b = input, weight, bias  # torch's parameter names, short names below
     _tensor("conv_transpose1d", "weight", w)
     if _tensor("conv_transpose1d", "input", x).ndim == 2:  # unbatched [C, L]
         return conv_transpose1d(x.unsqueeze(0), w, b, stride, padding, output_padding, groups,
@@ -80,11 +83,12 @@ def conv_transpose1d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntO
     return y if b is None else y + b.reshape(1, -1, 1)
 
 
-def conv_transpose2d(x: Tensor, w: Tensor, b: Tensor | None = None, stride: IntOrPair = 1,
-                     padding: IntOrPair = 0, output_padding: IntOrPair = 0, groups: int = 1,
-                     dilation: IntOrPair = 1) -> Tensor:
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: IntOrPair = 1, padding: IntOrPair = 0, output_padding: IntOrPair = 0,
+                     groups: int = 1, dilation: IntOrPair = 1) -> Tensor:
     """The transposed 2-d convolution of [N, C_in, H, W] with w [C_in, C_out/groups, kh, kw],
     plus an optional bias."""
+    x, w, b = input, weight, bias  # torch's parameter names, short names below
     _tensor("conv_transpose2d", "weight", w)
     if _tensor("conv_transpose2d", "input", x).ndim == 3:  # unbatched [C, H, W]
         return conv_transpose2d(x.unsqueeze(0), w, b, stride, padding, output_padding, groups,

@@ -17,10 +17,11 @@ from ._checks import tensor_arg as _tensor
 _ALPHA_PRIME = 1.7580993408473766
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p).  The mask comes
     from the device's generator, which checkpoint replays.  inplace is accepted; the
     result is a new tensor."""
+    x = input  # torch's parameter names, short names below
     if not 0.0 <= p <= 1.0:
         raise ArgumentError(f"dropout: p must lie in [0, 1], got {p!r}")
     if not training or p == 0.0:

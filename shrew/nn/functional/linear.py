@@ -13,8 +13,9 @@ def _check_bias(op: str, b: Tensor | None, n: int) -> None:
         raise ShapeError(f"{op}: bias must have shape [{n}], got {fmt(b.shape)}")
 
 
-def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ w.T + b, with w of shape [out, in] and x of shape [..., in]."""
+    x, w, b = input, weight, bias  # torch's parameter names, short names below
     _tensor("linear", "input", x)
     if _tensor("linear", "weight", w).ndim != 2:
         raise ShapeError(f"linear: weight must be [out, in], got {fmt(w.shape)}")

@@ -39,9 +39,10 @@ def _check_channels(op: str, x: Tensor, **tensors: Tensor | None) -> int:
     return c
 
 
-def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing dims `normalized_shape` (biased variance)."""
+    x = input  # torch's parameter names, short names below
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(_tensor("layer_norm", "input", x).shape)
     if not shape or len(shape) > k or x.shape[k - len(shape):] != shape:

@@ -13,11 +13,12 @@ from ...ops.attention import fused_self_attention
 from ...ops.creation import full, zeros
 from ...ops.shape.recorded import cat
 from ...core.shape import fmt
+from ...typing import DeviceLike, DTypeLike
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from .linear import Linear
-from .module import Module
+from .module import Module, place
 from ..parameter import Parameter
 
 
@@ -231,10 +232,12 @@ class PReLU(Module):
     """leaky_relu with learned slopes: one shared (num_parameters=1) or one per channel,
     all starting at `init`."""
 
-    def __init__(self, num_parameters: int = 1, init: float = 0.25) -> None:
+    def __init__(self, num_parameters: int = 1, init: float = 0.25,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__()
         self.num_parameters = num_parameters
         self.weight = Parameter(full((num_parameters,), init))
+        place(self, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.prelu(input, self.weight)
@@ -258,7 +261,8 @@ class MultiheadAttention(Module):
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False,
                  kdim: int | None = None, vdim: int | None = None,
-                 batch_first: bool = False) -> None:
+                 batch_first: bool = False,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__()
         if num_heads < 1 or embed_dim % num_heads:
             raise ShrewValueError(f"MultiheadAttention: embed_dim {embed_dim} must be divisible by "
@@ -284,6 +288,7 @@ class MultiheadAttention(Module):
         self.bias_k = Parameter(zeros(1, 1, d)) if add_bias_kv else None
         self.bias_v = Parameter(zeros(1, 1, d)) if add_bias_kv else None
         self._reset_parameters()
+        place(self, device, dtype)
 
     def _reset_parameters(self) -> None:
         """PyTorch's: xavier-uniform projections, zero biases, xavier-normal bias_k/v."""

@@ -8,10 +8,11 @@ from ...core.errors import ShapeError
 from ...core.grad_mode import no_grad
 from ...core.shape import fmt
 from ...ops.creation import ones, zeros
+from ...typing import DeviceLike, DTypeLike
 from ..._tensor import Tensor
 from .. import functional as F
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, place
 
 
 __all__ = ["BatchNorm1d", "BatchNorm2d"]
@@ -51,8 +52,10 @@ class _BatchNorm(_PerChannelNorm):
     optional_state = ("num_batches_tracked",)
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, *,
-                 bias: bool = True) -> None:
+                 bias: bool = True,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, bias)
+        place(self, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         name = type(self).__name__

@@ -9,11 +9,12 @@ from ...ops.conv import same_padding
 from ...ops.creation import zeros
 from .. import functional as F
 from .linear import _default_init, _positive
-from .module import Module
+from .module import Module, place
 from ..parameter import Parameter
 
 if TYPE_CHECKING:
-    from ..._tensor import Tensor
+    from ...typing import DeviceLike, DTypeLike
+from ..._tensor import Tensor
 
 
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
@@ -99,9 +100,11 @@ class Conv1d(_ConvNd):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros") -> None:
+                 padding_mode: str = "zeros",
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__(1, in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode)
+        place(self, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         x, padding = self._padded(x)
@@ -114,9 +117,11 @@ class Conv2d(_ConvNd):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros") -> None:
+                 padding_mode: str = "zeros",
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__(2, in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode)
+        place(self, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         x, padding = self._padded(x)
@@ -129,9 +134,11 @@ class ConvTranspose1d(_ConvNd):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
-                 dilation: Any = 1, padding_mode: str = "zeros") -> None:
+                 dilation: Any = 1, padding_mode: str = "zeros",
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__(1, in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, True, output_padding)
+        place(self, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
@@ -143,9 +150,11 @@ class ConvTranspose2d(_ConvNd):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
-                 dilation: Any = 1, padding_mode: str = "zeros") -> None:
+                 dilation: Any = 1, padding_mode: str = "zeros",
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__(2, in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, True, output_padding)
+        place(self, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,

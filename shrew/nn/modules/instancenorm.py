@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from ...core.errors import ShapeError
 from ...core.shape import fmt
+from ...typing import DeviceLike, DTypeLike
 from ..._tensor import Tensor
 from .. import functional as F
 from .batchnorm import _PerChannelNorm
+from .module import place
 
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d"]
@@ -19,8 +21,10 @@ class _InstanceNorm(_PerChannelNorm):
     momentum: float  # an instance norm always has one
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = False, track_running_stats: bool = False, *,
-                 bias: bool = True) -> None:
+                 bias: bool = True,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, bias)
+        place(self, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         name = type(self).__name__

@@ -9,11 +9,12 @@ from ...core.errors import ShrewValueError
 from ...ops.creation import zeros
 from .. import functional as F
 from .. import init
-from .module import Module
+from .module import Module, place
 from ..parameter import Parameter
 
 if TYPE_CHECKING:
-    from ..._tensor import Tensor
+    from ...typing import DeviceLike, DTypeLike
+from ..._tensor import Tensor
 
 
 __all__ = ["Identity", "Linear", "NonDynamicallyQuantizableLinear"]
@@ -47,13 +48,15 @@ class Identity(Module):
 class Linear(Module):
     """y = x @ weight.T + bias, weight [out_features, in_features]."""
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__()
         _positive("Linear", in_features=in_features, out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(zeros(out_features, in_features))
         self.bias = Parameter(zeros(out_features)) if bias else None
         _default_init(self.weight, self.bias)
+        place(self, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.linear(x, self.weight, self.bias)

@@ -414,6 +414,13 @@ def _add_hook(hooks: dict[int, Callable[..., Any]], hook: Callable[..., Any],
     return handle
 
 
+def place(module: Module, device: Any, dtype: DTypeLike | None) -> None:
+    """PyTorch's factory kwargs (nn.Linear(..., device=, dtype=)): the parameters and buffers
+    a layer's __init__ made move to device, the floating ones to dtype."""
+    if device is not None or dtype is not None:
+        module.to(device=device, dtype=dtype)
+
+
 def _to_args(args: tuple, kwargs: dict[str, Any]) -> tuple[Any, DTypeLike | None]:
     """(device, dtype) from Module.to's arguments, in any of PyTorch's forms."""
     device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)

@@ -15,10 +15,11 @@ from ...core.errors import ShapeError, ShrewValueError
 from ...ops.creation import zeros
 from ...ops.shape.recorded import cat, stack
 from ...core.shape import fmt
+from ...typing import DeviceLike, DTypeLike
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
-from .module import Module
+from .module import Module, place
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, select_rows
 
@@ -275,13 +276,15 @@ class RNN(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
-                 dropout: float = 0.0, bidirectional: bool = False) -> None:
+                 dropout: float = 0.0, bidirectional: bool = False,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ShrewValueError("RNN: nonlinearity must be 'tanh' or 'relu', got "
                                   f"{nonlinearity!r}")
         self.nonlinearity = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
                          hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
+        place(self, device, dtype)
 
 
 class LSTM(RNNBase):
@@ -290,9 +293,11 @@ class LSTM(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, proj_size: int = 0) -> None:
+                 bidirectional: bool = False, proj_size: int = 0,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, proj_size)
+        place(self, device, dtype)
 
 
 class GRU(RNNBase):
@@ -300,9 +305,11 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False) -> None:
+                 bidirectional: bool = False,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional)
+        place(self, device, dtype)
 
 
 class RNNCellBase(Module):
@@ -357,13 +364,15 @@ class RNNCell(RNNCellBase):
     """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu); forward(input, hx=None)."""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 nonlinearity: str = "tanh") -> None:
+                 nonlinearity: str = "tanh",
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ShrewValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got "
                              f"{nonlinearity!r}")
         self.nonlinearity = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
                          hidden_size, bias)
+        place(self, device, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         return self._step(input, None if hx is None else (hx,))[0]
@@ -372,8 +381,10 @@ class RNNCell(RNNCellBase):
 class LSTMCell(RNNCellBase):
     """One LSTM step; forward(input, (h, c)=None) -> (h', c')."""
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__("LSTM", input_size, hidden_size, bias)
+        place(self, device, dtype)
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
                 ) -> tuple[Tensor, Tensor]:
@@ -384,8 +395,10 @@ class LSTMCell(RNNCellBase):
 class GRUCell(RNNCellBase):
     """One GRU step; forward(input, hx=None) -> h'."""
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__("GRU", input_size, hidden_size, bias)
+        place(self, device, dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         return self._step(input, None if hx is None else (hx,))[0]

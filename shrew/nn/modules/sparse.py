@@ -5,12 +5,13 @@ from __future__ import annotations
 from ...core.errors import ShrewValueError
 from ...core.grad_mode import no_grad
 from ...ops.creation import arange, zeros
+from ...typing import DeviceLike, DTypeLike
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .linear import _positive
-from .module import Module
+from .module import Module, place
 
 
 __all__ = ["Embedding", "EmbeddingBag"]
@@ -24,7 +25,8 @@ class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  max_norm: float | None = None, norm_type: float = 2.0,
                  scale_grad_by_freq: bool = False, sparse: bool = False,
-                 _weight: Tensor | None = None, _freeze: bool = False) -> None:
+                 _weight: Tensor | None = None, _freeze: bool = False,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__()
         _positive("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         if padding_idx is not None:
@@ -47,6 +49,7 @@ class Embedding(Module):
                 with no_grad():
                     kept = arange(num_embeddings).reshape(-1, 1) != padding_idx
                     self.weight.mul_(kept)
+        place(self, device, dtype)
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
@@ -88,7 +91,8 @@ class EmbeddingBag(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
                  sparse: bool = False, _weight: Tensor | None = None,
-                 include_last_offset: bool = False, padding_idx: int | None = None) -> None:
+                 include_last_offset: bool = False, padding_idx: int | None = None,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.mode = max_norm, norm_type, mode
@@ -97,6 +101,7 @@ class EmbeddingBag(Module):
         self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
         self.weight = (Parameter(_weight) if _weight is not None else
                        init.normal_(Parameter(zeros(num_embeddings, embedding_dim))))
+        place(self, device, dtype)
 
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from ...autograd.checkpoint import checkpoint as run_checkpointed
 from ...core.dtype import as_dtype, float32
 from ...core.errors import ShrewTypeError
+from ...typing import DeviceLike, DTypeLike
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -19,7 +20,7 @@ from .container import ModuleList, Sequential
 from ..functional.attention import attention_bias, causal_mask
 from .dropout import Dropout
 from .linear import Linear
-from .module import Module
+from .module import Module, place
 from .normalization import LayerNorm
 
 if TYPE_CHECKING:
@@ -95,9 +96,11 @@ class TransformerEncoderLayer(_Layer):
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation: Activation = "relu",
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True) -> None:
+                 norm_first: bool = False, bias: bool = True,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                          batch_first, norm_first, bias, blocks=2)
+        place(self, device, dtype)
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
@@ -116,9 +119,11 @@ class TransformerDecoderLayer(_Layer):
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation: Activation = "relu",
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True) -> None:
+                 norm_first: bool = False, bias: bool = True,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                          batch_first, norm_first, bias, blocks=3)
+        place(self, device, dtype)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
@@ -194,7 +199,8 @@ class Transformer(Module):
                  dropout: float = 0.1, activation: Activation = "relu",
                  custom_encoder: Module | None = None, custom_decoder: Module | None = None,
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True) -> None:
+                 norm_first: bool = False, bias: bool = True,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__()
         options = (dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
                    norm_first, bias)
@@ -208,6 +214,7 @@ class Transformer(Module):
         for p in self.parameters():
             if p.ndim > 1:
                 init.xavier_uniform_(p)
+        place(self, device, dtype)
 
     def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
                 tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,

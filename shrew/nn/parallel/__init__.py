@@ -1,4 +1,6 @@
-"""Parallel training wrappers, as torch.nn.parallel: DistributedDataParallel on MPI."""
+"""Parallel training wrappers, as torch.nn.parallel: DistributedDataParallel on MPI, and
+DataParallel (runs the module: no multi-GPU scatter)."""
+from .data_parallel import DataParallel
 from .distributed import DistributedDataParallel
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel"]

@@ -15,6 +15,7 @@ from ...core.errors import type_name
 from ...core.errors import ArgumentError, DTypeError, ShrewTypeError
 from ...core.fields import AnyTensor
 from ..common import scalar_like
+from ..out import write_out
 from .recorded import binary, clamp, compare, pow, unary, where  # noqa: F401  (pow: torch.pow)
 
 if TYPE_CHECKING:
@@ -120,9 +121,10 @@ def _scaled(other: Operand, alpha: Scalar) -> Operand:
     return other if alpha == 1 else other * alpha
 
 
-def add(input: Tensor, other: Operand, *, alpha: Scalar = 1) -> Tensor:  # noqa: A002
-    """input + alpha * other."""
-    return binary("add", _tensor(input, "add"), _scaled(other, alpha))
+def add(input: Tensor, other: Operand, *, alpha: Scalar = 1,  # noqa: A002
+        out: Tensor | None = None) -> Tensor:
+    """input + alpha * other (written into out when given)."""
+    return write_out("add", binary("add", _tensor(input, "add"), _scaled(other, alpha)), out)
 
 
 def sub(input: Tensor, other: Operand, *, alpha: Scalar = 1) -> Tensor:  # noqa: A002
@@ -226,9 +228,14 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002
     return x - unary("trunc", x)
 
 
-def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001
-    """Round half to even, to `decimals` decimal places (negative: tens, hundreds, ...)."""
-    x = _tensor(input, "round")
+def round(input: Tensor, *, decimals: int = 0,  # noqa: A001
+          out: Tensor | None = None) -> Tensor:
+    """Round half to even, to `decimals` decimal places (negative: tens, hundreds, ...);
+    written into out when given."""
+    return write_out("round", _round(_tensor(input, "round"), decimals), out)
+
+
+def _round(x: Tensor, decimals: int) -> Tensor:
     if decimals == 0 or not x.dtype.is_floating_point:
         return unary("round", x)
     scale = 10.0 ** builtins.abs(decimals)
