@@ -62,19 +62,20 @@ from .ops.linalg.decompositions import torch_slogdet as slogdet, torch_svd as sv
 from .ops.linalg.composed import cdist, cholesky_inverse, cholesky_solve, pinverse
 from .ops.linalg.einsum import einsum
 from ._tensor import Tensor
-from .threads import get_num_threads, set_num_threads
+from .backends.threads import get_num_threads, set_num_threads
 from . import cuda  # noqa: E402
 from . import accelerator, amp, onnx  # noqa: E402
-from .generator import Generator
+from .ops.generator import Generator
 from . import linalg, nn, optim, return_types, serialization, utils  # noqa: E402  (they build on everything above)
 from .serialization.save_load import load, save  # noqa: E402
 from .autograd.diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
 from . import autograd, func  # noqa: E402
-# everyday helpers and switches (issue 30, devices): _comparison.py, _switches.py, cuda_flags.py
-from ._comparison import (allclose, equal, is_complex, is_floating_point,  # noqa: E402
+# everyday helpers and switches (issue 30): ops/comparison.py, backends/defaults.py and
+# backends/cuda_flags.py
+from .ops.comparison import (allclose, equal, is_complex, is_floating_point,  # noqa: E402
                           is_tensor, isclose)
-from ._switches import (are_deterministic_algorithms_enabled, get_default_device,  # noqa: E402
+from .backends.defaults import (are_deterministic_algorithms_enabled, get_default_device,  # noqa: E402
                         initial_seed, is_deterministic_algorithms_warn_only_enabled, seed,
                         set_default_device, use_deterministic_algorithms)
 from .backends.cuda_flags import (get_float32_matmul_precision,  # noqa: E402
@@ -97,9 +98,9 @@ if _find_spec("einops") is not None:
 # interop with numpy and other frameworks (ops/creation.py)
 from .ops.creation import as_tensor, asarray  # noqa: E402
 # API gaps (issue 30): legacy tensor types, memory formats, print options, fx and hub
-from ._legacy import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402
+from .ops.legacy import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402
                       legacy_types as _legacy_types, memory_format, preserve_format)
-from ._printing import set_printoptions  # noqa: E402
+from .core.printing import set_printoptions  # noqa: E402
 from . import fx, hub  # noqa: E402
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))
@@ -178,7 +179,7 @@ __all__ = [
     "compiler", "jit", "compile", "autocast", "dtype", "e", "inf", "nan", "pi",
     # strided views (ops/shape/strided.py; issue 30's views)
     "as_strided",
-    # API gaps (issue 30): _legacy.py, _printing.py, fx.py, hub.py
+    # API gaps (issue 30): ops/legacy.py, core/printing.py, fx.py, hub.py
     "channels_last", "channels_last_3d", "contiguous_format", "memory_format",
     "preserve_format", "set_printoptions", "fx", "hub", *_LEGACY_NAMES,
 ]

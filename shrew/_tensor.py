@@ -19,8 +19,8 @@ from .methods.elementwise import ElementwiseMethods
 from .methods.indexing import IndexingMethods
 from .methods.inplace import InplaceMethods
 from .methods.legacy import LegacyMethods
-from ._legacy import check_format
-from ._printing import PRINT_OPTIONS, format_values
+from .ops.legacy import check_format
+from .core.printing import PRINT_OPTIONS, format_values
 from .methods.random import RandomMethods
 from .ops import creation as _creation
 from .ops.index import recorded as _index

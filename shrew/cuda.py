@@ -14,7 +14,7 @@ from . import amp
 from ._device import DeviceModule
 from .backends import registry
 from .core.dtype import bfloat16
-from ._legacy import legacy_types
+from .ops.legacy import legacy_types
 
 _cuda = DeviceModule("cuda")
 # torch.cuda.FloatTensor & co: constructing one needs a usable CUDA device (DeviceError)

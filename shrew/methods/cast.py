@@ -8,7 +8,7 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from ..core import dtype as D
-from .. import _comparison
+from ..ops import comparison as _comparison
 from ..ops import cast as _cast
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ class CastMethods:
         """This tensor in other's dtype."""
         return _cast.to_dtype(self, other.dtype)
 
-    # -- whole-tensor comparisons (_comparison.py), here with the other conversions ---------
+    # -- whole-tensor comparisons (ops/comparison.py), here with the other conversions ---------
     def isclose(self: Any, other: Tensor, rtol: builtins.float = 1e-05,
                 atol: builtins.float = 1e-08, equal_nan: builtins.bool = False) -> Tensor:
         return _comparison.isclose(self, other, rtol, atol, equal_nan)

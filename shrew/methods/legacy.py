@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import _legacy
+from ..ops import legacy as _legacy
 
 if TYPE_CHECKING:
     from .._tensor import Tensor

@@ -11,7 +11,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..core.errors import ShapeError, ShrewValueError
-from ..generator import Generator, generator_from_global_seed
+from ..ops.generator import Generator, generator_from_global_seed
 from ..ops.creation import full, tensor
 from ..ops.random import rand, randn
 from ..core.grad_mode import no_grad

@@ -17,7 +17,7 @@ from ..core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError, S
 from ..core.fields import AnyTensor, blank, init_leaf, leaf, wrap
 from ..core.shape import INT64_MAX, check_alloc, fmt, numel, shape_arg
 from .common import check_device_dtype
-from .._legacy import check_format
+from .legacy import check_format
 from .index.recorded import note_host_range
 from .out import write_out
 from .shape.recorded import contiguous

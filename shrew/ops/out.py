@@ -7,7 +7,6 @@ from ..core.dtype import can_cast
 from ..core.errors import ArgumentError, DeviceError, DTypeError, ShrewTypeError
 from ..core.fields import AnyTensor
 from ..core.grad_mode import is_grad_enabled, no_grad
-from . import inplace  # a module reference: inplace imports creation, which imports this
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -35,5 +34,5 @@ def write_out(op: str, result: Any, out: Tensor | None) -> Any:
         if out.shape == result.shape:
             out.copy_(result)
         else:
-            inplace.set_data(out, result.to(out.dtype))
+            out.data = result.to(out.dtype)  # resized to result's shape, as set_data
     return out

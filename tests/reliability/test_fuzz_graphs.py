@@ -22,7 +22,8 @@ from shrew.core import op as O
 from shrew.backends.base import BINARY_FNS, REDUCE_FNS, UNARY_FNS
 from shrew.autograd.diagnostics import _graph, op_name
 from shrew.testing import gradcheck
-from shrew.testing.conformance.cases import UNARY_DOMAIN, SinTimes
+from shrew.testing.conformance.calls import SinTimes
+from shrew.testing.conformance.cases import UNARY_DOMAIN
 from shrew.ops.elementwise.recorded import binary, unary
 from shrew.backends.cpu import CPUBackend
 from support import numpy_attention, numpy_layer_norm, shapes

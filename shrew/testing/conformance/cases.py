@@ -18,140 +18,15 @@ import shrew
 import shrew.nn.functional as Fn
 from shrew.core import op as O
 from shrew.backends.base import BINARY_FNS, COMPARE_FNS, UNARY_FNS
-from shrew.backends.registry import get_backend
 from shrew.ops.elementwise.recorded import binary, unary
 
 from . import strategies as gen
+from .calls import (reduced, normalised, inner, svd_terms, window, kernel, uniform, normal,
+                    well_conditioned, distinct_spectrum, spd, all_true, rng_replay, copy_into,
+                    add_into, sdpa, checkpointed, SinTimes)
 from .spec import ALL, FLOAT, INTEGRAL, NUMERIC, Case, F, Fixed, I, M, S, Sample
 
 LINALG = ("float32", "float64")  # LAPACK's real dtypes
-
-
-# -- tolerance scales: how many terms each output element sums -----------------------------
-def _reduced(sample: Sample) -> int:
-    shape, dim = sample.args[0].shape, sample.kwargs.get("dim")
-    if dim is None or not shape:
-        return math.prod(shape)
-    return math.prod(shape[d] for d in ((dim,) if isinstance(dim, int) else dim))
-
-
-def _normalised(sample: Sample) -> int:
-    """Means and normalisations divide their sum's error by its size: sqrt of it is ample."""
-    return math.isqrt(_reduced(sample))
-
-
-def _inner(sample: Sample) -> int:
-    return sample.args[0].shape[-1]
-
-
-def _svd_terms(sample: Sample) -> int:
-    """Gradients through a float32 SVD (compared normwise): cuSOLVER's differed from the
-    float64 reference by up to 1.4e-4 on 4x4 inputs whose largest gradient is 6 (measured on
-    an H200), about 2.4e-5 of the whole where n terms would allow 2e-5; n^2 allows 4e-5."""
-    return _inner(sample) ** 2
-
-
-def _window(sample: Sample) -> int:
-    return math.prod(sample.args[1].shape[1:])
-
-
-def _kernel(sample: Sample) -> int:
-    k = sample.kwargs.get("k", 2)
-    return k * k if isinstance(k, int) else math.prod(k)
-
-
-# -- value checks for random numbers, which no reference can reproduce ---------------------
-def _uniform(v: np.ndarray):
-    v = v.astype(np.float64)
-    if not ((v >= 0) & (v < 1)).all():
-        return f"values outside [0, 1): min {v.min()!r}, max {v.max()!r}"
-    if abs(v.mean() - 0.5) > 6 * math.sqrt(1 / 12 / v.size):
-        return f"mean {v.mean():.4f} is not 0.5 (n={v.size})"
-    return None
-
-
-def _normal(v: np.ndarray):
-    v = v.astype(np.float64)
-    if abs(v.mean()) > 6 / math.sqrt(v.size) or abs(v.std() - 1) > 6 / math.sqrt(2 * v.size):
-        return f"mean {v.mean():.4f}, std {v.std():.4f} are not 0 and 1 (n={v.size})"
-    return None
-
-
-def _well_conditioned(a):
-    """A batch of square matrices far from singular (the inputs are standard normal);
-    anything else as it is, for the op to refuse."""
-    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        return a
-    return a + 2 * a.shape[-1] * shrew.eye(a.shape[-1], dtype=a.dtype, device=a.device)
-
-
-def _distinct_spectrum(a):
-    """Symmetric matrices whose eigenvalues are well apart, even where a's rows repeat
-    (the "expanded" layout): eigenvectors are then unique up to sign."""
-    n = a.shape[-1]
-    steps = shrew.arange(1, n + 1, dtype=a.dtype, device=a.device) * (2 * n)
-    return a @ a.mT + shrew.diag(steps)
-
-
-def _spd(a):
-    """A batch of symmetric positive-definite matrices."""
-    return a @ a.mT + a.shape[-1] * shrew.eye(a.shape[-1], dtype=a.dtype, device=a.device)
-
-
-def _all_true(v: np.ndarray):
-    return None if v.all() else f"{v.size - v.sum()} of {v.size} draws differ after set_rng_state"
-
-
-# -- operations without a Tensor method -----------------------------------------------------
-def _rng_replay(x):
-    """randn, then randn again from the state saved before the first: the same numbers."""
-    backend = get_backend(x.device)
-    state = backend.get_rng_state()
-    first = shrew.randn(*x.shape, dtype=x.dtype, device=x.device)
-    backend.set_rng_state(state)
-    return first == shrew.randn(*x.shape, dtype=x.dtype, device=x.device)
-
-
-def _copy_into(dst, src):
-    """Tensor.copy_ (Backend.copy_) into a fresh copy of dst."""
-    return dst.contiguous().copy_(src)
-
-
-def _add_into(dst, src, alpha=-0.75, itself=False):
-    """Tensor.add_ (Backend.add_: optimizer steps) on a fresh copy of dst; itself: src is
-    that copy."""
-    out = dst.contiguous()
-    return out.add_(out if itself else src, alpha=alpha)
-
-
-def _sdpa(q, k, v, is_causal=False, mask=False):
-    """scaled_dot_product_attention; `mask`: a float mask hiding the first key from every
-    other query, as an additive bias."""
-    bias = None
-    if mask:
-        hide = shrew.zeros(q.shape[-2], k.shape[-2], dtype=q.dtype, device=q.device)
-        bias = hide.index_fill(1, shrew.tensor([0], device=q.device), float("-inf"))
-        bias = bias.index_fill(0, shrew.tensor([0], device=q.device), 0.0)
-    return Fn.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=is_causal)
-
-
-def _checkpointed(x, w):
-    return shrew.checkpoint(lambda a: (a @ w).tanh(), x)
-
-
-class SinTimes(shrew.autograd.Function):
-    """x * sin(x) with a hand-written backward: an O.CustomFunction on the device (the
-    fuzzed graphs of tests/reliability use it too)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x.sin()
-
-    @staticmethod
-    def backward(ctx, g):
-        x, = ctx.saved_tensors
-        return g * (x.sin() + x * x.cos())
 
 
 # -- the table -----------------------------------------------------------------------------
@@ -238,7 +113,7 @@ def _reduce(fn: str) -> Case:
     return Case(fn, lambda x, dim=None, keepdim=False, _fn=method: getattr(x, _fn)(dim, keepdim),
                 tuple(samples), (O.Reduce,), ("reduce",),
                 dtypes={"sum": ALL, "mean": FLOAT}.get(fn, NUMERIC), jacobian=fn == "max",
-                terms=_normalised if fn == "mean" else _reduced, shapes=gen.reductions(),
+                terms=normalised if fn == "mean" else reduced, shapes=gen.reductions(),
                 raises=tuple(raises))
 
 
@@ -284,15 +159,15 @@ CASES: tuple = (
          grad=False),
     Case("from_numpy", lambda x: shrew.tensor(np.asfortranarray(x.numpy()), device=x.device),
          (S(F(3, 5, 2)),), (), ("from_numpy",), dtypes=ALL, grad=False),
-    Case("copy_", _copy_into, (S(F(4, 6), F(4, 6)),), (), ("copy_",), dtypes=ALL, grad=False),
-    Case("add_", _add_into, (S(F(4, 6), F(4, 6)), S(F(3, 300), F(3, 300), alpha=1.0),
+    Case("copy_", copy_into, (S(F(4, 6), F(4, 6)),), (), ("copy_",), dtypes=ALL, grad=False),
+    Case("add_", add_into, (S(F(4, 6), F(4, 6)), S(F(3, 300), F(3, 300), alpha=1.0),
                              S(F(5, 7), F(5, 7), itself=True)), (), ("add_",), grad=False),
     Case("rand", lambda x: shrew.rand(*x.shape, dtype=x.dtype, device=x.device),
-         (S(F(64, 300)),), (), ("manual_seed", "rand"), grad=False, check=_uniform),
+         (S(F(64, 300)),), (), ("manual_seed", "rand"), grad=False, check=uniform),
     Case("randn", lambda x: shrew.randn(*x.shape, dtype=x.dtype, device=x.device),
-         (S(F(64, 300)),), (), ("manual_seed", "randn"), grad=False, check=_normal),
-    Case("rng_state", _rng_replay, (S(F(8, 33)),), (), ("get_rng_state", "set_rng_state"),
-         grad=False, check=_all_true),
+         (S(F(64, 300)),), (), ("manual_seed", "randn"), grad=False, check=normal),
+    Case("rng_state", rng_replay, (S(F(8, 33)),), (), ("get_rng_state", "set_rng_state"),
+         grad=False, check=all_true),
     # elementwise
     *(_unary(fn) for fn in UNARY_FNS),
     *(_binary(fn) for fn in BINARY_FNS),
@@ -322,12 +197,12 @@ CASES: tuple = (
          (O.Prod,), ("scan",), dtypes=NUMERIC, terms=_line, raises=(S(F(3, 4), dim=(0, 1)),)),
     Case("vector_norm", lambda x, ord=2, dim=None: shrew.linalg.vector_norm(x, ord, dim),
          (S(F(3, 4, 5), dim=1), S(F(3, 4), ord=3), S(F(5, 6), ord=1, dim=(0, 1))),
-         (O.VectorNorm,), ("reduce",), terms=_reduced, raises=(S(F(3), ord="x"),)),
+         (O.VectorNorm,), ("reduce",), terms=reduced, raises=(S(F(3), ord="x"),)),
     Case("var", lambda x, dim=None, correction=1: x.var(dim, correction=correction),
          (S(F(3, 4, 5), dim=1), S(F(2, 300)), S(F(4, 5), dim=(0, 1), correction=0)),
-         (O.Reduce, O.Binary), ("reduce", "binary"), terms=_reduced),
+         (O.Reduce, O.Binary), ("reduce", "binary"), terms=reduced),
     Case("logsumexp", lambda x, dim: x.logsumexp(dim), (S(F(3, 4, 5), dim=1), S(F(2, 300), dim=-1)),
-         (O.Reduce, O.Unary), ("reduce", "unary"), terms=_reduced),
+         (O.Reduce, O.Unary), ("reduce", "unary"), terms=reduced),
     # scans, sorting and selection
     _scan_case("cumsum", lambda x, dim: x.cumsum(dim), (O.Scan,), ("scan",), ALL),
     _scan_case("cumprod", lambda x, dim: x.cumprod(dim), (O.Scan,), ("scan",), NUMERIC, long=40),
@@ -349,42 +224,42 @@ CASES: tuple = (
     Case("matmul", operator.matmul,
          (S(F(7, 13), F(13, 5)), S(F(2, 1, 4, 6), F(3, 6, 5)), S(F(6), F(6, 4)),
           S(F(3, 5, 7), F(7)), S(F(9, 300), F(300, 17)), S(F(3, 0), F(0, 4))),
-         (O.Matmul,), ("matmul",), jacobian=True, terms=_inner, shapes=gen.matmuls(),
+         (O.Matmul,), ("matmul",), jacobian=True, terms=inner, shapes=gen.matmuls(),
          raises=(S(F(3, 4), F(5, 2)), S(F(), F(3)), S(F(2, 3, 4), F(3, 4, 5)))),
     # decompositions and solvers: the linalg primitive (the host's LAPACK on opencl).  The
     # values compared do not depend on the sign choices of singular and eigenvectors.
-    Case("linalg.solve", lambda a, b: shrew.linalg.solve(_well_conditioned(a), b),
+    Case("linalg.solve", lambda a, b: shrew.linalg.solve(well_conditioned(a), b),
          (S(F(4, 4), F(4, 2)), S(F(2, 3, 3), F(3)), S(F(2, 5, 5), F(2, 5, 3))),
-         (O.Solve,), ("linalg",), dtypes=LINALG, jacobian=True, terms=_inner,
+         (O.Solve,), ("linalg",), dtypes=LINALG, jacobian=True, terms=inner,
          raises=(S(F(3, 4), F(3, 1)), S(F(3, 3), F(4, 1)), S(I(3, 3, high=3), F(3, 1)))),
-    Case("linalg.inv", lambda a: shrew.linalg.inv(_well_conditioned(a)),
+    Case("linalg.inv", lambda a: shrew.linalg.inv(well_conditioned(a)),
          (S(F(4, 4)), S(F(3, 2, 2))), (O.Solve,), ("linalg",), dtypes=LINALG, jacobian=True,
-         terms=_inner, raises=(S(F(2, 3)), S(I(2, 2, high=3)))),
-    Case("linalg.det", lambda a: shrew.linalg.det(_well_conditioned(a)),  # grad: an SVD
+         terms=inner, raises=(S(F(2, 3)), S(I(2, 2, high=3)))),
+    Case("linalg.det", lambda a: shrew.linalg.det(well_conditioned(a)),  # grad: an SVD
          (S(F(4, 4)), S(F(2, 3, 3))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
-         terms=_svd_terms, normwise=True, raises=(S(F(3)),)),
+         terms=svd_terms, normwise=True, raises=(S(F(3)),)),
     # Well conditioned: the "expanded" layout repeats a row, and the log of a singular
     # matrix's determinant is -inf or a large negative number depending on rounding.
-    Case("linalg.slogdet", lambda a: shrew.linalg.slogdet(_well_conditioned(a)).logabsdet,
+    Case("linalg.slogdet", lambda a: shrew.linalg.slogdet(well_conditioned(a)).logabsdet,
          (S(F(4, 4)), S(F(2, 3, 3))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
-         terms=_inner),
-    Case("linalg.cholesky", lambda a: shrew.linalg.cholesky(_spd(a)),
+         terms=inner),
+    Case("linalg.cholesky", lambda a: shrew.linalg.cholesky(spd(a)),
          (S(F(4, 4)), S(F(2, 3, 3))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
-         terms=_inner, raises=(S(F(3, 2)),)),
+         terms=inner, raises=(S(F(3, 2)),)),
     Case("linalg.qr", lambda a: shrew.linalg.qr(a).R.abs(),
          (S(F(5, 3)), S(F(2, 3, 4))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
-         terms=_inner, raises=(S(F(3)),)),
+         terms=inner, raises=(S(F(3)),)),
     Case("linalg.svdvals", lambda a: shrew.linalg.svdvals(a),
          (S(F(5, 3)), S(F(2, 3, 4))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
-         terms=_inner),
+         terms=inner),
     Case("linalg.svd", lambda a: shrew.linalg.svd(a, full_matrices=False).U.square(),
          (S(F(5, 3)), S(F(2, 4, 4))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
-         terms=_svd_terms, normwise=True),
-    Case("linalg.eigh", lambda a: shrew.linalg.eigh(_distinct_spectrum(a)).eigenvectors.square(),
+         terms=svd_terms, normwise=True),
+    Case("linalg.eigh", lambda a: shrew.linalg.eigh(distinct_spectrum(a)).eigenvectors.square(),
          (S(F(4, 4)), S(F(2, 3, 3))), (O.Decomposition,), ("linalg",), dtypes=LINALG,
-         terms=_inner),
+         terms=inner),
     Case("linalg.pinv", lambda a: shrew.linalg.pinv(a), (S(F(5, 3)), S(F(2, 3, 4))),
-         (O.Decomposition,), ("linalg",), dtypes=LINALG, terms=_inner),
+         (O.Decomposition,), ("linalg",), dtypes=LINALG, terms=inner),
     Case("conv2d", lambda x, w, stride=1, padding=0, dilation=1, groups=1: shrew.conv2d(
             x, w, stride, padding, dilation, groups),
          (S(F(2, 3, 5, 4), F(2, 3, 3, 2)), S(F(1, 2, 9, 8), F(3, 2, 3, 2), stride=2, padding=1),
@@ -398,7 +273,7 @@ CASES: tuple = (
           S(F(1, 8, 7, 9), F(3, 8, 3, 4), stride=(2, 1), padding=(1, 2)),
           S(F(3, 16, 6, 5), F(4, 16, 2, 3), stride=(1, 2), padding=(0, 1)),
           S(F(2, 12, 6, 7), F(5, 12, 3, 3), padding=1)),
-         (O.Conv2d,), ("im2col", "matmul", "col2im"), jacobian=True, terms=_window,
+         (O.Conv2d,), ("im2col", "matmul", "col2im"), jacobian=True, terms=window,
          shapes=gen.convs(),
          raises=(S(F(1, 2, 5, 5), F(3, 3, 3, 3)), S(F(1, 2, 2, 2), F(3, 2, 3, 3)),
                  S(F(2, 5, 5), F(3, 2, 3, 3)))),
@@ -408,7 +283,7 @@ CASES: tuple = (
           S(F(2, 4, 15), F(6, 2, 3), padding=2, dilation=3, groups=2),
           S(F(2, 16, 11), F(3, 16, 3), stride=2, padding=1),
           S(F(1, 12, 9), F(2, 12, 4), padding=2)),
-         (O.Conv1d,), ("im2col", "matmul", "col2im"), jacobian=True, terms=_window,
+         (O.Conv1d,), ("im2col", "matmul", "col2im"), jacobian=True, terms=window,
          raises=(S(F(1, 2, 5), F(3, 3, 3)), S(F(1, 2, 5), F(3, 2, 3), stride=0))),
     Case("im2col", lambda x, k, stride=1, padding=0: shrew.im2col(x, k, stride, padding),
          (S(F(2, 3, 5, 6), k=(2, 3)), S(F(1, 2, 7, 7), k=3, stride=2, padding=1)),
@@ -417,7 +292,7 @@ CASES: tuple = (
                                                                          padding),
          (S(F(2, 18, 16), shape=(2, 3, 5, 6), k=(2, 3)),
           S(F(1, 18, 16), shape=(1, 2, 7, 7), k=3, stride=2, padding=1)),
-         (O.Col2Im,), ("col2im",), jacobian=True, terms=_kernel,
+         (O.Col2Im,), ("col2im",), jacobian=True, terms=kernel,
          raises=(S(F(1, 18, 15), shape=(1, 2, 7, 7), k=3, stride=2, padding=1),)),
     Case("max_pool2d", lambda x, k=2, s=None, p=0, d=1, ceil=False:
          shrew.max_pool2d(x, k, s, p, d, ceil),
@@ -437,7 +312,7 @@ CASES: tuple = (
           S(F(1, 2, 9, 8), k=3, s=2, p=1, ceil=True, include=False),
           S(F(2, 1, 7, 6), k=(2, 3), s=(3, 2), p=1, ceil=True),
           S(F(1, 2, 6, 7), k=2, p=1, divisor=3)),
-         (O.AvgPool2d,), ("avg_pool2d", "col2im"), jacobian=True, terms=_kernel,
+         (O.AvgPool2d,), ("avg_pool2d", "col2im"), jacobian=True, terms=kernel,
          shapes=gen.avg_pools(), raises=(S(F(1, 1, 2, 2), k=3), S(F(1, 1, 5, 5), k=2, p=2),
                                          S(F(1, 1, 5, 5), k=2, divisor=0))),
     # indexing
@@ -563,16 +438,16 @@ CASES: tuple = (
     # backend); elsewhere, and without a bias, a product and a sum.
     Case("linear", Fn.linear, (S(F(5, 7), F(3, 7), F(3)), S(F(2, 4, 300), F(6, 300)),
                                S(F(2, 3, 40), F(5, 40), F(5))),
-         (O.Matmul, O.Binary, O.Linear), ("matmul",), terms=_inner,
+         (O.Matmul, O.Binary, O.Linear), ("matmul",), terms=inner,
          raises=(S(F(5, 7), F(3, 6)),)),
     Case("softmax", lambda x, dim: Fn.softmax(x, dim),
          (S(F(4, 7), dim=-1), S(F(3, 300, domain="wide"), dim=1),
           S(F(2, 5, 3, 4), dim=1), S(F(2, 300, 3), dim=1)),
-         (O.Softmax,), ("softmax",), jacobian=True, terms=_normalised,
+         (O.Softmax,), ("softmax",), jacobian=True, terms=normalised,
          shapes=gen.softmaxes(), raises=(S(F(3, 4), dim=2),)),
     # The last two samples are large enough for a fused attention call (base.FastAttention;
     # the cpu backend's needs 2^15 scores); the others compose it.
-    Case("scaled_dot_product_attention", _sdpa,
+    Case("scaled_dot_product_attention", sdpa,
          (S(F(2, 3, 5, 4), F(2, 3, 6, 4), F(2, 3, 6, 3)), S(F(4, 5, 4), F(4, 5, 4), F(4, 5, 2),
                                                            is_causal=True),
           S(F(2, 2, 128, 16), F(2, 2, 128, 16), F(2, 2, 128, 8), is_causal=True),
@@ -582,7 +457,7 @@ CASES: tuple = (
          raises=(S(F(2, 5, 4), F(2, 6, 3), F(2, 6, 3)), S(F(2, 5, 4), F(2, 6, 4), F(2, 5, 4)))),
     Case("log_softmax", lambda x, dim: Fn.log_softmax(x, dim),
          (S(F(4, 7), dim=-1), S(F(3, 300, domain="wide"), dim=0), S(F(2, 5, 3, 4), dim=2)),
-         (O.Softmax,), ("softmax",), jacobian=True, terms=_normalised,
+         (O.Softmax,), ("softmax",), jacobian=True, terms=normalised,
          shapes=gen.softmaxes(), raises=(S(F(3, 4), dim=-3),)),
     Case("cross_entropy", lambda x, t, reduction="mean": Fn.cross_entropy(x, t, reduction),
          (S(F(6, 5), I(6, high=5)), S(F(300, 3), I(300, high=3), reduction="sum")),
@@ -606,8 +481,8 @@ CASES: tuple = (
     Case("mse_loss", lambda a, b: Fn.mse_loss(a, b), (S(F(4, 6), F(4, 6)),),
          (O.Reduce, O.Binary), ("reduce", "binary"), terms=lambda s: math.prod(s.args[0].shape),
          raises=(S(F(4, 6), F(4, 5)),)),
-    Case("checkpoint", _checkpointed, (S(F(4, 6), F(6, 3)),), (O.Checkpoint,),
-         ("get_rng_state", "set_rng_state", "matmul"), jacobian=True, terms=_inner),
+    Case("checkpoint", checkpointed, (S(F(4, 6), F(6, 3)),), (O.Checkpoint,),
+         ("get_rng_state", "set_rng_state", "matmul"), jacobian=True, terms=inner),
     Case("custom_function", SinTimes.apply, (S(F(4, 6)),), (O.CustomFunction,),
          ("unary", "binary"), jacobian=True),
 )

@@ -13,7 +13,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from ...core.errors import ShrewValueError
-from ...generator import Generator, generator_from_global_seed
+from ...ops.generator import Generator, generator_from_global_seed
 from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset
 from .pipe import FrameReader

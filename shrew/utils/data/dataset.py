@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from ...core.errors import ShrewError, ShrewTypeError, ShrewValueError
-from ...generator import Generator, generator_from_global_seed
+from ...ops.generator import Generator, generator_from_global_seed
 from ...core.shape import fmt
 from ..._tensor import Tensor
 

@@ -7,7 +7,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from ...core.errors import ShrewValueError
-from ...generator import Generator, generator_from_global_seed
+from ...ops.generator import Generator, generator_from_global_seed
 from ..._tensor import Tensor
 
 T_co = TypeVar("T_co", covariant=True)

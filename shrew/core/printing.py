@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core.errors import ShrewValueError
+from .errors import ShrewValueError
 
 
 @dataclass

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .core.errors import ArgumentError, DTypeError, ShrewTypeError
-from .core.fields import AnyTensor
-from .ops.common import same_device
-from .ops.elementwise.composed import isfinite, isnan, logical_and, logical_or
-from .ops.shape.composed import broadcast_shapes
+from ..core.errors import ArgumentError, DTypeError, ShrewTypeError
+from ..core.fields import AnyTensor
+from .common import same_device
+from .elementwise.composed import isfinite, isnan, logical_and, logical_or
+from .shape.composed import broadcast_shapes
 
 if TYPE_CHECKING:
-    from ._tensor import Tensor
+    from .._tensor import Tensor
 
 
 def is_tensor(obj: object) -> builtins.bool:

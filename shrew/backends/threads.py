@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .backends import cpu
+from . import cpu
 
 
 def set_num_threads(n: int) -> None:

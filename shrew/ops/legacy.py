@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .core.dtype import DType, as_dtype
-from .core.errors import ShrewTypeError
-from .core.shape import Size
+from ..core.dtype import DType, as_dtype
+from ..core.errors import ShrewTypeError
+from ..core.shape import Size
 
 if TYPE_CHECKING:
-    from ._tensor import Tensor
-    from .typing import DeviceLike
+    from .._tensor import Tensor
+    from ..typing import DeviceLike
 
 
 class memory_format:  # noqa: N801  (torch's name)
@@ -73,8 +73,8 @@ def construct(op: str, dtype: DType, device: DeviceLike | None, args: tuple) -> 
     """The legacy constructors' forms: () an empty 1-d tensor, (ints...) or (Size) an
     uninitialised one (zeros in shrew), (sequence) a copy of the data, (Tensor) that tensor
     when its dtype and device match."""
-    from ._tensor import Tensor
-    from .ops.creation import empty, tensor
+    from .._tensor import Tensor
+    from .creation import empty, tensor
     if not args:
         return empty(0, dtype=dtype, device=device)
     if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
@@ -101,7 +101,7 @@ class _LegacyType(type):
     is_cuda: bool
 
     def __instancecheck__(cls, obj: object) -> bool:
-        from ._tensor import Tensor
+        from .._tensor import Tensor
         return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
                 and obj.is_cuda == cls.is_cuda)
 

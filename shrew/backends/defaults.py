@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import secrets
 
-from ._device import device as _device
-from .backends import registry
-from .core.errors import ShrewTypeError
+from .._device import device as _device
+from . import registry
+from ..core.errors import ShrewTypeError
 
 _deterministic = {"mode": False, "warn_only": False}
 

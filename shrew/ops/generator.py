@@ -11,9 +11,9 @@ import secrets
 
 import numpy as np
 
-from .core.errors import ArgumentError, ShrewTypeError
-from .ops.random import rand
-from ._tensor import Tensor
+from ..core.errors import ArgumentError, ShrewTypeError
+from .random import rand
+from .._tensor import Tensor
 
 
 class Generator:
