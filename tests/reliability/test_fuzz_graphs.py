@@ -440,8 +440,29 @@ def g_checkpoint(draw, pool):
     return (i,), lambda x: shrew.checkpoint(lambda t: fn(*[t] * len(indices)), x)
 
 
+def g_as_strided(draw, pool):
+    """A strided view: a step slice, a diagonal or a sliding window (Tensor.unfold)."""
+    i = _pick(draw, pool)
+    x = pool[i]
+    if x.ndim == 0:
+        return (i,), lambda x: x.diagonal()  # invalid: a diagonal needs two dims
+    d = _valid_dim(draw, x.ndim)
+    kind = draw(st.sampled_from(["step", "diagonal", "unfold"] if x.ndim >= 2 else
+                                ["step", "unfold"]))
+    if kind == "step":
+        step = draw(st.integers(2, 3))
+        key = (slice(None),) * d + (slice(None, None, step),)
+        return (i,), lambda x: x[key]
+    if kind == "diagonal":
+        offset = draw(st.integers(-1, 1))
+        return (i,), lambda x: x.diagonal(offset, 0, x.ndim - 1)
+    size = draw(st.integers(1, max(1, x.shape[d])))
+    step = draw(st.integers(1, 2))
+    return (i,), lambda x: x.unfold(d, size, step)
+
+
 TABLE = {
-    O.Contiguous: g_contiguous, O.Binary: g_binary, O.Unary: g_unary, O.Reduce: g_reduce,
+    O.Contiguous: g_contiguous, O.AsStrided: g_as_strided, O.Binary: g_binary, O.Unary: g_unary, O.Reduce: g_reduce,
     O.Matmul: g_matmul, O.Reshape: g_reshape, O.Transpose: g_transpose, O.Narrow: g_narrow,
     O.Affine: g_affine, O.Conv2d: g_conv2d, O.Conv1d: g_conv1d, O.MaxPool2d: g_max_pool2d,
     O.AvgPool2d: g_avg_pool2d, O.Cat: g_cat, O.Powf: g_powf, O.Clamp: g_clamp,
