@@ -462,7 +462,8 @@ def g_as_strided(draw, pool):
 
 
 TABLE = {
-    O.Contiguous: g_contiguous, O.AsStrided: g_as_strided, O.Binary: g_binary, O.Unary: g_unary, O.Reduce: g_reduce,
+    O.Contiguous: g_contiguous, O.AsStrided: g_as_strided, O.Binary: g_binary,
+    O.Unary: g_unary, O.Reduce: g_reduce,
     O.Matmul: g_matmul, O.Reshape: g_reshape, O.Transpose: g_transpose, O.Narrow: g_narrow,
     O.Affine: g_affine, O.Conv2d: g_conv2d, O.Conv1d: g_conv1d, O.MaxPool2d: g_max_pool2d,
     O.AvgPool2d: g_avg_pool2d, O.Cat: g_cat, O.Powf: g_powf, O.Clamp: g_clamp,
