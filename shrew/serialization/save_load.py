@@ -59,12 +59,14 @@ def _writes_torch(f: PathOrFile, format: str | None) -> bool:
     return isinstance(name, str) and name.lower().endswith(TORCH_SUFFIXES)
 
 
-def save(obj: Any, f: PathOrFile, pickle_module: Any = None, pickle_protocol: Any = None,
+def save(state_dict: Any, path: PathOrFile, pickle_module: Any = None, pickle_protocol: Any = None,
          _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False,
          *, format: str | None = None) -> None:
-    """Write `obj` to `f` (a path or a binary file object), as torch.save.
+    """Write `state_dict` (torch.save's `obj`: any checkpoint) to `path` (torch.save's `f`:
+    a path or a binary file object), as torch.save; the first two parameters keep the
+    names shrew has always given them (its API promises them), the others are torch's.
 
-    Where `f` ends in .pt or .pth (a path, or an open file's name), or with
+    Where `path` ends in .pt or .pth (a path, or an open file's name), or with
     format="torch": PyTorch's own zip format, which `torch.load(f, weights_only=True)`
     reads, for tensors, state dicts, optimizer state dicts and checkpoints of those
     (dicts, lists, tuples, numbers, strings, None); a whole nn.Module is refused there.
@@ -75,24 +77,24 @@ def save(obj: Any, f: PathOrFile, pickle_module: Any = None, pickle_protocol: An
     modules included.  pickle_module and pickle_protocol are accepted and ignored (a .pt's
     pickle is always protocol 2, which every torch.load reads); _disable_byteorder_record
     leaves out the .pt's byteorder entry, as torch.save."""
-    if _writes_torch(f, format):
+    if _writes_torch(path, format):
         if not _use_new_zipfile_serialization:
             raise UnsupportedError("save: _use_new_zipfile_serialization=False (PyTorch's "
                                    "legacy format, a bare pickle) is not supported; the zip "
                                    "format every torch.load since 1.6 reads is written")
-        data = torch_write.dumps(obj, torch_write.archive_name(f),
+        data = torch_write.dumps(state_dict, torch_write.archive_name(path),
                                  byteorder=not _disable_byteorder_record)
-    elif _is_state_dict(obj):
-        arrays = {name: t.numpy() for name, t in obj.items()}
+    elif _is_state_dict(state_dict):
+        arrays = {name: t.numpy() for name, t in state_dict.items()}
         data = safetensors.numpy.save(arrays)
     else:
-        arrays, description = tree.encode(obj)
+        arrays, description = tree.encode(state_dict)
         metadata = {tree.FORMAT_KEY: description, "format": f"shrew-{tree.FORMAT}"}
         data = safetensors.numpy.save(arrays, metadata=metadata)
-    if hasattr(f, "write"):
-        f.write(data)
+    if hasattr(path, "write"):
+        path.write(data)
     else:
-        with open(os.fspath(f), "wb") as out:
+        with open(os.fspath(path), "wb") as out:
             out.write(data)
 
 
