@@ -86,9 +86,10 @@ def test_apply_hooks_and_handles():
     plain = net(x * 2.0).numpy() + 1.0
     np.testing.assert_allclose(with_hooks, plain, rtol=1e-6)
     assert calls == [(4, 3)]
-    with net.register_forward_hook(lambda m, a, o: o * 0.0):
-        assert (net(x).numpy() == 0).all()
-    assert (net(x).numpy() != 0).any()
+    before = net(x).numpy().copy()  # (the ReLU may give all zeros: compare, not test != 0)
+    with net.register_forward_hook(lambda m, a, o: o * 0.0 + 7.0):
+        assert (net(x).numpy() == 7.0).all()
+    np.testing.assert_array_equal(net(x).numpy(), before)  # the handle's exit removed it
 
 
 def test_zero_grad_requires_grad_and_dtype_moves():
