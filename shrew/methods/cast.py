@@ -58,8 +58,9 @@ class CastMethods:
     def to_dtype(self: Any, dtype: DTypeLike) -> Tensor:
         return _cast.to_dtype(self, dtype)
 
-    def type(self: Any, dtype: DTypeLike | str | None = None) -> Tensor | str:
-        return _cast.type_(self, dtype)
+    def type(self: Any, dtype: DTypeLike | str | type | None = None,
+             non_blocking: builtins.bool = False) -> Tensor | str:
+        return _cast.type_(self, dtype, non_blocking)
 
     def float(self: Any, memory_format: Any = None) -> Tensor:
         return _cast.to_dtype(self, D.float32)

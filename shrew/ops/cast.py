@@ -74,14 +74,36 @@ _TENSOR_TYPES = {"float32": "Float", "float64": "Double", "float16": "Half",
 _BY_TENSOR_TYPE = {f"torch.{v}Tensor": k for k, v in _TENSOR_TYPES.items()}
 
 
-def type_(x: Tensor, dtype: DTypeLike | str | None = None) -> Tensor | str:
-    """Tensor.type: with no dtype its type name as PyTorch spells it ('torch.FloatTensor'),
-    else the tensor cast to dtype (a dtype or such a name)."""
+def type_(x: Tensor, dtype: DTypeLike | str | type | None = None,
+          non_blocking: bool = False) -> Tensor | str:
+    """Tensor.type: with no dtype its type name as PyTorch spells it ('torch.FloatTensor',
+    'torch.cuda.FloatTensor'), else the tensor cast to dtype: a dtype, or a legacy tensor
+    type (torch.FloatTensor, torch.cuda.FloatTensor) or its name, which as in PyTorch also
+    names the device: CUDA for torch.cuda's types, the CPU for the others."""
     if dtype is None:
-        return f"torch.{_TENSOR_TYPES[x.dtype.name]}Tensor"
-    if isinstance(dtype, str) and dtype in _BY_TENSOR_TYPE:
-        dtype = _BY_TENSOR_TYPE[dtype]
-    return to_dtype(x, dtype)
+        cuda = "cuda." if x.is_cuda else ""
+        return f"torch.{cuda}{_TENSOR_TYPES[x.dtype.name]}Tensor"
+    legacy = _legacy_type(dtype)
+    if legacy is None:
+        return to_dtype(x, dtype)
+    out = to_dtype(x, legacy[0])
+    on_cuda = legacy[1]
+    if on_cuda != x.is_cuda or not (on_cuda or x.device.type == "cpu"):
+        out = to_device(out, "cuda" if on_cuda else "cpu")
+    return out
+
+
+def _legacy_type(value: object) -> tuple[DType, bool] | None:
+    """(dtype, is it CUDA's) of a legacy tensor type or its name; None for anything else."""
+    if isinstance(value, str):
+        name = value.replace("torch.cuda.", "torch.", 1)
+        if name not in _BY_TENSOR_TYPE:
+            return None
+        return as_dtype(_BY_TENSOR_TYPE[name]), value.startswith("torch.cuda.")
+    found = getattr(value, "dtype", None) if isinstance(value, type) else None
+    if not isinstance(found, DType):
+        return None
+    return found, bool(value.is_cuda)  # type: ignore[attr-defined]
 
 
 def to_dtype(x: Tensor, dtype: DTypeLike) -> Tensor:

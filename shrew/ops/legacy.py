@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..core.dtype import DType, as_dtype
 from ..core.errors import ShrewTypeError
 from ..core.shape import Size
@@ -71,8 +73,8 @@ def is_contiguous_as(x: Tensor, fmt: memory_format) -> bool:
 
 def construct(op: str, dtype: DType, device: DeviceLike | None, args: tuple) -> Tensor:
     """The legacy constructors' forms: () an empty 1-d tensor, (ints...) or (Size) an
-    uninitialised one (zeros in shrew), (sequence) a copy of the data, (Tensor) that tensor
-    when its dtype and device match."""
+    uninitialised one (zeros in shrew), (sequence or numpy array) a copy of the data,
+    (Tensor) that tensor when its dtype and device match."""
     from .._tensor import Tensor
     from .creation import empty, tensor
     if not args:
@@ -87,7 +89,7 @@ def construct(op: str, dtype: DType, device: DeviceLike | None, args: tuple) -> 
             raise ShrewTypeError(f"{op}: expected a {dtype} tensor on {device or t.device}, got "
                                  f"{t.dtype} on {t.device}")
         return t
-    if len(args) == 1 and isinstance(args[0], Sequence):
+    if len(args) == 1 and isinstance(args[0], (Sequence, np.ndarray)):
         return tensor(args[0], dtype=dtype, device=device)
     raise ShrewTypeError(f"{op}: takes sizes (ints or a Size), a sequence of data or a "
                          f"tensor, got {tuple(type(a).__name__ for a in args)}")

@@ -17,7 +17,7 @@ from ...core.shape import Size, fmt, infer_reshape, normalize_dim, normalize_dim
 from ...core.shape import broadcast_shapes as _broadcast
 from ..elementwise.recorded import where
 from ..index.recorded import gather
-from .recorded import cat, expand, narrow, pad, permute, reshape, squeeze
+from .recorded import cat, contiguous, expand, narrow, pad, permute, reshape, squeeze
 from .strided import diagonal
 
 if TYPE_CHECKING:
@@ -260,7 +260,9 @@ def repeat(x: Tensor, *sizes: int | Sequence[int]) -> Tensor:
     # [r0, s0, r1, s1, ...] by broadcasting, then merge each (r_i, s_i) pair
     inter = [v for r, s in zip(reps, shape) for v in (1, s)]
     target = [v for r, s in zip(reps, shape) for v in (r, s)]
-    out = expand(x.reshape(*inter), (tuple(target),))
+    # copied before the reshape: as in PyTorch the result owns its memory, where a reshape
+    # of the expanded view may stay a view of x (a repeat along a new or size-1 dim)
+    out = contiguous(expand(x.reshape(*inter), (tuple(target),)))
     return out.reshape(*[int(r) * s for r, s in zip(reps, shape)])
 
 
