@@ -81,7 +81,7 @@ def test_step_updates_in_place_from_a_gradstore(device):
     lin = nn.Linear(3, 2).to(device)
     weight, data = lin.weight, lin.weight._data
     opt = optim.SGD(lin.parameters(), lr=1.0)
-    before = weight.numpy()
+    before = weight.numpy().copy()  # numpy() shares the weight's memory, as PyTorch's
     grads = lin(shrew.ones(1, 3, device=device)).sum().backward()
     lin.zero_grad()  # .grad cleared: the GradStore is what step reads
     opt.step(grads)
@@ -218,7 +218,7 @@ def test_state_dict_layout_and_resuming_match_torch(torch_float64, name, options
     for _ in range(3):
         _feed(rng, ours, theirs, torch)
         ref.step()
-        saved = [p.numpy() for p in ours]
+        saved = [p.numpy().copy() for p in ours]  # numpy() shares memory: keep a copy
         fresh.step()
         _assert_same(ours, theirs)
         with shrew.no_grad():  # the reloaded copy of our own state gives the same
