@@ -39,7 +39,11 @@ if rank == 1 and sys.argv[1] != "ok":
 t = shrew.ones(2) * (rank + 1)
 dist.all_reduce(t)
 names = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-print("ENV", rank, *(os.environ[n] for n in names), t.tolist(), sys.argv[1:], flush=True)
+# one write per line: print writes each argument apart where stdout is unbuffered
+# (PYTHONUNBUFFERED), and the two ranks' words would interleave in mpiexec's output
+fields = ["ENV", rank, *(os.environ[n] for n in names), t.tolist(), sys.argv[1:]]
+sys.stdout.write(" ".join(map(str, fields)) + "\\n")
+sys.stdout.flush()
 dist.barrier()
 dist.destroy_process_group()
 """
