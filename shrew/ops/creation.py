@@ -150,11 +150,7 @@ def zeros(*args: ShapeLike, size: ShapeLike | None = None, out: Tensor | None = 
           requires_grad: bool = False) -> Tensor:
     """A tensor of zeros (the default float dtype unless given); sizes as ints or one
     sequence."""
-    shape = shape_arg("zeros", sizes("zeros", args, size))
-    if out is not None:  # out= gives the dtype and device unless they are given
-        dtype, device = dtype or out.dtype, device or out.device
-    return write_out("zeros", new("zeros", lambda be, dt: be.full(shape, 0, dt), shape, dtype,
-                                   device, requires_grad), out)
+    return _filled("zeros", 0, sizes("zeros", args, size), out, dtype, device, requires_grad)
 
 
 def ones(*args: ShapeLike, size: ShapeLike | None = None, out: Tensor | None = None,
@@ -162,11 +158,7 @@ def ones(*args: ShapeLike, size: ShapeLike | None = None, out: Tensor | None = N
          requires_grad: bool = False) -> Tensor:
     """A tensor of ones (the default float dtype unless given); sizes as ints or one
     sequence."""
-    shape = shape_arg("ones", sizes("ones", args, size))
-    if out is not None:  # out= gives the dtype and device unless they are given
-        dtype, device = dtype or out.dtype, device or out.device
-    return write_out("ones", new("ones", lambda be, dt: be.full(shape, 1, dt), shape, dtype,
-                                   device, requires_grad), out)
+    return _filled("ones", 1, sizes("ones", args, size), out, dtype, device, requires_grad)
 
 
 def empty(*args: ShapeLike, size: ShapeLike | None = None, out: Tensor | None = None,
@@ -174,11 +166,19 @@ def empty(*args: ShapeLike, size: ShapeLike | None = None, out: Tensor | None = 
           requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor in PyTorch; shrew fills it with zeros, so that no stale
     memory is ever read."""
-    shape = shape_arg("empty", sizes("empty", args, size))
-    if out is not None:  # out= gives the dtype and device unless they are given
+    return _filled("empty", 0, sizes("empty", args, size), out, dtype, device, requires_grad)
+
+
+def _filled(op: str, value: Scalar, size: Sequence[Any], out: Tensor | None,
+            dtype: DTypeLike | None, device: DeviceLike | None,
+            requires_grad: bool) -> Tensor:
+    """zeros, ones and empty: `size` filled with `value`, or written into `out`, whose
+    dtype and device are the result's unless given."""
+    shape = shape_arg(op, size)
+    if out is not None:
         dtype, device = dtype or out.dtype, device or out.device
-    return write_out("empty", new("empty", lambda be, dt: be.full(shape, 0, dt), shape, dtype,
-                                   device, requires_grad), out)
+    return write_out(op, new(op, lambda be, dt: be.full(shape, value, dt), shape, dtype,
+                             device, requires_grad), out)
 
 
 def full_like(input: Tensor, fill_value: Scalar, *, dtype: DTypeLike | None = None,  # noqa: A002
