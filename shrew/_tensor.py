@@ -225,7 +225,7 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, LegacyMethods, Shape
     def __bool__(self) -> bool:
         if numel(self.shape) != 1:
             raise ArgumentError(f"bool: the truth value of a tensor of shape {fmt(self.shape)} "
-                             f"is ambiguous")
+                                f"is ambiguous")
         return bool(self.item())
 
     __hash__ = object.__hash__

@@ -114,7 +114,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         out = call.out
         if not isinstance(out, Tensor) or numel(out.shape) != 1:
             raise ShrewTypeError("grad: the function must return a single-element tensor, got "
-                             f"{getattr(out, 'shape', type(out).__name__)}")
+                                 f"{getattr(out, 'shape', type(out).__name__)}")
         with enable_grad():
             grads = vjps([out], call.inputs, [None], call.nested)
         value = out

@@ -12,4 +12,4 @@ __all__ = ["export"]
 def export(*args: Any, **kwargs: Any) -> None:
     """Always raises: shrew cannot write ONNX files."""
     raise ArgumentError("onnx.export: shrew has no ONNX exporter; shrew.export.trace_training "
-                     "writes a training step as one C file instead")
+                        "writes a training step as one C file instead")

@@ -35,7 +35,7 @@ def _outputs(result: object) -> tuple[Tensor, ...]:
     if isinstance(result, (tuple, list)) and all(isinstance(r, AnyTensor) for r in result):
         return tuple(result)
     raise ShrewTypeError(f"checkpoint: the function must return a tensor or a tuple of tensors, "
-                     f"got {type(result).__name__}")
+                         f"got {type(result).__name__}")
 
 
 def _captured(outputs: Sequence[Tensor], args: Sequence[object]) -> tuple[Tensor, ...]:

@@ -38,7 +38,7 @@ class FunctionCtx:
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
                 raise ShrewTypeError(f"save_for_backward: can only save tensors (or None), got "
-                                 f"{type(t).__name__}")
+                                     f"{type(t).__name__}")
         self._saved = tuple((t, 0 if t is None else inplace.version(t)) for t in tensors)
 
     @property
@@ -147,7 +147,7 @@ def custom_grads(y: Tensor, op: O.CustomFunction, g: Tensor
         if gi is not None:
             if not isinstance(gi, Tensor):
                 raise ShrewTypeError(f"{name}.backward: gradient {i} must be a tensor or None, "
-                                 f"got {type(gi).__name__}")
+                                     f"got {type(gi).__name__}")
             if gi.shape != arg.shape:
                 try:
                     gi = sum_to_shape(gi, arg.shape)

@@ -85,7 +85,7 @@ def register_post_accumulate_grad_hook(leaf: Tensor, hook: PostAccumulateHook) -
                          "requires grad")
     if not callable(hook):
         raise ShrewTypeError(f"register_post_accumulate_grad_hook: hook must be callable, got "
-                         f"{type(hook).__name__}")
+                             f"{type(hook).__name__}")
     leaf_hooks.setdefault(leaf.id, []).append(hook)
     handle = HookHandle(leaf_hooks, leaf.id, hook)
     weakref.finalize(leaf, handle.remove)  # a dead tensor's hooks go with it

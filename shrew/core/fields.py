@@ -264,7 +264,7 @@ def set_grad(t: Tensor, grad: Tensor | None) -> None:
     if grad is not None:
         if not isinstance(grad, _tensor_class):
             raise ArgumentTypeError(f"grad: assigned grad expected to be a Tensor or None but got "
-                            f"{type(grad).__name__}")
+                                    f"{type(grad).__name__}")
         if grad.dtype is not t.dtype:
             raise DTypeError(f"grad: attempting to assign a gradient with dtype {grad.dtype} "
                              f"to a tensor with dtype {t.dtype}")

@@ -109,7 +109,7 @@ def normalize_dim(dim: object, ndim: int, op: str, extra: int = 0) -> int:
     lo, hi = -max(size, 1), max(size, 1) - 1
     if not lo <= dim <= hi:
         raise ShrewIndexError(f"{op}: dim {dim} is out of range for a {ndim}-d tensor "
-                         f"(expected {lo} to {hi})")
+                              f"(expected {lo} to {hi})")
     return dim % max(size, 1)
 
 

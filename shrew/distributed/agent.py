@@ -41,8 +41,8 @@ def torchrun_env(environ: Mapping[str, str]) -> dict[str, str]:
              for name, sources in _FROM_MPI.items()}
     if found["RANK"] is None or found["WORLD_SIZE"] is None:
         raise ShrewValueError("shrew.distributed.agent: no rank in the environment (none of "
-                         f"{', '.join(_FROM_MPI['RANK'])}): it runs under mpiexec, started "
-                         "by python -m shrew.distributed.run")
+                              f"{', '.join(_FROM_MPI['RANK'])}): it runs under mpiexec, started "
+                              "by python -m shrew.distributed.run")
     rank, world = found["RANK"], found["WORLD_SIZE"]
     return {"RANK": rank, "WORLD_SIZE": world, "GROUP_RANK": "0",
             "LOCAL_RANK": found["LOCAL_RANK"] or rank,

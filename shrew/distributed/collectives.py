@@ -78,14 +78,14 @@ def _check_tensor(op: str, t: object, what: str = "tensor") -> Tensor:
 def _check_rank(op: str, group: ProcessGroup, rank: object, what: str) -> int:
     if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank < group.size:
         raise ArgumentError(f"{op}: {what}={rank!r} is not a rank of this job (0 .. "
-                         f"{group.size - 1})")
+                            f"{group.size - 1})")
     return rank
 
 
 def _check_op(name: str, op: object, t: Tensor) -> ReduceOp:
     if not isinstance(op, ReduceOp):
         raise ArgumentError(f"{name}: op must be a ReduceOp (SUM, AVG, PRODUCT, MIN, MAX), "
-                         f"got {op!r}")
+                            f"got {op!r}")
     if op is ReduceOp.AVG and not t.dtype.is_floating_point:
         raise DTypeError(f"{name}: ReduceOp.AVG needs a floating-point tensor, got {t.dtype}")
     return op
@@ -96,7 +96,7 @@ def _check_list(op: str, tensors: object, like: Tensor, size: int, what: str) ->
     if not isinstance(tensors, (list, tuple)) or len(tensors) != size:
         got = len(tensors) if isinstance(tensors, (list, tuple)) else type_name(tensors)
         raise ArgumentError(f"{op}: {what} must be a list of {size} tensors (one per rank), "
-                         f"got {got}")
+                            f"got {got}")
     for i, t in enumerate(tensors):
         _check_tensor(op, t, f"{what}[{i}]")
         if t.shape != like.shape or t.dtype != like.dtype:

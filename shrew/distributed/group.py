@@ -87,17 +87,17 @@ def init_process_group(backend: str | None = "mpi", init_method: str | None = No
     global _group, _previous_excepthook
     if backend not in (None, "mpi"):
         raise ArgumentError(f"init_process_group: backend {backend!r} is not available; shrew "
-                         f"runs on MPI (backend='mpi')")
+                            f"runs on MPI (backend='mpi')")
     if init_method not in (None, "env://"):
         raise UnsupportedError(f"init_process_group: init_method {init_method!r} is not supported; "
-                         f"mpiexec starts the processes and MPI tells each its rank")
+                               f"mpiexec starts the processes and MPI tells each its rank")
     if _group is not None:
         raise ArgumentError("init_process_group: the default process group is already "
-                         "initialized (call destroy_process_group first)")
+                            "initialized (call destroy_process_group first)")
     seconds = _seconds(timeout)
     if not is_available():
         raise ArgumentError("init_process_group: mpi4py is not installed "
-                         "(pip install 'shrew[distributed]')")
+                            "(pip install 'shrew[distributed]')")
     from mpi4py import MPI
     group = ProcessGroup(MPI.COMM_WORLD, seconds)
     for name, given, actual in (("world_size", world_size, group.size),
@@ -105,7 +105,7 @@ def init_process_group(backend: str | None = "mpi", init_method: str | None = No
         if given != -1 and given != actual:
             group.free()
             raise ArgumentError(f"init_process_group: {name}={given} but MPI says {actual} "
-                             f"(mpiexec decides the ranks)")
+                                f"(mpiexec decides the ranks)")
     # torchrun's variables, as python -m shrew.distributed.run sets them from MPI's. If
     # they disagree, another launcher (torchrun) started independent jobs of one process.
     for var, actual in (("WORLD_SIZE", group.size), ("RANK", group.rank)):
@@ -113,9 +113,9 @@ def init_process_group(backend: str | None = "mpi", init_method: str | None = No
         if value is not None and value.strip() != str(actual):
             group.free()
             raise ArgumentError(f"init_process_group: the environment says {var}={value} but "
-                             f"MPI says {actual}: start the job with python -m "
-                             f"shrew.distributed.run or mpiexec (torchrun's processes are "
-                             f"not one MPI job)")
+                                f"MPI says {actual}: start the job with python -m "
+                                f"shrew.distributed.run or mpiexec (torchrun's processes are "
+                                f"not one MPI job)")
     _group = group
     _previous_excepthook = sys.excepthook
     sys.excepthook = _abort_job
@@ -152,7 +152,7 @@ def default_group(op: str) -> ProcessGroup:
     """The initialized group, or an error that says to call init_process_group."""
     if _group is None:
         raise ArgumentError(f"{op}: the default process group has not been initialized; call "
-                         f"shrew.distributed.init_process_group() first")
+                            f"shrew.distributed.init_process_group() first")
     return _group
 
 
@@ -164,7 +164,7 @@ def _seconds(timeout: datetime.timedelta | float | None) -> float:
                else None)
     if seconds is None or not seconds > 0:
         raise ArgumentError(f"init_process_group: timeout must be a positive timedelta or number "
-                         f"of seconds, got {timeout!r}")
+                            f"of seconds, got {timeout!r}")
     return float(seconds)
 
 

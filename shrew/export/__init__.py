@@ -61,8 +61,8 @@ def _step_counters_set_aside(model: Any) -> Iterator[None]:
                 continue
             if getattr(module, "momentum", 0.1) is None:
                 raise ArgumentError(f"export: {name or type(module).__name__} averages over "
-                                 f"its step counter (momentum=None), which a static step "
-                                 f"cannot follow; give it a momentum")
+                                    f"its step counter (momentum=None), which a static step "
+                                    f"cannot follow; give it a momentum")
             aside.append((module, buffer_name, t))
     for module, buffer_name, _ in aside:
         setattr(module, buffer_name, None)
@@ -97,8 +97,8 @@ def _trace(model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor], x: Tensor, y
         _generalize([first, record(slice(None), rolled)], [batch, batch])
     except Mismatch as exc:
         raise ArgumentError(f"export: the step's graph depends on the data (two batches of the "
-                         f"same size traced differently: {exc}); data-dependent shapes and "
-                         f"control flow cannot be exported") from None
+                            f"same size traced differently: {exc}); data-dependent shapes and "
+                            f"control flow cannot be exported") from None
     reason = None
     sizes = [batch, batch - 1, batch - 2]
     try:
@@ -159,16 +159,16 @@ def _optimizer_spec(optimizer: Any, named: list) -> tuple[OptimizerSpec, set[int
     kind = next((k for cls, k in kinds if type(optimizer) is cls), None)
     if kind is None:
         raise UnsupportedError(f"export: optimizer {type(optimizer).__name__} has no C emitter "
-                         f"(supported: SGD, Adam, AdamW)")
+                               f"(supported: SGD, Adam, AdamW)")
     if optimizer.state:
         raise ArgumentError("export: the optimizer has already stepped; export before the first "
-                         "step (its state starts at zero in C)")
+                            "step (its state starts at zero in C)")
     group_of = {id(p): g for g in optimizer.param_groups for p in g["params"]}
     ids = {id(p) for _, p in named}
     stray = [p for p in group_of if p not in ids]
     if stray:
         raise ArgumentError("export: the optimizer holds tensors that are not the model's "
-                         "parameters")
+                            "parameters")
     groups = [group_of.get(id(p)) for _, p in named]  # None: not optimized
     return OptimizerSpec(kind, groups), set(group_of)
 
@@ -187,7 +187,7 @@ def _record(model: Any, loss_fn: Callable, xs: np.ndarray, ys: np.ndarray, named
             loss = loss_fn(model(xb), yb)
             if not isinstance(loss, Tensor) or loss.numel() != 1 or not loss.requires_grad:
                 raise ArgumentError("export: loss_fn must return a one-element tensor that "
-                                 "requires grad")
+                                    "requires grad")
             store = run_backward(loss, ones_like(loss), retain_graph=False, create_graph=False,
                                  accumulate=False)
         grads = {n: rec.by_id[id(store[p]._data)] for n, p in named if p in store}

@@ -124,13 +124,13 @@ def build(rec: Recording, calls: list[Call], shapes: list[tuple[Size, ...]],
         name, a = call.name, call.args
         if name not in SUPPORTED:
             raise ArgumentError(f"export: the step uses the primitive {name!r}, which has no C "
-                             f"emitter (supported: {', '.join(sorted(SUPPORTED))})")
+                                f"emitter (supported: {', '.join(sorted(SUPPORTED))})")
         out_shapes = [shapes[o] for o in call.outputs]
         for o in call.outputs:
             dtype = rec.arrays[o].dtype
             if dtype not in DTYPES:
                 raise ArgumentError(f"export: {name} makes a {dtype} tensor; the C step supports "
-                                 f"float32, int64 and bool only")
+                                    f"float32, int64 and bool only")
         if name in VIEWS:
             made = [_view(g, name, arg(a["x"]), a, out_shapes[0], traced_batch)]
         elif name == "from_numpy":
@@ -139,7 +139,7 @@ def build(rec: Recording, calls: list[Call], shapes: list[tuple[Size, ...]],
             dst = arg(a["dst"])
             if dst.buffer.kind not in ("param", "buffer", "state") or not dst.is_contiguous():
                 raise UnsupportedError(f"export: {name} into a tensor that is not a parameter or "
-                                 f"buffer is not supported")
+                                       f"buffer is not supported")
             params = {"alpha": a["alpha"]} if name == "add_" else {}
             g.nodes.append(Node(name, params, (dst, arg(a["src"])), (dst,)))
             made = [dst]
@@ -167,7 +167,7 @@ def _const(g: Graph, data: np.ndarray) -> Value:
     data = np.ascontiguousarray(data)
     if data.dtype not in DTYPES:
         raise ArgumentError(f"export: the step reads a constant {data.dtype} tensor of shape "
-                         f"{data.shape}; the C step supports float32, int64 and bool only")
+                            f"{data.shape}; the C step supports float32, int64 and bool only")
     buf = Buffer(data.nbytes, "const", data=data)
     g.buffers.append(buf)
     return Value(buf, data.dtype, tuple(data.shape), contiguous_strides(tuple(data.shape)))

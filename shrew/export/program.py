@@ -140,7 +140,7 @@ class Program:
         s = self.rng_state
         if s is None or s.get("bit_generator") != "Philox":
             raise ArgumentError("export: the step draws random numbers, but the cpu generator is "
-                             "not numpy's Philox")
+                                "not numpy's Philox")
         inner = s["state"]
 
         def u64(values: Any) -> str:

@@ -135,7 +135,7 @@ def recording(backend: Any, leaves: dict[str, Any]) -> Iterator[Recording]:
     shadowed = [name for name in (*base.PRIMITIVES, *FAST_PATHS) if name in vars(backend)]
     if shadowed:
         raise ArgumentError(f"export: the cpu backend already has instance attributes "
-                         f"{shadowed}; is another trace running?")
+                            f"{shadowed}; is another trace running?")
     for name in base.PRIMITIVES:
         setattr(backend, name, wrap(name, getattr(backend, name)))
     for name in FAST_PATHS:
@@ -144,8 +144,8 @@ def recording(backend: Any, leaves: dict[str, Any]) -> Iterator[Recording]:
         yield rec
         if rec.rng_resets and any(call.name == "rand" for call in rec.calls):
             raise ArgumentError("export: the step draws random numbers and also resets the "
-                             "generator (manual_seed, or checkpoint replaying dropout); the "
-                             "C step draws from one stream in order")
+                                "generator (manual_seed, or checkpoint replaying dropout); the "
+                                "C step draws from one stream in order")
     finally:
         for name in (*base.PRIMITIVES, *FAST_PATHS):
             if name in vars(backend):

@@ -143,7 +143,7 @@ def dirac_(tensor: _T, groups: int = 1) -> _T:
                          f"shape {fmt(tensor.shape)}")
     if tensor.shape[0] % groups:
         raise ShrewValueError(f"dirac_: dim 0 ({tensor.shape[0]}) must be divisible by groups "
-                         f"({groups})")
+                              f"({groups})")
     per_group = tensor.shape[0] // groups
     values = np.zeros(tensor.shape)
     centre = tuple(k // 2 for k in tensor.shape[2:])

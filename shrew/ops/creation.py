@@ -265,7 +265,7 @@ def arange(start: Scalar, end: Scalar | None = None, step: Scalar = 1, *,
         raise ArgumentError(f"arange: step must be nonzero and bounds finite, got {bounds}")
     if (end - start) * step < 0:
         raise ArgumentError(f"arange: the bounds {start}, {end} are inconsistent with the sign "
-                         f"of step {step}")
+                            f"of step {step}")
     n = math.ceil((end - start) / step)
     integral = all(isinstance(v, numbers.Integral) for v in bounds)
     if integral and start == 0 and step == 1:  # the common arange(n): made on the device
@@ -343,7 +343,7 @@ def _triangle(op: str, indices: Callable[..., Any], row: int, col: int, offset: 
               dtype: DTypeLike, device: DeviceLike | None) -> Tensor:
     if not all(isinstance(v, (int, np.integer)) for v in (row, col, offset)) or row < 0 or col < 0:
         raise ArgumentError(f"{op}: row and col must be non-negative ints and offset an int, "
-                         f"got {row!r}, {col!r}, {offset!r}")
+                            f"got {row!r}, {col!r}, {offset!r}")
     host = np.stack(indices(row, offset, col)).astype(np.int64).reshape(2, -1)
     return _host(op, host, dtype, device, False)
 
@@ -403,8 +403,8 @@ def from_dlpack(x: Any) -> Tensor:
     PyTorch or CuPy tensor, a shrew tensor), on the shrew device that matches x's."""
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
         raise ShrewTypeError(f"from_dlpack: expected an object with __dlpack__ and "
-                         f"__dlpack_device__ (a numpy array, a PyTorch or CuPy tensor), got "
-                         f"{type_name(x)}")
+                             f"__dlpack_device__ (a numpy array, a PyTorch or CuPy tensor), got "
+                             f"{type_name(x)}")
     kind, index = x.__dlpack_device__()
     name = DLPACK_DEVICES.get(int(kind))
     if name is None:

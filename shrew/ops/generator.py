@@ -28,7 +28,7 @@ class Generator:
         """Restart the stream from `seed`; returns the generator (as torch's)."""
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise ShrewTypeError(f"Generator.manual_seed: seed must be an int, got "
-                             f"{type(seed).__name__}")
+                                 f"{type(seed).__name__}")
         self._initial_seed = int(seed)
         # negative seeds are allowed by torch; fold them into numpy's non-negative range
         self._rng = np.random.Generator(np.random.PCG64(int(seed) % 2 ** 64))
@@ -60,7 +60,7 @@ class Generator:
             rng.bit_generator.state = saved["bits"]
         except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
             raise ArgumentError(f"Generator.set_state: not a state from Generator.get_state "
-                             f"({exc})") from None
+                                f"({exc})") from None
         self._initial_seed, self._rng = int(saved["seed"]), rng
         return self
 

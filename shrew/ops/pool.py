@@ -93,7 +93,7 @@ def avg_pool2d(x: Tensor, kernel_size: IntOrPair, stride: IntOrPair | None = Non
                                          or isinstance(divisor_override, bool)
                                          or divisor_override == 0):
         raise ArgumentError(f"avg_pool2d: divisor_override must be a non-zero int, got "
-                         f"{divisor_override!r}")
+                            f"{divisor_override!r}")
     kernel, stride, padding, _ = pool_geometry("avg_pool2d", x, kernel_size, stride, padding,
                                                1, ceil_mode)
     data = x._backend.avg_pool2d(x._data, kernel, stride, padding, ceil_mode,

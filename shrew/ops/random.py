@@ -157,12 +157,12 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # n
         raise ArgumentError(f"multinomial: num_samples must be a positive int, got {num_samples!r}")
     if not replacement and num_samples > n:
         raise ArgumentError(f"multinomial: cannot draw {num_samples} samples without replacement "
-                         f"from {n} categories (input {fmt(p.shape)})")
+                            f"from {n} categories (input {fmt(p.shape)})")
     _check_probabilities("multinomial", p)
     rows = p.detach().reshape(-1, n)
     if n == 0 or bool((rows.sum(-1) <= 0).any()):
         raise ArgumentError(f"multinomial: a row of the input {fmt(p.shape)} sums to 0; each "
-                         "needs a positive probability")
+                            "needs a positive probability")
     if replacement:
         draws = _uniform_like(rows, (rows.shape[0], int(num_samples)), generator)
         running = rows.cumsum(-1)

@@ -60,7 +60,7 @@ def reduce(fn: str, x: Tensor, dim: Dims, keepdim: bool, recorded: str | None = 
         check_float(x.dtype, "mean")
     if fn in ("max", "min") and 0 in (x.shape[d] for d in dims):
         raise ShrewIndexError(f"{fn}: cannot reduce over a zero-size dim (shape "
-                         f"{fmt(x.shape)}, dim {dim})")
+                              f"{fmt(x.shape)}, dim {dim})")
     if fn == "sum" and x.dtype is bool_:
         x = x.to_dtype(int64)
     if not dims:  # a 0-d tensor: nothing to reduce
@@ -332,6 +332,6 @@ def linalg_norm(x: Tensor, ord: Any = None, dim: Dims = None, keepdim: bool = Fa
                          f"2-D, got shape {fmt(x.shape)}")
     if two_dims or isinstance(ord, str):
         raise ArgumentError(f"linalg.norm: ord={ord!r} is a matrix norm: it needs two dims "
-                         f"(dim=(d0, d1), or a 2-D input), got dim={dim!r} of shape "
-                         f"{fmt(x.shape)}")
+                            f"(dim=(d0, d1), or a 2-D input), got dim={dim!r} of shape "
+                            f"{fmt(x.shape)}")
     return vector_norm(x, ord, dim, keepdim, dtype=dtype, op="linalg.norm")

@@ -76,7 +76,7 @@ def msort(x: Tensor) -> Tensor:
 def _check_k(op: str, k: Any, low: int, n: int, x: Tensor, d: int) -> None:
     if isinstance(k, bool) or not isinstance(k, int) or not low <= k <= n:
         raise ArgumentError(f"{op}: k={k!r} is out of range for dim {d} of size {n} "
-                         f"(shape {fmt(x.shape)}; expected {low} to {n})")
+                            f"(shape {fmt(x.shape)}; expected {low} to {n})")
 
 
 @numpy_keywords
@@ -106,7 +106,7 @@ def _at_sorted_position(result: Any, x: Tensor, dim: int, keepdim: bool, op: str
     n = line.shape[d]
     if n == 0:
         raise ShrewIndexError(f"{op}: cannot reduce over a zero-size dim (shape {fmt(x.shape)}, "
-                         f"dim {dim})")
+                              f"dim {dim})")
     if n >= 1 << 24:
         raise ShapeError(f"{op}: dim {dim} of size {n} is longer than 2**24, which this "
                          f"implementation's float32 position arithmetic supports")
@@ -181,7 +181,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
     if side is not None:
         if side not in ("left", "right") or (side == "left" and right):
             raise ArgumentError(f"searchsorted: side must be 'left' or 'right' and agree with "
-                             f"right={right}, got side={side!r}")
+                                f"right={right}, got side={side!r}")
         right = side == "right"
     if not isinstance(seq, AnyTensor) or seq.ndim == 0:
         raise ShapeError("searchsorted: sorted_sequence must be a tensor with at least one dim")

@@ -127,7 +127,7 @@ class NAdam(_AdamFamily):
         super().check(group)
         if not group["momentum_decay"] >= 0:
             raise ShrewValueError(f"NAdam: momentum_decay must be >= 0, "
-                             f"got {group['momentum_decay']!r}")
+                                  f"got {group['momentum_decay']!r}")
 
     def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
                state: dict[str, Any]) -> Step:

@@ -38,7 +38,7 @@ class LBFGS(Optimizer):
             max_eval = max_iter * 5 // 4
         if line_search_fn not in (None, "strong_wolfe"):
             raise ShrewValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
-                             f"{line_search_fn!r}")
+                                  f"{line_search_fn!r}")
         super().__init__(params, {"lr": lr, "max_iter": max_iter, "max_eval": max_eval,
                                   "tolerance_grad": tolerance_grad,
                                   "tolerance_change": tolerance_change,

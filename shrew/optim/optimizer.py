@@ -91,11 +91,11 @@ class Optimizer:
                 got = (f"a tensor of shape {fmt(p.shape)} (requires_grad={p.requires_grad}, "
                        f"leaf={p.is_leaf})" if isinstance(p, Tensor) else type_name(p))
                 raise ShrewValueError(f"{name}: parameters must be leaf tensors that require grad, "
-                                 f"got {got}")
+                                      f"got {got}")
             if p.id in taken:
                 raise ShrewValueError(f"{name}: a parameter (shape {fmt(p.shape)}) appears in "
                                       "more than "
-                                 f"one place")
+                                      f"one place")
             taken.add(p.id)
         group = {**self.defaults, **param_group, "params": params}
         self.check(group)
@@ -113,7 +113,7 @@ class Optimizer:
         betas = group["betas"] = tuple(group["betas"])
         if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
             raise ShrewValueError(f"{type(self).__name__}: betas must be two numbers in [0, 1), "
-                             f"got {betas!r}")
+                                  f"got {betas!r}")
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's .grad: to None (the default, as PyTorch's), or to zeros
@@ -186,16 +186,16 @@ class Optimizer:
         name = type(self).__name__
         if not isinstance(state_dict, dict) or set(state_dict) != {"state", "param_groups"}:
             raise ShrewTypeError(f"{name}.load_state_dict: expected a dict with 'state' and "
-                             f"'param_groups', got {type(state_dict).__name__}")
+                                 f"'param_groups', got {type(state_dict).__name__}")
         saved = state_dict["param_groups"]
         if len(saved) != len(self.param_groups):
             raise ShrewValueError(f"{name}.load_state_dict: the state dict has {len(saved)} "
-                             f"parameter groups, the optimizer {len(self.param_groups)}")
+                                  f"parameter groups, the optimizer {len(self.param_groups)}")
         for i, (ours, theirs) in enumerate(zip(self.param_groups, saved)):
             if len(ours["params"]) != len(theirs["params"]):
                 raise ShrewValueError(f"{name}.load_state_dict: group {i} has "
-                                 f"{len(ours['params'])} parameters, the state dict's "
-                                 f"{len(theirs['params'])}")
+                                      f"{len(ours['params'])} parameters, the state dict's "
+                                      f"{len(theirs['params'])}")
         by_index = {i: p for g_ours, g_theirs in zip(self.param_groups, saved)
                     for i, p in zip(g_theirs["params"], g_ours["params"])}
         state = ParamState()
@@ -203,7 +203,7 @@ class Optimizer:
             p = by_index.get(int(i))
             if p is None:
                 raise ShrewValueError(f"{name}.load_state_dict: state for parameter index {i}, "
-                                 f"which no group lists")
+                                      f"which no group lists")
             state[p.id] = {k: _restore(k, v, p) for k, v in s.items()}
         self.state = state
         self.param_groups = [{**copy.deepcopy({k: v for k, v in theirs.items() if k != "params"}),
@@ -221,7 +221,7 @@ def refuse_differentiable(name: str, differentiable: bool) -> None:
 def _refuse_a_set(name: str, params: Any) -> None:
     if isinstance(params, (set, frozenset)):
         raise ShrewTypeError(f"{name}: parameters must be an ordered collection, not a set "
-                         f"(a set's order changes between runs)")
+                             f"(a set's order changes between runs)")
 
 
 def _restore(key: str, value: Any, p: Tensor) -> Any:

@@ -33,8 +33,8 @@ class SGD(Optimizer):
             raise ShrewValueError(f"SGD: momentum must be >= 0, got {group['momentum']!r}")
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ShrewValueError("SGD: nesterov momentum needs momentum > 0 and dampening == 0, "
-                             f"got momentum={group['momentum']!r}, "
-                             f"dampening={group['dampening']!r}")
+                                  f"got momentum={group['momentum']!r}, "
+                                  f"dampening={group['dampening']!r}")
 
     def update(self, p: Tensor, grad: Tensor, group: dict[str, Any],
                state: dict[str, Any]) -> Step:

@@ -49,7 +49,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     else:
         if running_mean is None or running_var is None:
             raise ArgumentError("batch_norm: evaluation (training=False) needs running_mean "
-                             "and running_var")
+                                "and running_var")
         centred = x - running_mean.reshape(*stat_shape)
         var = running_var.reshape(*stat_shape)
     y = centred / (var + eps).sqrt()

@@ -65,12 +65,12 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     tg_len = _as_lengths(op, "target_lengths", target_lengths, batch)
     if (in_len < 0).any() or (in_len > steps).any() or (tg_len < 0).any():
         raise ArgumentError(f"{op}: input_lengths {in_len.tolist()} must lie in [0, {steps}] and "
-                         f"target_lengths {tg_len.tolist()} be >= 0")
+                            f"target_lengths {tg_len.tolist()} be >= 0")
     labels = _ctc_labels(op, targets, tg_len, batch, batched)
     used = np.arange(labels.shape[1]) < tg_len.reshape(-1, 1)
     if ((labels < 0) | (labels >= classes) | (labels == blank))[used].any():
         raise ArgumentError(f"{op}: targets must be classes in [0, {classes}) other than the "
-                         f"blank {blank}")
+                            f"blank {blank}")
     longest = int(tg_len.max(initial=0))
     width = 2 * longest + 1
     # The extended labels: blank, l1, blank, l2, ..., blank (padded with blanks).

@@ -76,7 +76,7 @@ def _pick(op: str, logp: Tensor, target: Tensor, dim: int) -> Tensor:
         return gather(logp, dim, target.unsqueeze(dim), range_checked=True).squeeze(dim)
     except ArgumentError:  # check_range's error
         raise ShrewIndexError(f"{op}: target holds a class index outside [0, {logp.shape[dim]}) "
-                         f"for input {fmt(logp.shape)}") from None
+                              f"for input {fmt(logp.shape)}") from None
 
 
 def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
@@ -101,8 +101,8 @@ def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_in
             kept = where(keep, target, 0)
             if kept.min().item() < 0 or kept.max().item() >= classes:
                 raise ShrewIndexError(f"{op}: target holds a class index outside [0, {classes}) "
-                                 f"that is not ignore_index={ignore_index}, for input "
-                                 f"{fmt(logp.shape)}") from None
+                                      f"that is not ignore_index={ignore_index}, for input "
+                                      f"{fmt(logp.shape)}") from None
     else:
         keep = target != ignore_index
     if keep is not None:

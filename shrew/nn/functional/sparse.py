@@ -156,7 +156,7 @@ def _bag_ids(op: str, input: Tensor, offsets: Tensor | None,
         starts = starts[:-1]
     if len(starts) and (starts[0] != 0 or (np.diff(starts) < 0).any() or starts[-1] > n):
         raise ArgumentError(f"{op}: offsets {starts.tolist()} must start at 0 and increase "
-                         f"within [0, {n}]")
+                            f"within [0, {n}]")
     ids = np.zeros(n, np.int64)
     if len(starts):
         ids = np.searchsorted(starts, np.arange(n), side="right") - 1

@@ -266,7 +266,7 @@ class MultiheadAttention(Module):
         super().__init__()
         if num_heads < 1 or embed_dim % num_heads:
             raise ShrewValueError(f"MultiheadAttention: embed_dim {embed_dim} must be divisible by "
-                             f"num_heads {num_heads}")
+                                  f"num_heads {num_heads}")
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.kdim = embed_dim if kdim is None else kdim
         self.vdim = embed_dim if vdim is None else vdim

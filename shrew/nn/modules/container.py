@@ -105,7 +105,7 @@ class ModuleList(_Indexed):
     def _checked(self, item: Any, index: int) -> Module:
         if not isinstance(item, Module):
             raise ShrewTypeError(f"{type(self).__name__}: item {index} is a {type(item).__name__}, "
-                             f"not a Module")
+                                 f"not a Module")
         return item
 
     def __add__(self, other: Iterable[Module]) -> ModuleList:

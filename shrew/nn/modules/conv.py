@@ -28,7 +28,7 @@ def _tuple(value: Any, dims: int, name: str, layer: str) -> tuple[int, ...]:
     out = tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
     if len(out) != dims or not all(isinstance(v, int) and not isinstance(v, bool) for v in out):
         raise ShrewTypeError(f"{layer}: {name} must be an int or a tuple of {dims} ints, "
-                         f"got {value!r}")
+                             f"got {value!r}")
     return out
 
 
@@ -44,10 +44,10 @@ class _ConvNd(Module):
         _positive(layer, in_channels=in_channels, out_channels=out_channels, groups=groups)
         if in_channels % groups or out_channels % groups:
             raise ShrewValueError(f"{layer}: in_channels {in_channels} and out_channels "
-                             f"{out_channels} must be divisible by groups={groups}")
+                                  f"{out_channels} must be divisible by groups={groups}")
         if padding_mode not in _PADDING_MODES:
             raise ShrewValueError(f"{layer}: padding_mode must be one of "
-                             f"{', '.join(_PADDING_MODES)}, got {padding_mode!r}")
+                                  f"{', '.join(_PADDING_MODES)}, got {padding_mode!r}")
         if isinstance(padding, str):
             if padding not in ("valid", "same") or transposed:
                 allowed = "a size" if transposed else "a size, 'valid' or 'same'"

@@ -140,7 +140,7 @@ class Module:
         self._check_new_name("register_buffer", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise ShrewTypeError(f"register_buffer: {name!r} must be a Tensor or None, got "
-                             f"{type_name(tensor)}")
+                                 f"{type_name(tensor)}")
         setattr(self, name, tensor)
         if name not in self._buffer_names:
             self._buffer_names.append(name)
@@ -155,7 +155,7 @@ class Module:
         self._check_new_name("register_parameter", name)
         if param is not None and not isinstance(param, Parameter):
             raise ShrewTypeError(f"register_parameter: {name!r} must be a Parameter or None, got "
-                             f"{type(param).__name__}")
+                                 f"{type(param).__name__}")
         setattr(self, name, param)
 
     def add_module(self, name: str, module: Module | None) -> None:
@@ -163,7 +163,7 @@ class Module:
         self._check_new_name("add_module", name)
         if module is not None and not isinstance(module, Module):
             raise ShrewTypeError(f"add_module: {name!r} must be a Module or None, got "
-                             f"{type(module).__name__}")
+                                 f"{type(module).__name__}")
         setattr(self, name, module)
 
     def register_module(self, name: str, module: Module | None) -> None:
@@ -290,7 +290,7 @@ class Module:
             problems.append("wrong shapes: " + ", ".join(wrong))
         if problems:
             raise ArgumentError(f"load_state_dict into {type(self).__name__}: " + "; "
-                                 "".join(problems))
+                                "".join(problems))
         with no_grad():
             for k, v in values.items():
                 own[k].copy_(v)

@@ -48,7 +48,7 @@ class GroupNorm(Module):
         super().__init__()
         if num_groups < 1 or num_channels % num_groups:
             raise ShrewValueError(f"GroupNorm: num_channels {num_channels} must be divisible by "
-                             f"num_groups {num_groups}")
+                                  f"num_groups {num_groups}")
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                      eps, affine)
         self.weight = Parameter(ones(num_channels)) if affine else None

@@ -139,7 +139,7 @@ class RNNBase(Module):
             raise ShrewValueError(f"{name}: dropout must lie in [0, 1], got {dropout!r}")
         if proj_size and (mode != "LSTM" or proj_size >= hidden_size):
             raise ShrewValueError(f"{name}: proj_size must be smaller than hidden_size "
-                             f"({hidden_size}) and is only for LSTM, got {proj_size}")
+                                  f"({hidden_size}) and is only for LSTM, got {proj_size}")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
         self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
@@ -368,7 +368,7 @@ class RNNCell(RNNCellBase):
                  device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ShrewValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got "
-                             f"{nonlinearity!r}")
+                                  f"{nonlinearity!r}")
         self.nonlinearity = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
                          hidden_size, bias)

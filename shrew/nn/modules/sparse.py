@@ -32,7 +32,7 @@ class Embedding(Module):
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ShrewValueError(f"Embedding: padding_idx {padding_idx} is outside "
-                                 f"[{-num_embeddings}, {num_embeddings})")
+                                      f"[{-num_embeddings}, {num_embeddings})")
             padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
@@ -40,7 +40,7 @@ class Embedding(Module):
         if _weight is not None:
             if _weight.shape != (num_embeddings, embedding_dim):
                 raise ShrewValueError(f"Embedding: _weight must be [{num_embeddings}, "
-                                 f"{embedding_dim}], got {list(_weight.shape)}")
+                                      f"{embedding_dim}], got {list(_weight.shape)}")
             self.weight = Parameter(_weight, requires_grad=not _freeze)
         else:
             self.weight = init.normal_(Parameter(zeros(num_embeddings, embedding_dim),
@@ -60,7 +60,7 @@ class Embedding(Module):
         freeze=False."""
         if embeddings.ndim != 2:
             raise ShrewValueError(f"Embedding.from_pretrained: embeddings must be 2-d, got "
-                             f"{list(embeddings.shape)}")
+                                  f"{list(embeddings.shape)}")
         rows, dim = embeddings.shape
         return cls(rows, dim, padding_idx=padding_idx, max_norm=max_norm,
                    norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse,

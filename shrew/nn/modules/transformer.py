@@ -44,7 +44,7 @@ def _activation(name: Activation) -> Callable[[Tensor], Tensor]:
     if name == "gelu":
         return F.gelu
     raise ShrewTypeError(f"Transformer: activation must be 'relu', 'gelu' or a callable, got "
-                     f"{name!r}")
+                         f"{name!r}")
 
 
 def generate_square_subsequent_mask(sz: int, device: str = "cpu",

@@ -68,15 +68,15 @@ class DistributedDataParallel(Module):
             if value != default:
                 raise UnsupportedError(f"DistributedDataParallel: {name}={value!r} is not "
                                        "supported "
-                                 f"(leave it at {default!r}: the module runs on the device "
-                                 f"its parameters are on, in the default process group, and "
-                                 f"every parameter must receive a gradient)")
+                                       f"(leave it at {default!r}: the module runs on the device "
+                                       f"its parameters are on, in the default process group, and "
+                                       f"every parameter must receive a gradient)")
         if not isinstance(module, Module):
             raise ShrewTypeError(f"DistributedDataParallel: module must be a Module, got "
-                             f"{type(module).__name__}")
+                                 f"{type(module).__name__}")
         if not bucket_cap_mb > 0:
             raise ShrewValueError(f"DistributedDataParallel: bucket_cap_mb must be > 0, got "
-                             f"{bucket_cap_mb!r}")
+                                  f"{bucket_cap_mb!r}")
         self._group: ProcessGroup = default_group("DistributedDataParallel")
         self.module = module
         self.broadcast_buffers = broadcast_buffers

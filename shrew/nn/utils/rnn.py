@@ -63,7 +63,7 @@ def pack_padded_sequence(input: Tensor, lengths: Sequence[int] | Tensor,
     if enforce_sorted:
         if (np.diff(n) > 0).any():
             raise ShrewValueError(f"{op}: lengths {n.tolist()} are not sorted in decreasing order "
-                             f"(pass enforce_sorted=False)")
+                                  f"(pass enforce_sorted=False)")
     else:
         order = np.argsort(-n, kind="stable")
         sorted_indices = tensor(order)
@@ -85,7 +85,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     if total_length is not None:
         if total_length < steps:
             raise ShrewValueError(f"pad_packed_sequence: total_length {total_length} is shorter "
-                             f"than the longest sequence ({steps})")
+                                  f"than the longest sequence ({steps})")
         steps = total_length
     rows, offset = [], 0
     pads = [0, 0] * (data.ndim - 1)
@@ -109,7 +109,7 @@ def pad_sequence(sequences: Sequence[Tensor], batch_first: bool = False,
         raise ShrewValueError("pad_sequence: needs at least one sequence")
     if padding_side not in ("left", "right"):
         raise ShrewValueError(f"pad_sequence: padding_side must be 'left' or 'right', got "
-                         f"{padding_side!r}")
+                              f"{padding_side!r}")
     trailing = sequences[0].shape[1:]
     if any(s.ndim == 0 or s.shape[1:] != trailing for s in sequences):
         raise ShapeError(f"pad_sequence: sequences must share their trailing dims, got "

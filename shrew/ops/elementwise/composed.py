@@ -145,7 +145,7 @@ def div(input: Tensor, other: Operand, *, rounding_mode: str | None = None) -> T
         return binary("floor_divide", x, other)
     if rounding_mode != "trunc":
         raise ArgumentError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
-                         f"{rounding_mode!r}")
+                            f"{rounding_mode!r}")
     integral = not x.dtype.is_floating_point and (
         not other.dtype.is_floating_point if isinstance(other, AnyTensor)
         else isinstance(other, numbers.Integral))
@@ -189,7 +189,7 @@ def _operands(op: str, a: Operand, b: Operand) -> tuple[Tensor, Tensor]:
     for value in (a, b):
         if not isinstance(value, (AnyTensor, numbers.Number)) or isinstance(value, complex):
             raise ShrewTypeError(f"{op}: operands must be tensors or real numbers, got "
-                             f"{type(value).__name__}")
+                                 f"{type(value).__name__}")
     if isinstance(a, AnyTensor):
         return a, b if isinstance(b, AnyTensor) else scalar_like(b, a)
     if isinstance(b, AnyTensor):

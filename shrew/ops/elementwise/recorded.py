@@ -191,7 +191,7 @@ def pow(x: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001 
         return powf(x, exponent)
     if exponent < 0:
         raise ArgumentError(f"pow: integers to negative integer powers are not allowed "
-                         f"({x.dtype} ** {exponent})")
+                            f"({x.dtype} ** {exponent})")
     return binary("pow", x, exponent)
 
 

@@ -156,7 +156,7 @@ def scatter_reduce(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
     amax or amin; include_self=False leaves x's own values out where src lands."""
     if reduce not in _IDENTITY:
         raise ArgumentError(f"scatter_reduce: reduce must be one of {', '.join(_IDENTITY)}, "
-                         f"got {reduce!r}")
+                            f"got {reduce!r}")
     op = "scatter_reduce"
     if x.ndim == 0:
         return scatter_reduce(x.reshape(1), dim, _as_1d(index), _as_1d(src), reduce,

@@ -67,7 +67,7 @@ def index_put(x: Tensor, indices: tuple[Tensor | None, ...] | list[Tensor | None
     tensor (or None, a full slice) per leading dim."""
     if not isinstance(indices, (tuple, list)):
         raise ShrewTypeError(f"index_put: indices must be a tuple of tensors, got "
-                         f"{type(indices).__name__}")
+                             f"{type(indices).__name__}")
     key = tuple(slice(None) if i is None else i for i in indices)
     return _put(x, key, values, accumulate)
 

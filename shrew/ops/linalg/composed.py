@@ -39,7 +39,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1), keepdim: boo
         raise ShrewTypeError(f"{op}: expects a tensor, got {type_name(A)}")
     if ord not in _MATRIX_ORDS or isinstance(ord, bool):
         raise ArgumentError(f"{op}: ord must be one of 'fro', 'nuc', inf, -inf, 1, -1, 2, -2; "
-                         f"got {ord!r}")
+                            f"got {ord!r}")
     if A.ndim < 2:
         raise ShapeError(f"{op}: the input must have at least 2 dimensions, got shape "
                          f"{fmt(A.shape)}")
@@ -168,7 +168,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     driver = "gelsy" if driver is None else driver
     if driver not in _LSTSQ_DRIVERS:
         raise ArgumentError(f"{op}: driver must be one of {', '.join(_LSTSQ_DRIVERS)}, got "
-                         f"{driver!r}")
+                            f"{driver!r}")
     vector = B.ndim == A.ndim - 1
     rhs = B.unsqueeze(-1) if vector else B
     if rhs.ndim < 2 or rhs.shape[-2] != A.shape[-2]:
@@ -300,6 +300,6 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = _CDIST_MOD
         raise ArgumentError(f"{op}: p must be a non-negative number, got {p!r}")
     if compute_mode not in _CDIST_MODES:
         raise ArgumentError(f"{op}: compute_mode must be one of {', '.join(_CDIST_MODES)}, got "
-                         f"{compute_mode!r}")
+                            f"{compute_mode!r}")
     broadcast_shapes(op, x1.shape[:-2], x2.shape[:-2])
     return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1, op=op)

@@ -200,7 +200,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None,  # 
     check_matrices(op, A, square=False)
     if driver is not None:
         raise ArgumentError(f"{op}: driver= is for CUDA's cuSOLVER in PyTorch; shrew takes only "
-                         f"driver=None")
+                            f"driver=None")
     return R.linalg_svd(*_routine("svd", A, bool(full_matrices), differentiable=(0, 1, 2)))
 
 

@@ -181,7 +181,7 @@ def _from_sublists(args: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
                 letters.append(string.ascii_letters[(s + 26) % 52])
             else:
                 raise ShrewTypeError(f"einsum: subscripts in a sublist must be ints in "
-                                 f"[0, 52) or Ellipsis, got {s!r}")
+                                     f"[0, 52) or Ellipsis, got {s!r}")
         return "".join(letters)
 
     operands = tuple(args[0::2][:len(args) // 2])

@@ -181,7 +181,7 @@ def tensor_split(x: Tensor, indices_or_sections: int | Sequence[int] | Tensor, d
     if isinstance(spec, AnyTensor):
         if spec.ndim > 1 or spec.dtype.is_floating_point:
             raise ArgumentError(f"tensor_split: a tensor indices_or_sections must be a 0-d or "
-                             f"1-d integer tensor, got {spec.dtype} {fmt(spec.shape)}")
+                                f"1-d integer tensor, got {spec.dtype} {fmt(spec.shape)}")
         spec = spec.tolist()
     if _is_int(spec):
         if spec <= 0:
@@ -281,14 +281,14 @@ def repeat_interleave(x: Tensor, repeats: int | Tensor, dim: int | None = None, 
     if isinstance(repeats, AnyTensor):
         if repeats.dtype.is_floating_point or repeats.ndim > 1:
             raise ShrewTypeError(f"repeat_interleave: repeats must be an int or a 0-d/1-d integer "
-                             f"tensor, got {repeats.dtype} {fmt(repeats.shape)}")
+                                 f"tensor, got {repeats.dtype} {fmt(repeats.shape)}")
         counts = np.broadcast_to(repeats.numpy(), (size,)) if repeats.numel() in (1, size) \
             else repeats.numpy()
     elif _is_int(repeats):
         counts = np.full(size, int(repeats))
     else:
         raise ShrewTypeError(f"repeat_interleave: repeats must be an int or a tensor, got "
-                         f"{type(repeats).__name__}")
+                             f"{type(repeats).__name__}")
     if counts.shape != (size,) or (counts < 0).any():
         raise ShapeError(f"repeat_interleave: repeats must be non-negative, one per entry "
                          f"of dim {d} (size {size}), got {counts.tolist()}")

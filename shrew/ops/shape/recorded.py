@@ -163,7 +163,7 @@ def pad(x: Tensor, pads: Sequence[int], value: Scalar = 0.0) -> Tensor:
     if any(lo or hi for lo, hi in grow):
         if x.dtype is bool_ or not isinstance(value, numbers.Real):
             raise ArgumentError(f"pad: needs a numeric tensor and value, got {x.dtype}, "
-                             f"{value!r}")
+                                f"{value!r}")
         out = record(x._backend.pad(x._data, grow, value), x._backend, O.Pad(x, grow), x)
     for d, (lo, hi) in enumerate(per_dim):
         if lo < 0 or hi < 0:

@@ -17,7 +17,7 @@ def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:
         if len(value) != len(optimizer.param_groups):
             raise ShrewValueError(f"lr_scheduler: expected {len(optimizer.param_groups)} values "
                                   "for "
-                             f"{name}, got {len(value)}")
+                                  f"{name}, got {len(value)}")
         return list(value)
     return [value] * len(optimizer.param_groups)
 
@@ -45,8 +45,8 @@ class LRScheduler:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
                     raise ShrewValueError(f"{type(self).__name__}: param_groups[{i}] has no "
-                                     f"'initial_lr', needed to resume at last_epoch="
-                                     f"{last_epoch} (load the optimizer's state first)")
+                                          f"'initial_lr', needed to resume at last_epoch="
+                                          f"{last_epoch} (load the optimizer's state first)")
         self.base_lrs: list[float] = [g["initial_lr"] for g in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._initial_step()

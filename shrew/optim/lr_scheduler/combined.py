@@ -39,7 +39,7 @@ class SequentialLR(_Composite):
         _check_parts("SequentialLR", optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ShrewValueError(f"SequentialLR: needs one milestone fewer than schedulers, got "
-                             f"{len(schedulers)} schedulers and {len(milestones)} milestones")
+                                  f"{len(schedulers)} schedulers and {len(milestones)} milestones")
         self._schedulers, self._milestones = list(schedulers), list(milestones)
         self.optimizer = optimizer
         self.last_epoch = last_epoch + 1
@@ -72,10 +72,10 @@ def _check_parts(name: str, optimizer: Optimizer, schedulers: Sequence[Any]) -> 
     for i, s in enumerate(schedulers):
         if isinstance(s, ReduceLROnPlateau) or not isinstance(s, LRScheduler):
             raise ShrewTypeError(f"{name}: scheduler {i} is a {type(s).__name__}; only epoch "
-                             f"schedules (not ReduceLROnPlateau) can be combined")
+                                 f"schedules (not ReduceLROnPlateau) can be combined")
         if s.optimizer is not optimizer:
             raise ShrewTypeError(f"{name}: scheduler {i} ({type(s).__name__}) belongs to another "
-                             f"optimizer")
+                                 f"optimizer")
 
 
 def _undo_construction_step(schedulers: Sequence[Any]) -> None:

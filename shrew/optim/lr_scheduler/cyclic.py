@@ -20,7 +20,7 @@ class _MomentumCycling:
         defaults = self.optimizer.defaults
         if "momentum" not in defaults and "betas" not in defaults:
             raise ShrewValueError(f"{type(self).__name__}: cycle_momentum needs an optimizer with "
-                             f"momentum or betas")
+                                  f"momentum or betas")
         self.use_beta1 = "betas" in defaults
         self.base_momentums = _per_group("base_momentum", self.optimizer, base_momentum)
         self.max_momentums = _per_group("max_momentum", self.optimizer, max_momentum)
@@ -60,7 +60,7 @@ class OneCycleLR(_MomentumCycling, LRScheduler):
         if total_steps is not None:
             if not isinstance(total_steps, int) or total_steps <= 0:
                 raise ShrewValueError(f"OneCycleLR: total_steps must be a positive int, "
-                                 f"got {total_steps!r}")
+                                      f"got {total_steps!r}")
             self.total_steps = total_steps
         elif epochs is not None and steps_per_epoch is not None:
             for name, value in (("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
@@ -75,7 +75,7 @@ class OneCycleLR(_MomentumCycling, LRScheduler):
                                   f"got {pct_start!r}")
         if anneal_strategy not in ("cos", "linear"):
             raise ShrewValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', "
-                             f"got {anneal_strategy!r}")
+                                  f"got {anneal_strategy!r}")
         self.anneal_strategy = anneal_strategy
         up = float(pct_start * self.total_steps) - 1
         # (last step of the phase, lr from, lr to, momentum from, momentum to)
@@ -103,7 +103,7 @@ class OneCycleLR(_MomentumCycling, LRScheduler):
         step = self.last_epoch
         if step > self.total_steps:
             raise ShrewValueError(f"OneCycleLR: stepped {step} times, more than total_steps="
-                             f"{self.total_steps}")
+                                  f"{self.total_steps}")
         lrs = []
         for group in self.optimizer.param_groups:
             start = 0.0
@@ -145,7 +145,7 @@ class CyclicLR(_MomentumCycling, LRScheduler):
         self.step_ratio = up / self.total_size
         if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
             raise ShrewValueError(f"CyclicLR: mode must be 'triangular', 'triangular2' or "
-                             f"'exp_range' (or give scale_fn), got {mode!r}")
+                                  f"'exp_range' (or give scale_fn), got {mode!r}")
         self.mode, self.gamma = mode, gamma
         if scale_fn is None:
             self.scale_mode = "iterations" if mode == "exp_range" else "cycle"

@@ -24,7 +24,7 @@ class ReduceLROnPlateau(LRScheduler):
             raise ShrewValueError(f"ReduceLROnPlateau: mode must be 'min' or 'max', got {mode!r}")
         if threshold_mode not in ("rel", "abs"):
             raise ShrewValueError(f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', "
-                             f"got {threshold_mode!r}")
+                                  f"got {threshold_mode!r}")
         self.optimizer, self.factor = optimizer, factor
         self.min_lrs = _per_group("min_lr", optimizer, min_lr)
         self.patience, self.cooldown, self.eps = patience, cooldown, eps

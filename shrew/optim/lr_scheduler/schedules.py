@@ -28,7 +28,7 @@ class LambdaLR(LRScheduler):
         for fn in self.lr_lambdas:
             if not callable(fn):
                 raise ShrewTypeError(f"{type(self).__name__}: lr_lambda must be a function, got "
-                                 f"{type(fn).__name__}")
+                                     f"{type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -223,10 +223,10 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                  eta_min: float = 0.0, last_epoch: int = -1) -> None:
         if not isinstance(T_0, int) or T_0 <= 0:
             raise ShrewValueError(f"CosineAnnealingWarmRestarts: T_0 must be a positive int, "
-                             f"got {T_0!r}")
+                                  f"got {T_0!r}")
         if not isinstance(T_mult, int) or T_mult < 1:
             raise ShrewValueError(f"CosineAnnealingWarmRestarts: T_mult must be an int >= 1, "
-                             f"got {T_mult!r}")
+                                  f"got {T_mult!r}")
         self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
         self.T_cur: float = last_epoch
         super().__init__(optimizer, last_epoch)
@@ -249,7 +249,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i *= self.T_mult
         elif epoch < 0:
             raise ShrewValueError(f"CosineAnnealingWarmRestarts.step: epoch must be >= 0, "
-                             f"got {epoch!r}")
+                                  f"got {epoch!r}")
         elif epoch >= self.T_0:
             if self.T_mult == 1:
                 self.T_cur = epoch % self.T_0

@@ -81,7 +81,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(elem, Sequence):
         if any(len(s) != len(elem) for s in batch):
             raise ShrewValueError("default_collate: each element in list of batch should be of "
-                             "equal size")
+                                  "equal size")
         fields = [default_collate(s) for s in zip(*batch)]
         if isinstance(elem, tuple):
             return fields

@@ -49,11 +49,11 @@ class DataLoader:
             raise ShrewValueError(f"DataLoader: timeout must be >= 0, got {timeout!r}")
         if num_workers == 0 and prefetch_factor is not None:
             raise ShrewValueError("DataLoader: prefetch_factor needs num_workers > 0 (it counts "
-                             "batches fetched ahead per worker)")
+                                  "batches fetched ahead per worker)")
         if prefetch_factor is not None and (not isinstance(prefetch_factor, int)
                                             or prefetch_factor < 1):
             raise ShrewValueError(f"DataLoader: prefetch_factor must be an int >= 1, got "
-                             f"{prefetch_factor!r}")
+                                  f"{prefetch_factor!r}")
         if persistent_workers and num_workers == 0:
             raise ShrewValueError("DataLoader: persistent_workers needs num_workers > 0")
         self.dataset = dataset
@@ -66,17 +66,17 @@ class DataLoader:
         iterable = isinstance(dataset, IterableDataset)
         if iterable and (shuffle or sampler is not None or batch_sampler is not None):
             raise ShrewValueError("DataLoader: an IterableDataset takes no shuffle, sampler or "
-                             "batch_sampler (its own order is the order)")
+                                  "batch_sampler (its own order is the order)")
         if sampler is not None and shuffle:
             raise ShrewValueError("DataLoader: sampler and shuffle are mutually exclusive")
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
                 raise ShrewValueError("DataLoader: batch_sampler is mutually exclusive with "
-                                 "batch_size, shuffle, sampler and drop_last")
+                                      "batch_size, shuffle, sampler and drop_last")
             batch_size, drop_last = None, False
         elif batch_size is None and drop_last:
             raise ShrewValueError("DataLoader: batch_size=None (no batching) is mutually "
-                             "exclusive with drop_last")
+                                  "exclusive with drop_last")
         if sampler is None:
             if iterable:
                 sampler = itertools.repeat(None)  # the stream decides when to stop

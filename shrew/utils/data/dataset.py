@@ -49,7 +49,7 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
             raise ShrewValueError("TensorDataset: needs one or more tensors with at least one dim")
         if any(t.shape[0] != tensors[0].shape[0] for t in tensors):
             raise ShrewValueError(f"TensorDataset: the tensors' first dims differ: "
-                             f"{', '.join(fmt(t.shape) for t in tensors)}")
+                                  f"{', '.join(fmt(t.shape) for t in tensors)}")
         self.tensors = tensors
 
     def __getitem__(self, index: int) -> tuple[Tensor, ...]:
@@ -131,10 +131,10 @@ def random_split(dataset: Dataset[T_co], lengths: Sequence[int | float],
         counts = [int(c) for c in lengths]
         if any(c < 0 or c != length for c, length in zip(counts, lengths)):
             raise ShrewValueError(f"random_split: lengths must be non-negative ints or fractions "
-                             f"that sum to 1, got {list(lengths)}")
+                                  f"that sum to 1, got {list(lengths)}")
     if sum(counts) != n:
         raise ShrewValueError(f"random_split: the lengths sum to {sum(counts)}, the dataset has "
-                         f"{n} samples")
+                              f"{n} samples")
     order = (generator or generator_from_global_seed()).randperm(n)
     out, start = [], 0
     for c in counts:

@@ -30,13 +30,13 @@ class DistributedSampler:
             rank = get_rank() if rank is None else rank
         if not isinstance(num_replicas, int) or num_replicas < 1:
             raise ShrewValueError(f"DistributedSampler: num_replicas must be an int >= 1, got "
-                             f"{num_replicas!r}")
+                                  f"{num_replicas!r}")
         if not isinstance(rank, int) or not 0 <= rank < num_replicas:
             raise ShrewValueError(f"DistributedSampler: invalid rank {rank!r}, rank should be in "
-                             f"the interval [0, {num_replicas - 1}]")
+                                  f"the interval [0, {num_replicas - 1}]")
         if not hasattr(dataset, "__len__"):
             raise ShrewTypeError(f"DistributedSampler: the dataset must have a length, got "
-                             f"{type(dataset).__name__}")
+                                 f"{type(dataset).__name__}")
         self.dataset = dataset
         self.num_replicas = num_replicas
         self.rank = rank

@@ -26,7 +26,7 @@ class Sampler(Generic[T_co]):
 def _positive_int(name: str, what: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
         raise ShrewValueError(f"{name}: {what} should be a positive integer value, but got "
-                         f"{what}={value!r}")
+                              f"{what}={value!r}")
     return int(value)
 
 
@@ -52,7 +52,7 @@ class RandomSampler(Sampler[int]):
                  num_samples: int | None = None, generator: Generator | None = None) -> None:
         if not isinstance(replacement, bool):
             raise ShrewValueError(f"RandomSampler: replacement should be a boolean value, but got "
-                             f"replacement={replacement!r}")
+                                  f"replacement={replacement!r}")
         self.data_source, self.replacement = data_source, replacement
         self._num_samples, self.generator = num_samples, generator
         _positive_int("RandomSampler", "num_samples", self.num_samples)
@@ -100,18 +100,19 @@ class WeightedRandomSampler(Sampler[int]):
         _positive_int("WeightedRandomSampler", "num_samples", num_samples)
         if not isinstance(replacement, bool):
             raise ShrewValueError(f"WeightedRandomSampler: replacement should be a boolean value, "
-                             f"but got replacement={replacement!r}")
+                                  f"but got replacement={replacement!r}")
         w = np.asarray(weights._host() if isinstance(weights, Tensor) else weights,
                        dtype=np.float64)
         if w.ndim != 1 or not len(w):
             raise ShrewValueError(f"WeightedRandomSampler: weights should be a 1-d sequence, got "
-                             f"shape {w.shape}")
+                                  f"shape {w.shape}")
         if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
             raise ShrewValueError("WeightedRandomSampler: weights must be finite, non-negative "
-                             "and not all zero")
+                                  "and not all zero")
         if not replacement and num_samples > np.count_nonzero(w):
             raise ShrewValueError(f"WeightedRandomSampler: cannot draw {num_samples} samples "
-                             f"without replacement from {np.count_nonzero(w)} non-zero weights")
+                                  f"without replacement from {np.count_nonzero(w)} non-zero "
+                                  f"weights")
         self.weights, self.num_samples = w, int(num_samples)
         self.replacement, self.generator = replacement, generator
 
@@ -132,7 +133,7 @@ class BatchSampler(Sampler[list[int]]):
         _positive_int("BatchSampler", "batch_size", batch_size)
         if not isinstance(drop_last, bool):
             raise ShrewValueError(f"BatchSampler: drop_last should be a boolean value, but got "
-                             f"drop_last={drop_last!r}")
+                                  f"drop_last={drop_last!r}")
         self.sampler, self.batch_size, self.drop_last = sampler, int(batch_size), drop_last
 
     def __iter__(self) -> Iterator[list[int]]:

@@ -48,7 +48,7 @@ class ShrewBackend(AbstractBackend):
                 x = getattr(x, operation)(dim=axis)
             return x
         raise UnsupportedError(f"einops reduce: unknown reduction {operation!r} "
-                                     f"(use min, max, sum, mean, prod, any or all)")
+                               f"(use min, max, sum, mean, prod, any or all)")
 
     def transpose(self, x: Tensor, axes: Sequence[int]) -> Tensor:
         return x.permute(*axes)
