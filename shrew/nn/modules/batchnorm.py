@@ -27,7 +27,8 @@ class _PerChannelNorm(Module):
     num_batches_tracked: Tensor | None
 
     def __init__(self, num_features: int, eps: float, momentum: float | None, affine: bool,
-                 track_running_stats: bool, bias: bool) -> None:
+                 track_running_stats: bool, bias: bool, device: DeviceLike | None,
+                 dtype: DTypeLike | None) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -38,6 +39,7 @@ class _PerChannelNorm(Module):
         self.register_buffer("running_var", ones(num_features) if tracked else None)
         self.register_buffer("num_batches_tracked",
                              zeros((), dtype=int64) if tracked else None)
+        place(self, device, dtype)
 
 
 class _BatchNorm(_PerChannelNorm):
@@ -54,8 +56,8 @@ class _BatchNorm(_PerChannelNorm):
                  affine: bool = True, track_running_stats: bool = True, *,
                  bias: bool = True,
                  device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, bias)
-        place(self, device, dtype)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, bias,
+                         device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         name = type(self).__name__

@@ -7,7 +7,6 @@ from ...typing import DeviceLike, DTypeLike
 from ..._tensor import Tensor
 from .. import functional as F
 from .batchnorm import _PerChannelNorm
-from .module import place
 
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d"]
@@ -23,8 +22,8 @@ class _InstanceNorm(_PerChannelNorm):
                  affine: bool = False, track_running_stats: bool = False, *,
                  bias: bool = True,
                  device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, bias)
-        place(self, device, dtype)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, bias,
+                         device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         name = type(self).__name__

@@ -57,12 +57,18 @@ def generate_square_subsequent_mask(sz: int, device: str = "cpu",
 
 class _Layer(Module):
     """What the encoder and decoder layers share: the feed-forward block, its norms and
-    dropouts, and the pre-/post-norm residual wiring."""
+    dropouts, and the pre-/post-norm residual wiring; `blocks` residual blocks (an encoder
+    layer's 2, a decoder layer's 3)."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float,
-                 activation: Activation, layer_norm_eps: float, batch_first: bool,
-                 norm_first: bool, bias: bool, blocks: int) -> None:
+    blocks: int
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: Activation = "relu",
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True,
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
         super().__init__()
+        blocks = self.blocks
         self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias=bias,
                                             batch_first=batch_first)
         if blocks == 3:
@@ -77,6 +83,7 @@ class _Layer(Module):
         for i in range(1, blocks + 1):
             setattr(self, f"dropout{i}", Dropout(dropout))
         self.activation = _activation(activation)
+        place(self, device, dtype)
 
     def _residual(self, x: Tensor, index: int, block: Callable[[Tensor], Tensor]) -> Tensor:
         """x + dropout(block(norm(x))) with norm_first, else norm(x + dropout(block(x)))."""
@@ -93,14 +100,7 @@ class TransformerEncoderLayer(_Layer):
     """Self-attention then a feed-forward block, each with a residual connection and
     LayerNorm (after the residual, or before the block with norm_first=True)."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: Activation = "relu",
-                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True,
-                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
-        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                         batch_first, norm_first, bias, blocks=2)
-        place(self, device, dtype)
+    blocks = 2
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
@@ -116,14 +116,7 @@ class TransformerDecoderLayer(_Layer):
     """Self-attention, attention over the encoder's output (memory), then a feed-forward
     block; each with a residual connection and LayerNorm."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: Activation = "relu",
-                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True,
-                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
-        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                         batch_first, norm_first, bias, blocks=3)
-        place(self, device, dtype)
+    blocks = 3
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
