@@ -84,9 +84,6 @@ class ShrewTypeError(ShrewError, TypeError):
     """An argument of the wrong kind, where PyTorch (and Python) raise TypeError."""
 
 
-ArgumentTypeError = ShrewTypeError  # the older name of the same kind
-
-
 class ShrewValueError(ShrewError, ValueError):
     """A bad value that PyTorch refuses with ValueError (mostly checks written in Python:
     hyper-parameters, DataLoader arguments, a slice step <= 0)."""

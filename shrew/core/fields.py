@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .dtype import BY_NUMPY as _BY_NUMPY
-from .errors import ArgumentTypeError, DeviceError, DTypeError, ShapeError
+from .errors import DeviceError, DTypeError, ShapeError, ShrewTypeError
 from .grad_mode import is_grad_enabled
 from .shape import Size
 
@@ -263,7 +263,7 @@ def set_grad(t: Tensor, grad: Tensor | None) -> None:
     device, or None."""
     if grad is not None:
         if not isinstance(grad, _tensor_class):
-            raise ArgumentTypeError(f"grad: assigned grad expected to be a Tensor or None but got "
+            raise ShrewTypeError(f"grad: assigned grad expected to be a Tensor or None but got "
                                     f"{type(grad).__name__}")
         if grad.dtype is not t.dtype:
             raise DTypeError(f"grad: attempting to assign a gradient with dtype {grad.dtype} "

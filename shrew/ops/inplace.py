@@ -47,9 +47,8 @@ import numpy as np
 
 from ..core import op as O
 from ..core.dtype import FLOAT, bool_
-from ..core.errors import type_name
-from ..core.errors import (ArgumentTypeError, DeviceError, DTypeError, MemoryOverlapError,
-                           ShapeError, ShrewTypeError, StateError)
+from ..core.errors import (DTypeError, DeviceError, MemoryOverlapError, ShapeError, ShrewTypeError,
+                           StateError, type_name)
 from ..core.fields import (Alias, AnyTensor, become, live_views, next_id, own_array,
                        replace_storage, snapshot)
 from ..core.fields import detach_ as factory_detach_
@@ -266,7 +265,7 @@ def fit(t: Tensor, value: Tensor, op: str) -> Tensor:
     """value as it will be written into t: t's shape (value may broadcast to it, not
     grow it), dtype (a float into an integer tensor is refused, as PyTorch) and device."""
     if not isinstance(value, AnyTensor):  # an operator gave NotImplemented
-        raise ArgumentTypeError(f"{op}: unsupported operand for a tensor of {t.dtype}")
+        raise ShrewTypeError(f"{op}: unsupported operand for a tensor of {t.dtype}")
     if value.shape != t.shape:
         if broadcast_shapes(op, value.shape, t.shape) != t.shape:
             raise ShapeError(f"{op}: output with shape {fmt(t.shape)} doesn't match the "

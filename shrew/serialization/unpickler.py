@@ -19,6 +19,7 @@ from typing import IO, Any, ClassVar, NamedTuple
 import ml_dtypes
 import numpy as np
 
+from ..core.shape import numel
 from ..core.errors import LoadError, RefusedGlobalError
 
 # torch's typed storage classes, as pickles name them, and the element type of each
@@ -50,10 +51,7 @@ class Rebuilt:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for s in self.size:
-            n *= s
-        return n
+        return numel(self.size)
 
     def is_contiguous(self) -> bool:
         """Whether the view is a plain slice of its storage (row-major, no gaps)."""
