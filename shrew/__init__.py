@@ -102,6 +102,10 @@ from .ops.legacy import (channels_last, channels_last_3d, contiguous_format,  # 
                       legacy_types as _legacy_types, memory_format, preserve_format)
 from .core.printing import set_printoptions  # noqa: E402
 from . import fx, hub  # noqa: E402
+# sampling layers' low-level names (nn/functional/sampling.py, upsampling.py)
+from .nn.functional.sampling import grid_sampler_2d, grid_sampler_3d  # noqa: E402
+from .nn.functional.upsampling import (  # noqa: E402
+    upsample_bilinear2d_aa as _upsample_bilinear2d_aa)
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))
 
@@ -182,4 +186,6 @@ __all__ = [
     # API gaps (issue 30): ops/legacy.py, core/printing.py, fx.py, hub.py
     "channels_last", "channels_last_3d", "contiguous_format", "memory_format",
     "preserve_format", "set_printoptions", "fx", "hub", *_LEGACY_NAMES,
+    # sampling layers (nn/functional/sampling.py)
+    "grid_sampler_2d", "grid_sampler_3d",
 ]

@@ -34,7 +34,7 @@ from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_poo
                       adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
                       max_unpool1d, max_unpool2d)
 from .sparse import embedding, embedding_bag, one_hot
-from .upsampling import interpolate
+from .upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
@@ -55,5 +55,5 @@ __all__ = [
     "avg_pool1d", "fold", "max_pool1d", "max_unpool1d", "max_unpool2d", "unfold",
     "gumbel_softmax",
     # sampling layers (sampling.py, upsampling.py)
-    "affine_grid", "grid_sample",
+    "affine_grid", "grid_sample", "upsample", "upsample_bilinear", "upsample_nearest",
 ]

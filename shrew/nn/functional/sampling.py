@@ -193,14 +193,31 @@ def _bicubic(reader: _Reader, coords: list[Tensor], padding_mode: str,
     return out
 
 
-def grid_sampler(op: str, input: Tensor, grid: Tensor, interpolation_mode: int,  # noqa: A002
-                 padding_mode: int, align_corners: bool) -> Tensor:
-    """torch.grid_sampler_2d / _3d: grid_sample with its modes given as numbers."""
+def _grid_sampler(op: str, dims: int, input: Tensor, grid: Tensor,  # noqa: A002
+                  interpolation_mode: int, padding_mode: int, align_corners: bool) -> Tensor:
     if interpolation_mode not in range(3) or padding_mode not in range(3):
         raise ArgumentError(f"{op}: interpolation_mode and padding_mode must be 0, 1 or 2, "
                             f"got {interpolation_mode} and {padding_mode}")
+    if _tensor(op, "input", input).ndim != dims + 2:
+        raise ShapeError(f"{op}: input must be {dims + 2}-d, got {fmt(input.shape)}")
     return grid_sample(input, grid, MODES[interpolation_mode], PADDINGS[padding_mode],
                        align_corners)
+
+
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int,  # noqa: A002
+                    padding_mode: int, align_corners: bool) -> Tensor:
+    """torch.grid_sampler_2d: grid_sample on 4-d input with its modes as numbers
+    (interpolation 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2
+    reflection)."""
+    return _grid_sampler("grid_sampler_2d", 2, input, grid, interpolation_mode,
+                         padding_mode, align_corners)
+
+
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int,  # noqa: A002
+                    padding_mode: int, align_corners: bool) -> Tensor:
+    """torch.grid_sampler_3d: grid_sampler_2d's 5-d counterpart."""
+    return _grid_sampler("grid_sampler_3d", 3, input, grid, interpolation_mode,
+                         padding_mode, align_corners)
 
 
 def _steps(n: int, align_corners: bool) -> np.ndarray:
