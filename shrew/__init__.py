@@ -104,7 +104,7 @@ from .core.printing import set_printoptions  # noqa: E402
 from . import fx, hub  # noqa: E402
 # sampling layers' low-level names (nn/functional/sampling.py, upsampling.py)
 from .nn.functional.sampling import grid_sampler_2d, grid_sampler_3d  # noqa: E402
-from .nn.functional.upsampling import (  # noqa: E402
+from .nn.functional.upsampling import (  # noqa: E402,F401  (torch's private name)
     upsample_bilinear2d_aa as _upsample_bilinear2d_aa)
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))

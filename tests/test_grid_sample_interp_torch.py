@@ -103,8 +103,9 @@ def test_grid_sampler_numbered_modes_and_errors():
     rng = np.random.default_rng(9)
     x, g = rng.standard_normal((1, 2, 4, 4)), grid_points(rng, (1, 3, 3, 2))
     for interp, pad in [(0, 0), (1, 1), (2, 2)]:
-        run_both(lambda a, b: shrew.grid_sampler_2d(a, b, interp, pad, False),
-                 lambda a, b: torch.grid_sampler_2d(a, b, interp, pad, False), [x, g], "cpu")
+        run_both(lambda a, b, i=interp, p=pad: shrew.grid_sampler_2d(a, b, i, p, False),
+                 lambda a, b, i=interp, p=pad: torch.grid_sampler_2d(a, b, i, p, False),
+                 [x, g], "cpu")
     x3, g3 = rng.standard_normal((1, 1, 2, 3, 4)), grid_points(rng, (1, 2, 2, 2, 3))
     run_both(lambda a, b: shrew.grid_sampler_3d(a, b, 0, 2, True),
              lambda a, b: torch.grid_sampler_3d(a, b, 0, 2, True), [x3, g3], "cpu")

@@ -211,8 +211,8 @@ def upsample_bilinear2d_aa(input: Tensor,  # noqa: A002
     scales: Sequence[float | None]
     if output_size is None:
         assert scale_factors is not None
+        output_size = [math.floor(n * f) for n, f in zip(x.shape[2:], scale_factors)]
         scales = list(scale_factors)
-        output_size = [math.floor(n * f) for n, f in zip(x.shape[2:], scales)]
     else:
         scales = (scales_h, scales_w)
     if len(output_size) != 2 or len(scales) != 2 or min(output_size) < 1:
