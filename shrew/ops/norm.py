@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..core import op as O
 from ..backends.base import fast_path
 from ..core.dtype import FLOAT, as_dtype, check_float, float32
-from ..core.errors import type_name
+from ..core.errors import not_a_tensor
 from ..core.errors import ShapeError, ShrewTypeError
 from ..core.fields import AnyTensor, record, wrap
 from ..core.shape import fmt, normalize_dim
@@ -51,7 +51,7 @@ def log_softmax_function(input: Tensor, dim: int,  # noqa: A002
 def _norm_dims(op: str, x: Tensor, ndims: int, eps: float) -> tuple[int, ...]:
     """The last `ndims` dims of x, once x, ndims and eps are checked."""
     if not isinstance(x, AnyTensor):
-        raise ShrewTypeError(f"{op}: input must be a shrew.Tensor, got {type_name(x)}")
+        raise not_a_tensor(op, "input", x)
     check_float(x.dtype, op)
     if isinstance(ndims, bool) or not isinstance(ndims, int) or not 1 <= ndims <= x.ndim:
         raise ShapeError(f"{op}: ndims must be an int from 1 to {x.ndim} for input "
