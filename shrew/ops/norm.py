@@ -14,6 +14,8 @@ from ..core.errors import ShapeError, ShrewTypeError
 from ..core.fields import AnyTensor, record, wrap
 from ..core.shape import fmt, normalize_dim
 from .elementwise.recorded import add_bias
+from .sparse.coo import SparseTensor
+from .sparse.products import log_softmax as sparse_log_softmax, softmax as sparse_softmax
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -38,13 +40,17 @@ def softmax(x: Tensor, dim: int, log: bool = False, dtype: DTypeLike | None = No
 
 
 def softmax_function(input: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor:  # noqa: A002
-    """shrew.softmax (torch.softmax)."""
+    """shrew.softmax (torch.softmax); of a sparse tensor, torch.sparse.softmax."""
+    if isinstance(input, SparseTensor):
+        return sparse_softmax(input, dim, dtype)
     return softmax(input, dim, False, dtype)
 
 
 def log_softmax_function(input: Tensor, dim: int,  # noqa: A002
                          dtype: DTypeLike | None = None) -> Tensor:
-    """shrew.log_softmax (torch.log_softmax)."""
+    """shrew.log_softmax (torch.log_softmax); of a sparse tensor, torch.sparse.log_softmax."""
+    if isinstance(input, SparseTensor):
+        return sparse_log_softmax(input, dim, dtype)
     return softmax(input, dim, True, dtype)
 
 

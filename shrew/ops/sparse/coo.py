@@ -14,6 +14,7 @@ once, as PyTorch's do."""
 from __future__ import annotations
 
 import numbers
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -28,6 +29,8 @@ from ...core.shape import Size, fmt, normalize_dim, numel
 from ..creation import tensor, zeros
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from ..._tensor import Tensor
     from ...typing import DTypeLike
 
@@ -184,8 +187,7 @@ class SparseTensor:
         k = self.sparse_dim()
         rows = numel(self._size[:k])
         dense = zeros((rows, *self._size[k:]), dtype=self._v.dtype, device=self._v.device)
-        out = dense.index_add(0, _linear(self._i, self._size[:k]), self._v).reshape(
-            *self._size)
+        out = add_rows(dense, _linear(self._i, self._size[:k]), self._v).reshape(*self._size)
         return out if dtype is None else out.to(dtype=dtype)
 
     def to_sparse(self, *args: Any, **kwargs: Any) -> SparseTensor:
@@ -292,10 +294,11 @@ class SparseTensor:
         return sparse_sum(self, dim, dtype)
 
     def __getattr__(self, name: str) -> Any:
-        """Anything else is a dense-only operation: say which, and how to go dense."""
+        """Anything else is a dense-only operation: say which, and how to go dense.  A
+        private field (a dense op reading its storage) names the op the user called."""
         if name.startswith("__"):
             raise AttributeError(name)
-        raise sparse_unsupported(name)
+        raise sparse_unsupported(_called_op() if name.startswith("_") else name)
 
     def __bool__(self) -> bool:
         raise sparse_unsupported("bool")
@@ -315,6 +318,20 @@ class SparseTensor:
                 f"{extra})")
 
 
+def _called_op() -> str:
+    """The outermost shrew function on the stack (a decorator's wrapper skipped): the
+    operation the user called."""
+    frame: FrameType | None = sys._getframe(2)
+    name = "this operation"
+    while frame is not None:
+        code = frame.f_code
+        if frame.f_globals.get("__name__", "").startswith("shrew.") and \
+                "<locals>" not in getattr(code, "co_qualname", ""):  # Python 3.11 on
+            name = code.co_name
+        frame = frame.f_back
+    return name
+
+
 def _is_scalar(x: object) -> bool:
     """A Python number or a 0-d tensor: what scales every value alike."""
     return isinstance(x, (int, float, numbers.Number)) or (isinstance(x, AnyTensor) and
@@ -327,6 +344,15 @@ def _kind(x: object) -> str:
     if isinstance(x, AnyTensor):
         return f"a dense tensor of shape {fmt(x.shape)}"
     return type(x).__name__
+
+
+def add_rows(out: Tensor, index: Tensor, rows: Tensor) -> Tensor:
+    """out with each row of `rows` added into out's row `index` (index_add along dim 0).
+    With no rows the result still depends on `rows` (a zero gradient), as PyTorch's does:
+    index_add returns out alone for an empty index."""
+    if index.shape[0] == 0:
+        return out + rows.sum() if rows.requires_grad else out
+    return out.index_add(0, index, rows)
 
 
 def _linear(indices: Tensor, sizes: Sequence[int]) -> Tensor:
@@ -355,8 +381,8 @@ def coalesce(s: SparseTensor, reduce: str) -> SparseTensor:
         np.zeros(0, np.int64)
     unique, inverse, counts = np.unique(positions, return_inverse=True, return_counts=True)
     device = s._v.device
-    values = zeros((len(unique), *s._size[k:]), dtype=s._v.dtype, device=device).index_add(
-        0, tensor(inverse.reshape(-1).astype(np.int64), device=device), s._v)
+    values = add_rows(zeros((len(unique), *s._size[k:]), dtype=s._v.dtype, device=device),
+                      tensor(inverse.reshape(-1).astype(np.int64), device=device), s._v)
     if reduce == "mean" and (counts > 1).any():
         shape = (len(unique),) + (1,) * (values.ndim - 1)
         values = values / tensor(counts.reshape(shape), dtype=values.dtype, device=device)

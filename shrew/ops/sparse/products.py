@@ -16,7 +16,7 @@ from ...core.errors import ShrewTypeError, sparse_unsupported
 from ...core.fields import AnyTensor
 from ...core.shape import normalize_dim
 from ..creation import tensor, zeros
-from .coo import SparseTensor, check_pair, coalesce
+from .coo import SparseTensor, add_rows, check_pair, coalesce
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -39,7 +39,7 @@ def mm(sparse: SparseTensor, dense: Tensor) -> Tensor:
     rows, cols = s._i[0], s._i[1]
     scaled = dense.index_select(0, cols) * s._v.unsqueeze(1)
     out = zeros((s.shape[0], dense.shape[1]), dtype=dense.dtype, device=dense.device)
-    return out.index_add(0, rows, scaled)
+    return add_rows(out, rows, scaled)
 
 
 def mv(sparse: SparseTensor, vec: Tensor) -> Tensor:
