@@ -96,7 +96,7 @@ class _Reader:
         for c, size in zip(coords, self.sizes):
             ok = (c >= 0) & (c <= size - 1)
             inside = ok if inside is None else inside & ok
-            i = c.clamp(0, size - 1).to_dtype(int64)
+            i = where(ok, c, 0.0).to_dtype(int64)  # outside (NaN too): any valid index
             linear = i if linear is None else linear * size + i
         assert linear is not None and inside is not None
         index = linear.reshape(self.n, 1, self.points).expand(self.n, self.c, self.points)
