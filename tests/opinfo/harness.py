@@ -118,7 +118,10 @@ def _densified(value: Any) -> Any:
     """Sparse outputs (torch's and shrew's COO) as their dense form, which compares and
     differentiates like any output."""
     if isinstance(value, (tuple, list)):
-        return type(value)(_densified(v) for v in value)
+        items = [_densified(v) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value  # as it was (a named tuple keeps its type)
+        return list(items) if isinstance(value, list) else tuple(items)
     if isinstance(value, torch.Tensor) and value.layout == torch.sparse_coo:
         return value.to_dense()
     if isinstance(value, shrew.sparse.SparseTensor):
