@@ -12,7 +12,7 @@ import pytest
 import shrew
 from shrew import nn, optim
 from shrew.compiler import compiled as compiled_module
-from shrew.compiler import fuse
+from shrew.compiler import fuse, fuse_c
 from shrew.nn import functional as F
 from tests.support import device_or_fail
 
@@ -324,8 +324,8 @@ def test_fusion_keeps_eagers_bits_and_runs_fewer_calls() -> None:
 def test_without_a_c_compiler_programs_replay_unfused(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
     monkeypatch.setenv("SHREW_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(fuse, "_missing", [])
-    monkeypatch.setattr(fuse, "_modules", {})
+    monkeypatch.setattr(fuse, "_missing", {"cpu": [], "opencl": []})
+    monkeypatch.setattr(fuse_c, "_modules", {})
     g = shrew.compile(lambda x: ((x + 1) * 2 - 3).relu())
     x = shrew.tensor([-1.0, 0.5, 2.0])
     for _ in range(4):
