@@ -293,10 +293,10 @@ def test_replay_frees_what_eager_frees() -> None:
         tracemalloc.stop()
         return top
     g = shrew.compile(step)
-    for _ in range(3):
-        g()
+    eager = peak(step)
+    peaks = [peak(g) for _ in range(3)]  # two captures (eager, recorded), one replay
     assert g.replays == 1
-    assert peak(g) <= peak(step) * 1.05
+    assert max(peaks) <= eager * 1.05, (peaks, eager)
 
 
 def test_fusion_keeps_eagers_bits_and_runs_fewer_calls() -> None:

@@ -18,6 +18,7 @@ import gc
 import inspect
 import os
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -77,26 +78,61 @@ class Call:
     backend: Any
 
 
+@dataclass(frozen=True)
+class Layout:
+    """What a program needs to know of a value it no longer holds."""
+
+    shape: tuple
+    dtype: Any
+    strides: tuple
+    size: int
+
+
+def layout(value: Any) -> Layout:
+    return Layout(tuple(getattr(value, "shape", ())), getattr(value, "dtype", None),
+                  tuple(getattr(value, "strides", ())), int(getattr(value, "size", 1)))
+
+
 @dataclass
 class Recording:
     """The values one call touched and the primitive calls it made, in order.  A value's
     origin is ("input", k): the k-th input tensor's storage; ("live", owners): storage that
-    existed before the call (owners: the tensors holding it then); ("call", i); or ("rng",
-    i): a generator state that call i read."""
+    existed before the call (owners: the tensors holding it then); ("call", i); ("rng", i):
+    a generator state that call i read; or ("grad_out", j): a placeholder gradient.
 
-    values: list[Any] = field(default_factory=list)
+    Values are not kept alive by the recording (a capture's peak memory is then eager's):
+    each is watched through a weak reference that forgets its id when it dies, so a new
+    array given the same id is not taken for it.  Storage from before the call and values
+    without weak references (numpy scalars, OpenCL storage) are held in `held`."""
+
+    layouts: list[Layout] = field(default_factory=list)
     origin: list[tuple[str, Any]] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     by_id: dict[int, int] = field(default_factory=dict)
+    held: dict[int, Any] = field(default_factory=dict)
     existing: dict[int, tuple[Any, list[Tensor]]] = field(default_factory=dict)
     breaks: list[str] = field(default_factory=list)
     signature: list[Any] = field(default_factory=list)  # results and write-backs
+    watchers: list[Any] = field(default_factory=list)
 
     def add(self, value: Any, origin: tuple[str, Any]) -> int:
-        self.values.append(value)  # kept alive, so that id() stays unique
+        slot = len(self.layouts)
+        self.layouts.append(layout(value))
         self.origin.append(origin)
-        self.by_id[id(value)] = len(self.values) - 1
-        return len(self.values) - 1
+        key = id(value)
+        self.by_id[key] = slot
+        by_id = self.by_id
+
+        def gone(_: Any) -> None:
+            if by_id.get(key) == slot:
+                del by_id[key]
+        try:
+            if origin[0] == "live":
+                raise TypeError  # (held: the program reads it in place)
+            self.watchers.append(weakref.ref(value, gone))
+        except TypeError:
+            self.held[slot] = value
+        return slot
 
     def ref(self, array: Any, call: str) -> Ref:
         slot = self.by_id.get(id(array))

@@ -327,10 +327,11 @@ def _capture_backward(rec: C.Recording, result: Any, inputs: list[Tensor]
         targets += [t for t in order if t._op is None and t.requires_grad and id(t) not in known
                     and id(t._data) in rec.existing]
         placeholders: list[int] = []
+        pairs = []
         for t in roots:
             g = t._backend.full(t.shape, 1.0, t._data.dtype)
             placeholders.append(rec.add(g, ("grad_out", len(placeholders))))
-        pairs = [(t, wrap(rec.values[s], t._backend)) for t, s in zip(roots, placeholders)]
+            pairs.append((t, wrap(g, t._backend)))
         tensors = [inputs[k] if isinstance(k, int) else k for k in targets]
         store = engine.run_backward(pairs[0][0], pairs[0][1], retain_graph=True,
                                     create_graph=False, accumulate=False, more=pairs[1:],
@@ -382,21 +383,20 @@ def _program(rec: C.Recording, result: Any, inputs: list[Tensor],
     for slot, (kind, owners) in enumerate(rec.origin):
         if kind == "live":
             backend_of[slot] = owners[0]._backend
-            lives.append((slot, rec.values[slot], owners))
+            lives.append((slot, rec.held[slot], owners))
     keep = {w for kind, w in results if kind == "slot"}
     keep |= {w for _, (kind, w) in write_backs if kind == "slot"}
-    program = Program(len(rec.values), [], None, input_slots, lives, results, spec, write_backs,
+    program = Program(len(rec.layouts), [], None, input_slots, lives, results, spec, write_backs,
                       backend_of)
     if found is None:
-        program.forward = steps(fuse(rec.calls, rec.values, keep), keep)
+        program.forward = steps(fuse(rec.calls, rec.layouts, keep), keep)
         return program
     roots, placeholders, targets = found
     made = [i for i, (kind, _) in enumerate(results) if kind == "slot"]
     root_slots = [rec.by_id[id(t._data)] for t in roots]
     program.grad_outputs = placeholders
     program.grad_positions = [made.index(results.index(("slot", s))) for s in root_slots]
-    program.grad_layouts = [(tuple(rec.values[s].shape), rec.values[s].dtype)
-                            for s in placeholders]
+    program.grad_layouts = [(rec.layouts[s].shape, rec.layouts[s].dtype) for s in placeholders]
     for t, s in zip(roots, placeholders):
         backend_of[s] = t._backend
     grad_slots: list[tuple[Any, int | None]] = []
@@ -409,9 +409,9 @@ def _program(rec: C.Recording, result: Any, inputs: list[Tensor],
     backward_calls = rec.calls[split:]
     born = {s for call in backward_calls for s in call.outputs} | set(placeholders)
     saved = {s for call in backward_calls for s in _reads_of(call)} - born
-    program.forward = steps(fuse(rec.calls[:split], rec.values, keep | saved), keep | saved)
+    program.forward = steps(fuse(rec.calls[:split], rec.layouts, keep | saved), keep | saved)
     wanted = {s for _, s in grad_slots if s is not None}
-    program.backward = steps(fuse(backward_calls, rec.values, wanted), wanted)
+    program.backward = steps(fuse(backward_calls, rec.layouts, wanted), wanted)
     return program
 
 

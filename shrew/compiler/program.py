@@ -114,7 +114,7 @@ def difference(old: Recording, new: Recording) -> str | None:
     for slot, (was, now) in enumerate(zip(old.origin, new.origin)):
         if was[0] != now[0]:
             return f"value {slot}: {was[0]}, then {now[0]}"
-        if was[0] == "live" and old.values[slot] is not new.values[slot]:
+        if was[0] == "live" and old.held[slot] is not new.held[slot]:
             return f"value {slot}: other storage outside the call (state replaced each call)"
         if was[0] == "input" and was[1] != now[1]:
             return f"value {slot}: input {was[1]}, then input {now[1]}"
