@@ -54,6 +54,36 @@ def _signatures() -> dict[str, inspect.Signature]:
 SIGNATURES = _signatures()
 
 
+def _positional(sig: inspect.Signature) -> tuple[list[Any], bool] | None:
+    """The defaults of a method's positional parameters after self (inspect's `empty` for
+    none), and whether it takes *args; None if it has keyword-only parameters."""
+    kinds = inspect.Parameter
+    params = list(sig.parameters.values())[1:]
+    if any(p.kind in (kinds.KEYWORD_ONLY, kinds.VAR_KEYWORD) for p in params):
+        return None
+    return ([p.default for p in params if p.kind != kinds.VAR_POSITIONAL],
+            any(p.kind == kinds.VAR_POSITIONAL for p in params))
+
+
+def bind(name: str, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """(positional arguments, keyword-only arguments) of a call of primitive `name`, the
+    defaults filled in: the common case without inspect's (slow) bind."""
+    fast = _POSITIONAL.get(name)
+    if fast is not None and not kwargs:
+        defaults, varargs = fast
+        if varargs or len(args) == len(defaults):
+            return args, {}
+        if len(args) < len(defaults) and all(d is not inspect.Parameter.empty
+                                             for d in defaults[len(args):]):
+            return (*args, *defaults[len(args):]), {}
+    bound = SIGNATURES[name].bind(None, *args, **kwargs)  # (None: self)
+    bound.apply_defaults()
+    return bound.args[1:], bound.kwargs
+
+
+_POSITIONAL = {name: _positional(sig) for name, sig in SIGNATURES.items()}
+
+
 class GraphBreak(Exception):
     """Why a call could not be captured (it ran eagerly)."""
 
@@ -113,7 +143,7 @@ class Recording:
     existing: dict[int, tuple[Any, list[Tensor]]] = field(default_factory=dict)
     breaks: list[str] = field(default_factory=list)
     signature: list[Any] = field(default_factory=list)  # results and write-backs
-    watchers: list[Any] = field(default_factory=list)
+    watched: dict[Any, tuple[int, int]] = field(default_factory=dict)  # weakref: (id, slot)
 
     def add(self, value: Any, origin: tuple[str, Any]) -> int:
         slot = len(self.layouts)
@@ -121,18 +151,18 @@ class Recording:
         self.origin.append(origin)
         key = id(value)
         self.by_id[key] = slot
-        by_id = self.by_id
-
-        def gone(_: Any) -> None:
-            if by_id.get(key) == slot:
-                del by_id[key]
         try:
             if origin[0] == "live":
                 raise TypeError  # (held: the program reads it in place)
-            self.watchers.append(weakref.ref(value, gone))
+            self.watched[weakref.ref(value, self._gone)] = (key, slot)
         except TypeError:
             self.held[slot] = value
         return slot
+
+    def _gone(self, ref: Any) -> None:
+        key, slot = self.watched.pop(ref)
+        if self.by_id.get(key) == slot:
+            del self.by_id[key]
 
     def ref(self, array: Any, call: str) -> Ref:
         slot = self.by_id.get(id(array))
@@ -178,8 +208,6 @@ def recording(rec: Recording, fullgraph: bool) -> Iterator[None]:
     depth = [0]  # a primitive that calls another (rand -> from_numpy) records only itself
 
     def wrap(name: str, method: Callable[..., Any], backend: Any) -> Callable[..., Any]:
-        sig = SIGNATURES[name]
-
         def recorded(*args: Any, **kwargs: Any) -> Any:
             if depth[0]:
                 return method(*args, **kwargs)
@@ -190,10 +218,10 @@ def recording(rec: Recording, fullgraph: bool) -> Iterator[None]:
                 depth[0] -= 1
             if out is NotImplemented or name == "to_numpy":
                 return out  # a fast path that declined; a host read for a check
-            bound = sig.bind(None, *args, **kwargs)  # (None: self)
+            positional, named = bind(name, args, kwargs)
             try:
-                values = tuple(_argument(rec, name, v) for v in bound.args[1:])
-                keywords = {k: _argument(rec, name, v) for k, v in bound.kwargs.items()}
+                values = tuple(_argument(rec, name, v) for v in positional)
+                keywords = {k: _argument(rec, name, v) for k, v in named.items()}
                 if any(isinstance(v, Ref) for v in keywords.values()):
                     raise GraphBreak(f"{name} was given storage by keyword")
             except GraphBreak as exc:

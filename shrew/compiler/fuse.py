@@ -28,6 +28,10 @@ from .capture import Call, Ref
 
 MIN_RUN = 2
 """The shortest run worth a kernel."""
+MAX_RUN = 128
+"""The longest: a longer chain is cut into several kernels (identical ones are built once),
+so that a 20,000-operation chain does not become one function a C compiler chews on for
+minutes."""
 
 _F32 = np.dtype(np.float32)
 
@@ -89,18 +93,19 @@ def fuse(calls: Sequence[Call], values: Sequence[Any], keep: set[int]) -> list[C
         for slot in _slots(call):
             last_read[slot] = i
     fusers: dict[int, Fuser | None] = {}
+    for call in calls:
+        if id(call.backend) not in fusers:
+            fusers[id(call.backend)] = _fuser(call.backend)
+    shapes = [_run_shape(fusers[id(c.backend)], c, values) for c in calls]
     out: list[Call] = []
     i = 0
     while i < len(calls):
-        backend = calls[i].backend
-        if id(backend) not in fusers:
-            fusers[id(backend)] = _fuser(backend)
-        fuser = fusers[id(backend)]
-        shape = _run_shape(fuser, calls[i], values)
+        backend, shape = calls[i].backend, shapes[i]
         j = i
-        while j < len(calls) and shape is not None and calls[j].backend is backend \
-                and _run_shape(fuser, calls[j], values) == shape:
+        while j < len(calls) and j - i < MAX_RUN and shape is not None \
+                and calls[j].backend is backend and shapes[j] == shape:
             j += 1
+        fuser = fusers[id(backend)]
         if j - i >= MIN_RUN and fuser is not None and shape is not None:
             fused = _fused(fuser, calls[i:j], values, keep, last_read, j, shape)
             if fused is not None:
