@@ -143,7 +143,8 @@ class Recording:
     existing: dict[int, tuple[Any, list[Tensor]]] = field(default_factory=dict)
     breaks: list[str] = field(default_factory=list)
     signature: list[Any] = field(default_factory=list)  # results and write-backs
-    watched: dict[Any, tuple[int, int]] = field(default_factory=dict)  # weakref: (id, slot)
+    watched: dict[int, tuple[Any, int, int]] = field(default_factory=dict)  # id(weakref):
+    # (the weakref, id of its value, slot)
 
     def add(self, value: Any, origin: tuple[str, Any]) -> int:
         slot = len(self.layouts)
@@ -154,13 +155,14 @@ class Recording:
         try:
             if origin[0] == "live":
                 raise TypeError  # (held: the program reads it in place)
-            self.watched[weakref.ref(value, self._gone)] = (key, slot)
+            ref = weakref.ref(value, self._gone)
+            self.watched[id(ref)] = (ref, key, slot)
         except TypeError:
             self.held[slot] = value
         return slot
 
     def _gone(self, ref: Any) -> None:
-        key, slot = self.watched.pop(ref)
+        _, key, slot = self.watched.pop(id(ref))
         if self.by_id.get(key) == slot:
             del self.by_id[key]
 
