@@ -28,18 +28,21 @@ def compile(model: Callable[..., Any] | None = None, *,  # noqa: A001  (torch's 
             disable: bool = False, recompile_limit: int | None = None,
             isolate_recompiles: bool = False, shapes_spec: Any = None) -> Any:
     """A compiled `model` (an nn.Module: an OptimizedModule around it) or function; without
-    `model`, a decorator.  `disable=True` returns `model` itself.  `dynamic`, `mode`,
-    `backend` and `options` are accepted: shrew specialises every shape (each new shape is a
-    recompile) and has one way to compile."""
+    `model`, a decorator.  `disable=True` returns `model` itself.  `options={"fuse": False}`
+    replays without fusing elementwise runs.  `dynamic`, `mode` and `backend` are accepted:
+    shrew specialises every shape (each new shape is a recompile) and has one way to
+    compile."""
+    fusing = bool((options or {}).get("fuse", True))
+
     def build(target: Callable[..., Any]) -> Any:
         if disable:
             return target
         from ..nn.modules.module import Module
         if isinstance(target, Module):
-            compiled = OptimizedModule(target, fullgraph, recompile_limit)
+            compiled = OptimizedModule(target, fullgraph, recompile_limit, fusing)
             _compiled.append(compiled._compiled)
             return compiled
-        function = CompiledFunction(target, fullgraph, recompile_limit)
+        function = CompiledFunction(target, fullgraph, recompile_limit, fusing)
         _compiled.append(function)
         return function
     return build if model is None else build(model)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd import engine
 from ..backends import base
 from ..backends.registry import live_backends
 from ..core.errors import UnsupportedError
@@ -140,7 +141,10 @@ class Recording:
     calls: list[Call] = field(default_factory=list)
     by_id: dict[int, int] = field(default_factory=dict)
     held: dict[int, Any] = field(default_factory=dict)
-    existing: dict[int, tuple[Any, list[Tensor]]] = field(default_factory=dict)
+    existing: dict[int, tuple[Any, list[Tensor]]] | None = None  # scanned when first needed
+    holders: list[Any] = field(default_factory=list)  # the modules and optimizers then
+    grads_set: dict[int, tuple[Tensor, Any]] = field(default_factory=dict)  # id: (t, old grad)
+    start_id: int = 0  # tensors with a smaller .id existed before the call
     breaks: list[str] = field(default_factory=list)
     signature: list[Any] = field(default_factory=list)  # results and write-backs
     watched: dict[int, tuple[Any, int, int]] = field(default_factory=dict)  # id(weakref):
@@ -169,6 +173,8 @@ class Recording:
     def ref(self, array: Any, call: str) -> Ref:
         slot = self.by_id.get(id(array))
         if slot is None:
+            if self.existing is None:
+                self.existing, self.holders = existing_storage()
             known = self.existing.get(id(array))
             if known is None:
                 raise GraphBreak(f"{call} read storage made outside the backend protocol "
@@ -182,15 +188,23 @@ def is_storage(value: Any) -> bool:
         value, (np.generic, Tensor))
 
 
-def existing_storage() -> dict[int, tuple[Any, list[Tensor]]]:
-    """Every tensor's storage alive now, by id, with the tensors that hold it."""
+def existing_storage() -> tuple[dict[int, tuple[Any, list[Tensor]]], list[Any]]:
+    """Every tensor's storage alive now, by id, with the tensors that hold it; and every
+    module and optimizer (one pass over the heap: done only when a call reads storage it
+    did not make)."""
+    from ..nn.modules.module import Module
+    from ..optim.optimizer import Optimizer
     found: dict[int, tuple[Any, list[Tensor]]] = {}
+    holders = []
     for obj in gc.get_objects():
-        if issubclass(type(obj), Tensor):  # (type(): isinstance may ask a proxy's __class__)
+        kind = type(obj)  # (type(): isinstance may ask a proxy's __class__)
+        if issubclass(kind, Tensor):
             data = getattr(obj, "_data", None)
             if data is not None:
                 found.setdefault(id(data), (data, []))[1].append(obj)
-    return found
+        elif issubclass(kind, (Module, Optimizer)):
+            holders.append(obj)
+    return found, holders
 
 
 def user_site() -> str:
@@ -268,9 +282,34 @@ def recording(rec: Recording, fullgraph: bool) -> Iterator[None]:
     for name in HOST_READS:
         real = getattr(Tensor, name)
         setattr(Tensor, name, host_read(name, real))
+    grad_property, data_property = vars(Tensor)["grad"], vars(Tensor)["data"]
+    accumulate = engine.accumulate_grad
+
+    def note_grad(t: Tensor) -> None:
+        if id(t) not in rec.grads_set:
+            rec.grads_set[id(t)] = (t, t._grad)
+
+    def set_grad(t: Tensor, value: Any) -> None:
+        note_grad(t)
+        grad_property.fset(t, value)
+
+    def accumulating(t: Tensor, grad: Tensor) -> None:
+        note_grad(t)
+        accumulate(t, grad)
+
+    def set_data(t: Tensor, value: Any) -> None:
+        rec.breaks.append(f"the call replaces a tensor's storage (.data = at {user_site()})")
+        data_property.fset(t, value)
+
+    Tensor.grad = property(grad_property.fget, set_grad, doc=grad_property.__doc__)  # type: ignore[method-assign, assignment]
+    Tensor.data = property(data_property.fget, set_data, doc=data_property.__doc__)  # type: ignore[method-assign, assignment]
+    engine.accumulate_grad = accumulating
     try:
         yield
     finally:
+        Tensor.grad = grad_property  # type: ignore[method-assign]
+        Tensor.data = data_property  # type: ignore[method-assign]
+        engine.accumulate_grad = accumulate
         for backend, name in originals:
             delattr(backend, name)
         for name, real in tripwires.items():
@@ -288,10 +327,8 @@ def _with_keywords(method: Callable[..., Any], keywords: dict[str, Any]) -> Call
 def _argument(rec: Recording, call: str, value: Any) -> Any:
     if call == "from_numpy":
         return np.array(value, copy=True)  # host data: a constant of the program
-    if id(value) in rec.by_id or id(value) in rec.existing:
-        # (a value the recording made or a tensor's storage: numpy gives 0-d results as
-        # numpy scalars, so storage is not always an array)
-        return rec.ref(value, call)
+    if id(value) in rec.by_id:  # (numpy gives 0-d results as numpy scalars: storage is not
+        return rec.ref(value, call)  # always an array; one from before the call is a value)
     if is_storage(value):
         return rec.ref(value, call)  # unknown storage: a graph break
     if isinstance(value, (tuple, list)) and value and all(is_storage(v) for v in value):

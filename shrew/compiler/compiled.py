@@ -15,7 +15,6 @@ replay returns results whose backward replays that recorded backward.
 """
 from __future__ import annotations
 
-import gc
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from ..autograd import engine
 from ..autograd.function import Function
 from ..core import op as O
 from ..core.errors import UnsupportedError
+from ..core import fields
 from ..core.fields import wrap
 from ..core.grad_mode import is_grad_enabled
 from .._tensor import Tensor
@@ -71,7 +71,7 @@ def unflatten(spec: Any, leaves: list[Any]) -> Any:
 def _leaf_guard(value: Any) -> Any:
     if isinstance(value, Tensor):
         return ("tensor", tuple(value.shape), str(value.dtype), str(value.device),
-                value.requires_grad)
+                value.requires_grad, tuple(getattr(value._data, "strides", ())))
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
         return (type(value), value)
     return (type(value), id(value))
@@ -95,6 +95,16 @@ class Program:
     grad_outputs: list[int] = field(default_factory=list)  # tensor, its grad slot); the
     grad_positions: list[int] = field(default_factory=list)  # placeholders, which result
     grad_layouts: list[tuple] = field(default_factory=list)  # each stands for, its layout
+    plan: list[tuple[list[C.Call], set[int]]] = field(default_factory=list)  # until finish()
+    layouts: list[C.Layout] = field(default_factory=list)
+
+    def finish(self, fusing: bool) -> None:
+        """Make the replay's steps from the plan: the forward's (and the backward's), with
+        their elementwise runs fused unless `fusing` is False."""
+        made = [steps(fuse(calls, self.layouts, keep) if fusing else calls, keep)
+                for calls, keep in self.plan]
+        self.forward, self.backward = made[0], (made[1] if len(made) > 1 else None)
+        self.plan, self.layouts = [], []
 
     def valid(self) -> str | None:
         """Why the storage this program reads in place is no longer where it was, or None."""
@@ -174,9 +184,10 @@ class CompiledFunction:
     """`shrew.compile(fn)`: calls fn through captured programs (see the module's doc)."""
 
     def __init__(self, fn: Callable[..., Any], fullgraph: bool = False,
-                 recompile_limit: int | None = None) -> None:
+                 recompile_limit: int | None = None, fusing: bool = True) -> None:
         self.fn = fn
         self.fullgraph = fullgraph
+        self.fusing = fusing
         self.recompile_limit = RECOMPILE_LIMIT if recompile_limit is None else recompile_limit
         self.entries: dict[Any, Entry] = {}
         self.modules: list[Any] = []
@@ -226,8 +237,7 @@ class CompiledFunction:
 
     def _capture(self, entry: Entry, args: tuple, kwargs: dict, leaves: list[Any]) -> Any:
         inputs = [v for v in leaves if isinstance(v, Tensor)]
-        rec = C.Recording(existing=C.existing_storage())
-        before = [(t, t._data, t._grad) for _, owners in rec.existing.values() for t in owners]
+        rec = C.Recording(start_id=next(fields._ids))
         input_slots = []
         for k, t in enumerate(inputs):
             slot = rec.by_id.get(id(t._data))
@@ -246,19 +256,20 @@ class CompiledFunction:
         try:
             if rec.breaks:
                 raise C.GraphBreak(rec.breaks[0])
-            program = _program(rec, result, inputs, input_slots, before, split, found)
+            program = _program(rec, result, inputs, input_slots, split, found)
         except C.GraphBreak as exc:
             return self._give_up(entry, f"graph break: {exc}", result)
         finally:
-            rec.existing = {}  # (every tensor alive at the start: not to be kept)
-        if self._watch(rec, program):  # the guards grew: this entry's key with them
+            holders, rec.existing, rec.holders = rec.holders, None, []  # (not to be kept)
+        if self._watch(program, holders):  # the guards grew: this entry's key with them
             for key, known in list(self.entries.items()):
                 if known is entry:
                     del self.entries[key]
             self.entries[self._key(leaves)] = entry
         change = "first capture" if entry.last is None else difference(entry.last, rec)
-        if change is None:
-            entry.program, entry.last = program, None  # settled: replay from the next call
+        if change is None:  # settled: replay from the next call
+            program.finish(self.fusing)
+            entry.program, entry.last = program, None
         elif entry.captures >= CAPTURE_LIMIT:
             return self._give_up(entry, f"the captures keep changing: {change}", result)
         else:
@@ -272,21 +283,21 @@ class CompiledFunction:
         self.breaks.append(reason)
         return result
 
-    def _watch(self, rec: C.Recording, program: Program) -> bool:
+    def _watch(self, program: Program, holders: list[Any]) -> bool:
         """Guard the training flags of the modules and the hyperparameters of the optimizers
-        that hold the storage the call read; whether any was new."""
+        (among `holders`, found by the capture) that hold the storage the call read;
+        whether any was new."""
         count = len(self.modules) + len(self.optimizers)
         held = {id(t) for _, _, owners in program.lives for t in owners}
         from ..nn.modules.module import Module
-        from ..optim.optimizer import Optimizer
-        for obj in gc.get_objects():
-            if issubclass(type(obj), Module) and obj not in self.modules:
-                own = [*obj.parameters(), *obj.buffers()]
-                if any(id(t) in held for t in own):  # the model, and all its modules
+        for obj in holders:
+            if isinstance(obj, Module):
+                if obj not in self.modules and any(
+                        id(t) in held for t in (*obj.parameters(), *obj.buffers())):
                     self.modules.extend(m for m in obj.modules() if m not in self.modules)
-            elif issubclass(type(obj), Optimizer) and obj not in self.optimizers:
-                if any(id(p) in held for g in obj.param_groups for p in g["params"]):
-                    self.optimizers.append(obj)
+            elif obj not in self.optimizers and any(
+                    id(p) in held for g in obj.param_groups for p in g["params"]):
+                self.optimizers.append(obj)
         return len(self.modules) + len(self.optimizers) > count
 
 
@@ -325,7 +336,7 @@ def _capture_backward(rec: C.Recording, result: Any, inputs: list[Tensor]
         targets: list[Any] = [k for k, t in enumerate(inputs) if t.requires_grad]
         known = {id(t) for t in inputs}
         targets += [t for t in order if t._op is None and t.requires_grad and id(t) not in known
-                    and id(t._data) in rec.existing]
+                    and t.id < rec.start_id]
         placeholders: list[int] = []
         pairs = []
         for t in roots:
@@ -344,17 +355,15 @@ def _capture_backward(rec: C.Recording, result: Any, inputs: list[Tensor]
 
 
 def _program(rec: C.Recording, result: Any, inputs: list[Tensor],
-             input_slots: list[tuple[int, int]], before: list[tuple[Tensor, Any, Any]],
-             split: int, found: tuple | None) -> Program:
+             input_slots: list[tuple[int, int]], split: int, found: tuple | None) -> Program:
     """The Program of a capture; a GraphBreak where its results or side effects reach
     storage the recording does not know."""
-    known_tensors = {id(t): t for t, _, _ in before}
     input_index = {id(t): k for k, t in enumerate(inputs)}
 
     def place(t: Tensor, what: str) -> tuple[str, Any]:
         if id(t) in input_index:
             return "input", input_index[id(t)]
-        if id(t) in known_tensors:
+        if t.id < rec.start_id:  # a tensor from before the call
             return "object", t
         slot = rec.by_id.get(id(t._data))
         if slot is None:
@@ -365,13 +374,10 @@ def _program(rec: C.Recording, result: Any, inputs: list[Tensor],
     spec = flatten(result, leaves)
     results = [place(v, "a result") if isinstance(v, Tensor) else ("const", v) for v in leaves]
     write_backs = []
-    for t, data, grad in before:
-        if t._data is not data:
-            raise C.GraphBreak("the call replaced a tensor's storage (.data = or set_)")
+    for t, grad in rec.grads_set.values():
         if t._grad is not grad:
             write_backs.append((t, ("none", None) if t._grad is None
                                 else place(t._grad, "a .grad it set")))
-    write_backs.sort(key=lambda tw: id(tw[0]))  # (gc's order of `before` varies)
     rec.signature = [*results, *((id(t), w) for t, w in write_backs)]
     backend_of = {}
     for call in rec.calls:
@@ -387,9 +393,9 @@ def _program(rec: C.Recording, result: Any, inputs: list[Tensor],
     keep = {w for kind, w in results if kind == "slot"}
     keep |= {w for _, (kind, w) in write_backs if kind == "slot"}
     program = Program(len(rec.layouts), [], None, input_slots, lives, results, spec, write_backs,
-                      backend_of)
+                      backend_of, layouts=rec.layouts)
     if found is None:
-        program.forward = steps(fuse(rec.calls, rec.layouts, keep), keep)
+        program.plan = [(rec.calls, keep)]
         return program
     roots, placeholders, targets = found
     made = [i for i, (kind, _) in enumerate(results) if kind == "slot"]
@@ -409,9 +415,8 @@ def _program(rec: C.Recording, result: Any, inputs: list[Tensor],
     backward_calls = rec.calls[split:]
     born = {s for call in backward_calls for s in call.outputs} | set(placeholders)
     saved = {s for call in backward_calls for s in _reads_of(call)} - born
-    program.forward = steps(fuse(rec.calls[:split], rec.layouts, keep | saved), keep | saved)
-    wanted = {s for _, s in grad_slots if s is not None}
-    program.backward = steps(fuse(backward_calls, rec.layouts, wanted), wanted)
+    program.plan = [(rec.calls[:split], keep | saved),
+                    (backward_calls, {s for _, s in grad_slots if s is not None})]
     return program
 
 

@@ -39,17 +39,21 @@ _F32 = np.dtype(np.float32)
 @dataclasses.dataclass
 class Run:
     """A run to fuse: its calls, the slots it reads (`scalar`: read as one value) and the
-    slots it must write, all of `shape`."""
+    slots it must write, all of `shape` and laid out with `strides` (eager's: numpy lays a
+    result out as its inputs, and a later reduction sums in memory order)."""
 
     calls: Sequence[Call]
     inputs: list[int]
     scalar: list[bool]
     outputs: list[int]
     shape: tuple
+    strides: tuple
 
 
 class Fuser(Protocol):
     """One backend's kernel writer for one program."""
+
+    stride_unit: int  # the stride of consecutive float32 elements (bytes or elements)
 
     def expression(self, call: Call, operands: list[str]) -> str | None:
         """The call's value from its operands' (named) values, or None if not fusable."""
@@ -96,7 +100,7 @@ def fuse(calls: Sequence[Call], values: Sequence[Any], keep: set[int]) -> list[C
     for call in calls:
         if id(call.backend) not in fusers:
             fusers[id(call.backend)] = _fuser(call.backend)
-    shapes = [_run_shape(fusers[id(c.backend)], c, values) for c in calls]
+    shapes = [_run_layout(fusers[id(c.backend)], c, values) for c in calls]
     out: list[Call] = []
     i = 0
     while i < len(calls):
@@ -122,31 +126,43 @@ def fuse(calls: Sequence[Call], values: Sequence[Any], keep: set[int]) -> list[C
             if c.name == "fused" else c for c in out]
 
 
-def _run_shape(fuser: Fuser | None, call: Call, values: Sequence[Any]) -> tuple | None:
-    """The shape of a fusable call's output (all its storage operands float32, of that
-    shape or a single value), else None."""
+def _run_layout(fuser: Fuser | None, call: Call, values: Sequence[Any]) -> tuple | None:
+    """(shape, strides) of a fusable call's output, its storage operands all float32 and
+    either laid out as it is or a single value; else None."""
     if fuser is None or len(call.outputs) != 1:
         return None
     if fuser.expression(call, ["x"] * len(_slots(call))) is None:
         return None
     out = values[call.outputs[0]]
-    if out.dtype != _F32:
+    if out.dtype != _F32 or not _dense(out, fuser.stride_unit):
         return None
     for slot in _slots(call):
         v = values[slot]
-        if v.dtype != _F32 or (v.shape != out.shape and not _single(v)):
+        if v.dtype != _F32 or not (_single(v) or (v.shape, v.strides) == (out.shape,
+                                                                           out.strides)):
             return None
-    return tuple(out.shape)
+    return tuple(out.shape), tuple(out.strides)
 
 
 def _single(v: Any) -> bool:
     """One value, broadcast or not."""
-    strides = getattr(v, "strides", ())
-    return bool(v.size == 1 or (v.size and not any(strides)))
+    return bool(v.size == 1 or (v.size and not any(v.strides)))
+
+
+def _dense(v: Any, unit: int) -> bool:
+    """Every element once, in some order of the dims, without gaps (a fresh result);
+    `unit`: the stride of consecutive elements."""
+    dims = sorted((abs(st), n) for st, n in zip(v.strides, v.shape) if n != 1)
+    step = unit
+    for stride, n in dims:
+        if stride != step:
+            return False
+        step *= n
+    return all(st >= 0 for st in v.strides)
 
 
 def _fused(fuser: Fuser, calls: Sequence[Call], values: Sequence[Any], keep: set[int],
-           last_read: dict[int, int], end: int, shape: tuple) -> Call | None:
+           last_read: dict[int, int], end: int, layout: tuple) -> Call | None:
     """One call for the run, its method the name of its kernel until they are built."""
     made = {s for call in calls for s in call.outputs}
     inputs: list[int] = []
@@ -158,8 +174,10 @@ def _fused(fuser: Fuser, calls: Sequence[Call], values: Sequence[Any], keep: set
                if s in keep or last_read.get(s, -1) >= end]
     if not outputs:
         return None
-    scalar = [bool(values[s].shape != shape and _single(values[s])) for s in inputs]
-    run = Run(calls, inputs, scalar, outputs, shape)
+    shape, strides = layout
+    scalar = [_single(values[s]) and (values[s].shape != shape or not any(values[s].strides))
+              for s in inputs]
+    run = Run(calls, inputs, scalar, outputs, shape, strides)
     names = {s: f"a{k}" for k, s in enumerate(inputs)}
     lines = []
     for n, call in enumerate(calls):

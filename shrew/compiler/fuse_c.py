@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -36,12 +37,14 @@ _modules: dict[str, Any] = {}
 
 
 def _substitute(template: str, operands: list[str]) -> str:
-    for i, name in reversed(list(enumerate(operands))):
-        template = template.replace(f"a{i}", f"({name})")
-    return template
+    """The template's a0, a1 replaced by the operands, in one pass (an operand may itself
+    be named a0)."""
+    return re.sub(r"\ba(\d)\b", lambda m: f"({operands[int(m.group(1))]})", template)
 
 
 class CFuser:
+    stride_unit = 4  # (numpy counts strides in bytes)
+
     def __init__(self, missing: list[str]) -> None:
         self.kernels: dict[str, str] = {}  # body -> name
         self.missing = missing
@@ -71,6 +74,7 @@ class CFuser:
         body = KERNEL.format(
             inputs=len(run.inputs), outputs=len(run.outputs), ndim=len(run.shape),
             dims=", ".join(str(d) for d in run.shape) or "1", size=int(np.prod(run.shape)),
+            strides=", ".join(str(st) for st in run.strides) or "0",
             scalars=", ".join(str(int(x)) for x in run.scalar) or "0",
             pointers="".join(f"    const float *restrict p{k} = in[{k}];\n"
                              for k in range(len(run.inputs))),
@@ -90,13 +94,16 @@ class CFuser:
 
 KERNEL = """\
 {{
-    static const npy_intp dims[] = {{{dims}}};
+    static const npy_intp dims[] = {{{dims}}}, strides[] = {{{strides}}};
     static const int scalar[] = {{{scalars}}};
     const float *in[{inputs} + 1];
     float *out[{outputs}];
     PyObject *made[{outputs}], *held[{inputs} + 1];
-    if (!take(args, nargs, {inputs}, scalar, in, held)) return NULL;
-    if (!make({outputs}, {ndim}, dims, made, out)) {{ drop(held, {inputs}); return NULL; }}
+    if (!take(args, nargs, {inputs}, scalar, {ndim}, dims, strides, in, held)) return NULL;
+    if (!make({outputs}, {ndim}, dims, strides, made, out)) {{
+        drop(held, {inputs});
+        return NULL;
+    }}
 {pointers}{results}    for (npy_intp i = 0; i < {size}; ++i) {{
 {loop}
     }}
@@ -113,18 +120,33 @@ PRELUDE = """\
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
-/* Each input as a C-contiguous float32 array (a copy where it is not; a single broadcast
-   value is read where it is), with a reference held until the kernel is done. */
-static int take(PyObject *const *args, Py_ssize_t nargs, int n, const int *scalar,
-                const float **in, PyObject **held)
+/* A new float32 array laid out with `strides` (a dense permutation of the dims). */
+static PyObject *laid_out(int ndim, const npy_intp *dims, const npy_intp *strides)
+{
+    return PyArray_New(&PyArray_Type, ndim, (npy_intp *)dims, NPY_FLOAT32,
+                       (npy_intp *)strides, NULL, 0, 0, NULL);
+}
+
+/* Each input as a float32 array laid out as the kernel's outputs (a copy where it is not,
+   which a settled program never needs; a single broadcast value is read where it is), with
+   a reference held until the kernel is done: the kernel walks them all in memory order. */
+static int take(PyObject *const *args, Py_ssize_t nargs, int n, const int *scalar, int ndim,
+                const npy_intp *dims, const npy_intp *strides, const float **in,
+                PyObject **held)
 {
     if (nargs != n) {
         PyErr_Format(PyExc_TypeError, "fused kernel: %d arrays expected", n);
         return 0;
     }
     for (int k = 0; k < n; ++k) {
-        PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(
-            args[k], NPY_FLOAT32, 0, 0, scalar[k] ? 0 : NPY_ARRAY_C_CONTIGUOUS);
+        PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(args[k], NPY_FLOAT32, 0, 0, 0);
+        if (a && !scalar[k] && (PyArray_NDIM(a) != ndim || memcmp(
+                PyArray_STRIDES(a), strides, ndim * sizeof(npy_intp)) != 0)) {
+            PyArrayObject *copy = (PyArrayObject *)laid_out(ndim, dims, strides);
+            if (copy && PyArray_CopyInto(copy, a) < 0) Py_CLEAR(copy);
+            Py_DECREF(a);
+            a = copy;
+        }
         if (!a) { for (int j = 0; j < k; ++j) Py_DECREF(held[j]); return 0; }
         held[k] = (PyObject *)a;
         in[k] = (const float *)PyArray_DATA(a);
@@ -137,10 +159,11 @@ static void drop(PyObject **held, int n)
     for (int k = 0; k < n; ++k) Py_DECREF(held[k]);
 }
 
-static int make(int n, int ndim, const npy_intp *dims, PyObject **made, float **out)
+static int make(int n, int ndim, const npy_intp *dims, const npy_intp *strides,
+                PyObject **made, float **out)
 {
     for (int k = 0; k < n; ++k) {
-        made[k] = PyArray_SimpleNew(ndim, (npy_intp *)dims, NPY_FLOAT32);
+        made[k] = laid_out(ndim, dims, strides);
         if (!made[k]) { for (int j = 0; j < k; ++j) Py_DECREF(made[j]); return 0; }
         out[k] = (float *)PyArray_DATA((PyArrayObject *)made[k]);
     }

@@ -40,6 +40,8 @@ def _expressions() -> dict[tuple[str, str], str]:
 
 
 class CLFuser:
+    stride_unit = 1  # (CLStorage counts strides in elements)
+
     def __init__(self, backend: Any, missing: list[str]) -> None:
         self.backend = backend
         self.missing = missing
@@ -49,13 +51,14 @@ class CLFuser:
     def expression(self, call: Call, operands: list[str]) -> str | None:
         table = _expressions()
         if call.name == "unary" and ("UNARY", call.args[0]) in table:
-            return re.sub(r"\bv\b", operands[0], table["UNARY", call.args[0]])
+            return re.sub(r"\bv\b", f"({operands[0]})", table["UNARY", call.args[0]])
         if call.name == "binary" and ("BINARY", call.args[0]) in table:
-            expr = table["BINARY", call.args[0]]
-            return re.sub(r"\by\b", operands[1], re.sub(r"\bx\b", operands[0], expr))
+            named = {"x": f"({operands[0]})", "y": f"({operands[1]})"}  # in one pass
+            return re.sub(r"\b[xy]\b", lambda m: named[m.group(0)],
+                          table["BINARY", call.args[0]])
         if call.name == "affine":  # affine's kernel: v * mul + add, mul and add as CT
             mul, add = (float(self.backend._scalar(v, _F32)) for v in call.args[1:])
-            return f"{operands[0]} * {mul!r}f + {add!r}f"
+            return f"({operands[0]}) * {mul!r}f + {add!r}f"
         return None
 
     def add(self, run: Run, lines: list[str], names: dict[int, str]) -> str:
@@ -100,8 +103,8 @@ def _launcher(backend: Any, kernel: Any, run: Run) -> Any:
     def launch(*arrays: Any) -> tuple:
         args: list[Any] = []
         for a, single in zip(arrays, run.scalar):
-            if not single and not a.is_contiguous:
-                a = backend.contiguous(a)
+            if not single and not a.is_contiguous:  # (a run's operands are contiguous
+                a = backend.contiguous(a)             # when captured)
             args += [a.buffer, a.offset]
         outs = [backend._empty(run.shape, _F32) for _ in run.outputs]
         if n:

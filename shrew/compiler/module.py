@@ -13,11 +13,11 @@ class OptimizedModule(Module):
     attributes are the module's."""
 
     def __init__(self, mod: Module, fullgraph: bool = False,
-                 recompile_limit: int | None = None) -> None:
+                 recompile_limit: int | None = None, fusing: bool = True) -> None:
         super().__init__()
         self._orig_mod = mod
         self.training = mod.training
-        self._compiled = CompiledFunction(mod, fullgraph, recompile_limit)
+        self._compiled = CompiledFunction(mod, fullgraph, recompile_limit, fusing)
         self._compiled.modules.extend(mod.modules())  # their training flags are guarded
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
