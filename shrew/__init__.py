@@ -31,7 +31,8 @@ from .ops.index.composed import (argwhere, gather, index_add, index_copy, index_
                            put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
                            where)
 from .ops.index.subscript import index_put
-from .ops.special import digamma, igamma, igammac, lgamma, mvlgamma, polygamma  # torch.special's
+from .ops.special import (digamma, i0, igamma, igammac, lgamma, mvlgamma,  # torch.special's
+                          polygamma, sinc)
 from .ops.norm import log_softmax_function as log_softmax, softmax_function as softmax, standardize
 from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import (bernoulli, manual_seed, multinomial, normal, poisson, rand, rand_like,
@@ -169,7 +170,7 @@ __all__ = [
     "sin", "sinh", "sqrt", "square", "sub", "subtract", "tan", "tanh", "true_divide", "trunc",
     "xlogy",
     # special functions (ops/special.py) and shrew.special
-    "special", "lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac",
+    "special", "lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac", "i0", "sinc",
     "gather", "scatter", "scatter_reduce", "index_select", "index_add", "index_copy",
     "index_fill", "index_put", "masked_fill", "masked_scatter", "masked_select", "take",
     "take_along_dim", "put", "nonzero", "argwhere",

@@ -32,7 +32,10 @@ SPECIAL_UNARY_FNS = (
     "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
     "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai",
 )
-SPECIAL_BINARY_FNS = ("igamma", "igammac", "zeta")
+SPECIAL_BINARY_FNS = ("igamma", "igammac", "zeta", "chebyshev_polynomial_t",
+                      "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+                      "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+                      "legendre_polynomial_p")
 UNARY_FNS = (
     "neg", "abs", "exp", "log", "sqrt", "square", "relu", "sigmoid", "tanh", "gelu",
     "gelu_tanh", "silu", "sin", "cos", "floor", "ceil", "round", "erf", "sign",
@@ -62,7 +65,10 @@ one pass instead of three, as PyTorch's kernels of the same names.
 igamma(a, x) and igammac(a, x) are the regularized lower and upper incomplete gamma
 functions (NaN for a negative a or x, and where a and x are both 0 or both infinite), and
 zeta(s, q) the Hurwitz zeta function (inf at s = 1 and at q a non-positive integer, NaN
-for s < 1 and for a negative q with a fractional s), all float only."""
+for s < 1 and for a negative q with a fractional s), all float only.  The orthogonal
+polynomials (chebyshev_polynomial_t(x, n), ..., legendre_polynomial_p) take the degree n
+as a float of x's dtype, truncated to an integer (0 for a negative or NaN n), and follow
+their three-term recurrences."""
 COMPARE_FNS = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_FNS = ("sum", "mean", "max", "min")
 ARG_REDUCE_FNS = ("argmax", "argmin")

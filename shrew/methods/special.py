@@ -5,13 +5,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..ops import inplace as _inplace
 from ..ops import special as _special
+from ..ops.elementwise import composed as _pointwise
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
+    from ..typing import Scalar
 
 
 class SpecialMethods:
-    """lgamma, digamma, polygamma, mvlgamma, igamma, igammac, i0, sinc, and their `_` forms."""
+    """lgamma, digamma, polygamma, mvlgamma, igamma, igammac, i0, sinc, and their `_` forms
+    (and xlogy_, xlogy's)."""
 
     __slots__ = ()
 
@@ -21,9 +24,13 @@ class SpecialMethods:
     def mvlgamma(self: Any, p: int) -> Tensor: return _special.mvlgamma(self, p)
     def igamma(self: Any, other: Tensor) -> Tensor: return _special.igamma(self, other)
     def igammac(self: Any, other: Tensor) -> Tensor: return _special.igammac(self, other)
+    def i0(self: Any) -> Tensor: return _special.i0(self)
+    def sinc(self: Any) -> Tensor: return _special.sinc(self)
 
     def lgamma_(self: Any) -> Tensor: return _inplace.write_(self, "lgamma_", _special.lgamma)
     def digamma_(self: Any) -> Tensor: return _inplace.write_(self, "digamma_", _special.digamma)
+    def i0_(self: Any) -> Tensor: return _inplace.write_(self, "i0_", _special.i0)
+    def sinc_(self: Any) -> Tensor: return _inplace.write_(self, "sinc_", _special.sinc)
 
     def polygamma_(self: Any, n: int) -> Tensor:
         return _inplace.write_(self, "polygamma_", lambda x: _special.polygamma(n, x))
@@ -33,6 +40,10 @@ class SpecialMethods:
 
     def igamma_(self: Any, other: Tensor) -> Tensor:
         return _inplace.write_(self, "igamma_", lambda x: _special.igamma(x, other),
+                               sources=(other,))
+
+    def xlogy_(self: Any, other: Tensor | Scalar) -> Tensor:
+        return _inplace.write_(self, "xlogy_", lambda x: _pointwise.xlogy(x, other),
                                sources=(other,))
 
     def igammac_(self: Any, other: Tensor) -> Tensor:

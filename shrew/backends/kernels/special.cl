@@ -465,3 +465,43 @@ BINARY(igamma, incomplete_gamma(x, y, 0))
 BINARY(igammac, incomplete_gamma(x, y, 1))
 BINARY(zeta, hurwitz_zeta(x, y))
 #endif
+
+#if IS_FLOAT
+/* ---- the orthogonal polynomials -------------------------------------------------------- */
+/* P_n(x) by the family's three-term recurrence from P_0 = 1 and P_1 = `first`; n is a
+   float truncated to an integer, and gives 0 where negative or NaN.  `kind`: 0 Chebyshev
+   (T, U, V, W: P_(j+1) = 2x P_j - P_(j-1)), 1 Hermite H, 2 Hermite He, 3 Laguerre,
+   4 Legendre. */
+DEVICE CT orthogonal_polynomial(const CT x, const CT n, const int kind, const CT first)
+{
+    if (IS_NAN(n) || n < (CT)0) return (CT)0;
+    const i64 degree = (i64)n;
+    if (degree == 0) return (CT)1;
+    CT previous = (CT)1, current = first;
+    for (i64 j = 1; j < degree; ++j) {
+        const CT jj = (CT)j;
+        CT following;
+        switch (kind) {
+            case 0: following = (CT)2 * x * current - previous; break;
+            case 1: following = (CT)2 * x * current - (CT)2 * jj * previous; break;
+            case 2: following = x * current - jj * previous; break;
+            case 3: following = (((CT)2 * jj + (CT)1 - x) * current - jj * previous) /
+                                (jj + (CT)1); break;
+            default: following = (((CT)2 * jj + (CT)1) * x * current - jj * previous) /
+                                 (jj + (CT)1); break;
+        }
+        previous = current;
+        current = following;
+    }
+    return current;
+}
+
+BINARY(chebyshev_polynomial_t, orthogonal_polynomial(x, y, 0, x))
+BINARY(chebyshev_polynomial_u, orthogonal_polynomial(x, y, 0, (CT)2 * x))
+BINARY(chebyshev_polynomial_v, orthogonal_polynomial(x, y, 0, (CT)2 * x - (CT)1))
+BINARY(chebyshev_polynomial_w, orthogonal_polynomial(x, y, 0, (CT)2 * x + (CT)1))
+BINARY(hermite_polynomial_h, orthogonal_polynomial(x, y, 1, (CT)2 * x))
+BINARY(hermite_polynomial_he, orthogonal_polynomial(x, y, 2, x))
+BINARY(laguerre_polynomial_l, orthogonal_polynomial(x, y, 3, (CT)1 - x))
+BINARY(legendre_polynomial_p, orthogonal_polynomial(x, y, 4, x))
+#endif
