@@ -67,8 +67,8 @@ functions (NaN for a negative a or x, and where a and x are both 0 or both infin
 zeta(s, q) the Hurwitz zeta function (inf at s = 1 and at q a non-positive integer, NaN
 for s < 1 and for a negative q with a fractional s), all float only.  The orthogonal
 polynomials (chebyshev_polynomial_t(x, n), ..., legendre_polynomial_p) take the degree n
-as a float of x's dtype, truncated to an integer (0 for a negative or NaN n), and follow
-their three-term recurrences."""
+as a float of x's dtype, truncated to an integer (0 for a negative, infinite or NaN n),
+and follow their three-term recurrences."""
 COMPARE_FNS = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_FNS = ("sum", "mean", "max", "min")
 ARG_REDUCE_FNS = ("argmax", "argmin")

@@ -144,10 +144,10 @@ class ElementwisePrimitives:
     def _orthogonal_polynomial(self, fn: str, x: Storage, n: Storage) -> Storage:
         """P_n(x) of one of PyTorch's orthogonal polynomial families by its three-term
         recurrence, run once up to the largest degree with each element kept at its own;
-        n truncated to an integer, 0 where it is negative (or NaN)."""
+        n truncated to an integer, 0 where it is negative (or infinite, or NaN)."""
         xp = self.xp
         x, n = xp.broadcast_arrays(x, n)
-        degree = xp.trunc(xp.where(xp.isnan(n), -1, n))
+        degree = xp.trunc(xp.where(xp.isfinite(n), n, -1))  # PyTorch's cast: inf, NaN < 0
         kind = fn.rsplit("_", 1)[1]
         one = xp.ones_like(x)
         first = {"t": x, "u": 2 * x, "v": 2 * x - 1, "w": 2 * x + 1, "h": 2 * x, "he": x,

@@ -469,13 +469,14 @@ BINARY(zeta, hurwitz_zeta(x, y))
 #if IS_FLOAT
 /* ---- the orthogonal polynomials -------------------------------------------------------- */
 /* P_n(x) by the family's three-term recurrence from P_0 = 1 and P_1 = `first`; n is a
-   float truncated to an integer, and gives 0 where negative or NaN.  `kind`: 0 Chebyshev
+   float truncated to an integer, and gives 0 where negative, infinite or NaN.  `kind`: 0 Chebyshev
    (T, U, V, W: P_(j+1) = 2x P_j - P_(j-1)), 1 Hermite H, 2 Hermite He, 3 Laguerre,
    4 Legendre. */
 DEVICE CT orthogonal_polynomial(const CT x, const CT n, const int kind, const CT first)
 {
-    if (IS_NAN(n) || n < (CT)0) return (CT)0;
+    if (IS_NAN(n) || isinf(n)) return (CT)0;   /* PyTorch's cast makes them negative */
     const i64 degree = (i64)n;
+    if (degree < 0) return (CT)0;
     if (degree == 0) return (CT)1;
     CT previous = (CT)1, current = first;
     for (i64 j = 1; j < degree; ++j) {
