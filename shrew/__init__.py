@@ -69,7 +69,9 @@ from . import cuda  # noqa: E402
 from . import accelerator, amp, onnx  # noqa: E402
 from .ops.generator import Generator
 from . import linalg, nn, optim, return_types, serialization, utils  # noqa: E402  (they build on everything above)
-from . import special  # noqa: E402
+from . import signal, special  # noqa: E402
+from .ops.windows import (bartlett_window, blackman_window, hamming_window,  # noqa: E402
+                          hann_window, kaiser_window)
 from .serialization.save_load import load, save  # noqa: E402
 from .autograd.diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
@@ -171,6 +173,9 @@ __all__ = [
     "xlogy",
     # special functions (ops/special.py) and shrew.special
     "special", "lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac", "i0", "sinc",
+    # window functions (ops/windows.py) and shrew.signal.windows
+    "signal", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
+    "kaiser_window",
     "gather", "scatter", "scatter_reduce", "index_select", "index_add", "index_copy",
     "index_fill", "index_put", "masked_fill", "masked_scatter", "masked_select", "take",
     "take_along_dim", "put", "nonzero", "argwhere",
