@@ -2,14 +2,14 @@
 names, and the ones that are other ops of shrew (erf, expit, logsumexp, softmax, ...)."""
 from __future__ import annotations
 
-from .ops.elementwise.composed import (erf, erfc, erfinv, exp2, expm1, log1p, logit, round,  # noqa: A004
-                                       sigmoid as expit, xlogy)
+from ._tensor import Tensor
+from .ops.elementwise.composed import round  # noqa: A004  (torch's name)
 from .ops.norm import log_softmax_function as log_softmax, softmax_function as softmax
-from .ops.reduce import logsumexp
 from .ops.special import (
     airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t,
     chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w, digamma, entr,
-    erfcx, hermite_polynomial_h, hermite_polynomial_he, i0, i0e, i1, i1e,
+    erf, erfc, erfcx, erfinv, exp2, expit, expm1, log1p, logit, logsumexp, xlogy,
+    hermite_polynomial_h, hermite_polynomial_he, i0, i0e, i1, i1e,
     igamma as gammainc, igammac as gammaincc, laguerre_polynomial_l, legendre_polynomial_p,
     lgamma as gammaln, log_ndtr, modified_bessel_i0, modified_bessel_i1, modified_bessel_k0,
     modified_bessel_k1, mvlgamma as multigammaln, ndtr, ndtri, polygamma,
@@ -20,7 +20,8 @@ from .ops.special import (
 psi = digamma
 
 __all__ = [
-    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
+    "Tensor", "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+    "chebyshev_polynomial_t",
     "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma",
     "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc",
     "gammaincc", "gammaln", "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e", "i1",

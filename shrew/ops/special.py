@@ -17,11 +17,13 @@ from ..core.fields import AnyTensor
 from .common import scalar_like
 from .creation import arange
 from .out import write_out
+from . import reduce as _reduce
+from .elementwise import composed as _pointwise
 from .elementwise.recorded import binary, unary, where
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
-    from ..typing import Scalar
+    from ..typing import Dims, Scalar
 
     Operand: TypeAlias = Tensor | Scalar
 
@@ -216,3 +218,47 @@ hermite_polynomial_h = _polynomial("hermite_polynomial_h")
 hermite_polynomial_he = _polynomial("hermite_polynomial_he")
 laguerre_polynomial_l = _polynomial("laguerre_polynomial_l")
 legendre_polynomial_p = _polynomial("legendre_polynomial_p")
+
+
+# -- torch.special's names of other ops, with their out= ------------------------------------
+def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    return write_out("erf", unary("erf", _tensor(input, "erf")), out)
+
+
+def erfc(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    return write_out("erfc", unary("erfc", _tensor(input, "erfc")), out)
+
+
+def erfinv(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    return write_out("erfinv", unary("erfinv", _tensor(input, "erfinv")), out)
+
+
+def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    return write_out("exp2", unary("exp2", _tensor(input, "exp2")), out)
+
+
+def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    return write_out("expm1", unary("expm1", _tensor(input, "expm1")), out)
+
+
+def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    return write_out("log1p", unary("log1p", _tensor(input, "log1p")), out)
+
+
+def expit(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The logistic sigmoid, 1 / (1 + e^-x)."""
+    return write_out("expit", unary("sigmoid", _tensor(input, "expit")), out)
+
+
+def logit(input: Tensor, eps: float | None = None, *,  # noqa: A002
+          out: Tensor | None = None) -> Tensor:
+    return write_out("logit", _pointwise.logit(input, eps), out)
+
+
+def xlogy(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    return write_out("xlogy", _pointwise.xlogy(input, other), out)
+
+
+def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False, *,  # noqa: A002
+              out: Tensor | None = None) -> Tensor:
+    return write_out("logsumexp", _reduce.logsumexp(input, dim, keepdim), out)
