@@ -50,7 +50,9 @@ UNARY_FNS = (
 they make GELU's backward one kernel instead of a dozen.  bitwise_not is for integers and
 bool only (logical not on bool).  The special functions are PyTorch's (torch.special) with
 its values at the edges: lgamma(-inf) is inf; digamma is -inf at +0, inf at -0 and NaN at
-the negative integers and -inf."""
+the negative integers and -inf; i0, i1, the Bessel J and Y and airy_ai are NaN at +-inf
+(the scaled i0e, i1e 0); Y and K are -inf and inf at 0 and NaN below; ndtri is -inf and
+inf at 0 and 1."""
 BINARY_FNS = ("add", "sub", "mul", "div", "pow", "atan2", "maximum", "minimum", "fmod",
               "remainder", "floor_divide", "copysign", "bitwise_and", "bitwise_or",
               "bitwise_xor", "tanh_backward", "sigmoid_backward",
