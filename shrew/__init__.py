@@ -31,8 +31,8 @@ from .ops.index.composed import (argwhere, gather, index_add, index_copy, index_
                            put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
                            where)
 from .ops.index.subscript import index_put
-from .ops.special import (digamma, i0, igamma, igammac, lgamma, mvlgamma,  # torch.special's
-                          polygamma, sinc)
+from .ops.special import (digamma, i0, i0_, igamma, igammac, lgamma,  # torch.special's
+                          mvlgamma, polygamma, sinc, sinc_, xlogy_)
 from .ops.norm import log_softmax_function as log_softmax, softmax_function as softmax, standardize
 from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import (bernoulli, manual_seed, multinomial, normal, poisson, rand, rand_like,
@@ -173,6 +173,7 @@ __all__ = [
     "xlogy",
     # special functions (ops/special.py) and shrew.special
     "special", "lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac", "i0", "sinc",
+    "i0_", "sinc_", "xlogy_",
     # window functions (ops/windows.py) and shrew.signal.windows
     "signal", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
     "kaiser_window",

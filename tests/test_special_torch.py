@@ -320,11 +320,26 @@ def test_integers_promote_as_torch():
 
 def test_in_place_forms():
     for name, args in (("lgamma_", ()), ("digamma_", ()), ("polygamma_", (2,)), ("i0_", ()),
-                       ("sinc_", ()), ("mvlgamma_", (2,))):
+                       ("sinc_", ()), ("mvlgamma_", (2,)), ("erf_", ()), ("erfc_", ()),
+                       ("exp2_", ()), ("expm1_", ()), ("log1p_", ())):
         x, tx = _pair([1.3, 2.5, 4.0], "float64", "cpu")
         assert getattr(x, name)(*args) is x
         getattr(tx, name)(*args)
         _assert_close(x, tx, 1e-12, 1e-12, name)
+    for name, args in (("erfinv_", ()), ("logit_", ()), ("logit_", (0.3,))):
+        x, tx = _pair([0.2, 0.5, 0.9], "float64", "cpu")
+        getattr(x, name)(*args)
+        getattr(tx, name)(*args)
+        _assert_close(x, tx, 1e-12, 1e-12, name)
+    for name in ("i0_", "sinc_"):  # torch's top-level in-place forms
+        x, tx = _pair([1.3, 2.5, 4.0], "float64", "cpu")
+        assert getattr(shrew, name)(x) is x
+        getattr(torch, name)(tx)
+        _assert_close(x, tx, 1e-12, 1e-12, f"torch.{name}")
+    x, tx = _pair([1.3, 0.0, 4.0], "float64", "cpu")
+    shrew.xlogy_(x, 3.0)
+    torch.xlogy_(tx, 3.0)
+    _assert_close(x, tx, 1e-12, 1e-12, "torch.xlogy_")
     a, ta = _pair([1.3, 2.5, 4.0], "float64", "cpu")
     b, tb = _pair([0.5, 2.0, 7.0], "float64", "cpu")
     for name in ("igamma_", "igammac_", "xlogy_"):

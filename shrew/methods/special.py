@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 class SpecialMethods:
     """lgamma, digamma, polygamma, mvlgamma, igamma, igammac, i0, sinc, and their `_` forms
-    (and xlogy_, xlogy's)."""
+    (and those of erf, erfc, erfinv, exp2, expm1, log1p, logit and xlogy)."""
 
     __slots__ = ()
 
@@ -41,6 +41,17 @@ class SpecialMethods:
     def igamma_(self: Any, other: Tensor) -> Tensor:
         return _inplace.write_(self, "igamma_", lambda x: _special.igamma(x, other),
                                sources=(other,))
+
+    # the in-place forms of torch.special's other functions
+    def erf_(self: Any) -> Tensor: return _inplace.write_(self, "erf_", _special.erf)
+    def erfc_(self: Any) -> Tensor: return _inplace.write_(self, "erfc_", _special.erfc)
+    def erfinv_(self: Any) -> Tensor: return _inplace.write_(self, "erfinv_", _special.erfinv)
+    def exp2_(self: Any) -> Tensor: return _inplace.write_(self, "exp2_", _special.exp2)
+    def expm1_(self: Any) -> Tensor: return _inplace.write_(self, "expm1_", _special.expm1)
+    def log1p_(self: Any) -> Tensor: return _inplace.write_(self, "log1p_", _special.log1p)
+
+    def logit_(self: Any, eps: float | None = None) -> Tensor:
+        return _inplace.write_(self, "logit_", lambda x: _special.logit(x, eps))
 
     def xlogy_(self: Any, other: Tensor | Scalar) -> Tensor:
         return _inplace.write_(self, "xlogy_", lambda x: _pointwise.xlogy(x, other),

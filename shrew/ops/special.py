@@ -262,3 +262,16 @@ def xlogy(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tenso
 def logsumexp(input: Tensor, dim: Dims, keepdim: bool = False, *,  # noqa: A002
               out: Tensor | None = None) -> Tensor:
     return write_out("logsumexp", _reduce.logsumexp(input, dim, keepdim), out)
+
+
+# -- torch's top-level in-place forms --------------------------------------------------------
+def i0_(input: Tensor) -> Tensor:  # noqa: A002
+    return _tensor(input, "i0_").i0_()
+
+
+def sinc_(input: Tensor) -> Tensor:  # noqa: A002
+    return _tensor(input, "sinc_").sinc_()
+
+
+def xlogy_(input: Tensor, other: Operand) -> Tensor:  # noqa: A002
+    return _tensor(input, "xlogy_").xlogy_(other)

@@ -191,8 +191,10 @@ def hann_window(window_length: int, periodic: bool = True, *, dtype: DTypeLike |
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
                    beta: float = 0.46, *, dtype: DTypeLike | None = None, layout: Any = None,
-                   device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    """alpha - beta cos(2 pi n / (N - 1))."""
+                   device: DeviceLike | None = None, pin_memory: bool = False,
+                   requires_grad: bool = False) -> Tensor:
+    """alpha - beta cos(2 pi n / (N - 1)) (pin_memory: accepted, as torch's signature has
+    it; shrew's host memory needs no pinning)."""
     return _periodic_window("hamming_window", window_length, periodic, dtype, device,
                             requires_grad, _cosine_sum((alpha, beta)))
 
