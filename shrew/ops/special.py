@@ -1,7 +1,7 @@
 """torch.special's functions and their top-level names (lgamma, digamma, polygamma, mvlgamma,
 igamma, igammac, i0, sinc, ...).  The common ones are one Unary or Binary kernel each
-(backends/base.py: SPECIAL_UNARY_FNS, SPECIAL_BINARY_FNS; scipy.special on the array-module
-backends, kernels/special.cl on OpenCL); the rest are composed of elementwise ops.  The
+(backends/base.py: SPECIAL_UNARY_FNS, SPECIAL_BINARY_FNS; scipy.special on the cpu,
+kernels/special.cl on OpenCL and CUDA); the rest are composed of elementwise ops.  The
 kernels' gradients are in autograd/rules/elementwise.py; a composition's follow from its
 parts."""
 from __future__ import annotations
@@ -13,12 +13,11 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from ..core.dtype import get_default_dtype
 from ..core.errors import ArgumentError, ShrewTypeError, type_name
-from ..core.fields import AnyTensor
-from .common import scalar_like
 from .creation import arange
 from .out import write_out
 from . import reduce as _reduce
 from .elementwise import composed as _pointwise
+from .elementwise.composed import _operands, _tensor
 from .elementwise.recorded import binary, unary, where
 
 if TYPE_CHECKING:
@@ -31,29 +30,10 @@ if TYPE_CHECKING:
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 
 
-def _tensor(value: object, op: str) -> Tensor:
-    if not isinstance(value, AnyTensor):
-        raise ShrewTypeError(f"{op}: input must be a shrew.Tensor, got {type_name(value)}")
-    return value
-
-
 def _float(x: Tensor) -> Tensor:
     """x, an integer or bool tensor promoted to the default float dtype (as PyTorch's
     special functions promote)."""
     return x if x.dtype.is_floating_point else x.to_dtype(get_default_dtype())
-
-
-def _operands(op: str, a: Operand, b: Operand) -> tuple[Tensor, Tensor]:
-    """Two operands of which one may be a Python number (made a tensor like the other)."""
-    if isinstance(a, AnyTensor):
-        if isinstance(b, AnyTensor):
-            return a, b
-        if isinstance(b, numbers.Number):
-            return a, scalar_like(b, a)
-    elif isinstance(b, AnyTensor) and isinstance(a, numbers.Number):
-        return scalar_like(a, b), b
-    raise ShrewTypeError(f"{op}: needs a tensor and a tensor or number, got {type_name(a)} "
-                         f"and {type_name(b)}")
 
 
 # -- the gamma family ----------------------------------------------------------------------
