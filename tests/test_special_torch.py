@@ -444,3 +444,31 @@ def test_torch_window_functions(device, name):
                   torch.hamming_window(9, False, 0.6, 0.4), 1e-6, 1e-7, "hamming alpha beta")
     _assert_close(shrew.kaiser_window(9, True, 3.0), torch.kaiser_window(9, True, 3.0), 1e-6,
                   1e-7, "kaiser beta")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "polygamma", "igamma", "i0", "i1e",
+                                  "erfcx", "log_ndtr", "ndtri", "zeta"])
+def test_second_derivatives_match_torch(device, name):
+    """The gradient rules are recorded Tensor code: differentiated again, they give
+    PyTorch's second derivatives."""
+    device = device_or_fail(device)
+    calls = {"lgamma": (shrew.lgamma, torch.lgamma),
+             "digamma": (shrew.digamma, torch.digamma),
+             "polygamma": (lambda v: shrew.polygamma(2, v), lambda v: torch.polygamma(2, v)),
+             "igamma": (lambda v: shrew.igamma(shrew.full_like(v, 2.5), v),
+                        lambda v: torch.igamma(torch.full_like(v, 2.5), v)),
+             "i0": (shrew.i0, torch.i0), "i1e": (shrew.special.i1e, torch.special.i1e),
+             "erfcx": (shrew.special.erfcx, torch.special.erfcx),
+             "log_ndtr": (shrew.special.log_ndtr, torch.special.log_ndtr),
+             "ndtri": (shrew.special.ndtri, torch.special.ndtri),
+             "zeta": (lambda v: shrew.special.zeta(3.0, v),
+                      lambda v: torch.special.zeta(3.0, v))}
+    ours, theirs = calls[name]
+    points = [0.15, 0.4, 0.85] if name == "ndtri" else [0.4, 1.3, 3.7]
+    x, tx = _pair(points, "float64", device, requires_grad=True)
+    (g,) = shrew.autograd.grad(ours(x).sum(), x, create_graph=True)
+    (g2,) = shrew.autograd.grad(g.sum(), x)
+    (tg,) = torch.autograd.grad(theirs(tx).sum(), tx, create_graph=True)
+    (tg2,) = torch.autograd.grad(tg.sum(), tx)
+    _assert_close(g2, tg2, 1e-7, 1e-9, f"second derivative of {name}")
