@@ -1,9 +1,10 @@
 """Kernel sources shared by the OpenCL and CUDA backends, and the launches of those both run.
 
 Each family (``elementwise``, ``cast``, ``reduce``, ``matmul``, ``conv``, ``pool``,
-``norm``, ``index``, ``scan``, ``sort``, ``random``) is one ``.cl`` file written against a
-few macros; ``source`` prefixes it with the dialect's prelude and ``common.h``, and
-``dtype_defines`` gives the -D values that specialise it to one element type.
+``norm``, ``index``, ``scan``, ``sort``, ``random``, ``special``) is one ``.cl`` file
+written against a few macros; ``source`` prefixes it with the dialect's prelude and
+``common.h``, and ``dtype_defines`` gives the -D values that specialise it to one element
+type.
 
 The families both backends launch the same way have a Python module of the same name
 beside their ``.cl`` file, a mixin that allocates the outputs and sets up the launch
