@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...core.autocast import autocast_op
 from ...ops.creation import tensor
 from ...core.errors import ArgumentError, ShapeError, UnsupportedError
 from ...core.shape import fmt
@@ -71,6 +72,7 @@ def _along(values: np.ndarray, dim: int, ndim: int, like: Tensor) -> Tensor:
     return tensor(values.reshape(shape), dtype=like.dtype, device=like.device)
 
 
+@autocast_op("upsample")
 def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                 scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...core.autocast import autocast_op
 from ...core import op as O
 from ...backends.base import fast_path
 from ...core.dtype import check_float
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from ..._tensor import Tensor
 
 
+@autocast_op("matmul")
 def matmul(x: Tensor, other: Tensor) -> Tensor:
     if not isinstance(other, AnyTensor):
         raise ShrewTypeError(f"matmul: both operands must be tensors, got {type_name(other)}")
