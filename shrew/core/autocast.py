@@ -58,8 +58,7 @@ _CPU_FP32 = (
     "linalg_tensorinv", "linalg_tensorsolve", "geqrf", "qr", "svd", "triangular_solve",
     "fractional_max_pool2d", "fractional_max_pool3d", "adaptive_max_pool3d", "linalg_qr",
     "linalg_cholesky_ex", "linalg_svd", "linalg_eig", "linalg_eigh", "linalg_lstsq",
-    "linalg_inv_ex", "linalg_det", "linalg_slogdet", "linalg_pinv", "linalg_lu_factor",
-    "linalg_lu", "linalg_matrix_exp")
+    "linalg_inv_ex")
 _CPU_PROMOTE = ("stack", "cat", "index_copy")
 
 # PyTorch's CUDA lists (AutocastCUDA): shrew's own device types (opencl, third-party
@@ -87,8 +86,7 @@ _GPU_PROMOTE = ("addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "vdot
                 "index_copy")
 
 # shrew's compositions that PyTorch runs natively, in their inputs' dtypes.
-_AS_IS = ("mv", "dot", "addmv", "addr", "outer", "tensordot", "kron", "cross",
-          "matrix_power", "cov", "corrcoef", "bilinear")
+_AS_IS = ("mv", "dot", "addmv", "addr", "outer", "tensordot", "kron", "cross")
 
 
 def _table(lower: tuple, fp32: tuple, promote: tuple) -> dict[str, str]:

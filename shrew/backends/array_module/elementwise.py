@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ..base import Storage
-from ..kernels import wrapped
+from ..kernels import accumulator, wrapped
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
@@ -156,6 +156,15 @@ class ElementwisePrimitives:
         # wrap as PyTorch's do.
         if x.dtype.kind in "iu":
             mul, add = wrapped(mul, x.dtype), wrapped(add, x.dtype)
+        wide = accumulator(x.dtype)
+        if wide != x.dtype:
+            # float16 and bfloat16 (which numpy would widen to float32 for a Python
+            # float): computed in float32 and rounded once, as PyTorch's opmath does
+            return self._affine(x.astype(wide), mul, add).astype(x.dtype)
+        return self._affine(x, mul, add)
+
+    @staticmethod
+    def _affine(x: Storage, mul: float, add: float) -> Storage:
         if add == 0:
             return x * mul
         if mul == 1:
@@ -170,6 +179,10 @@ class ElementwisePrimitives:
         return self.xp.power(x, x.dtype.type(exponent))
 
     def clamp(self, x: Storage, lo: float | None, hi: float | None) -> Storage:
+        if accumulator(x.dtype) != x.dtype:
+            # bounds in x's dtype, or numpy would widen bfloat16 to float32 (rounding is
+            # monotonic: the same result as comparing in float32 and rounding)
+            lo, hi = (None if v is None else x.dtype.type(v) for v in (lo, hi))
         if lo is not None:
             x = self.xp.maximum(x, lo)
         if hi is not None:

@@ -124,7 +124,6 @@ def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None,  # noqa: N803
         return (s > cutoff[..., None]).sum(-1)
 
 
-@autocast_op("linalg_pinv")
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None,  # noqa: N803
          hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse, singular values below max(atol, rtol * the

@@ -136,13 +136,11 @@ def inverse(x: Tensor) -> Tensor:
 
 
 # -- determinants -----------------------------------------------------------------------------
-@autocast_op("linalg_det")
 def det(A: Tensor, op: str = "linalg.det") -> Tensor:  # noqa: N803
     check_matrices(op, A)
     return _routine("det", A, differentiable=(0,))[0]
 
 
-@autocast_op("linalg_slogdet")
 def slogdet(A: Tensor, op: str = "linalg.slogdet") -> R.linalg_slogdet:  # noqa: N803
     """(sign, log|det|): sign is +-1, or 0 with log|det| = -inf for a singular matrix.  Both
     record grad, as PyTorch's (the sign's gradient is zero)."""

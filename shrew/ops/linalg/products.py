@@ -197,7 +197,6 @@ def linalg_cross(x: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     return cross(x, other, dim, "linalg.cross")
 
 
-@autocast_op("matrix_power")
 def matrix_power(x: Tensor, n: int) -> Tensor:
     """x multiplied by itself n times (by repeated squaring); n = 0 gives identities, a
     negative n the power -n of x's inverse."""
