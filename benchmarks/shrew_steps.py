@@ -21,9 +21,9 @@ def _chain_step(problem, device):
     return step
 
 
-def _training_step(model, problem, device, loss_fn):
+def _training_step(model, problem, device, loss_fn, amp=False):
     """Load the problem's weights, move to device; the step is zero_grad, loss, backward,
-    SGD."""
+    SGD.  amp: the forward and the loss under bfloat16 autocast."""
     model.load_state_dict(problem.params)
     model.to(device)
     inputs = {k: shrew.tensor(v, device=device) for k, v in problem.inputs.items()}
@@ -31,7 +31,8 @@ def _training_step(model, problem, device, loss_fn):
 
     def step():
         opt.zero_grad()
-        loss = loss_fn(model, **inputs)
+        with shrew.autocast(shrew.device(device).type, dtype=shrew.bfloat16, enabled=amp):
+            loss = loss_fn(model, **inputs)
         loss.backward()
         opt.step()
         return loss.item()
@@ -72,15 +73,16 @@ def classifier(name: str, problem) -> nn.Module:
                          nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
 
 
-def build(name: str, problem, device: str = "cpu", checkpoint: bool = False):
+def build(name: str, problem, device: str = "cpu", checkpoint: bool = False, amp: bool = False):
     """checkpoint=True recomputes each transformer block in backward (TransformerBlock's
-    own checkpointing)."""
+    own checkpointing); amp=True trains under bfloat16 autocast."""
     if name in ("tiny_chain", "deep_chain", "deep_chain_1m"):
         return _chain_step(problem, device)
     if name in ("mlp_step", "cnn_step"):
-        return _training_step(classifier(name, problem), problem, device, _classifier_loss)
+        return _training_step(classifier(name, problem), problem, device, _classifier_loss,
+                              amp)
     if name == "transformer_step":
         c = problem.config
         model = LanguageModel(c["vocab"], c["dim"], c["heads"], c["blocks"], checkpoint)
-        return _training_step(model, problem, device, _lm_loss)
+        return _training_step(model, problem, device, _lm_loss, amp)
     raise KeyError(name)

@@ -1,6 +1,7 @@
 """One framework running one workload in its own process, driven by run.py.
 
     python benchmarks/worker.py FRAMEWORK DEVICE WORKLOAD [--scale S] [--warmup N] [--checkpoint]
+                                [--amp bf16]
 
 FRAMEWORK is shrew, torch or tinygrad (whose device comes from the DEV environment
 variable).  The worker builds the step, runs N warm-up steps and answers on stdout, one
@@ -10,7 +11,8 @@ JSON object per line:
 Then it reads commands from stdin: "time K" runs K steps and answers {"seconds": mean
 per step}; "rss" answers {"peak_rss_mib": peak RSS so far}.  End of input ends it.  A
 failure answers {"error": "..."} and exits with status 1.  Anything else the frameworks
-print goes to stderr.
+print goes to stderr.  --amp bf16 runs each training step's forward and loss under
+autocast(device type, bfloat16) (shrew and torch).
 """
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ def blas_info() -> str:
     return "; ".join(" ".join(filter(None, p)) for p in parts) or "none found"
 
 
-def build(framework: str, device: str, name: str, problem, checkpoint: bool):
+def build(framework: str, device: str, name: str, problem, checkpoint: bool, amp: bool = False):
     """(step function, a line about the framework)."""
     if framework == "shrew":
         import numpy as np
@@ -60,7 +62,7 @@ def build(framework: str, device: str, name: str, problem, checkpoint: bool):
         import shrew
         import shrew_steps
         from shrew.backends import cpu
-        step = shrew_steps.build(name, problem, device, checkpoint)
+        step = shrew_steps.build(name, problem, device, checkpoint, amp=amp)
         # Asking loads the libraries, so that blas_info lists MKL even in a workload
         # without a matrix product (tiny_chain is the first the report describes).
         return step, (f"shrew {shrew.__version__} on {device}, numpy {np.__version__}, "
@@ -70,7 +72,7 @@ def build(framework: str, device: str, name: str, problem, checkpoint: bool):
         torch.set_num_threads(2)
         import torch_steps
         backends = torch.backends
-        return torch_steps.build(name, problem, device), (
+        return torch_steps.build(name, problem, device, amp=amp), (
             f"torch {torch.__version__} on {device}, {torch.get_num_threads()} threads, "
             f"MKL {backends.mkl.is_available()}, oneDNN {backends.mkldnn.is_available()}")
     if framework == "tinygrad":
@@ -86,7 +88,8 @@ def build(framework: str, device: str, name: str, problem, checkpoint: bool):
 
 def serve(args, reply) -> None:
     problem = workloads.WORKLOADS[args.workload].make(args.scale)
-    step, about = build(args.framework, args.device, args.workload, problem, args.checkpoint)
+    step, about = build(args.framework, args.device, args.workload, problem, args.checkpoint,
+                        amp=args.amp == "bf16")
     build_rss = peak_rss_mib()
     start = time.perf_counter()
     losses = [step()]
@@ -116,6 +119,8 @@ def main() -> int:
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--checkpoint", action="store_true")
+    parser.add_argument("--amp", choices=("bf16",), default=None,
+                        help="train under bfloat16 autocast")
     args = parser.parse_args()
 
     protocol = sys.stdout

@@ -29,6 +29,10 @@ _XP_BINARY = {"pow": "power", "atan2": "arctan2", "maximum": "maximum", "minimum
               "bitwise_xor": "bitwise_xor"}
 
 
+# unary functions exact in any float dtype: no need to widen the 16-bit floats
+_IN_DTYPE = frozenset(("neg", "abs", "relu", "sign", "floor", "ceil", "trunc", "round"))
+
+
 class ElementwisePrimitives:
     """ArrayModuleBackend's elementwise primitives, on ``self.xp``; ``special`` and ``erf``
     are where a subclass (cuda) swaps in its array module's scipy.special."""
@@ -36,6 +40,11 @@ class ElementwisePrimitives:
     xp: Any
 
     def unary(self, fn: str, x: Storage) -> Storage:
+        wide = accumulator(x.dtype)
+        if wide != x.dtype and fn not in _IN_DTYPE:
+            # float16 and bfloat16 computed in float32 and rounded once (PyTorch's opmath;
+            # numpy would widen bfloat16 to float32 at the first Python-float constant)
+            return self.unary(fn, x.astype(wide)).astype(x.dtype)
         xp = self.xp
         name = _XP_UNARY.get(fn)
         if name is not None:
