@@ -189,8 +189,8 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
         if host.size:
             if not x.is_contiguous:
                 x = self.contiguous(x)
-            cl.enqueue_copy(self.queue, _transferable(host), x.buffer, src_offset=x.offset * x.dtype.itemsize,
-                            is_blocking=True)
+            cl.enqueue_copy(self.queue, _transferable(host), x.buffer,
+                            src_offset=x.offset * x.dtype.itemsize, is_blocking=True)
         return host
 
     def full(self, shape: tuple, value: float, dtype: np.dtype) -> Storage:
