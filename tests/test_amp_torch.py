@@ -541,3 +541,47 @@ def test_gradscaler_state_dict_per_optimizer_state_and_misuse():
     assert off.scale(loss) is loss and off.get_scale() == 1.0 and off.state_dict() == {}
     with pytest.warns(FutureWarning):
         assert shrew.cpu.amp.GradScaler().is_enabled()
+
+
+@pytest.mark.parametrize("device", each_device("opencl"))
+def test_opencl_regions_follow_pytorchs_cuda_lists(device):
+    device = device_or_fail(device)
+    dtypes = shrew.zeros(1, device=device)._backend.dtypes
+    low = shrew.float16 if shrew.float16.np in dtypes else shrew.bfloat16
+    x = shrew.randn(4, 4, device=device)
+    w = shrew.randn(4, 4, device=device, requires_grad=True)
+    with shrew.autocast("opencl", dtype=low):
+        h = SF.linear(x, w)
+        assert h.dtype == low and (x @ x).dtype == low
+        # the CUDA lists keep these in float32, where the cpu ones leave them alone
+        assert SF.softmax(h, -1).dtype == shrew.float32
+        assert h.exp().dtype == shrew.float32 and shrew.log(h.abs()).dtype == shrew.float32
+        assert SF.layer_norm(h, (4,)).dtype == shrew.float32 and h.sum().dtype == shrew.float32
+        assert (h * 2).dtype == low  # not listed: runs as given
+        with shrew.autocast("cpu"):  # another device type's region changes nothing here
+            assert (x @ x).dtype == low
+    loss = SF.softmax(h, -1).sum()
+    loss.backward()
+    assert w.grad.dtype == shrew.float32 and w.grad.device == x.device
+    with shrew.autocast("cpu"):
+        assert (x @ x).dtype == shrew.float32  # a cpu region leaves opencl tensors alone
+
+
+def test_gradscaler_on_opencl():
+    device = device_or_fail(each_device("opencl")[0])
+    lin = shrew.nn.Linear(3, 1).to(device)
+    opt = shrew.optim.SGD(lin.parameters(), lr=0.1)
+    scaler = shrew.amp.GradScaler("opencl", init_scale=4.0, growth_interval=1)
+    before = lin.weight.detach().cpu().numpy().copy()
+    scaler.scale(lin(shrew.ones(2, 3, device=device)).sum()).backward()
+    scaler.step(opt)
+    scaler.update()
+    assert scaler.get_scale() == 8.0
+    assert not np.array_equal(before, lin.weight.detach().cpu().numpy())
+    with shrew.no_grad():
+        lin.weight.fill_(1.0)
+    scaler.scale(lin(shrew.ones(2, 3, device=device)).sum() * float("inf")).backward()
+    scaler.step(opt)
+    scaler.update()
+    assert scaler.get_scale() == 4.0
+    assert np.all(lin.weight.detach().cpu().numpy() == 1.0)  # the step was skipped
