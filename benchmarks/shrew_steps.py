@@ -21,9 +21,9 @@ def _chain_step(problem, device, compiled=False):
     return _item(shrew.compile(run) if compiled else run)
 
 
-def _training_step(model, problem, device, loss_fn, compiled=False):
+def _training_step(model, problem, device, loss_fn, compiled=False, amp=False):
     """Load the problem's weights, move to device; the step is zero_grad, loss, backward,
-    SGD."""
+    SGD.  amp: the forward and the loss under bfloat16 autocast."""
     model.load_state_dict(problem.params)
     model.to(device)
     inputs = {k: shrew.tensor(v, device=device) for k, v in problem.inputs.items()}
@@ -31,7 +31,8 @@ def _training_step(model, problem, device, loss_fn, compiled=False):
 
     def run():
         opt.zero_grad()
-        loss = loss_fn(model, **inputs)
+        with shrew.autocast(shrew.device(device).type, dtype=shrew.bfloat16, enabled=amp):
+            loss = loss_fn(model, **inputs)
         loss.backward()
         opt.step()
         return loss
@@ -81,16 +82,17 @@ def classifier(name: str, problem) -> nn.Module:
 
 
 def build(name: str, problem, device: str = "cpu", checkpoint: bool = False,
-          compiled: bool = False):
+          compiled: bool = False, amp: bool = False):
     """checkpoint=True recomputes each transformer block in backward (TransformerBlock's
-    own checkpointing); compiled=True runs the step under shrew.compile."""
+    own checkpointing); compiled=True runs the step under shrew.compile; amp=True trains
+    under bfloat16 autocast."""
     if name in ("tiny_chain", "deep_chain", "deep_chain_1m"):
         return _chain_step(problem, device, compiled)
     if name in ("mlp_step", "cnn_step"):
         return _training_step(classifier(name, problem), problem, device, _classifier_loss,
-                              compiled)
+                              compiled, amp)
     if name == "transformer_step":
         c = problem.config
         model = LanguageModel(c["vocab"], c["dim"], c["heads"], c["blocks"], checkpoint)
-        return _training_step(model, problem, device, _lm_loss, compiled)
+        return _training_step(model, problem, device, _lm_loss, compiled, amp)
     raise KeyError(name)

@@ -22,7 +22,7 @@ def _chain_step(problem, device, compiled=False):
     return _item(torch.compile(run) if compiled else run)
 
 
-def _training_step(model, problem, device, loss_fn, compiled=False):
+def _training_step(model, problem, device, loss_fn, compiled=False, amp=False):
     model.load_state_dict({k: torch.from_numpy(v) for k, v in problem.params.items()})
     model.to(device)
     inputs = {k: torch.from_numpy(v).to(device) for k, v in problem.inputs.items()}
@@ -30,7 +30,8 @@ def _training_step(model, problem, device, loss_fn, compiled=False):
 
     def run():
         opt.zero_grad()
-        loss = loss_fn(model, **inputs)
+        with torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=amp):
+            loss = loss_fn(model, **inputs)
         loss.backward()
         opt.step()
         return loss
@@ -101,22 +102,23 @@ def _lm_loss(model, tokens, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
-def build(name: str, problem, device: str = "cpu", compiled: bool = False):
-    """compiled=True: the step under torch.compile (inductor)."""
+def build(name: str, problem, device: str = "cpu", compiled: bool = False, amp: bool = False):
+    """compiled=True: the step under torch.compile (inductor); amp=True: under bfloat16
+    autocast."""
     if name in ("tiny_chain", "deep_chain", "deep_chain_1m"):
         return _chain_step(problem, device, compiled)
     if name == "mlp_step":
         hidden = problem.params["0.weight"].shape[0]
         model = nn.Sequential(nn.Linear(784, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
                               nn.ReLU(), nn.Linear(hidden, 10))
-        return _training_step(model, problem, device, _classifier_loss, compiled)
+        return _training_step(model, problem, device, _classifier_loss, compiled, amp)
     if name == "cnn_step":
         model = nn.Sequential(nn.Conv2d(1, 16, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
                               nn.Conv2d(16, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
                               nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
-        return _training_step(model, problem, device, _classifier_loss, compiled)
+        return _training_step(model, problem, device, _classifier_loss, compiled, amp)
     if name == "transformer_step":
         c = problem.config
         model = LanguageModel(c["vocab"], c["dim"], c["heads"], c["blocks"])
-        return _training_step(model, problem, device, _lm_loss, compiled)
+        return _training_step(model, problem, device, _lm_loss, compiled, amp)
     raise KeyError(name)

@@ -91,6 +91,16 @@ from . import testing  # noqa: E402
 from . import compiler, jit  # noqa: E402
 from .compiler import compile  # noqa: E402, A004  (torch's name)
 from .amp import autocast  # noqa: E402
+# automatic mixed precision (issue 32): torch.get_autocast_dtype & co, torch.cpu
+from .amp.autocast_mode import (autocast_decrement_nesting, autocast_increment_nesting,  # noqa: E402
+                                clear_autocast_cache, get_autocast_cpu_dtype,
+                                get_autocast_dtype, get_autocast_gpu_dtype,
+                                is_autocast_cache_enabled, is_autocast_cpu_enabled,
+                                is_autocast_enabled, set_autocast_cache_enabled,
+                                set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+                                set_autocast_dtype, set_autocast_enabled,
+                                set_autocast_gpu_dtype)
+from . import cpu  # noqa: E402
 from math import e, inf, nan, pi  # noqa: E402
 dtype = DType
 # Ecosystem (issue 30): shrew.profiler; and einops' backend, which einops finds by the
@@ -206,4 +216,10 @@ __all__ = [
     "layout", "sparse_coo", "strided", "sparse_coo_tensor", "spmm", "sparse",
     # sampling layers (nn/functional/sampling.py)
     "grid_sampler_2d", "grid_sampler_3d",
+    # automatic mixed precision (issue 32: amp/autocast_mode.py)
+    "cpu", "get_autocast_dtype", "set_autocast_dtype", "is_autocast_enabled",
+    "set_autocast_enabled", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+    "set_autocast_cpu_dtype", "set_autocast_gpu_dtype", "is_autocast_cpu_enabled",
+    "set_autocast_cpu_enabled", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+    "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numbers
 from typing import TYPE_CHECKING
 
+from ..core.autocast import autocast_op
 from ..core import op as O
 from ..backends.base import fast_path
 from ..core.dtype import FLOAT, as_dtype, check_float, float32
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from ..typing import DTypeLike
 
 
+@autocast_op("softmax")
 def softmax(x: Tensor, dim: int, log: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """exp(x) normalised to sum to 1 along dim (its log with `log`), computed stably for any
     magnitude; in `dtype` if given (x is cast first, as PyTorch)."""

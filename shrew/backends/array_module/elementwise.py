@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ..base import Storage
-from ..kernels import wrapped
+from ..kernels import accumulator, wrapped
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
@@ -36,6 +36,10 @@ _SPECIAL_UNARY = {"lgamma": "gammaln", "digamma": "psi", "erfcx": "erfcx", "ndtr
 _SPECIAL_BINARY = {"igamma": "gammainc", "igammac": "gammaincc", "zeta": "zeta"}
 
 
+# unary functions exact in any float dtype: no need to widen the 16-bit floats
+_IN_DTYPE = frozenset(("neg", "abs", "relu", "sign", "floor", "ceil", "trunc", "round"))
+
+
 class ElementwisePrimitives:
     """ArrayModuleBackend's elementwise primitives, on ``self.xp``; ``special`` and ``erf``
     are where a subclass (cuda) swaps in its array module's scipy.special."""
@@ -43,6 +47,11 @@ class ElementwisePrimitives:
     xp: Any
 
     def unary(self, fn: str, x: Storage) -> Storage:
+        wide = accumulator(x.dtype)
+        if wide != x.dtype and fn not in _IN_DTYPE:
+            # float16 and bfloat16 computed in float32 and rounded once (PyTorch's opmath;
+            # numpy would widen bfloat16 to float32 at the first Python-float constant)
+            return self.unary(fn, x.astype(wide)).astype(x.dtype)
         xp = self.xp
         name = _XP_UNARY.get(fn)
         if name is not None:
@@ -206,6 +215,15 @@ class ElementwisePrimitives:
         # wrap as PyTorch's do.
         if x.dtype.kind in "iu":
             mul, add = wrapped(mul, x.dtype), wrapped(add, x.dtype)
+        wide = accumulator(x.dtype)
+        if wide != x.dtype:
+            # float16 and bfloat16 (which numpy would widen to float32 for a Python
+            # float): computed in float32 and rounded once, as PyTorch's opmath does
+            return self._affine(x.astype(wide), mul, add).astype(x.dtype)
+        return self._affine(x, mul, add)
+
+    @staticmethod
+    def _affine(x: Storage, mul: float, add: float) -> Storage:
         if add == 0:
             return x * mul
         if mul == 1:
@@ -220,6 +238,10 @@ class ElementwisePrimitives:
         return self.xp.power(x, x.dtype.type(exponent))
 
     def clamp(self, x: Storage, lo: float | None, hi: float | None) -> Storage:
+        if accumulator(x.dtype) != x.dtype:
+            # bounds in x's dtype, or numpy would widen bfloat16 to float32 (rounding is
+            # monotonic: the same result as comparing in float32 and rounding)
+            lo, hi = (None if v is None else x.dtype.type(v) for v in (lo, hi))
         if lo is not None:
             x = self.xp.maximum(x, lo)
         if hi is not None:

@@ -34,7 +34,7 @@ FLOAT_ONLY_KERNELS = frozenset({"scan_logsumexp"})  # built under `#if IS_FLOAT`
 
 # The device-level -D values every program gets (WG_SIZE and TILE only size the OpenCL
 # reduce and matmul kernels, which CUDA leaves to CuPy; common.h documents all four).
-DEVICE_DEFINES = {"HAS_F64": 1, "HAS_F16": 1, "WG_SIZE": BLOCK, "TILE": 16}
+DEVICE_DEFINES = {"HAS_F64": 1, "HAS_F16": 1, "HAS_BF16": 0, "WG_SIZE": BLOCK, "TILE": 16}
 
 
 def programs(dtypes: Iterable[Any]) -> list:

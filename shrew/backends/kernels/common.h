@@ -1,18 +1,36 @@
 /* Shared by every kernel family.  Each program is built with these defines (see
    shrew/backends/kernels/__init__.py): ELEM_T, the storage type; CALC_T, the type elements
    are computed in (float for half, int for bool); ACC_T, the reduction accumulator; SUM_T,
-   the type of a sum; IS_FLOAT, IS_BOOL, UNIFORM_BITS; HAS_F64, HAS_F16, WG_SIZE and TILE
+   the type of a sum; IS_FLOAT, IS_BOOL, IS_BF16 (bfloat16, stored as bf16's 16 bits: every
+   kernel reads elements with LOAD and writes them with TO_T), UNIFORM_BITS; HAS_F64, HAS_F16, WG_SIZE and TILE
    for the device.  (No one-letter macros: they would break C++ templates under NVRTC.) */
 typedef ELEM_T T;
 typedef CALC_T CT;
 typedef ACC_T ACC;
 
+/* bfloat16: the top 16 bits of a float.  Widening is exact; narrowing rounds to nearest
+   even, as ml_dtypes and PyTorch do, and keeps a NaN a (quiet) NaN. */
+DEVICE float bf16_to_float(const bf16 h) { return FLOAT_OF_BITS(((u32)h) << 16); }
+DEVICE bf16 float_to_bf16(const float f)
+{
+    const u32 u = BITS_OF_FLOAT(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (bf16)((u >> 16) | 0x40u);
+    return (bf16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+#if IS_BF16
+#define TO_T(v) float_to_bf16((float)(v))
+#define TO_SUM(v) float_to_bf16((float)(v))
+#define LOAD(p, i) bf16_to_float((p)[i])
+#else
 #if IS_BOOL
 #define TO_T(v) ((T)((v) != 0))     /* a bool holds exactly 0 or 1, as in numpy */
 #else
 #define TO_T(v) ((T)(v))
 #endif
+#define TO_SUM(v) ((SUM_T)(v))
 #define LOAD(p, i) ((CT)(p)[i])
+#endif
 #define IS_NAN(v) ((v) != (v))      /* always false for integers */
 
 /* Strided operands travel as one int64 "meta" array: the iteration shape[0..ndim), then

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...core.autocast import autocast_op
 from ...ops.creation import tensor
 from ...core.errors import ArgumentError, ShapeError
 from ...core.shape import fmt
@@ -123,6 +124,7 @@ def _along(values: np.ndarray, dim: int, ndim: int, like: Tensor) -> Tensor:
     return tensor(values.reshape(shape), dtype=like.dtype, device=like.device)
 
 
+@autocast_op("upsample")
 def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                 scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,

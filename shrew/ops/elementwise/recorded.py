@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...core import autocast as _autocast
+from ...core.autocast import autocast_op
 from ...core import op as O
 from ...backends.base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, fast_path
 from ...core.dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
@@ -42,6 +44,12 @@ _DIVISIONS = frozenset(("floor_divide", "remainder", "fmod"))
 
 
 def unary(fn: str, x: Tensor) -> Tensor:
+    if _autocast.armed:  # exp, log, ... are in the GPU devices' float32 list
+        return _autocast.dispatch(fn, _unary, fn, x)
+    return _unary(fn, x)
+
+
+def _unary(fn: str, x: Tensor) -> Tensor:
     if x.dtype.category != FLOAT:
         if fn in _FLOAT_UNARY:
             x = x.to_dtype(get_default_dtype())
@@ -175,6 +183,7 @@ def _scalar_affine(fn: str, x: Tensor, value: Any, reflected: bool) -> Tensor | 
     return affine(x, *_affine_params(fn, value, reflected))
 
 
+@autocast_op("pow")
 def pow(x: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001  (torch's name)
     """x ** exponent, either a number: a float tensor with a number exponent is one Powf;
     anything else is the Binary pow, with PyTorch's promotion (int ** int stays integer)."""

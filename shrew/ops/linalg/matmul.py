@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...core.autocast import autocast_op
 from ...core import op as O
 from ...backends.base import fast_path
 from ...core.dtype import check_float
@@ -31,6 +32,7 @@ def _sparse_matmul(x: object, other: object) -> Tensor:
     raise ShrewTypeError(f"matmul: both operands must be tensors, got {type_name(bad)}")
 
 
+@autocast_op("matmul")
 def matmul(x: Tensor, other: Tensor) -> Tensor:
     if not isinstance(other, AnyTensor) or not isinstance(x, AnyTensor):
         return _sparse_matmul(x, other)
