@@ -352,3 +352,31 @@ def test_import_shrew_as_torch_compile() -> None:
         warnings.simplefilter("error")
         torch.compiler.reset()
     assert compiled_module.RECOMPILE_LIMIT == 8
+
+
+def test_autocast_is_guarded_and_compiled_like_eager() -> None:
+    def train(compiled: bool, amp: bool) -> tuple[list[float], object]:
+        shrew.manual_seed(0)
+        model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4))
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        x, y = shrew.randn(8, 16), _classes(8, 4)
+
+        def step(x: shrew.Tensor, y: shrew.Tensor) -> shrew.Tensor:
+            opt.zero_grad()
+            with shrew.autocast("cpu", dtype=shrew.bfloat16, enabled=amp):
+                loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        run = shrew.compile(step) if compiled else step
+        return [run(x, y).item() for _ in range(5)], run
+    for amp in (False, True):
+        eager, _ = train(False, amp)
+        got, compiled = train(True, amp)
+        assert got == eager and compiled.replays == 2  # type: ignore[attr-defined]
+    g = shrew.compile(lambda x: (x @ x).sum())
+    x = shrew.randn(4, 4)
+    g(x)
+    with shrew.autocast("cpu", dtype=shrew.bfloat16):
+        assert g(x).dtype == (x @ x).sum().dtype == shrew.bfloat16
+    assert len(g.entries) == 2 and "autocast" in g.recompiles[0]

@@ -29,6 +29,7 @@ import numpy as np
 from ..autograd import engine
 from ..backends import base
 from ..backends.registry import live_backends
+from ..core import autocast
 from ..core.errors import UnsupportedError
 from .._tensor import Tensor
 
@@ -304,9 +305,14 @@ def recording(rec: Recording, fullgraph: bool) -> Iterator[None]:
     Tensor.grad = property(grad_property.fget, set_grad, doc=grad_property.__doc__)  # type: ignore[method-assign, assignment]
     Tensor.data = property(data_property.fget, set_data, doc=data_property.__doc__)  # type: ignore[method-assign, assignment]
     engine.accumulate_grad = accumulating
+    # Autocast's cast cache would hand a later call a weight cast before an update: a
+    # captured program casts afresh each call.
+    cast_cache = autocast.is_cache_enabled()
+    autocast.set_cache_enabled(False)
     try:
         yield
     finally:
+        autocast.set_cache_enabled(cast_cache)
         Tensor.grad = grad_property  # type: ignore[method-assign]
         Tensor.data = data_property  # type: ignore[method-assign]
         engine.accumulate_grad = accumulate

@@ -25,7 +25,7 @@ from ..autograd import engine
 from ..autograd.function import Function
 from ..core import op as O
 from ..core.errors import UnsupportedError
-from ..core import fields
+from ..core import autocast, fields
 from ..core.fields import wrap
 from ..core.grad_mode import is_grad_enabled
 from .._tensor import Tensor
@@ -200,7 +200,7 @@ class CompiledFunction:
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
 
     def _key(self, leaves: list[Any]) -> Any:
-        state = (is_grad_enabled(), tuple(m.training for m in self.modules),
+        state = (is_grad_enabled(), _autocast_state(), tuple(m.training for m in self.modules),
                  tuple(_hyperparameters(o) for o in self.optimizers))
         return state, tuple(_leaf_guard(v) for v in leaves)
 
@@ -301,6 +301,15 @@ class CompiledFunction:
         return len(self.modules) + len(self.optimizers) > count
 
 
+def _autocast_state() -> Any:
+    """Which device types autocast is on for, and to which dtype (None: off everywhere)."""
+    if not autocast.armed:
+        return None
+    enabled, dtypes, cache, suspended = autocast.snapshot()
+    return (tuple(sorted(k for k, on in enabled.items() if on)),
+            tuple(sorted((k, str(v)) for k, v in dtypes.items())), suspended)
+
+
 def _hyperparameters(optimizer: Any) -> tuple:
     return tuple(tuple((k, v) for k, v in group.items() if k != "params"
                        and isinstance(v, (int, float, bool, str, tuple, type(None))))
@@ -310,7 +319,8 @@ def _hyperparameters(optimizer: Any) -> tuple:
 def _why_new(entries: dict[Any, Entry], key: Any) -> str:
     old = next(reversed(entries))
     if old[0] != key[0]:
-        return "grad mode, a module's training flag or an optimizer's hyperparameter changed"
+        return ("grad mode, autocast, a module's training flag or an optimizer's "
+                "hyperparameter changed")
     for i, (a, b) in enumerate(zip(old[1], key[1])):
         if a != b:
             return f"argument {i}: {a[1:]} -> {b[1:]}"
