@@ -103,11 +103,19 @@ from .ops.legacy import (channels_last, channels_last_3d, contiguous_format,  # 
 from .core.printing import set_printoptions  # noqa: E402
 from . import fx, hub  # noqa: E402
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
+# complex numbers (ops/complex/: pairs of reals) and torch.fft (shrew/fft.py)
+from .core.dtype import complex64, complex128  # noqa: E402
+from .ops.complex.pair import imag, real, view_as_complex, view_as_real  # noqa: E402
+from .ops.complex.arith import angle, complex, conj, isreal, polar  # noqa: E402, A004
+from .ops.complex.arith import conj as conj_physical, conj as resolve_conj  # noqa: E402
+from . import fft  # noqa: E402
+from .ops.spectral import istft, stft  # noqa: E402
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))
 
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
                                          ("half", "float", "double", "short", "int", "long"))
+cfloat, cdouble = complex64, complex128
 
 __all__ = [
     # interop with numpy and other frameworks
@@ -182,4 +190,8 @@ __all__ = [
     # API gaps (issue 30): ops/legacy.py, core/printing.py, fx.py, hub.py
     "channels_last", "channels_last_3d", "contiguous_format", "memory_format",
     "preserve_format", "set_printoptions", "fx", "hub", *_LEGACY_NAMES,
+    # complex numbers (ops/complex/) and torch.fft (fft.py, ops/spectral.py)
+    "complex64", "complex128", "cfloat", "cdouble", "view_as_real", "view_as_complex", "real",
+    "imag", "angle", "complex", "conj", "conj_physical", "resolve_conj", "isreal", "polar",
+    "fft", "stft", "istft",
 ]

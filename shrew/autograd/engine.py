@@ -29,6 +29,7 @@ from .rules.pool import avg_pool2d_grad, max_pool2d_grad
 from .rules.reduce import reduce_grad, vector_norm_grad
 from .rules.scan import cumprod_grad, cumsum_grad, logcumsumexp_grad, products_of_others
 from ..ops.conv import col2im, im2col
+from ..ops.spectral import fft_pairs
 from ..ops.creation import ones_like, zeros_like
 from ..ops.elementwise.recorded import where
 from ..ops import inplace as _inplace
@@ -294,6 +295,8 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, cast_like(g, x)),)
         case O.Transpose(x, d0, d1):
             return ((x, g.transpose(d0, d1)),)
+        case O.FFT(x, dims, inverse):  # the adjoint of a DFT is the unnormalised inverse
+            return ((x, fft_pairs(g, dims, not inverse)),)
         case O.Narrow(x, dim, start, length):
             pads = [0, 0] * (x.ndim - dim - 1) + [start, x.shape[dim] - start - length]
             return ((x, g.pad(pads)),)

@@ -13,7 +13,7 @@ from ..core.dtype import (BY_NUMPY as _BY_NUMPY, DType, as_dtype, from_numpy_dty
                      get_default_dtype, int64, result_type)
 from ..core.errors import type_name
 from ..core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError, ShrewTypeError,
-                          ShrewValueError)
+                          ShrewValueError, UnsupportedError)
 from ..core.fields import AnyTensor, blank, init_leaf, leaf, wrap
 from ..core.shape import INT64_MAX, check_alloc, fmt, numel, shape_arg
 from .common import check_device_dtype
@@ -120,6 +120,12 @@ def new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequenc
     if dtype is None:
         dtype = get_default_dtype() if default is None else default
     dtype = as_dtype(dtype)
+    if dtype.is_complex:  # real parts from data_fn, imaginary parts 0 (ops/complex/)
+        if op not in ("zeros", "ones", "full", "empty"):
+            raise UnsupportedError(f"{op}: complex dtypes are not supported ({dtype})")
+        from .complex import arith
+        real = new(op, data_fn, shape, dtype.to_real(), device, False)
+        return arith.to_dtype(real, dtype).requires_grad_(requires_grad)
     check_device_dtype(backend, dtype, op)
     if requires_grad and not dtype.is_floating_point:
         raise DTypeError(f"{op}: only floating-point tensors can require grad, got {dtype}")
@@ -381,6 +387,9 @@ def from_numpy(a: np.ndarray, device: str = "cpu") -> Tensor:
         raise ShrewTypeError(f"from_numpy: expected a numpy.ndarray, got {type_name(a)}")
     backend = get_backend(device)
     from_numpy_dtype(a.dtype, "from_numpy")
+    if a.dtype.kind == "c" and backend.device == "cpu":
+        from .complex import pair
+        return pair.share_host(a, backend)
     if backend.device != "cpu":
         return tensor(a, device=device)
     return wrap(a, backend)
@@ -389,9 +398,36 @@ def from_numpy(a: np.ndarray, device: str = "cpu") -> Tensor:
 def tensor(data: TensorData, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
            requires_grad: bool = False) -> Tensor:
     """The same as ``Tensor(data, ...)``: a new leaf tensor holding a copy of `data`."""
+    if _is_complex_data(data, dtype):
+        return _complex_tensor(data, dtype, device, requires_grad)
     t = blank()
     init_tensor(t, data, dtype, device, requires_grad)
     return t
+
+
+def _is_complex_data(data: object, dtype: DTypeLike | None) -> bool:
+    """Whether tensor(data, dtype) makes a complex tensor (ops/complex/pair.py)."""
+    if dtype is not None:
+        return as_dtype(dtype).is_complex
+    if isinstance(data, AnyTensor):
+        return data.dtype.is_complex
+    if isinstance(data, (np.ndarray, np.generic)):
+        return data.dtype.kind == "c"
+    if isinstance(data, complex):
+        return True
+    return isinstance(data, (list, tuple)) and not _foreign(data) and \
+        np.asarray(_plain(data) if _holds_tensors(data) else data).dtype.kind == "c"
+
+
+def _complex_tensor(data: object, dtype: DTypeLike | None, device: DeviceLike | None,
+                    requires_grad: bool) -> Tensor:
+    from .complex import pair
+    host = data._host() if isinstance(data, AnyTensor) else np.asarray(
+        _plain(data) if _holds_tensors(data) else data)
+    if dtype is None:
+        typed = isinstance(data, (AnyTensor, np.ndarray, np.generic)) and host.dtype.kind == "c"
+        dtype = from_numpy_dtype(host.dtype) if typed else get_default_dtype().to_complex()
+    return pair.from_host(host, get_backend(device), as_dtype(dtype), requires_grad)
 
 
 DLPACK_DEVICES = {1: "cpu", 2: "cuda"}

@@ -72,13 +72,21 @@ def reduce(fn: str, x: Tensor, dim: Dims, keepdim: bool, recorded: str | None = 
 @numpy_keywords
 def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, *,  # noqa: A001
         dtype: DTypeLike | None = None) -> Tensor:
-    return reduce("sum", _cast(x, dtype), dim, keepdim)
+    x = _cast(x, dtype)
+    if x.dtype.is_complex:
+        from .complex import arith
+        return arith.reduce("sum", x, dim, keepdim)
+    return reduce("sum", x, dim, keepdim)
 
 
 @numpy_keywords
 def mean(x: Tensor, dim: Dims = None, keepdim: bool = False, *,
          dtype: DTypeLike | None = None) -> Tensor:
-    return reduce("mean", _cast(x, dtype), dim, keepdim)
+    x = _cast(x, dtype)
+    if x.dtype.is_complex:
+        from .complex import arith
+        return arith.reduce("mean", x, dim, keepdim)
+    return reduce("mean", x, dim, keepdim)
 
 
 @numpy_keywords

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...core import op as O
 from ...backends.base import fast_path
-from ...core.dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
+from ...core.dtype import COMPLEX, FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
 from ...core.errors import type_name
 from ...core.errors import ArgumentError, DTypeError, DivisionByZeroError, ShrewTypeError
 from ...core.fields import AnyTensor, record, wrap
@@ -42,6 +42,9 @@ _DIVISIONS = frozenset(("floor_divide", "remainder", "fmod"))
 
 def unary(fn: str, x: Tensor) -> Tensor:
     if x.dtype.category != FLOAT:
+        if x.dtype.category == COMPLEX:
+            from ..complex import arith
+            return arith.unary(fn, x)
         if fn in _FLOAT_UNARY:
             x = x.to_dtype(get_default_dtype())
         elif x.dtype is bool_ and fn not in ("abs", "bitwise_not"):
@@ -86,6 +89,8 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
     if not isinstance(other, AnyTensor):
         if not isinstance(other, numbers.Number):
             return NotImplemented
+        if isinstance(other, complex) or x.dtype.category == COMPLEX:
+            return _complex_binary(fn, x, other, reflected)
         fast = _scalar_affine(fn, x, other, reflected)
         if fast is not None:
             return fast
@@ -103,6 +108,8 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
     if a.shape != b.shape:
         broadcast_shapes(fn, a.shape, b.shape)  # raises for shapes that do not broadcast
     if a.dtype is not b.dtype or a.dtype.category != FLOAT:
+        if COMPLEX in (a.dtype.category, b.dtype.category):
+            return _complex_binary(fn, a, b, False)
         dtype = result_type((a.dtype, a.ndim), (b.dtype, b.ndim))
         if fn in _FLOAT_BINARY and not dtype.is_floating_point:
             dtype = get_default_dtype()
@@ -119,6 +126,11 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
     if (a.requires_grad or b.requires_grad) and is_grad_enabled():
         return wrap(data, a._backend, O.Binary(fn, a, b))
     return wrap(data, a._backend)
+
+
+def _complex_binary(fn: str, x: Any, other: Any, reflected: bool) -> Tensor:
+    from ..complex import arith  # complex numbers are pairs of reals: ops/complex/
+    return arith.binary(fn, other, x) if reflected else arith.binary(fn, x, other)
 
 
 def _check_divisor(fn: str, a: Tensor, b: Tensor) -> None:
