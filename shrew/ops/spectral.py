@@ -392,7 +392,6 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,  # noqa: A00
     """The inverse of stft (torch.istft): each frame transformed back, windowed and
     overlap-added, divided by the summed squared window."""
     from ..nn.functional import fold
-    from .elementwise.recorded import where
     z = _input("istft", input)
     if not z.dtype.is_complex:
         raise DTypeError(f"istft: requires a complex-valued input tensor, got {z.dtype}")
@@ -412,28 +411,28 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,  # noqa: A00
                          f"{n_freq}")
     norm = "ortho" if normalized else "backward"
     spec = z.transpose(-1, -2)  # [B, frames, freq]
-    if onesided:
-        if return_complex:
+    if return_complex:
+        if onesided:
             raise ArgumentError("istft: cannot have onesided output if window or input is "
                                 "complex (return_complex=True)")
-        frames = irfft(spec, n=n_fft, dim=-1, norm=norm)
-    else:
         frames = ifft(spec, n=n_fft, dim=-1, norm=norm)
-        if not return_complex:
-            frames = arith.re(view_as_real(frames))
+    else:  # a real signal: the first half of the spectrum, as PyTorch reads it
+        if window is not None and window.dtype.is_complex:
+            raise DTypeError("istft: complex windows require return_complex=True")
+        frames = irfft(spec.narrow(-1, 0, min(n_freq, n_fft // 2 + 1)), n=n_fft, dim=-1,
+                       norm=norm)
     w = _window("istft", window, n_fft, win, z)
     frames = frames * w
     total = n_fft + hop * (n_frames - 1)
 
     def overlap_add(t: Tensor) -> Tensor:  # [B, frames, n_fft] -> [B, total]
+        if t.dtype.is_complex:
+            p = view_as_real(t)
+            return arith.pack(overlap_add(p.select(-1, 0)), overlap_add(p.select(-1, 1)))
         return fold(t.transpose(1, 2), (1, total), (1, n_fft), stride=(1, hop)).reshape(
             t.shape[0], total)
 
-    if frames.dtype.is_complex:
-        p = view_as_real(frames)
-        y = make(arith.pack(overlap_add(p.select(-1, 0)), overlap_add(p.select(-1, 1)))._pair)
-    else:
-        y = overlap_add(frames)
+    y = overlap_add(frames)
     envelope = overlap_add((w * w).reshape(1, 1, n_fft).expand(1, n_frames, n_fft))
     start = n_fft // 2 if center else 0
     end = total - (n_fft // 2 if center else 0) if length is None else start + length
@@ -443,7 +442,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,  # noqa: A00
     if bool((envelope.abs() < 1e-11).any()):
         raise ArgumentError("istft: window overlap add min: the window's squared sum is "
                             "(nearly) zero somewhere (NOLA condition failed)")
-    y = y / where(envelope.abs() < 1e-11, 1.0, envelope)
+    y = y / envelope
     if length is not None and y.shape[-1] < length:
         pad_by = length - y.shape[-1]
         y = make(_resized(view_as_real(y), 1, length)) if y.dtype.is_complex else \

@@ -186,6 +186,11 @@ class ComplexTensor(Tensor):
     def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other.shape)
 
+    def pad(self, pads: Any, value: Any = 0.0) -> Tensor:
+        if value != 0:
+            raise DTypeError(f"pad: complex tensors pad with zeros only, got value={value!r}")
+        return make(self._pair.pad([0, 0, *pads]))
+
     def __getitem__(self, key: Any) -> Tensor:
         return make(self._pair[_pair_key(key)])
 
@@ -298,7 +303,7 @@ def view_as_complex(input: Tensor) -> Tensor:  # noqa: A002
 def from_host(host: np.ndarray, backend: Backend, dtype: DType, requires_grad: bool) -> Tensor:
     """A new leaf complex tensor holding the complex host array `host` (copied) in dtype."""
     from ..creation import tensor
-    arr = np.ascontiguousarray(host, dtype=dtype.np)
+    arr = np.array(host, dtype=dtype.np, order="C")  # (ascontiguousarray makes 0-d 1-d)
     pairs = arr.reshape(arr.shape + (1,)).view(COMPLEX_PARTS[dtype].np)
     return make(tensor(pairs, device=backend.device, requires_grad=requires_grad))
 
