@@ -108,8 +108,9 @@ def to_shrew(value: Any, requires_grad: bool = False) -> Any:
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:
-    """t's values on the host (a conjugate view's resolved first: numpy() refuses it)."""
-    return t.detach().cpu().resolve_conj().numpy()
+    """t's values on the host (force: a conjugate view or a ZeroTensor resolved, which
+    numpy() refuses)."""
+    return t.detach().cpu().numpy(force=True)
 
 
 def _weighted(o: Any, w: np.ndarray, lib: Any) -> Any:
