@@ -40,20 +40,6 @@ class LegacyMethods:
     def is_conj(self: Any) -> bool:
         return False
 
-    # A real tensor's real part is itself, and it has no imaginary part (PyTorch refuses)
-    @property
-    def real(self: Any) -> Tensor:
-        return self
-
-    @property
-    def imag(self: Any) -> Tensor:
-        from ..ops.complex import pair
-        return pair.imag(self)
-
-    def angle(self: Any) -> Tensor:
-        from ..ops.complex import arith
-        return arith.angle(self)
-
     def is_neg(self: Any) -> bool:
         return False
 

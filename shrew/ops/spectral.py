@@ -284,17 +284,23 @@ def ihfft2(input: Tensor, s: Sequence[int] | None = None, dim: Any = (-2, -1),  
 def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
             requires_grad: bool = False) -> Tensor:
     """The sample frequencies of an n-point FFT: [0, 1, ..., -(n//2), ..., -1] / (d n)."""
-    from .creation import tensor
-    values = [(k if k < (n + 1) // 2 else k - n) / (d * n) for k in range(n)]
-    return tensor(values, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _frequencies([k if k < (n + 1) // 2 else k - n for k in range(n)], n, d, dtype,
+                        device, requires_grad)
 
 
 def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """The sample frequencies of rfft's n//2 + 1 outputs: [0, 1, ..., n//2] / (d n)."""
+    return _frequencies(list(range(n // 2 + 1)), n, d, dtype, device, requires_grad)
+
+
+def _frequencies(counts: list, n: int, d: float, dtype: Any, device: Any,
+                 requires_grad: bool) -> Tensor:
+    """counts * (1 / (d n)), multiplied in dtype (default float), as PyTorch rounds them."""
     from .creation import tensor
-    values = [k / (d * n) for k in range(n // 2 + 1)]
-    return tensor(values, dtype=dtype, device=device, requires_grad=requires_grad)
+    dtype = get_default_dtype() if dtype is None else dtype
+    out = tensor(counts, dtype=dtype, device=device) * (1.0 / (n * d))
+    return out.requires_grad_(requires_grad)
 
 
 def _shift(op: str, x: Tensor, dim: Any, sign: int) -> Tensor:
