@@ -78,7 +78,10 @@ COMPLEX_PARTS = {complex64: float32, complex128: float64}
 
 ALL_DTYPES = (float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool_,
               complex64, complex128)
-BY_NUMPY = {d.np: d for d in ALL_DTYPES}
+BY_NUMPY = {d.np: d for d in ALL_DTYPES if not d.is_complex}
+"""The dtype of backend storage by its numpy dtype: real types only (a complex tensor's
+storage is real pairs), so no complex array is ever wrapped as a plain tensor."""
+_WITH_COMPLEX = {d.np: d for d in ALL_DTYPES}
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 # PyTorch's aliases: torch.half, torch.float, torch.double, torch.short, torch.int, torch.long
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
@@ -106,7 +109,7 @@ def set_default_dtype(dtype: Any) -> None:
 def from_numpy_dtype(np_dtype: Any, op: str = "tensor") -> DType:
     """The shrew dtype for a numpy dtype, or a DTypeError naming the supported ones."""
     try:
-        return BY_NUMPY[np.dtype(np_dtype)]
+        return _WITH_COMPLEX[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         names = ", ".join(d.name for d in ALL_DTYPES)
         raise DTypeError(f"{op}: unsupported dtype {np.dtype(np_dtype)}; "

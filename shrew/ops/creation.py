@@ -28,8 +28,10 @@ if TYPE_CHECKING:
     from ..typing import DeviceLike, DTypeLike, Scalar, ShapeLike, TensorData
 
 
-def host_array(data: object, op: str = "tensor") -> np.ndarray:
-    """Python data (scalar or nested lists) as a numpy array with torch's dtype inference."""
+def host_array(data: object, op: str = "tensor", dtype: DTypeLike | None = None) -> np.ndarray:
+    """Python data (scalar or nested lists) as a numpy array with torch's dtype inference;
+    with a `dtype` to come, floats and complex numbers stay in double precision, so that
+    the one cast to it rounds once (tensor([0.1], dtype=float64) holds 0.1, as torch's)."""
     try:
         arr = np.array(_plain(data) if _holds_tensors(data) else data)
     except (ValueError, TypeError) as exc:
@@ -41,8 +43,12 @@ def host_array(data: object, op: str = "tensor") -> np.ndarray:
         return arr
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64)
+    if arr.dtype.kind in "fc" and dtype is not None:
+        return arr
     if arr.dtype.kind == "f":
         return arr.astype(get_default_dtype().np)
+    if arr.dtype.kind == "c":  # Python complex numbers: the default complex dtype
+        return arr.astype(get_default_dtype().to_complex().np)
     # PyTorch: ValueError for text and for an int past int64, RuntimeError for other objects
     huge = any(type(v) is int and not -INT64_MAX - 1 <= v <= INT64_MAX for v in arr.reshape(-1))
     raise (ShrewValueError if huge or arr.dtype.kind in "US" else DTypeError)(
@@ -98,9 +104,12 @@ def init_tensor(t: Tensor, data: TensorData, dtype: DTypeLike | None, device: st
         host = np.asarray(data)
         inferred = from_numpy_dtype(data.dtype)
     else:
-        host = host_array(data)
+        host = host_array(data, "tensor", dtype)
         inferred = _BY_NUMPY[host.dtype]
     dtype = inferred if dtype is None else as_dtype(dtype)
+    if dtype.is_complex:  # a complex tensor is a ComplexTensor (ops/complex/), not a Tensor
+        raise DTypeError(f"Tensor: cannot hold {dtype} values; shrew.tensor(data) makes a "
+                         f"complex tensor")
     check_device_dtype(backend, dtype, "tensor")
     if requires_grad and not dtype.is_floating_point:
         raise DTypeError(f"tensor: only floating-point tensors can require grad, got {dtype}")
@@ -398,6 +407,10 @@ def from_numpy(a: np.ndarray, device: str = "cpu") -> Tensor:
 def tensor(data: TensorData, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
            requires_grad: bool = False) -> Tensor:
     """The same as ``Tensor(data, ...)``: a new leaf tensor holding a copy of `data`."""
+    if _foreign(data):  # a torch tensor: read through DLPack
+        data = from_foreign(data, "tensor")
+    elif not isinstance(data, (AnyTensor, np.ndarray, np.generic)):
+        data = host_array(data, "tensor", dtype)  # Python data, as torch infers its dtype
     if _is_complex_data(data, dtype):
         return _complex_tensor(data, dtype, device, requires_grad)
     t = blank()
@@ -405,28 +418,19 @@ def tensor(data: TensorData, dtype: DTypeLike | None = None, device: DeviceLike 
     return t
 
 
-def _is_complex_data(data: object, dtype: DTypeLike | None) -> bool:
+def _is_complex_data(data: Tensor | np.ndarray | np.generic, dtype: DTypeLike | None) -> bool:
     """Whether tensor(data, dtype) makes a complex tensor (ops/complex/pair.py)."""
     if dtype is not None:
         return as_dtype(dtype).is_complex
-    if isinstance(data, AnyTensor):
-        return data.dtype.is_complex
-    if isinstance(data, (np.ndarray, np.generic)):
-        return data.dtype.kind == "c"
-    if isinstance(data, complex):
-        return True
-    return isinstance(data, (list, tuple)) and not _foreign(data) and \
-        np.asarray(_plain(data) if _holds_tensors(data) else data).dtype.kind == "c"
+    return data.dtype.is_complex if isinstance(data, AnyTensor) else data.dtype.kind == "c"
 
 
-def _complex_tensor(data: object, dtype: DTypeLike | None, device: DeviceLike | None,
-                    requires_grad: bool) -> Tensor:
+def _complex_tensor(data: Tensor | np.ndarray | np.generic, dtype: DTypeLike | None,
+                    device: DeviceLike | None, requires_grad: bool) -> Tensor:
     from .complex import pair
-    host = data._host() if isinstance(data, AnyTensor) else np.asarray(
-        _plain(data) if _holds_tensors(data) else data)
+    host = data._host() if isinstance(data, AnyTensor) else np.asarray(data)
     if dtype is None:
-        typed = isinstance(data, (AnyTensor, np.ndarray, np.generic)) and host.dtype.kind == "c"
-        dtype = from_numpy_dtype(host.dtype) if typed else get_default_dtype().to_complex()
+        dtype = from_numpy_dtype(host.dtype)
     return pair.from_host(host, get_backend(device), as_dtype(dtype), requires_grad)
 
 
@@ -453,7 +457,9 @@ def from_dlpack(x: Any) -> Tensor:
         data = backend.from_dlpack(x)
     except (BufferError, RuntimeError, TypeError) as exc:
         raise ShrewTypeError(f"from_dlpack: cannot import the {type_name(x)}: {exc}") from None
-    from_numpy_dtype(data.dtype, "from_dlpack")
+    if from_numpy_dtype(data.dtype, "from_dlpack").is_complex:
+        from .complex import pair
+        return pair.share_host(data, backend)
     return wrap(data, backend)
 
 

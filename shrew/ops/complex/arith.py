@@ -10,14 +10,14 @@ from __future__ import annotations
 import builtins
 import math
 import numbers
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...core.dtype import DType, as_dtype, result_type
 from ...core.errors import DTypeError, ShrewTypeError
 from ...core.fields import AnyTensor
 from ...core.shape import fmt
 from ..shape.recorded import stack
-from .pair import ComplexTensor, make
+from .pair import ComplexTensor, make, view_as_real
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -53,7 +53,7 @@ def as_pair(value: Any, dtype: DType, like: Tensor) -> Tensor:
         real = value.to_dtype(part)
         return stack([real, _zeros(real)], -1)
     if isinstance(value, numbers.Number):
-        c = builtins.complex(value)  # type: ignore[arg-type]
+        c = builtins.complex(cast(builtins.complex, value))
         from ..creation import tensor
         return tensor([c.real, c.imag], dtype=part, device=like.device)
     raise ShrewTypeError(f"complex: expected a tensor or a number, got {type(value).__name__}")
@@ -106,7 +106,7 @@ def _mul(pa: Tensor, pb: Tensor) -> Tensor:
 
 def unary(fn: str, z: Tensor) -> Tensor:
     """The elementwise functions PyTorch defines on complex numbers that shrew has."""
-    p = z._pair
+    p = view_as_real(z)
     if fn == "neg":
         return make(-p)
     if fn == "abs":
@@ -133,7 +133,7 @@ def unary(fn: str, z: Tensor) -> Tensor:
 
 def abs_(z: Tensor) -> Tensor:
     """|z| (a real tensor); its gradient at 0 is 0, as PyTorch's."""
-    p = z._pair
+    p = view_as_real(z)
     square = re(p) * re(p) + im(p) * im(p)
     zero = square == 0
     mag = (square + zero.to_dtype(square.dtype)).sqrt()  # sqrt(1) where 0: a finite gradient
@@ -146,7 +146,7 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     0 elsewhere (NaN kept), with a zero gradient."""
     from ..elementwise.recorded import binary as real_binary, where
     if isinstance(input, ComplexTensor):
-        p = input._pair
+        p = view_as_real(input)
         return real_binary("atan2", im(p), re(p))
     if not isinstance(input, AnyTensor):
         raise ShrewTypeError(f"angle: expected a Tensor, got {type(input).__name__}")
@@ -206,7 +206,7 @@ def reduce(fn: str, z: Tensor, dim: Any, keepdim: bool) -> Tensor:
         raise DTypeError(f"{fn}: not supported for complex tensors ({z.dtype})")
     every = dim is None or (isinstance(dim, (tuple, list)) and not dim)
     dims = normalize_dims(None if every else dim, z.ndim, fn)
-    p = z._pair
+    p = view_as_real(z)
     out = p.sum(dims, keepdim) if fn == "sum" else p.mean(dims, keepdim)
     return make(out)
 
@@ -217,7 +217,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         raise ShrewTypeError("matmul: both operands must be tensors")
     if a.dtype is not b.dtype:
         raise DTypeError(f"matmul: operands must share a dtype, got {a.dtype} @ {b.dtype}")
-    pa, pb = a._pair, b._pair
+    pa, pb = view_as_real(a), view_as_real(b)
     ar, ai, br, bi = re(pa), im(pa), re(pb), im(pb)
     return pack(ar @ br - ai @ bi, ar @ bi + ai @ br)
 

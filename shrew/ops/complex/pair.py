@@ -32,17 +32,17 @@ class ComplexTensor(Tensor):
     _pair: Tensor
 
     # -- the graph state lives on the pair -------------------------------------------------
-    @property  # type: ignore[override]
+    @property
     def _data(self) -> Any:
         op = sys._getframe(1).f_code.co_name
         raise DTypeError(f"{op}: not supported for complex tensors ({self.dtype} of shape "
                          f"{fmt(self.shape)}); torch.view_as_real(z) gives the real pairs")
 
-    @property  # type: ignore[override]
-    def _op(self) -> Any:
+    @property
+    def _op(self) -> Any:  # type: ignore[override]
         return self._pair._op
 
-    @property  # type: ignore[override]
+    @property
     def requires_grad(self) -> builtins.bool:
         return self._pair.requires_grad
 
@@ -50,11 +50,11 @@ class ComplexTensor(Tensor):
     def requires_grad(self, value: builtins.bool) -> None:
         self._pair.requires_grad = value
 
-    @property  # type: ignore[override]
-    def id(self) -> builtins.int:
+    @property
+    def id(self) -> builtins.int:  # type: ignore[override]
         return self._pair.id
 
-    @property  # type: ignore[override]
+    @property
     def _grad(self) -> Tensor | None:
         g = self._pair._grad
         return None if g is None else view_as_complex(g)
@@ -63,8 +63,8 @@ class ComplexTensor(Tensor):
     def _grad(self, value: Tensor | None) -> None:
         self._pair._grad = None if value is None else view_as_real(value)
 
-    @property  # type: ignore[override]
-    def _retains_grad(self) -> builtins.bool:
+    @property
+    def _retains_grad(self) -> builtins.bool:  # type: ignore[override]
         return self._pair._retains_grad
 
     def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
@@ -87,7 +87,7 @@ class ComplexTensor(Tensor):
         return self._pair.backward(view_as_real(gradient), retain_graph, create_graph, inputs)
 
     @property
-    def data(self) -> Tensor:  # type: ignore[override]
+    def data(self) -> Tensor:
         return make(self._pair.data)
 
     @data.setter
@@ -223,7 +223,7 @@ class ComplexTensor(Tensor):
         return self
 
     @property
-    def real(self) -> Tensor:  # type: ignore[override]
+    def real(self) -> Tensor:
         return real(self)
 
     @real.setter
@@ -231,7 +231,7 @@ class ComplexTensor(Tensor):
         real(self).copy_(value)
 
     @property
-    def imag(self) -> Tensor:  # type: ignore[override]
+    def imag(self) -> Tensor:
         return imag(self)
 
     @imag.setter
@@ -308,11 +308,12 @@ def from_host(host: np.ndarray, backend: Backend, dtype: DType, requires_grad: b
     return make(tensor(pairs, device=backend.device, requires_grad=requires_grad))
 
 
-def share_host(arr: np.ndarray, backend: Backend) -> Tensor:
-    """torch.from_numpy of a complex array: a complex tensor sharing its memory."""
+def share_host(arr: Any, backend: Backend) -> Tensor:
+    """A complex tensor sharing the memory of `arr`, a complex numpy (or CuPy) array
+    (from_numpy, from_dlpack), its pairs a real view of it."""
     from ...core.fields import wrap
     if arr.strides and (any(s % arr.itemsize for s in arr.strides)):
-        arr = np.ascontiguousarray(arr)
+        arr = arr.copy()
     pairs = arr[..., None].view(COMPLEX_PARTS[as_dtype(arr.dtype)].np)
     return make(wrap(pairs, backend))
 
