@@ -404,3 +404,32 @@ def test_stft_asks_for_return_complex():
         shrew.stft(shrew.ones(32), 8)
     pairs = shrew.stft(shrew.ones(32), 8, return_complex=False)
     assert pairs.shape == torch.stft(torch.ones(32), 8, return_complex=False).shape
+
+
+def test_pow_compare_cat_full_and_in_place(device):
+    a = _complex_array((2, 3), seed=20)
+    z, zt = _pair(a, device)
+    for e in (0, 1, 3, 0.5, 2.5):
+        y, yt = z ** e, zt ** e
+        _close(y, yt)
+        _loss(shrew, y).backward()
+        _loss(torch, yt).backward()
+        _close(z.grad, zt.grad)
+        z.grad = zt.grad = None
+    c = shrew.tensor(a, device=device)
+    assert (c == c).all().item() and not (c != c).any().item()
+    assert (c == shrew.tensor(a.real, device=device)).sum().item() == 0
+    r = shrew.ones(2, 3, device=device)
+    _close(shrew.cat([c, r], 1), torch.cat([torch.tensor(a), torch.ones(2, 3)], 1))
+    _close(shrew.stack([c, c], -1), torch.stack([torch.tensor(a)] * 2, -1))
+    _close(shrew.full((2,), 1 - 2j, device=device), torch.full((2,), 1 - 2j))
+    w, wt = shrew.zeros(2, 3, dtype=shrew.cfloat, device=device), torch.zeros(2, 3,
+                                                                             dtype=torch.cfloat)
+    w += c
+    w *= 1j
+    w.sub_(r, alpha=2)
+    wt += torch.tensor(a)
+    wt *= 1j
+    wt.sub_(torch.ones(2, 3), alpha=2)
+    _close(w, wt, tol=1e-6)
+    assert [row.shape for row in c] == [(3,), (3,)]

@@ -154,10 +154,23 @@ def full(size: ShapeLike, fill_value: Scalar, *, dtype: DTypeLike | None = None,
     """A tensor of `size` filled with `fill_value`; the dtype follows the value (bool,
     int64 or the default float dtype) unless given."""
     shape = shape_arg("full", (size,) if isinstance(size, int) else (tuple(size),))
-    if not isinstance(fill_value, numbers.Number) or isinstance(fill_value, complex):
-        raise ShrewTypeError(f"full: fill_value must be a real number, got {fill_value!r}")
+    if not isinstance(fill_value, numbers.Number):
+        raise ShrewTypeError(f"full: fill_value must be a number, got {fill_value!r}")
+    if isinstance(fill_value, complex) or (dtype is not None and as_dtype(dtype).is_complex):
+        return _complex_full(shape, complex(fill_value), dtype, device, requires_grad)
     return new("full", lambda be, dt: be.full(shape, fill_value, dt), shape, dtype, device,
                requires_grad, result_type(fill_value))
+
+
+def _complex_full(shape: tuple, value: complex, dtype: DTypeLike | None,
+                  device: DeviceLike | None, requires_grad: bool) -> Tensor:
+    from .complex import arith
+    kind = get_default_dtype().to_complex() if dtype is None else as_dtype(dtype)
+    if not kind.is_complex:
+        raise DTypeError(f"full: a complex fill_value needs a complex dtype, got {kind}")
+    parts = [full(shape, v, dtype=kind.to_real(), device=device) for v in (value.real,
+                                                                           value.imag)]
+    return arith.pack(*parts).requires_grad_(requires_grad)
 
 
 def zeros(*args: ShapeLike, size: ShapeLike | None = None, out: Tensor | None = None,

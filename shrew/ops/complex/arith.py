@@ -252,6 +252,42 @@ def _choices(counts: list) -> list:
     return out
 
 
+def cat(tensors: tuple, dim: int, dtype: DType) -> Tensor:
+    """torch.cat with a complex result: the operands' pairs joined along dim."""
+    from ...core.shape import normalize_dim
+    from ..shape.recorded import cat as real_cat
+    d = normalize_dim(dim, max(t.ndim for t in tensors), "cat")
+    return make(real_cat([as_pair(t, dtype, t) for t in tensors], d))
+
+
+def power(z: Tensor, exponent: Any) -> Tensor:
+    """z ** exponent: repeated products for a small integer exponent (exact, and defined
+    at 0), else exp(exponent * log z) (PyTorch's principal branch)."""
+    if isinstance(exponent, int) and not isinstance(exponent, bool) and 0 <= exponent <= 64:
+        result: Any = None
+        base, e = view_as_real(z), exponent
+        while e:
+            if e & 1:
+                result = base if result is None else _mul(result, base)._pair
+            e >>= 1
+            if e:
+                base = _mul(base, base)._pair
+        if result is None:  # z ** 0: ones, still a function of z (a zero gradient)
+            result = view_as_real(z) * 0.0 + as_pair(1.0, z.dtype, z)
+        return make(result)
+    if isinstance(exponent, (numbers.Number, AnyTensor)):
+        return unary("exp", binary("mul", unary("log", z), exponent))
+    raise ShrewTypeError(f"pow: unsupported exponent {type(exponent).__name__}")
+
+
+def equal_elements(a: Any, b: Any, negate: bool) -> Tensor:
+    """a == b (a != b when negate) with a complex operand: both parts compared."""
+    dtype = result_type(a, b)
+    like = a if isinstance(a, AnyTensor) else b
+    same = (as_pair(a, dtype, like) == as_pair(b, dtype, like)).all(-1)
+    return ~same if negate else same
+
+
 def to_dtype(x: Tensor, dtype: Any) -> Tensor:
     """x in dtype, where x or dtype is complex: a real tensor gains a zero imaginary part;
     a complex tensor cast to a real type keeps its real part (PyTorch warns so)."""

@@ -238,6 +238,60 @@ class ComplexTensor(Tensor):
     def imag(self, value: Any) -> None:
         imag(self).copy_(value)
 
+    # -- what PyTorch defines beyond the elementwise kernels' dispatch -----------------------
+    def __iter__(self) -> Any:
+        return (self.select(0, i) for i in range(len(self)))
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        from . import arith
+        return arith.equal_elements(self, other, False)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        from . import arith
+        return arith.equal_elements(self, other, True)
+
+    __hash__ = Tensor.__hash__
+
+    def eq(self, other: Any) -> Tensor:
+        return self.__eq__(other)
+
+    def ne(self, other: Any) -> Tensor:
+        return self.__ne__(other)
+
+    def __pow__(self, exponent: Any) -> Tensor:
+        from . import arith
+        return arith.power(self, exponent)
+
+    def pow(self, exponent: Any) -> Tensor:
+        return self.__pow__(exponent)
+
+    def _update(self, value: Tensor) -> Tensor:
+        """An in-place op: the new values written through the pair (ops/inplace.py)."""
+        from . import arith
+        self._pair.copy_(arith.as_pair(value, self.dtype, self))
+        return self
+
+    def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return self._update(self + (other if alpha == 1 else other * alpha))
+
+    def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return self._update(self - (other if alpha == 1 else other * alpha))
+
+    def mul_(self, other: Any) -> Tensor:
+        return self._update(self * other)
+
+    def div_(self, other: Any) -> Tensor:
+        return self._update(self / other)
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+    def zero_(self) -> Tensor:
+        self._pair.zero_()
+        return self
+
     def copy_(self, src: Any, non_blocking: builtins.bool = False) -> Tensor:
         from . import arith
         self._pair.copy_(arith.as_pair(src, self.dtype, self))
