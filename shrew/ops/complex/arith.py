@@ -268,10 +268,10 @@ def power(z: Tensor, exponent: Any) -> Tensor:
         base, e = view_as_real(z), exponent
         while e:
             if e & 1:
-                result = base if result is None else _mul(result, base)._pair
+                result = base if result is None else view_as_real(_mul(result, base))
             e >>= 1
             if e:
-                base = _mul(base, base)._pair
+                base = view_as_real(_mul(base, base))
         if result is None:  # z ** 0: ones, still a function of z (a zero gradient)
             result = view_as_real(z) * 0.0 + as_pair(1.0, z.dtype, z)
         return make(result)

@@ -242,11 +242,11 @@ class ComplexTensor(Tensor):
     def __iter__(self) -> Any:
         return (self.select(0, i) for i in range(len(self)))
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         from . import arith
         return arith.equal_elements(self, other, False)
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Any:
         from . import arith
         return arith.equal_elements(self, other, True)
 
@@ -280,7 +280,10 @@ class ComplexTensor(Tensor):
     def mul_(self, other: Any) -> Tensor:
         return self._update(self * other)
 
-    def div_(self, other: Any) -> Tensor:
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        if rounding_mode is not None:
+            raise DTypeError(f"div_: rounding_mode={rounding_mode!r} is not supported for "
+                             f"complex tensors")
         return self._update(self / other)
 
     __iadd__ = add_
