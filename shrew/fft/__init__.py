@@ -1,6 +1,6 @@
 """torch.fft: discrete Fourier transforms (ops/spectral.py), on every backend through the
 one ``fft`` primitive (numpy's pocketfft on cpu, cuFFT on cuda, a DFT kernel on OpenCL)."""
-from .ops.spectral import (fft, fft2, fftfreq, fftn, fftshift, hfft, hfft2, hfftn, ifft,
+from ..ops.spectral import (fft, fft2, fftfreq, fftn, fftshift, hfft, hfft2, hfftn, ifft,
                            ifft2, ifftn, ifftshift, ihfft, ihfft2, ihfftn, irfft, irfft2, irfftn,
                            rfft, rfft2, rfftfreq, rfftn)
 
