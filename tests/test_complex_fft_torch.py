@@ -85,6 +85,16 @@ def test_tensor_item_numpy_print_and_casts(device):
     assert shared[0].item() == 7 + 7j  # from_numpy shares memory, as PyTorch's
 
 
+def test_random_complex_draws(device):
+    shrew.manual_seed(0)
+    z = shrew.randn(20000, dtype=shrew.cfloat, device=device)
+    assert z.dtype is shrew.complex64
+    assert abs(z.real.var().item() - 0.5) < 0.03 and abs(z.imag.var().item() - 0.5) < 0.03
+    u = shrew.rand(2000, dtype=shrew.cdouble, device=device, requires_grad=True)
+    assert u.requires_grad and u.is_leaf and 0 <= u.real.min().item() < u.real.max().item() < 1
+    assert 0 <= u.imag.min().item() and u.imag.max().item() < 1
+
+
 def test_save_and_load_round_trip(tmp_path):
     z64 = shrew.tensor(_complex_array((2, 3), dtype=np.complex64))  # (safetensors: C64 only)
     shrew.save({"z": z64}, tmp_path / "z.safetensors")
@@ -433,3 +443,54 @@ def test_pow_compare_cat_full_and_in_place(device):
     wt.sub_(torch.ones(2, 3), alpha=2)
     _close(w, wt, tol=1e-6)
     assert [row.shape for row in c] == [(3,), (3,)]
+
+
+class _FNOLayer:
+    """FNO's SpectralConv2d as published: complex nn.Parameters, out_ft written by slices."""
+
+    @staticmethod
+    def make(lib, w1, w2, modes):
+        class SpectralConv2d(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.modes = modes
+                self.weights1 = lib.nn.Parameter(lib.tensor(w1))
+                self.weights2 = lib.nn.Parameter(lib.tensor(w2))
+
+            def forward(self, x):
+                m = self.modes
+                x_ft = lib.fft.rfft2(x)
+                out_ft = lib.zeros(x.shape[0], self.weights1.shape[1], x.size(-2),
+                                   x.size(-1) // 2 + 1, dtype=lib.cfloat, device=x.device)
+                out_ft[:, :, :m, :m] = lib.einsum("bixy,ioxy->boxy", x_ft[:, :, :m, :m],
+                                                  self.weights1)
+                out_ft[:, :, -m:, :m] = lib.einsum("bixy,ioxy->boxy", x_ft[:, :, -m:, :m],
+                                                   self.weights2)
+                return lib.fft.irfft2(out_ft, s=(x.size(-2), x.size(-1)))
+        return SpectralConv2d()
+
+
+def test_fno_layer_with_complex_parameters_trains_as_torch(device):
+    w1, w2 = (_complex_array((3, 2, 3, 3), seed, np.complex64) / 6 for seed in (21, 22))
+    xa = _rng(23).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    ours, ref = _FNOLayer.make(shrew, w1, w2, 3), _FNOLayer.make(torch, w1, w2, 3)
+    ours.to(device)
+    assert isinstance(ours.weights1, shrew.nn.Parameter) and ours.weights1.is_leaf
+    assert [n for n, _ in ours.named_parameters()] == ["weights1", "weights2"]
+    opt = shrew.optim.Adam(ours.parameters(), lr=0.05)
+    opt_t = torch.optim.Adam(ref.parameters(), lr=0.05)
+    x, xt = shrew.tensor(xa, device=device), torch.tensor(xa)
+    for _ in range(3):
+        loss, loss_t = ours(x).square().mean(), ref(xt).square().mean()
+        _close(loss, loss_t, tol=2e-5)
+        opt.zero_grad()
+        opt_t.zero_grad()
+        loss.backward()
+        loss_t.backward()
+        _close(ours.weights1.grad, ref.weights1.grad, tol=2e-5)
+        opt.step()
+        opt_t.step()
+    _close(ours.weights2, ref.weights2, tol=2e-5)
+    state = {k: v.cpu() for k, v in ours.state_dict().items()}
+    assert state["weights1"].dtype is shrew.complex64
+    _close(state["weights1"], ref.state_dict()["weights1"], tol=2e-5)

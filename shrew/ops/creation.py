@@ -129,12 +129,8 @@ def new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequenc
     if dtype is None:
         dtype = get_default_dtype() if default is None else default
     dtype = as_dtype(dtype)
-    if dtype.is_complex:  # real parts from data_fn, imaginary parts 0 (ops/complex/)
-        if op not in ("zeros", "ones", "full", "empty"):
-            raise UnsupportedError(f"{op}: complex dtypes are not supported ({dtype})")
-        from .complex import arith
-        real = new(op, data_fn, shape, dtype.to_real(), device, False)
-        return arith.to_dtype(real, dtype).requires_grad_(requires_grad)
+    if dtype.is_complex:  # complex tensors are real pairs (ops/complex/)
+        return _complex_new(op, data_fn, shape, dtype, device, requires_grad)
     check_device_dtype(backend, dtype, op)
     if requires_grad and not dtype.is_floating_point:
         raise DTypeError(f"{op}: only floating-point tensors can require grad, got {dtype}")
@@ -147,6 +143,25 @@ def new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequenc
         raise ShapeError(f"{op}: cannot allocate {fmt(shape)} of {dtype} ({size} bytes) on "
                          f"{backend.device}") from None
     return leaf(data, backend, requires_grad)
+
+
+def _complex_new(op: str, data_fn: Callable[[Backend, np.dtype], Storage],
+                 shape: Sequence[int], dtype: DType, device: DeviceLike | None,
+                 requires_grad: bool) -> Tensor:
+    """A complex leaf: the fills' real parts from data_fn and imaginary parts 0; rand's and
+    randn's two parts drawn each, randn's scaled by sqrt(1/2) (a variance of 1 in all, as
+    PyTorch's complex normal)."""
+    from .complex import arith
+    real = new(op, data_fn, shape, dtype.to_real(), device, False)
+    if op in ("zeros", "ones", "full", "empty"):
+        return arith.to_dtype(real, dtype).requires_grad_(requires_grad)
+    if op not in ("rand", "randn"):
+        raise UnsupportedError(f"{op}: complex dtypes are not supported ({dtype})")
+    imag = new(op, data_fn, shape, dtype.to_real(), device, False)
+    z = arith.pack(real, imag)
+    if op == "randn":
+        z = arith.make(arith.view_as_real(z) * math.sqrt(0.5))
+    return z.requires_grad_(requires_grad)
 
 
 def full(size: ShapeLike, fill_value: Scalar, *, dtype: DTypeLike | None = None,
