@@ -152,6 +152,9 @@ UNARY = {
     "conj": lambda m, z: m.conj(z), "neg": lambda m, z: -z, "square": lambda m, z: z.square(),
     "reciprocal": lambda m, z: z.reciprocal(), "sgn": lambda m, z: z.sgn(),
     "real": lambda m, z: m.real(z), "imag": lambda m, z: m.imag(z),
+    **{fn: (lambda f: lambda m, z: getattr(m, f)(z))(fn)
+       for fn in ("sin", "cos", "tan", "sinh", "cosh", "tanh", "sigmoid", "rsqrt", "log2",
+                  "log10", "exp2")},
     "sum": lambda m, z: z.sum(0), "mean": lambda m, z: z.mean((0, 1)),
 }
 
@@ -443,6 +446,13 @@ def test_pow_compare_cat_full_and_in_place(device):
     wt.sub_(torch.ones(2, 3), alpha=2)
     _close(w, wt, tol=1e-6)
     assert [row.shape for row in c] == [(3,), (3,)]
+    mask = _rng(25).random((2, 3)) > 0.5
+    y = shrew.where(shrew.tensor(mask, device=device), z, 2j)
+    yt = torch.where(torch.tensor(mask), zt, 2j)
+    _close(y, yt)
+    _loss(shrew, y).backward()
+    _loss(torch, yt).backward()
+    _close(z.grad, zt.grad)
 
 
 class _FNOLayer:
@@ -494,3 +504,12 @@ def test_fno_layer_with_complex_parameters_trains_as_torch(device):
     state = {k: v.cpu() for k, v in ours.state_dict().items()}
     assert state["weights1"].dtype is shrew.complex64
     _close(state["weights1"], ref.state_dict()["weights1"], tol=2e-5)
+
+
+def test_testing_helpers_read_complex_values():
+    z = shrew.tensor([1 + 2j, -3j])
+    shrew.testing.assert_close(z, z * (1 + 1e-9))
+    with pytest.raises(AssertionError, match="not close"):
+        shrew.testing.assert_close(z, z + 1e-3j)
+    x = shrew.tensor(_rng(24).standard_normal((2, 5)), requires_grad=True)
+    assert gradcheck(lambda v: shrew.fft.rfft(v) * (1 - 2j), [x])  # a complex output

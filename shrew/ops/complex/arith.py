@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ...core.dtype import DType, as_dtype, result_type
 from ...core.errors import DTypeError, ShrewTypeError
 from ...core.fields import AnyTensor
-from ...core.shape import fmt
+from ...core.shape import broadcast_shapes, fmt
 from ..shape.recorded import stack
 from .pair import ComplexTensor, make, view_as_real
 
@@ -34,13 +34,9 @@ def im(p: Tensor) -> Tensor:
 def pack(real: Tensor, imag: Tensor) -> Tensor:
     """The complex tensor with these parts (one float dtype, broadcast to one shape)."""
     if real.shape != imag.shape:
-        real, imag = real.expand(*_broadcast(real, imag)), imag.expand(*_broadcast(real, imag))
+        shape = tuple(broadcast_shapes("complex", real.shape, imag.shape))
+        real, imag = real.expand(*shape), imag.expand(*shape)
     return make(stack([real, imag], -1))
-
-
-def _broadcast(a: Tensor, b: Tensor) -> tuple:
-    from ...core.shape import broadcast_shapes
-    return tuple(broadcast_shapes("complex", a.shape, b.shape))
 
 
 def as_pair(value: Any, dtype: DType, like: Tensor) -> Tensor:
@@ -104,6 +100,12 @@ def _mul(pa: Tensor, pb: Tensor) -> Tensor:
     return pack(ar * br - ai * bi, ar * bi + ai * br)
 
 
+# fn(z) as (inner, factor, outer): outer(z * factor) when outer is given, else
+# inner(z) * factor
+_SCALED = {"log2": ("log", 1 / math.log(2), ""), "log10": ("log", 1 / math.log(10), ""),
+           "exp2": ("", math.log(2), "exp")}
+
+
 def unary(fn: str, z: Tensor) -> Tensor:
     """The elementwise functions PyTorch defines on complex numbers that shrew has."""
     p = view_as_real(z)
@@ -123,10 +125,31 @@ def unary(fn: str, z: Tensor) -> Tensor:
         return _mul(p, p)
     if fn == "reciprocal":
         return binary("div", 1.0, z)
+    if fn == "rsqrt":
+        return binary("div", 1.0, unary("sqrt", z))
     if fn == "sign":  # sgn: z / |z|, 0 at 0
         mag = abs_(z)
         safe = mag + (mag == 0).to_dtype(mag.dtype)
         return make(p / safe.unsqueeze(-1))
+    if fn in _SCALED:  # log2, log10, exp2, rsqrt: a known function and a factor
+        inner, factor, outer = _SCALED[fn]
+        return unary(outer, binary("mul", z, factor)) if outer else \
+            binary("mul", unary(inner, z), factor)
+    if fn in ("sin", "cos", "sinh", "cosh"):
+        a, b = re(p), im(p)
+        if fn == "sin":  # sin(a + ib) = sin a cosh b + i cos a sinh b
+            return pack(a.sin() * b.cosh(), a.cos() * b.sinh())
+        if fn == "cos":  # cos a cosh b - i sin a sinh b
+            return pack(a.cos() * b.cosh(), -(a.sin() * b.sinh()))
+        if fn == "sinh":  # sinh a cos b + i cosh a sin b
+            return pack(a.sinh() * b.cos(), a.cosh() * b.sin())
+        return pack(a.cosh() * b.cos(), a.sinh() * b.sin())
+    if fn == "tan":
+        return binary("div", unary("sin", z), unary("cos", z))
+    if fn == "tanh":
+        return binary("div", unary("sinh", z), unary("cosh", z))
+    if fn == "sigmoid":
+        return binary("div", 1.0, binary("add", unary("exp", unary("neg", z)), 1.0))
     raise DTypeError(f"{fn}: not supported for complex tensors ({z.dtype} of shape "
                      f"{fmt(z.shape)})")
 
@@ -250,6 +273,13 @@ def _choices(counts: list) -> list:
     for n in counts:
         out = [c + (k,) for c in out for k in range(n)]
     return out
+
+
+def where(cond: Tensor, a: Any, b: Any, dtype: DType) -> Tensor:
+    """torch.where with a complex result: each pair chosen whole."""
+    from ..elementwise.recorded import where as real_where
+    like = a if isinstance(a, AnyTensor) else b
+    return make(real_where(cond.unsqueeze(-1), as_pair(a, dtype, like), as_pair(b, dtype, like)))
 
 
 def cat(tensors: tuple, dim: int, dtype: DType) -> Tensor:

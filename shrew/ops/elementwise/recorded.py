@@ -290,6 +290,9 @@ def where(cond: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
     like = a if isinstance(a, AnyTensor) else b if isinstance(b, AnyTensor) else None
     operands = [(x.dtype, x.ndim) if isinstance(x, AnyTensor) else x for x in (a, b)]
     dtype = result_type(*operands) if like is not None else result_type(a, b)
+    if dtype.category == COMPLEX:
+        from ..complex import arith  # a choice between pairs
+        return arith.where(cond, a, b, dtype)
     backend = cond._backend
     a, b = (x.to_dtype(dtype) if isinstance(x, AnyTensor) else
             constant((), x, dtype, backend) for x in (a, b))
