@@ -2,7 +2,7 @@
 
     python benchmarks/run.py [--rounds 15] [--cl-rounds 5] [--only mlp_step,memory]
                              [--quick] [--no-opencl] [--opencl-device opencl:1] [--cuda]
-                             [--scale 1.0] [--out benchmarks/results]
+                             [--compiled] [--scale 1.0] [--out benchmarks/results]
 
 Each (framework, device) runs in its own worker process (worker.py), all built from the
 same numpy weights and data.  Before timing, the first two losses of every worker must
@@ -10,7 +10,9 @@ agree with PyTorch's (rtol 1e-3): the same forward pass, and after one SGD updat
 gradients.  Then the workers take turns round by round, so machine noise hits all alike;
 a round times `repeat` steps of each.  Reported: the median seconds per step, and ratios
 shrew/torch (cpu), opencl/cpu (shrew's two backends) and opencl/tinygrad; with --cuda also
-shrew and PyTorch on the GPU and their ratio (each step ends in loss.item(), a sync).  `memory` runs
+shrew and PyTorch on the GPU and their ratio (each step ends in loss.item(), a sync); with
+--compiled also shrew.compile'd steps (cpu and OpenCL) beside PyTorch's torch.compile'd
+ones (inductor), the loss read outside the compiled step.  `memory` runs
 transformer_step in fresh workers and reports their peak RSS.  Results go to OUT/results.md
 and OUT/results.png.
 """
@@ -47,9 +49,15 @@ WORKER_ENV = {k: v for k, v in os.environ.items()
               if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
 # Timed columns: (lane key, heading); ratios: (heading, numerator lane, denominator lane).
 LANES = [("shrew", "shrew cpu"), ("torch", "torch"), ("opencl", "shrew opencl"),
-         ("tinygrad", "tinygrad CL"), ("cuda", "shrew cuda"), ("torch_cuda", "torch cuda")]
+         ("tinygrad", "tinygrad CL"), ("cuda", "shrew cuda"), ("torch_cuda", "torch cuda"),
+         ("compiled", "shrew.compile cpu"), ("torch_compiled", "torch.compile"),
+         ("opencl_compiled", "shrew.compile opencl")]
 RATIOS = [("shrew/torch", "shrew", "torch"), ("opencl/cpu", "opencl", "shrew"),
-          ("opencl/tinygrad", "opencl", "tinygrad"), ("cuda/torch cuda", "cuda", "torch_cuda")]
+          ("opencl/tinygrad", "opencl", "tinygrad"), ("cuda/torch cuda", "cuda", "torch_cuda"),
+          ("compiled/torch", "compiled", "torch"),
+          ("compiled/torch.compile", "compiled", "torch_compiled"),
+          ("compiled/eager", "compiled", "shrew"),
+          ("opencl compiled/eager", "opencl_compiled", "opencl")]
 
 
 class WorkerError(RuntimeError):
@@ -390,6 +398,9 @@ def main(argv=None) -> int:
     parser.add_argument("--cuda", action="store_true",
                         help="also time shrew and PyTorch on the GPU (needs CuPy and a PyTorch "
                              "built for CUDA)")
+    parser.add_argument("--compiled", action="store_true",
+                        help="also time shrew.compile'd steps (cpu, and OpenCL where it runs) "
+                             "and torch.compile'd ones (inductor: slow to compile)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="shrink the workloads (smoke tests); 1 is the benchmark")
     parser.add_argument("--out", default=str(HERE / "results"),
@@ -426,10 +437,17 @@ def main(argv=None) -> int:
         w = workloads.WORKLOADS[name]
         lanes = [Lane("shrew", "shrew", "cpu", args.rounds, w.repeat),
                  Lane("torch", "torch", "cpu", args.rounds, w.repeat)]
-        if w.training and cl:
+        # OpenCL eager: the training steps, and the chains too for compiled/eager
+        if cl and (w.training or (args.compiled and not w.once)):
             lanes.append(Lane("opencl", "shrew", args.opencl_device, args.cl_rounds, 1))
             if tinygrad_env:
                 lanes.append(Lane("tinygrad", "tinygrad", "CL", args.cl_rounds, 1, tinygrad_env))
+        if args.compiled and not w.once:
+            lanes += [Lane("compiled", "shrew-compiled", "cpu", args.rounds, w.repeat),
+                      Lane("torch_compiled", "torch-compiled", "cpu", args.rounds, w.repeat)]
+            if cl:
+                lanes.append(Lane("opencl_compiled", "shrew-compiled", args.opencl_device,
+                                  args.cl_rounds, 1))
         if args.cuda:
             lanes += [Lane("cuda", "shrew", "cuda", args.rounds, w.repeat),
                       Lane("torch_cuda", "torch", "cuda", args.rounds, w.repeat)]

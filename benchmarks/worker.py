@@ -3,7 +3,8 @@
     python benchmarks/worker.py FRAMEWORK DEVICE WORKLOAD [--scale S] [--warmup N] [--checkpoint]
 
 FRAMEWORK is shrew, torch or tinygrad (whose device comes from the DEV environment
-variable).  The worker builds the step, runs N warm-up steps and answers on stdout, one
+variable), or shrew-compiled / torch-compiled (the step under shrew.compile /
+torch.compile).  The worker builds the step, runs N warm-up steps and answers on stdout, one
 JSON object per line:
     {"losses": [first N losses], "first_s": seconds of the first step,
      "build_rss_mib": peak RSS before the first step, "about": "versions, BLAS"}
@@ -54,13 +55,15 @@ def blas_info() -> str:
 
 def build(framework: str, device: str, name: str, problem, checkpoint: bool):
     """(step function, a line about the framework)."""
+    compiled = framework.endswith("-compiled")
+    framework = framework.removesuffix("-compiled")
     if framework == "shrew":
         import numpy as np
 
         import shrew
         import shrew_steps
         from shrew.backends import cpu
-        step = shrew_steps.build(name, problem, device, checkpoint)
+        step = shrew_steps.build(name, problem, device, checkpoint, compiled)
         # Asking loads the libraries, so that blas_info lists MKL even in a workload
         # without a matrix product (tiny_chain is the first the report describes).
         return step, (f"shrew {shrew.__version__} on {device}, numpy {np.__version__}, "
@@ -70,7 +73,7 @@ def build(framework: str, device: str, name: str, problem, checkpoint: bool):
         torch.set_num_threads(2)
         import torch_steps
         backends = torch.backends
-        return torch_steps.build(name, problem, device), (
+        return torch_steps.build(name, problem, device, compiled), (
             f"torch {torch.__version__} on {device}, {torch.get_num_threads()} threads, "
             f"MKL {backends.mkl.is_available()}, oneDNN {backends.mkldnn.is_available()}")
     if framework == "tinygrad":

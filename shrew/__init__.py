@@ -102,6 +102,15 @@ from .ops.legacy import (channels_last, channels_last_3d, contiguous_format,  # 
                       legacy_types as _legacy_types, memory_format, preserve_format)
 from .core.printing import set_printoptions  # noqa: E402
 from . import fx, hub  # noqa: E402
+# sparse COO tensors (ops/sparse; torch.sparse is shrew/sparse.py) and layouts
+from .core.layout import layout, sparse_coo, strided  # noqa: E402
+from .ops.sparse.coo import sparse_coo_tensor  # noqa: E402
+from .ops.sparse.products import mm as spmm  # noqa: E402
+from . import sparse  # noqa: E402
+# sampling layers' low-level names (nn/functional/sampling.py, upsampling.py)
+from .nn.functional.sampling import grid_sampler_2d, grid_sampler_3d  # noqa: E402
+from .nn.functional.upsampling import (  # noqa: E402,F401  (torch's private name)
+    upsample_bilinear2d_aa as _upsample_bilinear2d_aa)
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
 # complex numbers (ops/complex/: pairs of reals) and torch.fft (shrew/fft.py)
 from .core.dtype import complex64, complex128  # noqa: E402
@@ -190,6 +199,10 @@ __all__ = [
     # API gaps (issue 30): ops/legacy.py, core/printing.py, fx.py, hub.py
     "channels_last", "channels_last_3d", "contiguous_format", "memory_format",
     "preserve_format", "set_printoptions", "fx", "hub", *_LEGACY_NAMES,
+    # sparse COO tensors and layouts (ops/sparse, sparse.py, core/layout.py)
+    "layout", "sparse_coo", "strided", "sparse_coo_tensor", "spmm", "sparse",
+    # sampling layers (nn/functional/sampling.py)
+    "grid_sampler_2d", "grid_sampler_3d",
     # complex numbers (ops/complex/) and torch.fft (fft.py, ops/spectral.py)
     "complex64", "complex128", "cfloat", "cdouble", "view_as_real", "view_as_complex", "real",
     "imag", "angle", "complex", "conj", "conj_physical", "resolve_conj", "isreal", "polar",

@@ -33,6 +33,7 @@ from .methods.reduce import ReductionMethods
 from .core.shape import Size, fmt, normalize_dim, numel
 from .methods.linalg import LinalgMethods
 from .methods.shape import ShapeMethods
+from .methods.sparse import SparseMethods
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
 class Tensor(ElementwiseMethods, CastMethods, TensorFields, LegacyMethods, ShapeMethods,
              LinalgMethods, ReductionMethods, InplaceMethods, IndexingMethods, RandomMethods,
-             ComplexMethods):
+             SparseMethods, ComplexMethods):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()

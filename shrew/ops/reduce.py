@@ -19,6 +19,7 @@ from .elementwise.recorded import where
 from .index.recorded import gather
 from .elementwise.composed import maximum, minimum
 from .scan import scan
+from .sparse.coo import SparseTensor
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -72,6 +73,8 @@ def reduce(fn: str, x: Tensor, dim: Dims, keepdim: bool, recorded: str | None = 
 @numpy_keywords
 def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, *,  # noqa: A001
         dtype: DTypeLike | None = None) -> Tensor:
+    if isinstance(x, SparseTensor):  # torch.sum of a sparse tensor: torch.sparse.sum
+        return x.sum(dim, keepdim, dtype)
     x = _cast(x, dtype)
     if x.dtype.is_complex:
         from .complex import arith

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeAlias
 
 from ...core.dtype import bool_, finfo
-from ...core.errors import type_name
+from ...core.errors import not_a_tensor
 from ...core.errors import ArgumentError, DTypeError, ShrewTypeError
 from ...core.fields import AnyTensor
 from ..common import scalar_like
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def _tensor(value: object, op: str) -> Tensor:
     if not isinstance(value, AnyTensor):
-        raise ShrewTypeError(f"{op}: input must be a shrew.Tensor, got {type_name(value)}")
+        raise not_a_tensor(op, "input", value)
     return value
 
 

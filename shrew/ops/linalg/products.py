@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...core.errors import type_name
+from ...core.errors import not_a_tensor
 from ...core.errors import ArgumentError, ShapeError, ShrewTypeError
 from ...core.fields import AnyTensor
 from ...core.shape import broadcast_shapes, fmt, normalize_dim
@@ -15,6 +15,8 @@ from ..shape.composed import diag_embed
 from ..shape.recorded import cat, expand, narrow, permute
 from .decompositions import inv_ex
 from .matmul import matmul
+from ..sparse.coo import SparseTensor
+from ..sparse.products import addmm as sparse_addmm
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 def _need(op: str, ndims: Sequence[int], *tensors: Any) -> None:
     for t, n in zip(tensors, ndims):
         if not isinstance(t, AnyTensor):
-            raise ShrewTypeError(f"{op}: expects tensors, got {type_name(t)}")
+            raise not_a_tensor(op, "every operand", t)
         if t.ndim != n:
             shown = ", ".join(fmt(x.shape) for x in tensors)
             raise ShapeError(f"{op}: expects {'-d, '.join(map(str, ndims))}-d tensors, "
@@ -38,6 +40,8 @@ def _inner_sizes(op: str, x: Tensor, other: Tensor) -> None:
 
 
 def mm(x: Tensor, mat2: Tensor) -> Tensor:
+    if isinstance(x, SparseTensor) or isinstance(mat2, SparseTensor):
+        return matmul(x, mat2)  # a sparse operand (ops/sparse)
     _need("mm", (2, 2), x, mat2)
     _inner_sizes("mm", x, mat2)
     return matmul(x, mat2)
@@ -93,6 +97,8 @@ def _scaled_sum(op: str, x: Tensor, product: Tensor, beta: Scalar, alpha: Scalar
 
 def addmm(x: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Scalar = 1,
           alpha: Scalar = 1) -> Tensor:
+    if isinstance(mat1, SparseTensor):
+        return sparse_addmm(x, mat1, mat2, beta=beta, alpha=alpha)
     return _scaled_sum("addmm", x, mm(mat1, mat2), beta, alpha)
 
 
