@@ -118,7 +118,9 @@ def existing_storage() -> dict[int, tuple[Any, list[Tensor]]]:
     """Every tensor's storage alive now, by id, with the tensors that hold it."""
     found: dict[int, tuple[Any, list[Tensor]]] = {}
     for obj in gc.get_objects():
-        if issubclass(type(obj), Tensor):  # (type(): isinstance may ask a proxy's __class__)
+        # (type(): isinstance may ask a proxy's __class__); a complex tensor's storage is its
+        # real pair's, a Tensor found here itself (ops/complex/)
+        if issubclass(type(obj), Tensor) and not obj.dtype.is_complex:
             data = getattr(obj, "_data", None)
             if data is not None:
                 found.setdefault(id(data), (data, []))[1].append(obj)
