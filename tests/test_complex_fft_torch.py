@@ -145,6 +145,16 @@ def test_ops_pytorch_refuses_raise_dtype_errors():
         z.sum().backward()
 
 
+def test_ops_without_a_complex_form_refuse_rather_than_drop_imaginary_parts():
+    z = shrew.tensor([1 + 1j, 2j])
+    for call in (lambda: z.cumsum(0), lambda: z.prod(), lambda: z.softmax(0),
+                 lambda: z.sort(), lambda: z.floor(), lambda: z.logsumexp(0),
+                 lambda: shrew.nn.functional.dropout(z, 0.5), lambda: z.var()):
+        with pytest.raises(shrew.DTypeError):
+            call()
+    assert z.to(shrew.float32).tolist() == z.float().tolist() == [1.0, 0.0]  # as torch's
+
+
 # -- arithmetic and functions ------------------------------------------------------------------
 UNARY = {
     "abs": lambda m, z: m.abs(z), "angle": lambda m, z: m.angle(z),

@@ -201,7 +201,17 @@ class ComplexTensor(Tensor):
 
     # -- conversions -----------------------------------------------------------------------
     def to_dtype(self, dtype: Any) -> Tensor:
+        """The cast the ops make (x.to_dtype): to another complex type only.  An op that
+        would cast a complex input to a real type (an integer op's int64, a float-only
+        op's default float) raises, naming itself, rather than drop the imaginary parts;
+        the user's casts (.to, .float(), .real) go through ops/cast.py and may drop them,
+        as PyTorch's do."""
         from . import arith
+        if not as_dtype(dtype).is_complex:
+            op = sys._getframe(1).f_code.co_name
+            raise DTypeError(f"{op}: not supported for complex tensors ({self.dtype} of "
+                             f"shape {fmt(self.shape)}); torch.view_as_real(z) gives the "
+                             f"real pairs")
         return arith.to_dtype(self, dtype)
 
     def is_complex(self) -> builtins.bool:
