@@ -223,7 +223,8 @@ class finfo:  # noqa: N801  (torch's name)
     smallest_normal, resolution, dtype."""
 
     def __init__(self, dtype: Any = None) -> None:
-        dt = get_default_dtype() if dtype is None else as_dtype(dtype)
+        # a complex type's limits are its parts', as PyTorch's
+        dt = get_default_dtype() if dtype is None else as_dtype(dtype).to_real()
         check_float(dt, "finfo")
         info = ml_dtypes.finfo(dt.np)
         self.bits = dt.itemsize * 8
