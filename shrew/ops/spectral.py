@@ -120,7 +120,7 @@ def _plan(op: str, x: Tensor, s: Sequence[int] | None, dim: Any,
     return dims, sizes
 
 
-def _c2c(op: str, z: Tensor, dims: list[int], sizes: list[int | None], norm: str,
+def _c2c(z: Tensor, dims: list[int], sizes: list[int | None], norm: str,
          inverse: bool) -> Tensor:
     p = view_as_real(z)
     factor = 1.0
@@ -166,28 +166,28 @@ def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = N
     """The 1-d discrete Fourier transform along dim (torch.fft.fft)."""
     x = _input("fft", input)
     dims, sizes = _plan("fft", x, None if n is None else [n], [dim])
-    return _c2c("fft", _complex(x), dims, sizes, _norm("fft", norm), False)
+    return _c2c(_complex(x), dims, sizes, _norm("fft", norm), False)
 
 
 def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None,  # noqa: A002
          ) -> Tensor:
     x = _input("ifft", input)
     dims, sizes = _plan("ifft", x, None if n is None else [n], [dim])
-    return _c2c("ifft", _complex(x), dims, sizes, _norm("ifft", norm), True)
+    return _c2c(_complex(x), dims, sizes, _norm("ifft", norm), True)
 
 
 def fftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None,  # noqa: A002
          norm: str | None = None) -> Tensor:
     x = _input("fftn", input)
     dims, sizes = _plan("fftn", x, s, dim)
-    return _c2c("fftn", _complex(x), dims, sizes, _norm("fftn", norm), False)
+    return _c2c(_complex(x), dims, sizes, _norm("fftn", norm), False)
 
 
 def ifftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None,  # noqa: A002
           norm: str | None = None) -> Tensor:
     x = _input("ifftn", input)
     dims, sizes = _plan("ifftn", x, s, dim)
-    return _c2c("ifftn", _complex(x), dims, sizes, _norm("ifftn", norm), True)
+    return _c2c(_complex(x), dims, sizes, _norm("ifftn", norm), True)
 
 
 def fft2(input: Tensor, s: Sequence[int] | None = None, dim: Any = (-2, -1),  # noqa: A002
@@ -222,7 +222,7 @@ def rfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None,  # noq
     if not dims:
         raise ShapeError("rfftn: must transform at least one axis")
     z = _r2c("rfftn", x, dims[-1], sizes[-1], norm)
-    return _c2c("rfftn", z, dims[:-1], sizes[:-1], norm, False)
+    return _c2c(z, dims[:-1], sizes[:-1], norm, False)
 
 
 def irfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None,  # noqa: A002
@@ -232,7 +232,7 @@ def irfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None,  # no
     norm = _norm("irfftn", norm)
     if not dims:
         raise ShapeError("irfftn: must transform at least one axis")
-    z = _c2c("irfftn", _complex(x), dims[:-1], sizes[:-1], norm, True)
+    z = _c2c(_complex(x), dims[:-1], sizes[:-1], norm, True)
     return _c2r("irfftn", z, dims[-1], sizes[-1], norm)
 
 
