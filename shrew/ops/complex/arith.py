@@ -12,6 +12,8 @@ import math
 import numbers
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
+
 from ...core.dtype import DType, as_dtype, result_type
 from ...core.errors import DTypeError, ShrewTypeError
 from ...core.fields import AnyTensor
@@ -56,7 +58,7 @@ def as_pair(value: Any, dtype: DType, like: Tensor) -> Tensor:
 
 
 def is_complex_operand(value: Any) -> bool:
-    return isinstance(value, (ComplexTensor, builtins.complex))
+    return isinstance(value, (ComplexTensor, builtins.complex, np.complexfloating))
 
 
 def binary(fn: str, a: Any, b: Any) -> Tensor:

@@ -89,7 +89,7 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
     if not isinstance(other, AnyTensor):
         if not isinstance(other, numbers.Number):
             return NotImplemented
-        if isinstance(other, complex) or x.dtype.category == COMPLEX:
+        if isinstance(other, (complex, np.complexfloating)) or x.dtype.category == COMPLEX:
             return _complex_binary(fn, x, other, reflected)
         fast = _scalar_affine(fn, x, other, reflected)
         if fast is not None:
