@@ -441,6 +441,8 @@ def test_pow_compare_cat_full_and_in_place(device):
         z.grad = zt.grad = None
     c = shrew.tensor(a, device=device)
     assert (c == c).all().item() and not (c != c).any().item()
+    r_np = shrew.ones(2, device=device) * np.complex64(2j)  # a numpy complex scalar
+    assert r_np.dtype is shrew.complex64 and r_np.cpu().tolist() == [2j, 2j]
     assert (c == shrew.tensor(a.real, device=device)).sum().item() == 0
     r = shrew.ones(2, 3, device=device)
     _close(shrew.cat([c, r], 1), torch.cat([torch.tensor(a), torch.ones(2, 3)], 1))
