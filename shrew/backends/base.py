@@ -194,6 +194,14 @@ class Backend(Protocol):
         order, descending too); NaN is the largest value."""
 
     # -- fused normalisations (float x, ndim >= 1, no zero-size dim) -------------------
+    def fft(self, x: Storage, dims: tuple, inverse: bool) -> Storage:
+        """The complex discrete Fourier transform over `dims`, unnormalised either way.
+        x holds complex numbers as float32/float64 pairs along its last dim (size 2: real,
+        imaginary; ops/complex/); `dims` are dims before that one.  Forward: out[k] =
+        sum_j x[j] exp(-2 pi i j k / n) along each dim; inverse: the same with +i (no 1/n).
+        The core composes every torch.fft function (real, Hermitian, norm=, n=) from it."""
+        ...
+
     def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
         """exp(x - max) / sum(exp(x - max)) along dim; where log, its log, computed as
         (x - max) - log(sum(exp(x - max)))."""

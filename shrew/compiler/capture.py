@@ -199,8 +199,10 @@ def existing_storage() -> tuple[dict[int, tuple[Any, list[Tensor]]], list[Any]]:
     found: dict[int, tuple[Any, list[Tensor]]] = {}
     holders = []
     for obj in gc.get_objects():
-        kind = type(obj)  # (type(): isinstance may ask a proxy's __class__)
-        if issubclass(kind, Tensor):
+        # (type(): isinstance may ask a proxy's __class__); a complex tensor's storage is its
+        # real pair's, a Tensor found here itself (ops/complex/)
+        kind = type(obj)
+        if issubclass(kind, Tensor) and not obj.dtype.is_complex:
             data = getattr(obj, "_data", None)
             if data is not None:
                 found.setdefault(id(data), (data, []))[1].append(obj)

@@ -112,6 +112,16 @@ class Decomposition(Op):
 
 
 @dataclass(slots=True, eq=False)
+class FFT(Op):
+    """The complex DFT over dims of a pair tensor (ops/spectral.py, the backend's fft):
+    linear, so its gradient is the unnormalised transform the other way."""
+
+    x: Any
+    dims: tuple
+    inverse: bool
+
+
+@dataclass(slots=True, eq=False)
 class Reshape(Op):
     x: Any
 

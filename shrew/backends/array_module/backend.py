@@ -97,6 +97,17 @@ class ArrayModuleBackend(ElementwisePrimitives, ConvPrimitives, PoolPrimitives,
         out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, pads))] = x
         return out
 
+    def fft(self, x: Storage, dims: tuple, inverse: bool) -> Storage:
+        # numpy's pocketfft on cpu, cuFFT through cupy.fft on cuda; pairs read as complex
+        pairs = self.xp.ascontiguousarray(x)
+        if not dims or pairs.size == 0:
+            return pairs.copy()
+        z = pairs.view(np.complex64 if x.dtype == np.float32 else np.complex128)[..., 0]
+        fft = self.xp.fft
+        out = fft.ifftn(z, axes=dims, norm="forward") if inverse else fft.fftn(z, axes=dims)
+        out = self.xp.ascontiguousarray(out.astype(z.dtype, copy=False))
+        return out[..., None].view(x.dtype)
+
     def cast(self, x: Storage, dtype: np.dtype) -> Storage:
         dtype = np.dtype(dtype)
         if x.dtype.kind not in "iub" and dtype.kind in "iu" and dtype.itemsize < 4:

@@ -259,6 +259,16 @@ CASES: tuple = (
           S(F(3, 5, 7), F(7)), S(F(9, 300), F(300, 17)), S(F(3, 0), F(0, 4))),
          (O.Matmul,), ("matmul",), jacobian=True, terms=inner, shapes=gen.matmuls(),
          raises=(S(F(3, 4), F(5, 2)), S(F(), F(3)), S(F(2, 3, 4), F(3, 4, 5)))),
+    # Fourier transforms: the fft primitive over complex pairs (ops/spectral.py); their
+    # outputs compared as real pairs, their gradients through them
+    Case("fft.fft", lambda x, dim=-1, norm=None: shrew.view_as_real(
+        shrew.fft.fft(x, dim=dim, norm=norm)),
+         (S(F(3, 8)), S(F(5, 4, 3), dim=1, norm="ortho"), S(F(17), norm="forward")),
+         (O.FFT,), ("fft",), dtypes=LINALG, jacobian=True, terms=_line,
+         raises=(S(F(4), dim=2), S(F(4), norm="none"))),
+    Case("fft.irfft2", lambda x, s=None: shrew.fft.irfft2(
+        shrew.view_as_complex(x), s=s), (S(F(4, 3, 2)), S(F(2, 5, 4, 2), s=(6, 7))),
+         (O.FFT,), ("fft",), dtypes=LINALG, terms=_line, raises=(S(F(4, 3, 2), s=(0, 4)),)),
     # decompositions and solvers: the linalg primitive (the host's LAPACK on opencl).  The
     # values compared do not depend on the sign choices of singular and eigenvectors.
     Case("linalg.solve", lambda a, b: shrew.linalg.solve(well_conditioned(a), b),
