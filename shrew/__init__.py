@@ -102,6 +102,8 @@ from .ops.legacy import (channels_last, channels_last_3d, contiguous_format,  # 
                       legacy_types as _legacy_types, memory_format, preserve_format)
 from .core.printing import set_printoptions  # noqa: E402
 from . import fx, hub  # noqa: E402
+# torch.distributions (issue 31): shrew/distributions/, one module per family
+from . import distributions  # noqa: E402
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))
 
@@ -119,6 +121,7 @@ __all__ = [
     "set_num_threads", "get_num_threads",
     "is_grad_enabled", "set_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "autograd", "func", "checkpoint", "checkpoint_sequential",
+    "distributions",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "ShrewIndexError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load", "serialization",

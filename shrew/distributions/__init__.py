@@ -1,0 +1,51 @@
+"""shrew.distributions: probability distributions with PyTorch's torch.distributions API
+(see docs/distributions.md).  `import shrew as torch; torch.distributions.Normal(...)`."""
+from . import constraints, transforms
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
+from .dirichlet import Dirichlet
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
+from .half_normal import HalfNormal
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
+from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
+                         IndependentTransform, LowerCholeskyTransform,
+                         PositiveDefiniteTransform, PowerTransform, ReshapeTransform,
+                         SigmoidTransform, SoftmaxTransform, SoftplusTransform,
+                         StickBreakingTransform, TanhTransform, Transform, identity_transform)
+from .uniform import Uniform
+
+__all__ = [
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
+    "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
+    "Exponential", "ExponentialFamily", "Gamma", "Geometric", "HalfNormal", "Independent",
+    "IndependentTransform", "Laplace", "LogNormal", "LowRankMultivariateNormal",
+    "LowerCholeskyTransform", "MixtureSameFamily", "MultivariateNormal", "Normal",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
+    "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+    "TransformedDistribution", "Uniform", "biject_to", "constraints", "identity_transform",
+    "kl_divergence", "register_kl", "transform_to", "transforms",
+]
