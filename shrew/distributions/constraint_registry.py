@@ -1,7 +1,8 @@
 """biject_to and transform_to: from a constraint to a transform that maps unconstrained
 reals onto it, as torch.distributions.constraint_registry.  biject_to gives a bijection
 (for HMC-style reparameterisation, log-det-Jacobians included); transform_to any map
-onto the region (for unconstrained optimisation; for the simplex, softmax)."""
+onto the region (for unconstrained optimisation; for the simplex, softmax).  As in torch, the
+matrix constraints (lower_cholesky, positive_definite) have transform_to maps only."""
 from __future__ import annotations
 
 import numbers
@@ -116,14 +117,11 @@ def _transform_to_simplex(constraint: Any) -> transforms.Transform:
     return transforms.SoftmaxTransform()
 
 
-@biject_to.register(constraints.lower_cholesky)
 @transform_to.register(constraints.lower_cholesky)
 def _transform_to_lower_cholesky(constraint: Any) -> transforms.Transform:
     return transforms.LowerCholeskyTransform()
 
 
-@biject_to.register(constraints.positive_definite)
-@biject_to.register(constraints.positive_semidefinite)
 @transform_to.register(constraints.positive_definite)
 @transform_to.register(constraints.positive_semidefinite)
 def _transform_to_positive_definite(constraint: Any) -> transforms.Transform:
