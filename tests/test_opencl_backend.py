@@ -248,11 +248,12 @@ def test_unary(fn, dtype, shape, data):
     check(ocl().unary(fn, dev), want, f"unary {fn} {dtype} {what}", loose=True)
 
 
-# The core asks the bitwise fns of integers only, and div, atan2, copysign of floats only.
+# The core asks the bitwise fns of integers only, and div, atan2, copysign and the special
+# functions of floats only.
 BINARY_CASES = [(fn, d) for d in NUMERIC for fn in base.BINARY_FNS
                 if (fn not in ("bitwise_and", "bitwise_or", "bitwise_xor") if d.kind == "f"
                     else fn not in ("div", "atan2", "copysign", "tanh_backward",
-                                    "sigmoid_backward"))]
+                                    "sigmoid_backward", *base.SPECIAL_BINARY_FNS))]
 
 
 @pytest.mark.parametrize("fn,dtype", BINARY_CASES, ids=[f"{f}-{d}" for f, d in BINARY_CASES])

@@ -27,6 +27,13 @@ _XP_BINARY = {"pow": "power", "atan2": "arctan2", "maximum": "maximum", "minimum
               "fmod": "fmod", "remainder": "remainder", "floor_divide": "floor_divide",
               "copysign": "copysign", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
               "bitwise_xor": "bitwise_xor"}
+# The special functions, by their scipy.special names (airy_ai: the first of airy's four).
+_SPECIAL_UNARY = {"lgamma": "gammaln", "digamma": "psi", "erfcx": "erfcx", "ndtri": "ndtri",
+                  "log_ndtr": "log_ndtr", "i0": "i0", "i0e": "i0e", "i1": "i1", "i1e": "i1e",
+                  "bessel_j0": "j0", "bessel_j1": "j1", "bessel_y0": "y0", "bessel_y1": "y1",
+                  "modified_bessel_k0": "k0", "modified_bessel_k1": "k1",
+                  "scaled_modified_bessel_k0": "k0e", "scaled_modified_bessel_k1": "k1e"}
+_SPECIAL_BINARY = {"igamma": "gammainc", "igammac": "gammaincc", "zeta": "zeta"}
 
 
 class ElementwisePrimitives:
@@ -67,6 +74,13 @@ class ElementwisePrimitives:
             return 1 / x
         if fn in ("erfc", "erfinv"):
             return self.special(fn)(x).astype(x.dtype, copy=False)
+        if fn in _SPECIAL_UNARY:
+            y = self.special(_SPECIAL_UNARY[fn])(x)
+            if fn == "lgamma":  # scipy's gammaln(-inf) is -inf; PyTorch's (and C's) inf
+                y = xp.where(xp.isneginf(x), xp.inf, y)
+            return y.astype(x.dtype, copy=False)
+        if fn == "airy_ai":
+            return self.special("airy")(x)[0].astype(x.dtype, copy=False)
         raise NotImplementedError(f"unary function {fn!r}")
 
     def _gelu_tanh(self, x: Storage, derivative: bool) -> Storage:
@@ -94,7 +108,7 @@ class ElementwisePrimitives:
         return t.reshape(shape)
 
     def special(self, name: str) -> Any:
-        """A function of xp's scipy.special (erf, erfc, erfinv)."""
+        """A function of xp's scipy.special (erf, erfc, erfinv, gammaln, j0, ...)."""
         import scipy.special
         return getattr(scipy.special, name)
 
@@ -118,6 +132,11 @@ class ElementwisePrimitives:
             return self._int_pow(a, b)
         if fn in _XP_BINARY:
             return getattr(self.xp, _XP_BINARY[fn])(a, b)
+        if fn in _SPECIAL_BINARY:
+            y = self.special(_SPECIAL_BINARY[fn])(a, b)
+            if fn == "zeta":  # scipy's zeta(s, inf) is 0; PyTorch's NaN
+                y = self.xp.where(self.xp.isposinf(b), self.xp.nan, y)
+            return y.astype(a.dtype, copy=False)
         raise NotImplementedError(f"binary function {fn!r}")
 
     def _int_pow(self, a: Storage, b: Storage) -> Storage:

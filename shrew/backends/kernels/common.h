@@ -82,6 +82,42 @@ DEVICE void line_start(i64 line, const int ndim, const int dim, const GLOBAL i64
 /* The body for each output of the current run: i + k, k = 0 .. run - 1. */
 #define RUN_LOOP(...) for (i64 k = 0; k < run; ++k) { __VA_ARGS__ }
 
+/* out[i] = expr for every output of the span, expr reading v = x's element. */
+#define MAP1(x, expr)                                                                     \
+    FOR_RUNS(const GLOBAL T* px = RUN_AT(x, 0);                                           \
+             const i64 sx = RUN_STEP(0);                                                  \
+             RUN_LOOP(const CT v = LOAD(px, k * sx); out[i + k] = expr;))
+
+/* The same with x = a's element and y = b's.  An operand broadcast along the run (stride 0:
+   a column of a matrix) is loaded once, so that the loop still vectorizes. */
+#define MAP2(a, b, expr)                                                                  \
+    FOR_RUNS(const GLOBAL T* pa = RUN_AT(a, 0);                                           \
+             const GLOBAL T* pb = RUN_AT(b, 1);                                           \
+             const i64 sa = RUN_STEP(0), sb = RUN_STEP(1);                                \
+             if (sb == 0) {                                                               \
+                 const CT y = LOAD(pb, 0);                                                \
+                 RUN_LOOP(const CT x = LOAD(pa, k * sa); out[i + k] = expr;)              \
+             } else if (sa == 0) {                                                        \
+                 const CT x = LOAD(pa, 0);                                                \
+                 RUN_LOOP(const CT y = LOAD(pb, k * sb); out[i + k] = expr;)              \
+             } else {                                                                     \
+                 RUN_LOOP(const CT x = LOAD(pa, k * sa); const CT y = LOAD(pb, k * sb);   \
+                          out[i + k] = expr;)                                             \
+             })
+
+/* The kernels unary_<name> and binary_<name> (elementwise.cl, special.cl). */
+#define UNARY(name, expr)                                                                 \
+KERNEL void unary_##name(SPAN_ARGS, const GLOBAL T* x, GLOBAL T* out)                     \
+{                                                                                         \
+    MAP1(x, TO_T(expr))                                                                   \
+}
+
+#define BINARY(name, expr)                                                                \
+KERNEL void binary_##name(SPAN_ARGS, const GLOBAL T* a, const GLOBAL T* b, GLOBAL T* out)  \
+{                                                                                         \
+    MAP2(a, b, TO_T(expr))                                                                \
+}
+
 #if defined(__OPENCL_VERSION__) && IS_FLOAT && UNIFORM_BITS != 53
 /* exp and tanh for a float CT (float32, float16) in plain arithmetic, which vectorizes:
    POCL's library calls cost ~5 ns an element.  Both are within 3e-7 relative of numpy, keep

@@ -17,7 +17,7 @@ import pyopencl as cl
 import pyopencl.tools
 
 from ..array_module.linalg import linalg as xp_linalg
-from ..base import Storage
+from ..base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, Storage
 from ..host_memory import keep_freed_memory
 from ..kernels import compute_dtype, wrapped
 from ..kernels.conv import ConvLaunches
@@ -31,6 +31,7 @@ from .programs import Programs
 from .storage import CLStorage, broadcast_layout, collapse, contiguous_strides, view_strides
 
 _i64, _i32 = np.int64, np.int32
+_SPECIAL_FNS = frozenset(SPECIAL_UNARY_FNS + SPECIAL_BINARY_FNS)  # special.cl's kernels
 _META_CACHE_SIZE = 4096
 # matmul.cl's RM, RN, MM_LX, MM_LY and PACK_W
 _MM_RM, _MM_RN, _MM_LX, _MM_LY, _MM_PACK_W = 4, 16, 4, 4, 16
@@ -264,11 +265,13 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
 
     # -- elementwise (elementwise.cl) --------------------------------------------------------
     def unary(self, fn: str, x: Storage) -> Storage:
-        return self._map("elementwise", f"unary_{fn}", x.dtype, x.dtype, x.shape, [x])
+        family = "special" if fn in _SPECIAL_FNS else "elementwise"
+        return self._map(family, f"unary_{fn}", x.dtype, x.dtype, x.shape, [x])
 
     def binary(self, fn: str, a: Storage, b: Storage) -> Storage:
         shape = np.broadcast_shapes(a.shape, b.shape)
-        return self._map("elementwise", f"binary_{fn}", a.dtype, a.dtype, shape, [a, b])
+        family = "special" if fn in _SPECIAL_FNS else "elementwise"
+        return self._map(family, f"binary_{fn}", a.dtype, a.dtype, shape, [a, b])
 
     def compare(self, fn: str, a: Storage, b: Storage) -> Storage:
         shape = np.broadcast_shapes(a.shape, b.shape)

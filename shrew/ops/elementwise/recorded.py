@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...core import op as O
-from ...backends.base import fast_path
+from ...backends.base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, fast_path
 from ...core.dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
 from ...core.errors import type_name
 from ...core.errors import ArgumentError, DTypeError, DivisionByZeroError, ShrewTypeError
@@ -29,10 +29,11 @@ _FLOAT_UNARY = frozenset((
     "exp", "log", "sqrt", "sigmoid", "tanh", "gelu", "gelu_tanh", "silu", "sin", "cos", "erf",
     "gelu_derivative", "gelu_tanh_derivative", "rsqrt", "reciprocal", "log1p", "expm1", "log2",
     "log10", "exp2", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-    "erfc", "erfinv"))
+    "erfc", "erfinv", *SPECIAL_UNARY_FNS))
 # Binary functions by the dtypes they take (add, sub, mul, maximum, minimum take any):
 # integers are promoted to float
-_FLOAT_BINARY = frozenset(("div", "atan2", "copysign", "tanh_backward", "sigmoid_backward"))
+_FLOAT_BINARY = frozenset(("div", "atan2", "copysign", "tanh_backward", "sigmoid_backward",
+                           *SPECIAL_BINARY_FNS))
 _INT_BINARY = frozenset(("bitwise_and", "bitwise_or", "bitwise_xor"))  # integers and bool
 _BOOL_BINARY = _INT_BINARY | {"add", "mul", "maximum", "minimum"}  # the ones bool takes
 _AFFINE_FNS = frozenset(("add", "sub", "mul"))

@@ -100,6 +100,7 @@ def _values(arg, dtype: np.dtype, rng) -> np.ndarray:
          "positive": lambda: rng.uniform(0.5, 2.0, shape),
          "nonzero": lambda: rng.uniform(0.5, 2.0, shape) * rng.choice((-1, 1), shape),
          "unit": lambda: rng.uniform(-0.9, 0.9, shape),
+         "probability": lambda: rng.uniform(0.05, 0.95, shape),
          "above_one": lambda: rng.uniform(1.2, 3.0, shape),
          "halves": lambda: rng.integers(-4, 4, shape) + 0.5,
          "ties": lambda: rng.integers(-2, 3, shape).astype(np.float64)}[arg.domain]()
