@@ -77,7 +77,7 @@ class Bernoulli(ExponentialFamily):
     def param_shape(self) -> Size:
         return self._param.size()
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with shrew.no_grad():
             return shrew.bernoulli(self.probs.expand(shape))

@@ -89,7 +89,7 @@ class Binomial(Distribution):
     def param_shape(self) -> Size:
         return self._param.size()
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with shrew.no_grad():
             device = self.probs.device

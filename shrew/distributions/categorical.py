@@ -85,7 +85,7 @@ class Categorical(Distribution):
         return shrew.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype,
                           device=self.probs.device)
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         if not isinstance(sample_shape, Size):
             sample_shape = Size(sample_shape)
         with shrew.no_grad():

@@ -5,7 +5,6 @@ import math
 from typing import Any
 
 import shrew
-from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
 from ._scalar_params import batch_shape_of, expand_params
@@ -44,7 +43,7 @@ class Cauchy(Distribution):
         return shrew.full(self._extended_shape(), float("inf"), dtype=self.loc.dtype,
                           device=self.loc.device)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         u = shrew.rand(shape, dtype=self.loc.dtype, device=self.loc.device)
         eps = (math.pi * (u - 0.5)).tan()  # standard Cauchy by inversion

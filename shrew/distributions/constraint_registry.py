@@ -6,7 +6,8 @@ matrix constraints (lower_cholesky, positive_definite) have transform_to maps on
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from . import constraints, transforms
 

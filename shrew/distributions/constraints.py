@@ -3,7 +3,8 @@ constraints.  `constraint.check(value)` gives a bool tensor, one verdict per eve
 event's dims, `event_dim` of them, are reduced)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import shrew
 from .._tensor import Tensor

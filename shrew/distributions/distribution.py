@@ -35,7 +35,7 @@ class Distribution:
             raise ValueError(f"set_default_validate_args: expected a bool, got {value!r}")
         Distribution._validate_args = value
 
-    def __init__(self, batch_shape: Any = Size(), event_shape: Any = Size(),
+    def __init__(self, batch_shape: Any = (), event_shape: Any = (),
                  validate_args: bool | None = None) -> None:
         self._batch_shape = Size(batch_shape)
         self._event_shape = Size(event_shape)
@@ -105,12 +105,12 @@ class Distribution:
     def stddev(self) -> Tensor:
         return self.variance.sqrt()
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         """A sample of shape sample_shape + batch_shape + event_shape, without gradient."""
         with shrew.no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         """A reparameterised sample: differentiable with respect to the parameters."""
         raise NotImplementedError
 
@@ -145,7 +145,7 @@ class Distribution:
         """exp(entropy)."""
         return self.entropy().exp()
 
-    def _extended_shape(self, sample_shape: Any = Size()) -> Size:
+    def _extended_shape(self, sample_shape: Any = ()) -> Size:
         """sample_shape + batch_shape + event_shape."""
         if not isinstance(sample_shape, Size):
             sample_shape = Size(sample_shape)

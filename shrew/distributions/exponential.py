@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 import shrew
-from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
 from ._scalar_params import batch_shape_of, expand_params
@@ -44,7 +43,7 @@ class Exponential(ExponentialFamily):
     def expand(self, batch_shape: Any, _instance: Any = None) -> Exponential:
         return expand_params(self, Exponential, ("rate",), batch_shape, _instance)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         u = shrew.rand(shape, dtype=self.rate.dtype, device=self.rate.device)
         return -(-u).log1p() / self.rate  # Exp(1) by inversion, scaled

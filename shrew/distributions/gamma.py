@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 import shrew
-from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
 from ._gamma_sampler import rsample_standard_gamma
@@ -44,7 +43,7 @@ class Gamma(ExponentialFamily):
     def expand(self, batch_shape: Any, _instance: Any = None) -> Gamma:
         return expand_params(self, Gamma, ("concentration", "rate"), batch_shape, _instance)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         value = rsample_standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
         # keep draws off zero (the log density there is -inf), as torch does, in place so

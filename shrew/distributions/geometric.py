@@ -73,7 +73,7 @@ class Geometric(Distribution):
     def probs(self) -> Tensor:
         return logits_to_probs(self.logits, is_binary=True)
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         tiny = shrew.finfo(self.probs.dtype).tiny
         with shrew.no_grad():

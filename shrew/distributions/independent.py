@@ -70,10 +70,10 @@ class Independent(Distribution):
     def variance(self) -> Tensor:
         return self.base_dist.variance
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         return self.base_dist.sample(sample_shape)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import warnings
 from functools import total_ordering
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import shrew
 import shrew.nn.functional as F

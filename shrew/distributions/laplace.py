@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 import shrew
-from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
 from ._scalar_params import batch_shape_of, expand_params
@@ -44,7 +43,7 @@ class Laplace(Distribution):
     def expand(self, batch_shape: Any, _instance: Any = None) -> Laplace:
         return expand_params(self, Laplace, ("loc", "scale"), batch_shape, _instance)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         finfo = shrew.finfo(self.loc.dtype)
         # u uniform on (-1, 1), kept off -1 so that log1p(-|u|) stays finite

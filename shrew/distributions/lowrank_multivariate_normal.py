@@ -139,7 +139,7 @@ class LowRankMultivariateNormal(Distribution):
         precision_matrix = self._unbroadcasted_cov_diag.reciprocal().diag_embed() - A.mT @ A
         return precision_matrix.expand(self._matrix_shape())
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         W_shape = tuple(shape[:-1]) + tuple(self.cov_factor.shape[-1:])  # noqa: N806
         eps_W = shrew.randn(W_shape, dtype=self.loc.dtype, device=self.loc.device)  # noqa: N806

@@ -106,7 +106,7 @@ class MixtureSameFamily(Distribution):
         log_mix_prob = self.mixture_distribution.logits.log_softmax(-1)  # [B, k]
         return (log_prob_x + log_mix_prob).logsumexp(-1)  # [S, B]
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         with shrew.no_grad():
             sample_len = len(sample_shape)
             batch_len = len(self.batch_shape)

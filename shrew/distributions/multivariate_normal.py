@@ -132,7 +132,7 @@ class MultivariateNormal(Distribution):
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(
             tuple(self._batch_shape) + tuple(self._event_shape))
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         eps = shrew.randn(shape, dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)

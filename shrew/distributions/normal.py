@@ -55,12 +55,12 @@ class Normal(ExponentialFamily):
         new._validate_args = self._validate_args
         return new
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with shrew.no_grad():
             return shrew.normal(self.loc.expand(shape), self.scale.expand(shape))
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         eps = shrew.randn(shape, dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + eps * self.scale

@@ -69,7 +69,7 @@ class OneHotCategorical(Distribution):
     def param_shape(self) -> Size:
         return self._categorical.param_shape
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         sample_shape = Size(sample_shape)
         probs = self._categorical.probs
         num_events = self._categorical._num_events
@@ -99,7 +99,7 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
     probabilities (the sample plus probs minus probs.detach())."""
     has_rsample = True
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         samples = self.sample(sample_shape)
         probs = self._categorical.probs  # cached via @lazy_property
         return samples + (probs - probs.detach())

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 import shrew
-from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
 from ._scalar_params import batch_shape_of, expand_params
@@ -39,7 +38,7 @@ class Poisson(ExponentialFamily):
     def expand(self, batch_shape: Any, _instance: Any = None) -> Poisson:
         return expand_params(self, Poisson, ("rate",), batch_shape, _instance)
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with shrew.no_grad():
             return shrew.poisson(self.rate.expand(shape))

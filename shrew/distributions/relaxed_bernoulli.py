@@ -67,7 +67,7 @@ class LogitRelaxedBernoulli(Distribution):
     def param_shape(self) -> Size:
         return self._param.size()
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(self.probs.expand(shape))
         uniforms = clamp_probs(shrew.rand(shape, dtype=probs.dtype, device=probs.device))

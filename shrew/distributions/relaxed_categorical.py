@@ -58,7 +58,7 @@ class ExpRelaxedCategorical(Distribution):
     def probs(self) -> Tensor:
         return self._categorical.probs
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         uniforms = clamp_probs(shrew.rand(shape, dtype=self.logits.dtype,
                                           device=self.logits.device))

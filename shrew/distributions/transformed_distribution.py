@@ -85,14 +85,14 @@ class TransformedDistribution(Distribution):
     def has_rsample(self) -> bool:  # type: ignore[override]
         return self.base_dist.has_rsample
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         with shrew.no_grad():
             x = self.base_dist.sample(sample_shape)
             for transform in self.transforms:
                 x = transform(x)
             return x
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         x = self.base_dist.rsample(sample_shape)
         for transform in self.transforms:
             x = transform(x)

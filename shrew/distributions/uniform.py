@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 import shrew
-from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
 from ._scalar_params import batch_shape_of, expand_params
@@ -50,7 +49,7 @@ class Uniform(Distribution):
     def support(self) -> constraints.Constraint:
         return constraints.interval(self.low, self.high)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         rand = shrew.rand(shape, dtype=self.low.dtype, device=self.low.device)
         return self.low + rand * (self.high - self.low)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numbers
 from functools import update_wrapper
-from typing import Any, Callable, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
+from collections.abc import Callable
 
 import shrew
 from ..core.dtype import get_default_dtype
