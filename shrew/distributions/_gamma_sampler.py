@@ -19,6 +19,7 @@ import shrew
 from ..autograd import Function, FunctionCtx
 from ..backends import registry
 from ..core.errors import StateError
+from ..ops.elementwise.recorded import where
 from .._tensor import Tensor
 
 _ROUNDS_PER_CHECK = 4  # rounds between host reads of "all accepted?"
@@ -36,10 +37,10 @@ def _standard_gamma_at_least_one(alpha: Tensor) -> Tensor:
         u = shrew.rand(alpha.shape, dtype=alpha.dtype, device=alpha.device)
         v = 1.0 + c * z
         positive = v > 0
-        v3 = shrew.where(positive, v, shrew.ones_like(v)) ** 3
+        v3 = where(positive, v, shrew.ones_like(v)) ** 3
         accept = positive & ((1.0 - u).log() < 0.5 * z * z + d - d * v3 + d * v3.log())
         take = accept & ~done
-        result = shrew.where(take, d * v3, result)
+        result = where(take, d * v3, result)
         done = done | accept
         if round_ % _ROUNDS_PER_CHECK == 0 and bool(done.all()):
             return result
@@ -55,12 +56,12 @@ def standard_gamma(alpha: Tensor) -> Tensor:
         if alpha.numel() == 0:
             return shrew.zeros_like(alpha)
         small = alpha < 1
-        boosted = shrew.where(small, alpha + 1, alpha)
+        boosted = where(small, alpha + 1, alpha)
         draws = _standard_gamma_at_least_one(boosted)
         u = shrew.rand(alpha.shape, dtype=alpha.dtype, device=alpha.device)
         # U^(1/a) in log space: for tiny a it underflows only at the very end
         log_boost = (1.0 - u).log() / alpha
-        draws = shrew.where(small, (draws.log() + log_boost).exp(), draws)
+        draws = where(small, (draws.log() + log_boost).exp(), draws)
         return draws.clamp(min=shrew.finfo(alpha.dtype).tiny)
 
 
@@ -77,7 +78,7 @@ def _cdf_difference(alpha: Tensor, x: Tensor, h: Tensor, upper: Tensor) -> Tenso
     on igammac (the upper tail, negated) where `upper`."""
     lower = (shrew.igamma(alpha + h, x) - shrew.igamma(alpha - h, x)) / (2 * h)
     tail = -(shrew.igammac(alpha + h, x) - shrew.igammac(alpha - h, x)) / (2 * h)
-    return shrew.where(upper, tail, lower)
+    return where(upper, tail, lower)
 
 
 def standard_gamma_grad(alpha: Tensor, x: Tensor) -> Tensor:
@@ -98,13 +99,13 @@ class _StandardGamma(Function):
     """A Gamma(alpha, 1) draw whose gradient in alpha is the implicit one."""
 
     @staticmethod
-    def forward(ctx: FunctionCtx, alpha: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: FunctionCtx, alpha: Tensor) -> Tensor:
         x = standard_gamma(alpha)
         ctx.save_for_backward(x, alpha)
         return x
 
     @staticmethod
-    def backward(ctx: FunctionCtx, grad_output: Tensor) -> Tensor:  # type: ignore[override]
+    def backward(ctx: FunctionCtx, grad_output: Tensor) -> Tensor:
         x, alpha = ctx.saved_tensors
         assert x is not None and alpha is not None
         return grad_output * standard_gamma_grad(alpha, x)

@@ -6,6 +6,7 @@ import numbers
 from typing import Any
 
 from ..core.shape import Size
+from .distribution import Distribution
 
 
 def batch_shape_of(raw: tuple[Any, ...], broadcast: Any) -> Size:
@@ -23,6 +24,7 @@ def expand_params(dist: Any, cls: type, names: tuple[str, ...], batch_shape: Any
     batch_shape = Size(batch_shape)
     for name in names:
         setattr(new, name, getattr(dist, name).expand(batch_shape))
-    super(cls, new).__init__(batch_shape, validate_args=False)
+    # every such family inherits its __init__ chain from Distribution
+    Distribution.__init__(new, batch_shape, validate_args=False)
     new._validate_args = dist._validate_args
     return new

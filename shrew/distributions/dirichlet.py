@@ -6,6 +6,7 @@ from typing import Any
 import shrew
 import shrew.nn.functional as F
 from ..core.shape import Size
+from ..ops.elementwise.recorded import where
 from .._tensor import Tensor
 from . import constraints
 from ._gamma_sampler import rsample_standard_gamma
@@ -69,7 +70,7 @@ class Dirichlet(ExponentialFamily):
         # where every concentration is below 1 the density peaks at the largest one's vertex
         all_below_one = (self.concentration < 1).all(-1, keepdim=True)
         vertex = F.one_hot(mode.argmax(-1), concentrationm1.shape[-1]).to(mode.dtype)
-        return shrew.where(all_below_one, vertex, mode)
+        return where(all_below_one, vertex, mode)
 
     @property
     def variance(self) -> Tensor:

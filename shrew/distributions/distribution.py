@@ -183,7 +183,7 @@ class Distribution:
     def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
         """A bare instance for expand(): of this class, unless a subclass with its own
         __init__ did not override expand (then it must)."""
-        if _instance is None and type(self).__init__ != cls.__init__:
+        if _instance is None and type(self).__init__ is not cls.__init__:  # type: ignore[misc]
             raise NotImplementedError(
                 f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
                 f"__init__ method must also define a custom .expand() method.")

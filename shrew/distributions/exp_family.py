@@ -37,6 +37,7 @@ class ExponentialFamily(Distribution):
             gradients = shrew.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
         result = result + lg_normal
         for np_, g in zip(nparams, gradients):
+            assert g is not None  # every natural parameter enters the log normaliser
             result = result - (np_ * g).reshape(tuple(self._batch_shape) + (-1,)).sum(-1)
         assert isinstance(result, Tensor)
         return result

@@ -6,6 +6,7 @@ from typing import Any
 import shrew
 import shrew.nn.functional as F
 from ..core.shape import Size
+from ..ops.elementwise.recorded import where
 from .._tensor import Tensor
 from . import constraints
 from ._scalar_params import batch_shape_of
@@ -86,7 +87,7 @@ class Geometric(Distribution):
             self._validate_sample(value)
         value, probs = broadcast_all(value, self.probs)
         # p = 1 at k = 0: 0 * log(0) is 0, not nan
-        probs = shrew.where((probs == 1) & (value == 0), shrew.zeros_like(probs), probs)
+        probs = where((probs == 1) & (value == 0), shrew.zeros_like(probs), probs)
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self) -> Tensor:

@@ -17,8 +17,8 @@ __all__ = ["HalfNormal"]
 class HalfNormal(TransformedDistribution):
     """The half-normal distribution: a Normal(0, scale) folded onto x >= 0."""
     arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.nonnegative
+    has_rsample = True
     base_dist: Normal
 
     def __init__(self, scale: Any, validate_args: bool | None = None) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import shrew
 import shrew.nn.functional as F
+from ..ops.elementwise.recorded import where
 from .._tensor import Tensor
 from .bernoulli import Bernoulli
 from .beta import Beta
@@ -125,7 +126,7 @@ def _infinite_like(t: Tensor) -> Tensor:
 
 def _inf_where(mask: Tensor, value: Tensor) -> Tensor:
     """value, infinite where mask."""
-    return shrew.where(mask, _infinite_like(value), value)
+    return where(mask, _infinite_like(value), value)
 
 
 def _x_log_x(t: Tensor) -> Tensor:
@@ -178,10 +179,10 @@ def _uniform_mean_log1m(p: Uniform) -> Tensor:
 def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
     t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
     t1 = _inf_where(q.probs == 0, t1)
-    t1 = shrew.where(p.probs == 0, shrew.zeros_like(t1), t1)
+    t1 = where(p.probs == 0, shrew.zeros_like(t1), t1)
     t2 = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
     t2 = _inf_where(q.probs == 1, t2)
-    t2 = shrew.where(p.probs == 1, shrew.zeros_like(t2), t2)
+    t2 = where(p.probs == 1, shrew.zeros_like(t2), t2)
     return t1 + t2
 
 
@@ -207,7 +208,7 @@ def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Tensor:
 def _kl_categorical_categorical(p: Categorical, q: Categorical) -> Tensor:
     t = p.probs * (p.logits - q.logits)
     t = _inf_where((q.probs == 0).expand_as(t), t)
-    t = shrew.where((p.probs == 0).expand_as(t), shrew.zeros_like(t), t)
+    t = where((p.probs == 0).expand_as(t), shrew.zeros_like(t), t)
     return t.sum(-1)
 
 
@@ -242,6 +243,7 @@ def _kl_expfamily_expfamily(p: ExponentialFamily, q: ExponentialFamily) -> Tenso
         gradients = shrew.autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
     result = q._log_normalizer(*q_nparams) - lg_normal
     for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
+        assert g is not None
         result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
     return result
 

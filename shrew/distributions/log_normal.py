@@ -15,8 +15,8 @@ __all__ = ["LogNormal"]
 class LogNormal(TransformedDistribution):
     """The log-normal distribution: a Normal(loc, scale) pushed through exp."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.positive  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.positive
+    has_rsample = True
     base_dist: Normal
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:

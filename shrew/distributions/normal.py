@@ -40,6 +40,7 @@ class Normal(ExponentialFamily):
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
+        batch_shape: tuple[int, ...]
         if isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number):
             batch_shape = Size()
         else:

@@ -87,8 +87,8 @@ class RelaxedBernoulli(TransformedDistribution):
     """A continuous relaxation of Bernoulli on (0, 1), sharper as temperature falls:
     sigmoid of a LogitRelaxedBernoulli sample; rsample is differentiable."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.unit_interval
+    has_rsample = True
     base_dist: LogitRelaxedBernoulli
 
     def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,

@@ -81,8 +81,8 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     """A continuous relaxation of OneHotCategorical on the simplex, sharper as temperature
     falls: exp of an ExpRelaxedCategorical sample; rsample is differentiable."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.simplex  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
+    support = constraints.simplex
+    has_rsample = True
     base_dist: ExpRelaxedCategorical
 
     def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,

@@ -6,6 +6,7 @@ from typing import Any
 
 import shrew
 from ..core.shape import Size
+from ..ops.elementwise.recorded import where
 from .._tensor import Tensor
 from . import constraints
 from ._scalar_params import batch_shape_of
@@ -28,7 +29,7 @@ class StudentT(Distribution):
     @property
     def mean(self) -> Tensor:
         m = self.loc.clone()
-        return shrew.where(self.df <= 1, shrew.full_like(m, float("nan")), m)
+        return where(self.df <= 1, shrew.full_like(m, float("nan")), m)
 
     @property
     def mode(self) -> Tensor:
@@ -38,8 +39,8 @@ class StudentT(Distribution):
     def variance(self) -> Tensor:
         m = self.df.clone()
         finite = self.scale.pow(2) * self.df / (self.df - 2)
-        m = shrew.where(self.df > 2, finite, shrew.full_like(m, float("inf")))
-        return shrew.where(self.df <= 1, shrew.full_like(m, float("nan")), m)
+        m = where(self.df > 2, finite, shrew.full_like(m, float("inf")))
+        return where(self.df <= 1, shrew.full_like(m, float("nan")), m)
 
     def __init__(self, df: Any, loc: Any = 0.0, scale: Any = 1.0,
                  validate_args: bool | None = None) -> None:

@@ -18,7 +18,7 @@ class Uniform(Distribution):
     has_rsample = True
 
     @property
-    def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
         return {"low": constraints.less_than(self.high),
                 "high": constraints.greater_than(self.low)}
 

@@ -29,7 +29,7 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
     if tensors:
         dtype, device = tensors[0].dtype, tensors[0].device
     else:
-        dtype, device = get_default_dtype(), "cpu"
+        dtype, device = get_default_dtype(), "cpu"  # type: ignore[assignment]
     # full() rather than tensor(): tensor() rounds a Python float through float32 first
     as_tensors = [v if isinstance(v, Tensor) else shrew.full((), v, dtype=dtype, device=device)
                   for v in values]
