@@ -66,8 +66,16 @@ def _params(name, rng, batch, bcast):
     k = 4
     if name in ("Normal", "Laplace", "Cauchy", "LogNormal"):
         return dict(loc=rng.normal(size=batch), scale=_pos(rng, other))
-    if name == "HalfNormal":
+    if name in ("HalfNormal", "HalfCauchy"):
         return dict(scale=_pos(rng, batch))
+    if name == "Gumbel":
+        return dict(loc=rng.normal(size=batch), scale=_pos(rng, other))
+    if name == "Pareto":
+        return dict(scale=_pos(rng, batch), alpha=_pos(rng, other, 0.6, 4.0))
+    if name == "Weibull":
+        return dict(scale=_pos(rng, batch), concentration=_pos(rng, other, 0.5, 4.0))
+    if name == "InverseGamma":
+        return dict(concentration=_pos(rng, batch, 0.5, 4.0), rate=_pos(rng, other))
     if name in ("Bernoulli", "Geometric"):
         return dict(probs=rng.uniform(0.1, 0.9, size=batch))
     if name in ("Bernoulli_logits", "Geometric_logits"):
@@ -164,7 +172,8 @@ SIMPLE = ["Normal", "Laplace", "Cauchy", "LogNormal", "HalfNormal", "Bernoulli",
           "Gamma", "Dirichlet", "Exponential", "Chi2", "Uniform", "Poisson", "Binomial",
           "Binomial_logits", "StudentT", "MultivariateNormal", "MultivariateNormal_precision",
           "MultivariateNormal_tril", "LowRankMultivariateNormal", "RelaxedBernoulli",
-          "RelaxedOneHotCategorical"]
+          "RelaxedOneHotCategorical", "Gumbel", "Pareto", "HalfCauchy", "Weibull",
+          "InverseGamma"]
 COMPOSITE = ["Independent", "MixtureSameFamily", "MixtureSameFamily_mvn",
              "TransformedDistribution"]
 SHAPES = [((), False), ((3,), False), ((2, 3), False), ((2, 3), True)]
@@ -276,7 +285,7 @@ MOMENT_CASES = ["Normal", "Laplace", "LogNormal", "HalfNormal", "Bernoulli", "Ge
                 "Categorical", "OneHotCategorical", "Beta", "Gamma", "Dirichlet", "Exponential",
                 "Chi2", "Uniform", "Poisson", "Binomial", "StudentT", "MultivariateNormal",
                 "MultivariateNormal_precision", "LowRankMultivariateNormal", "Independent",
-                "MixtureSameFamily", "TransformedDistribution"]
+                "MixtureSameFamily", "TransformedDistribution", "Gumbel", "Weibull"]
 
 
 def _moments_ok(x, mean, var, what):
@@ -327,6 +336,11 @@ def test_sample_shapes_and_moments(name):
     ("Cauchy", scipy.stats.cauchy, lambda p: (p["loc"], p["scale"])),
     ("Exponential", scipy.stats.expon, lambda p: (0, 1 / p["rate"])),
     ("HalfNormal", scipy.stats.halfnorm, lambda p: (0, p["scale"])),
+    ("HalfCauchy", scipy.stats.halfcauchy, lambda p: (0, p["scale"])),
+    ("Gumbel", scipy.stats.gumbel_r, lambda p: (p["loc"], p["scale"])),
+    ("Pareto", scipy.stats.pareto, lambda p: (p["alpha"], 0, p["scale"])),
+    ("Weibull", scipy.stats.weibull_min, lambda p: (p["concentration"], 0, p["scale"])),
+    ("InverseGamma", scipy.stats.invgamma, lambda p: (p["concentration"], 0, p["rate"])),
 ])
 @pytest.mark.parametrize("params", [0, 1])
 def test_ks_against_scipy(name, scipy_dist, args, params):
@@ -334,9 +348,9 @@ def test_ks_against_scipy(name, scipy_dist, args, params):
     (one parameter set has a gamma concentration below 1: the boosted sampler)."""
     pvals = {
         0: dict(concentration=0.35, rate=2.0, concentration1=0.6, concentration0=2.5, df=2.5,
-                loc=0.3, scale=1.7, rate_e=0.8),
+                loc=0.3, scale=1.7, rate_e=0.8, alpha=1.5),
         1: dict(concentration=6.0, rate=0.5, concentration1=4.0, concentration0=0.4, df=9.0,
-                loc=-1.0, scale=0.4, rate_e=3.0),
+                loc=-1.0, scale=0.4, rate_e=3.0, alpha=0.7),
     }[params]
     p = dict(pvals)
     if name == "Exponential":
@@ -344,7 +358,9 @@ def test_ks_against_scipy(name, scipy_dist, args, params):
     keys = {"Gamma": ("concentration", "rate"), "Beta": ("concentration1", "concentration0"),
             "StudentT": ("df", "loc", "scale"), "Normal": ("loc", "scale"),
             "Laplace": ("loc", "scale"), "Cauchy": ("loc", "scale"), "Exponential": ("rate",),
-            "HalfNormal": ("scale",)}[name]
+            "HalfNormal": ("scale",), "HalfCauchy": ("scale",), "Gumbel": ("loc", "scale"),
+            "Pareto": ("scale", "alpha"), "Weibull": ("scale", "concentration"),
+            "InverseGamma": ("concentration", "rate")}[name]
     p = {k: p[k] for k in keys}
     sd = getattr(SD, name)(**{k: s(v) for k, v in p.items()})
     shrew.manual_seed(11 + params)
@@ -549,6 +565,9 @@ def _kl_instances(name, variant):
         return dict(low=low, high=high)
     if name == "Binomial":
         return dict(total_count=np.full(3, 6.0), probs=rng.uniform(0.1, 0.9, 3))
+    if name == "Pareto":  # infinite mean (alpha <= 1), infinite variance, and finite both
+        return dict(scale=np.array([0.05, 0.3, 0.6]) * (1 + variant),
+                    alpha=np.array([0.8, 1.5, 3.0]) + variant)
     if name in ("Independent", "MixtureSameFamily", "TransformedDistribution"):
         return _composite_params(name, rng, (3,))
     if name == "LowRankMultivariateNormal":  # the event size of MultivariateNormal's
@@ -581,7 +600,7 @@ def test_every_torch_kl_pair_among_ours_is_registered():
     ours = {(p.__name__, q.__name__) for p, q in SD.kl._KL_REGISTRY}
     missing = [pair for pair in KL_PAIRS if pair not in ours]
     assert not missing
-    assert len(KL_PAIRS) >= 50
+    assert len(KL_PAIRS) >= 74
 
 
 @pytest.mark.parametrize("pair", [p for p in KL_PAIRS if p != ("ExponentialFamily",

@@ -14,8 +14,11 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
@@ -24,6 +27,7 @@ from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import RelaxedBernoulli
 from .relaxed_categorical import RelaxedOneHotCategorical
@@ -35,17 +39,20 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTra
                          SigmoidTransform, SoftmaxTransform, SoftplusTransform,
                          StickBreakingTransform, TanhTransform, Transform, identity_transform)
 from .uniform import Uniform
+from .weibull import Weibull
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
     "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
-    "Exponential", "ExponentialFamily", "Gamma", "Geometric", "HalfNormal", "Independent",
+    "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
+    "HalfNormal", "Independent", "InverseGamma",
     "IndependentTransform", "Laplace", "LogNormal", "LowRankMultivariateNormal",
     "LowerCholeskyTransform", "MixtureSameFamily", "MultivariateNormal", "Normal",
-    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
     "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
     "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-    "TransformedDistribution", "Uniform", "biject_to", "constraints", "identity_transform",
+    "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints",
+    "identity_transform",
     "kl_divergence", "register_kl", "transform_to", "transforms",
 ]

@@ -30,6 +30,7 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
@@ -37,6 +38,7 @@ from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .transforms import _sum_rightmost
@@ -156,6 +158,17 @@ def _ce_gamma(mean: Tensor, mean_log: Tensor, q: Gamma) -> Tensor:
 def _ce_beta(mean_log: Tensor, mean_log1m: Tensor, q: Beta) -> Tensor:
     c1, c0 = q.concentration1, q.concentration0
     return _lbeta(c1, c0) - (c1 - 1) * mean_log - (c0 - 1) * mean_log1m
+
+
+def _ce_gumbel(mean: Tensor, mean_exp: Tensor, q: Gumbel) -> Tensor:
+    """-E_p[log q(x)] for a Gumbel q, from E_p[x] and E_p[exp(-x / scale_q)]."""
+    return (q.scale.log() + (mean - q.loc) / q.scale
+            + (q.loc / q.scale).exp() * mean_exp)
+
+
+def _ce_pareto(mean_log: Tensor, q: Pareto) -> Tensor:
+    """-E_p[log q(x)] for a Pareto q on x >= scale_q, from E_p[log x]."""
+    return -q.alpha.log() - q.alpha * q.scale.log() + (q.alpha + 1) * mean_log
 
 
 # E[log x] and E[log(1 - x)] under p, for the families used as p above.
@@ -489,3 +502,96 @@ def _kl_uniform_gamma(p: Uniform, q: Gamma) -> Tensor:
 @register_kl(Uniform, Normal)
 def _kl_uniform_normal(p: Uniform, q: Normal) -> Tensor:
     return -p.entropy() + _ce_normal(p.mean, p.variance, q)
+
+
+# -- Gumbel and Pareto -----------------------------------------------------------------
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p: Gumbel, q: Gumbel) -> Tensor:
+    # E[exp(-x / s)] for x = loc + scale * G, G standard Gumbel: exp(-loc / s) Gamma(1 + scale / s)
+    mean_exp = (-p.loc / q.scale + shrew.lgamma(1 + p.scale / q.scale)).exp()
+    return -p.entropy() + _ce_gumbel(p.mean, mean_exp, q)
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p: Exponential, q: Gumbel) -> Tensor:
+    rate_scale = p.rate * q.scale
+    return -p.entropy() + _ce_gumbel(p.mean, rate_scale / (rate_scale + 1), q)
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p: Gamma, q: Gumbel) -> Tensor:
+    mean_exp = (1 + (p.rate * q.scale).reciprocal()).pow(-p.concentration)
+    return -p.entropy() + _ce_gumbel(p.mean, mean_exp, q)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p: Normal, q: Gumbel) -> Tensor:
+    mean_exp = (-p.loc / q.scale + 0.5 * (p.scale / q.scale).pow(2)).exp()
+    return -p.entropy() + _ce_gumbel(p.mean, mean_exp, q)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p: Uniform, q: Gumbel) -> Tensor:
+    mean_exp = q.scale * ((-p.low / q.scale).exp() - (-p.high / q.scale).exp()) / (p.high - p.low)
+    return -p.entropy() + _ce_gumbel(p.mean, mean_exp, q)
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p: Gumbel, q: Normal) -> Tensor:
+    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
+
+
+@register_kl(Gumbel, Beta)
+@register_kl(Gumbel, Exponential)
+@register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
+@register_kl(Gumbel, Uniform)
+def _kl_gumbel_infinity(p: Gumbel, q: Distribution) -> Tensor:
+    return _infinite_like(p.loc)
+
+
+def _pareto_mean_log(p: Pareto) -> Tensor:
+    return p.scale.log() + p.alpha.reciprocal()
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p: Pareto, q: Pareto) -> Tensor:
+    result = -p.entropy() + _ce_pareto(_pareto_mean_log(p), q)
+    return _inf_where(p.scale < q.scale, result)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p: Pareto, q: Exponential) -> Tensor:
+    return _inf_where(p.alpha <= 1, -p.entropy() + _ce_exponential(p.mean, q))
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p: Pareto, q: Gamma) -> Tensor:
+    result = -p.entropy() + _ce_gamma(p.mean, _pareto_mean_log(p), q)
+    return _inf_where(p.alpha <= 1, result)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p: Pareto, q: Normal) -> Tensor:
+    return _inf_where(p.alpha <= 2, -p.entropy() + _ce_normal(p.mean, p.variance, q))
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p: Uniform, q: Pareto) -> Tensor:
+    result = -p.entropy() + _ce_pareto(_uniform_mean_log(p), q)
+    return _inf_where(p.low < q.scale, result)
+
+
+@register_kl(Beta, Pareto)
+@register_kl(Exponential, Pareto)
+@register_kl(Gamma, Pareto)
+@register_kl(Laplace, Pareto)
+@register_kl(Normal, Pareto)
+def _kl_infinity_pareto(p: Distribution, q: Pareto) -> Tensor:
+    return _infinite_like(p.mean)  # p reaches below any Pareto's scale
+
+
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, Uniform)
+def _kl_pareto_infinity(p: Pareto, q: Distribution) -> Tensor:
+    return _infinite_like(p.scale)  # q's support is bounded, p's is not
