@@ -21,10 +21,14 @@ from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
+from .kumaraswamy import Kumaraswamy
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
@@ -46,8 +50,10 @@ __all__ = [
     "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
     "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
     "HalfNormal", "Independent", "InverseGamma",
-    "IndependentTransform", "Laplace", "LogNormal", "LowRankMultivariateNormal",
-    "LowerCholeskyTransform", "MixtureSameFamily", "MultivariateNormal", "Normal",
+    "IndependentTransform", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+    "LowRankMultivariateNormal",
+    "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "NegativeBinomial", "Normal",
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
     "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
