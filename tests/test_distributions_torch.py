@@ -1117,3 +1117,22 @@ def test_kumaraswamy_mode_maximises_the_density():
     dens = n(d.log_prob(s(np.broadcast_to(grid[:, None], (grid.size, 3)).copy())))
     np.testing.assert_allclose(mode, grid[dens.argmax(0)], atol=1e-4)
     assert np.isnan(n(SD.Kumaraswamy(s(0.5), s(2.0)).mode))
+
+
+@pytest.mark.parametrize("name", [n_ for n_ in SIMPLE if n_ != "Multinomial"])
+def test_float32_parameters(name):
+    """The default dtype: parameters, draws and results in float32, close to torch's."""
+    rng = np.random.default_rng(21)
+    p = _params(name, rng, (3,), False)
+    sd = getattr(SD, name.split("_")[0])(**{k: shrew.from_numpy(np.asarray(v, np.float32))
+                                            for k, v in p.items()})
+    td = getattr(TD, name.split("_")[0])(**{k: torch.from_numpy(np.asarray(v, np.float32))
+                                            for k, v in p.items()})
+    values = torch_values(td, 3)
+    got = sd.log_prob(shrew.from_numpy(values.numpy()))
+    assert got.dtype == shrew.float32
+    np.testing.assert_allclose(n(got), n(td.log_prob(values)), rtol=2e-4, atol=2e-4)
+    shrew.manual_seed(0)
+    draw = sd.sample((2,))
+    assert n(draw).dtype == td.sample((2,)).numpy().dtype
+    assert tuple(draw.shape) == (2,) + tuple(td.batch_shape) + tuple(td.event_shape)
