@@ -732,6 +732,14 @@ def _transform_pairs():
         ("Reshape", lambda L, c: L.ReshapeTransform((3,), (3, 1)), "real"),
         ("LowerCholesky", lambda L, c: L.LowerCholeskyTransform(), "square"),
         ("Inverse", lambda L, c: L.SigmoidTransform().inv, "unit"),
+        ("Cat", lambda L, c: L.CatTransform([L.ExpTransform(), L.AffineTransform(1.0, 2.0)],
+                                            dim=1, lengths=[1, 2]), "real"),
+        ("CatBatch", lambda L, c: L.CatTransform([L.ExpTransform(), L.TanhTransform()], dim=0),
+         "real"),
+        ("Stack", lambda L, c: L.StackTransform([L.ExpTransform(), L.SigmoidTransform()], dim=0),
+         "real"),
+        ("CumulativeDistribution", lambda L, c: L.CumulativeDistributionTransform(
+            (SD if L is SD.transforms else TD).Normal(c(loc), c(scale))), "real"),
     ]
 
 

@@ -37,7 +37,8 @@ from .relaxed_bernoulli import RelaxedBernoulli
 from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
-from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+                         CumulativeDistributionTransform, ExpTransform, StackTransform,
                          IndependentTransform, LowerCholeskyTransform,
                          PositiveDefiniteTransform, PowerTransform, ReshapeTransform,
                          SigmoidTransform, SoftmaxTransform, SoftplusTransform,
@@ -46,7 +47,8 @@ from .uniform import Uniform
 from .weibull import Weibull
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
+    "AbsTransform", "AffineTransform", "Bernoulli", "CatTransform",
+    "CumulativeDistributionTransform", "StackTransform", "Beta", "Binomial", "Categorical",
     "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
     "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
     "HalfNormal", "Independent", "InverseGamma",

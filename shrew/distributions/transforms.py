@@ -20,7 +20,8 @@ from . import constraints
 from .utils import broadcast_all
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CumulativeDistributionTransform", "ExpTransform", "StackTransform",
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
     "PowerTransform", "ReshapeTransform",
     "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
@@ -761,3 +762,153 @@ class PositiveDefiniteTransform(Transform):
 
     def _inverse(self, y: Tensor) -> Tensor:
         return LowerCholeskyTransform().inv(shrew.linalg.cholesky(y))
+
+
+class _PiecewiseTransform(Transform):
+    """Transforms applied each to its own piece of dimension `dim`: CatTransform's pieces
+    are narrow() slices of given lengths, StackTransform's single indices."""
+    dim: int
+
+    def __init__(self, tseq: list[Transform], dim: int, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise TypeError(f"{type(self).__name__}: every element of tseq must be a "
+                            "Transform")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def _pieces(self, x: Tensor) -> list[Tensor]:
+        raise NotImplementedError
+
+    def _join(self, parts: list[Tensor]) -> Tensor:
+        raise NotImplementedError
+
+    def _check(self, x: Tensor, size: int) -> None:
+        if not -x.ndim <= self.dim < x.ndim:
+            raise ValueError(f"{type(self).__name__}: dim {self.dim} out of range for a "
+                             f"tensor with {x.ndim} dimensions")
+        if x.shape[self.dim] != size:
+            raise ValueError(f"{type(self).__name__}: size {x.shape[self.dim]} of dim "
+                             f"{self.dim} must equal {size}")
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self._join([t(piece) for t, piece in zip(self.transforms, self._pieces(x))])
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return self._join([t.inv(piece) for t, piece in zip(self.transforms, self._pieces(y))])
+
+
+class CatTransform(_PiecewiseTransform):
+    """tseq[i] applied to the i-th slice of `dim` (of length lengths[i], default 1), the
+    results concatenated as torch.cat does."""
+
+    def __init__(self, tseq: list[Transform], dim: int = 0, lengths: list[int] | None = None,
+                 cache_size: int = 0) -> None:
+        super().__init__(tseq, dim, cache_size)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError(f"CatTransform: {len(self.lengths)} lengths for "
+                             f"{len(self.transforms)} transforms")
+
+    @property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _pieces(self, x: Tensor) -> list[Tensor]:
+        self._check(x, self.length)
+        starts = [sum(self.lengths[:i]) for i in range(len(self.lengths))]
+        return [x.narrow(self.dim, start, length) for start, length in zip(starts, self.lengths)]
+
+    def _join(self, parts: list[Tensor]) -> Tensor:
+        return shrew.cat(parts, self.dim)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        terms = []
+        for t, xs, ys in zip(self.transforms, self._pieces(x), self._pieces(y)):
+            terms.append(_sum_rightmost(t.log_abs_det_jacobian(xs, ys),
+                                        self.event_dim - t.event_dim))
+        dim = (self.dim - x.ndim if self.dim >= 0 else self.dim) + self.event_dim
+        if dim < 0:  # dim is a batch dim of the log-det: concatenate along it
+            return shrew.cat(terms, dim)
+        return reduce(operator.add, terms)  # dim is inside the event: the pieces add
+
+    @constraints.dependent_property
+    def domain(self) -> constraints.Constraint:
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self) -> constraints.Constraint:
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(_PiecewiseTransform):
+    """tseq[i] applied to x.select(dim, i), the results stacked as torch.stack does."""
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _pieces(self, x: Tensor) -> list[Tensor]:
+        self._check(x, len(self.transforms))
+        return [x.select(self.dim, i) for i in range(len(self.transforms))]
+
+    def _join(self, parts: list[Tensor]) -> Tensor:
+        return shrew.stack(parts, self.dim)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return shrew.stack([t.log_abs_det_jacobian(xs, ys) for t, xs, ys in
+                            zip(self.transforms, self._pieces(x), self._pieces(y))], self.dim)
+
+    @constraints.dependent_property
+    def domain(self) -> constraints.Constraint:
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self) -> constraints.Constraint:
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """x -> distribution.cdf(x): onto the unit interval, with the density as its
+    Jacobian (a copula's building block)."""
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return self.distribution.support
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
