@@ -74,6 +74,8 @@ def _params(name, rng, batch, bcast):
         return dict(scale=_pos(rng, batch), alpha=_pos(rng, other, 0.6, 4.0))
     if name == "Weibull":
         return dict(scale=_pos(rng, batch), concentration=_pos(rng, other, 0.5, 4.0))
+    if name == "FisherSnedecor":
+        return dict(df1=_pos(rng, batch, 1.0, 9.0), df2=_pos(rng, other, 1.0, 12.0))
     if name == "Kumaraswamy":
         return dict(concentration1=_pos(rng, batch, 0.5, 4.0),
                     concentration0=_pos(rng, other, 0.5, 4.0))
@@ -186,7 +188,7 @@ SIMPLE = ["Normal", "Laplace", "Cauchy", "LogNormal", "HalfNormal", "Bernoulli",
           "MultivariateNormal_tril", "LowRankMultivariateNormal", "RelaxedBernoulli",
           "RelaxedOneHotCategorical", "Gumbel", "Pareto", "HalfCauchy", "Weibull",
           "InverseGamma", "Kumaraswamy", "NegativeBinomial", "NegativeBinomial_logits",
-          "Multinomial", "LogisticNormal"]
+          "Multinomial", "LogisticNormal", "FisherSnedecor"]
 COMPOSITE = ["Independent", "MixtureSameFamily", "MixtureSameFamily_mvn",
              "TransformedDistribution"]
 SHAPES = [((), False), ((3,), False), ((2, 3), False), ((2, 3), True)]
@@ -364,6 +366,7 @@ def test_sample_shapes_and_moments(name):
     ("Pareto", scipy.stats.pareto, lambda p: (p["alpha"], 0, p["scale"])),
     ("Weibull", scipy.stats.weibull_min, lambda p: (p["concentration"], 0, p["scale"])),
     ("InverseGamma", scipy.stats.invgamma, lambda p: (p["concentration"], 0, p["rate"])),
+    ("FisherSnedecor", scipy.stats.f, lambda p: (p["df1"], p["df2"])),
 ])
 @pytest.mark.parametrize("params", [0, 1])
 def test_ks_against_scipy(name, scipy_dist, args, params):
@@ -371,9 +374,9 @@ def test_ks_against_scipy(name, scipy_dist, args, params):
     (one parameter set has a gamma concentration below 1: the boosted sampler)."""
     pvals = {
         0: dict(concentration=0.35, rate=2.0, concentration1=0.6, concentration0=2.5, df=2.5,
-                loc=0.3, scale=1.7, rate_e=0.8, alpha=1.5),
+                loc=0.3, scale=1.7, rate_e=0.8, alpha=1.5, df1=0.7, df2=3.0),
         1: dict(concentration=6.0, rate=0.5, concentration1=4.0, concentration0=0.4, df=9.0,
-                loc=-1.0, scale=0.4, rate_e=3.0, alpha=0.7),
+                loc=-1.0, scale=0.4, rate_e=3.0, alpha=0.7, df1=6.0, df2=1.5),
     }[params]
     p = dict(pvals)
     if name == "Exponential":
@@ -383,7 +386,7 @@ def test_ks_against_scipy(name, scipy_dist, args, params):
             "Laplace": ("loc", "scale"), "Cauchy": ("loc", "scale"), "Exponential": ("rate",),
             "HalfNormal": ("scale",), "HalfCauchy": ("scale",), "Gumbel": ("loc", "scale"),
             "Pareto": ("scale", "alpha"), "Weibull": ("scale", "concentration"),
-            "InverseGamma": ("concentration", "rate")}[name]
+            "InverseGamma": ("concentration", "rate"), "FisherSnedecor": ("df1", "df2")}[name]
     p = {k: p[k] for k in keys}
     sd = getattr(SD, name)(**{k: s(v) for k, v in p.items()})
     shrew.manual_seed(11 + params)

@@ -12,6 +12,7 @@ from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
@@ -47,20 +48,18 @@ from .uniform import Uniform
 from .weibull import Weibull
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "Bernoulli", "CatTransform",
-    "CumulativeDistributionTransform", "StackTransform", "Beta", "Binomial", "Categorical",
-    "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
-    "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
-    "HalfNormal", "Independent", "InverseGamma",
-    "IndependentTransform", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
-    "LowRankMultivariateNormal",
-    "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-    "NegativeBinomial", "Normal",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
+    "Categorical", "Cauchy", "Chi2", "ComposeTransform", "CumulativeDistributionTransform",
+    "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily",
+    "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+    "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace",
+    "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+    "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
     "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
-    "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-    "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints",
-    "identity_transform",
-    "kl_divergence", "register_kl", "transform_to", "transforms",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
+    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to",
+    "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to",
+    "transforms",
 ]
