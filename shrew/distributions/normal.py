@@ -70,9 +70,8 @@ class Normal(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         var = self.scale ** 2
-        log_scale = (math.log(self.scale) if isinstance(self.scale, numbers.Real)
-                     else self.scale.log())
-        return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
+        return (-((value - self.loc) ** 2) / (2 * var) - self.scale.log()
+                - math.log(math.sqrt(2 * math.pi)))
 
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:

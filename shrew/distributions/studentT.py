@@ -28,8 +28,7 @@ class StudentT(Distribution):
 
     @property
     def mean(self) -> Tensor:
-        m = self.loc.clone()
-        return where(self.df <= 1, shrew.full_like(m, float("nan")), m)
+        return where(self.df <= 1, float("nan"), self.loc)
 
     @property
     def mode(self) -> Tensor:
@@ -37,10 +36,9 @@ class StudentT(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        m = self.df.clone()
         finite = self.scale.pow(2) * self.df / (self.df - 2)
-        m = where(self.df > 2, finite, shrew.full_like(m, float("inf")))
-        return where(self.df <= 1, shrew.full_like(m, float("nan")), m)
+        variance = where(self.df > 2, finite, float("inf"))
+        return where(self.df <= 1, float("nan"), variance)
 
     def __init__(self, df: Any, loc: Any = 0.0, scale: Any = 1.0,
                  validate_args: bool | None = None) -> None:
