@@ -412,6 +412,29 @@ def test_discrete_samplers_against_scipy():
                                  / expected[keep].sum()).pvalue > 1e-3
 
 
+@pytest.mark.parametrize("count,prob", [(5, 0.3), (40, 0.02), (1000, 0.3), (17, 0.999)])
+def test_binomial_sampler_against_scipy(count, prob):
+    """The device sampler (order-statistic splitting, then Bernoulli sums) by a chi-square
+    test against scipy's pmf; huge counts by their mean and variance."""
+    d = SD.Binomial(s(float(count)), s(prob))
+    shrew.manual_seed(13)
+    x = n(d.sample((20000,))).astype(int)
+    assert x.min() >= 0 and x.max() <= count
+    observed = np.bincount(x, minlength=count + 1)
+    expected = scipy.stats.binom(count, prob).pmf(np.arange(count + 1)) * 20000
+    keep = expected > 5
+    assert scipy.stats.chisquare(observed[keep], expected[keep] * observed[keep].sum()
+                                 / expected[keep].sum()).pvalue > 1e-3
+
+
+def test_binomial_sampler_large_counts_and_edges():
+    shrew.manual_seed(14)
+    huge = n(SD.Binomial(s([1e6, 3e4]), s([0.7, 0.01])).sample((4000,)))
+    _moments_ok(huge, np.array([7e5, 300.0]), np.array([2.1e5, 297.0]), "huge binomial")
+    edges = n(SD.Binomial(s([0.0, 9.0, 9.0]), s([0.5, 0.0, 1.0])).sample((50,)))
+    np.testing.assert_array_equal(edges, np.broadcast_to([0.0, 0.0, 9.0], (50, 3)))
+
+
 def test_rsample_reproducible_with_manual_seed():
     d = SD.Gamma(s([0.5, 2.0]), s([1.0, 3.0]))
     shrew.manual_seed(42)
@@ -1073,6 +1096,10 @@ def test_distributions_on_opencl():
     shrew.manual_seed(1)
     g = SD.Gamma(on([0.5, 4.0]), on([1.0, 2.0])).sample((20000,)).to(device="cpu").numpy()
     _moments_ok(g.astype(F64), np.array([0.5, 2.0]), np.array([0.5, 1.0]), "gamma on opencl")
+    # binomial draws on the device
+    shrew.manual_seed(3)
+    b = SD.Binomial(on([60.0, 5.0]), on([0.25, 0.5])).sample((20000,)).to(device="cpu").numpy()
+    _moments_ok(b.astype(F64), np.array([15.0, 2.5]), np.array([11.25, 1.25]), "binomial")
     # the implicit gamma gradient on the device (igamma's kernel) against torch's
     conc = on([0.5, 3.0]).requires_grad_()
     shrew.manual_seed(2)

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import shrew
 from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
+from ._binomial_sampler import binomial
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
@@ -24,8 +23,8 @@ class Binomial(Distribution):
     """The number of successes in total_count independent trials of probability probs
     (or sigmoid(logits)).
 
-    Samples are drawn on the host by numpy's binomial sampler, from a stream seeded by the
-    device generator (so shrew.manual_seed repeats them), then moved to the device."""
+    Samples are drawn on the device by splitting on order statistics
+    (_binomial_sampler), exactly, from the device's generator."""
     arg_constraints = {"total_count": constraints.nonnegative_integer,
                        "probs": constraints.unit_interval, "logits": constraints.real}
     has_enumerate_support = True
@@ -91,14 +90,7 @@ class Binomial(Distribution):
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        with shrew.no_grad():
-            device = self.probs.device
-            seed = int(shrew.randint(2 ** 62, (1,), device=device).item())
-            rng = np.random.default_rng(seed)
-            counts = self.total_count.expand(shape).to(device="cpu").numpy()
-            probs = self.probs.expand(shape).to(device="cpu").numpy()
-            draws = rng.binomial(counts.astype(np.int64), probs.astype(np.float64))
-            return shrew.tensor(draws, dtype=self.probs.dtype, device=device)
+        return binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
