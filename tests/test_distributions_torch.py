@@ -427,6 +427,27 @@ def test_binomial_sampler_against_scipy(count, prob):
                                  / expected[keep].sum()).pvalue > 1e-3
 
 
+@pytest.mark.parametrize("rate", [0.3, 15.0, 40.0, 900.0])
+def test_poisson_sampler_against_scipy(rate):
+    """The device sampler (gamma splitting, then counting exponential gaps) by a
+    chi-square test against scipy's pmf."""
+    shrew.manual_seed(17)
+    x = n(SD.Poisson(s(rate)).sample((20000,))).astype(int)
+    k = np.arange(int(3 * rate + 30))
+    observed = np.bincount(x, minlength=k.size)[:k.size]
+    expected = scipy.stats.poisson(rate).pmf(k) * 20000
+    keep = expected > 5
+    assert scipy.stats.chisquare(observed[keep], expected[keep] * observed[keep].sum()
+                                 / expected[keep].sum()).pvalue > 1e-3
+
+
+def test_poisson_sampler_huge_and_zero_rates():
+    shrew.manual_seed(18)
+    x = n(SD.Poisson(s([1e6, 0.0])).sample((4000,)))
+    _moments_ok(x[:, :1], np.array([1e6]), np.array([1e6]), "huge poisson")
+    assert np.all(x[:, 1] == 0)
+
+
 def test_binomial_sampler_large_counts_and_edges():
     shrew.manual_seed(14)
     huge = n(SD.Binomial(s([1e6, 3e4]), s([0.7, 0.01])).sample((4000,)))
@@ -1096,7 +1117,10 @@ def test_distributions_on_opencl():
     shrew.manual_seed(1)
     g = SD.Gamma(on([0.5, 4.0]), on([1.0, 2.0])).sample((20000,)).to(device="cpu").numpy()
     _moments_ok(g.astype(F64), np.array([0.5, 2.0]), np.array([0.5, 1.0]), "gamma on opencl")
-    # binomial draws on the device
+    # poisson and binomial draws on the device
+    shrew.manual_seed(4)
+    pd = SD.Poisson(on([3.0, 70.0])).sample((20000,)).to(device="cpu").numpy()
+    _moments_ok(pd.astype(F64), np.array([3.0, 70.0]), np.array([3.0, 70.0]), "poisson")
     shrew.manual_seed(3)
     b = SD.Binomial(on([60.0, 5.0]), on([0.25, 0.5])).sample((20000,)).to(device="cpu").numpy()
     _moments_ok(b.astype(F64), np.array([15.0, 2.5]), np.array([11.25, 1.25]), "binomial")

@@ -8,6 +8,7 @@ import shrew.nn.functional as F
 from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
+from ._poisson_sampler import poisson
 from .distribution import Distribution
 from .gamma import Gamma
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
@@ -17,8 +18,7 @@ __all__ = ["NegativeBinomial"]
 
 class NegativeBinomial(Distribution):
     """The number of successes (each of probability probs) before total_count failures.
-    Samples are Poisson draws at Gamma(total_count, exp(-logits)) rates (shrew.poisson
-    draws on the host, seeded by the device generator)."""
+    Samples are Poisson draws at Gamma(total_count, exp(-logits)) rates, on the device."""
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
                        "probs": constraints.half_open_interval(0.0, 1.0),
                        "logits": constraints.real}
@@ -87,7 +87,7 @@ class NegativeBinomial(Distribution):
     def sample(self, sample_shape: Any = ()) -> Tensor:
         with shrew.no_grad():
             rate = self._gamma.sample(sample_shape=sample_shape)
-            return shrew.poisson(rate)
+            return poisson(rate)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

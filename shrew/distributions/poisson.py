@@ -6,6 +6,7 @@ from typing import Any
 import shrew
 from .._tensor import Tensor
 from . import constraints
+from ._poisson_sampler import poisson
 from ._scalar_params import batch_shape_of, expand_params
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
@@ -14,8 +15,8 @@ __all__ = ["Poisson"]
 
 
 class Poisson(ExponentialFamily):
-    """P(k) = rate^k exp(-rate) / k!.  Samples come from shrew.poisson (drawn on the host
-    by numpy, seeded from the device generator, so shrew.manual_seed repeats them)."""
+    """P(k) = rate^k exp(-rate) / k!.  Samples are drawn on the device, exactly
+    (_poisson_sampler)."""
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 
@@ -41,7 +42,7 @@ class Poisson(ExponentialFamily):
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with shrew.no_grad():
-            return shrew.poisson(self.rate.expand(shape))
+            return poisson(self.rate.expand(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
