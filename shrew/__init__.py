@@ -31,7 +31,8 @@ from .ops.index.composed import (argwhere, gather, index_add, index_copy, index_
                            put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
                            where)
 from .ops.index.subscript import index_put
-from .ops.special import digamma, igamma, igammac, lgamma, mvlgamma, polygamma  # torch.special's
+from .ops.special import (digamma, i0, i0_, igamma, igammac, lgamma,  # torch.special's
+                          mvlgamma, polygamma, sinc, sinc_, xlogy_)
 from .ops.norm import log_softmax_function as log_softmax, softmax_function as softmax, standardize
 from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import (bernoulli, manual_seed, multinomial, normal, poisson, rand, rand_like,
@@ -68,7 +69,9 @@ from . import cuda  # noqa: E402
 from . import accelerator, amp, onnx  # noqa: E402
 from .ops.generator import Generator
 from . import linalg, nn, optim, return_types, serialization, utils  # noqa: E402  (they build on everything above)
-from . import special  # noqa: E402
+from . import signal, special  # noqa: E402
+from .ops.windows import (bartlett_window, blackman_window, hamming_window,  # noqa: E402
+                          hann_window, kaiser_window)
 from .serialization.save_load import load, save  # noqa: E402
 from .autograd.diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
@@ -172,7 +175,11 @@ __all__ = [
     "sin", "sinh", "sqrt", "square", "sub", "subtract", "tan", "tanh", "true_divide", "trunc",
     "xlogy",
     # special functions (ops/special.py) and shrew.special
-    "special", "lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac",
+    "special", "lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac", "i0", "sinc",
+    "i0_", "sinc_", "xlogy_",
+    # window functions (ops/windows.py) and shrew.signal.windows
+    "signal", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
+    "kaiser_window",
     "gather", "scatter", "scatter_reduce", "index_select", "index_add", "index_copy",
     "index_fill", "index_put", "masked_fill", "masked_scatter", "masked_select", "take",
     "take_along_dim", "put", "nonzero", "argwhere",

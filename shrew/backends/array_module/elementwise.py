@@ -132,12 +132,43 @@ class ElementwisePrimitives:
             return self._int_pow(a, b)
         if fn in _XP_BINARY:
             return getattr(self.xp, _XP_BINARY[fn])(a, b)
+        if "_polynomial_" in fn:
+            return self._orthogonal_polynomial(fn, a, b)
         if fn in _SPECIAL_BINARY:
             y = self.special(_SPECIAL_BINARY[fn])(a, b)
             if fn == "zeta":  # scipy's zeta(s, inf) is 0; PyTorch's NaN
                 y = self.xp.where(self.xp.isposinf(b), self.xp.nan, y)
             return y.astype(a.dtype, copy=False)
         raise NotImplementedError(f"binary function {fn!r}")
+
+    def _orthogonal_polynomial(self, fn: str, x: Storage, n: Storage) -> Storage:
+        """P_n(x) of one of PyTorch's orthogonal polynomial families by its three-term
+        recurrence, run once up to the largest degree with each element kept at its own;
+        n truncated to an integer, 0 where it is negative (or infinite, or NaN)."""
+        xp = self.xp
+        x, n = xp.broadcast_arrays(x, n)
+        degree = xp.trunc(xp.where(xp.isfinite(n), n, -1))  # PyTorch's cast: inf, NaN < 0
+        kind = fn.rsplit("_", 1)[1]
+        one = xp.ones_like(x)
+        first = {"t": x, "u": 2 * x, "v": 2 * x - 1, "w": 2 * x + 1, "h": 2 * x, "he": x,
+                 "l": 1 - x, "p": x}[kind]
+        out = xp.where(degree == 0, one, first)
+        previous, current = one, first
+        top = int(degree.max()) if degree.size else 0
+        for j in range(1, top):  # current = P_j: the next is P_(j+1)
+            if kind in ("t", "u", "v", "w"):
+                following = 2 * x * current - previous
+            elif kind == "h":
+                following = 2 * x * current - 2 * j * previous
+            elif kind == "he":
+                following = x * current - j * previous
+            elif kind == "l":
+                following = ((2 * j + 1 - x) * current - j * previous) / (j + 1)
+            else:
+                following = ((2 * j + 1) * x * current - j * previous) / (j + 1)
+            out = xp.where(degree == j + 1, following, out)
+            previous, current = current, following
+        return xp.where(degree < 0, 0, out).astype(x.dtype, copy=False)
 
     def _int_pow(self, a: Storage, b: Storage) -> Storage:
         """Integer powers; a negative exponent gives 1 for a base of 1, +-1 for -1 and 0

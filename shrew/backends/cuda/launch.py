@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS
 from ..kernels import dtype_defines, source
 
 BLOCK = 256  # threads per block; these 1-D kernels use no shared memory
@@ -24,8 +25,11 @@ KERNELS = {
     "scan": ("scan_sum", "scan_prod", "scan_logsumexp", "arg_scan_max", "arg_scan_min"),
     "sort": ("argsort",),
     "random": ("rand_uniform", "rand_normal"),
+    "special": (*(f"unary_{fn}" for fn in SPECIAL_UNARY_FNS),
+                *(f"binary_{fn}" for fn in SPECIAL_BINARY_FNS)),
 }
-FLOAT_ONLY = frozenset({"random"})  # rand and randn are asked for float dtypes only
+# rand and randn, and the special functions, are asked for float dtypes only
+FLOAT_ONLY = frozenset({"random", "special"})
 FLOAT_ONLY_KERNELS = frozenset({"scan_logsumexp"})  # built under `#if IS_FLOAT` only
 
 # The device-level -D values every program gets (WG_SIZE and TILE only size the OpenCL

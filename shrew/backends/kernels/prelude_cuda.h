@@ -23,6 +23,7 @@ typedef unsigned char u8;
 typedef signed char i8;
 typedef short i16;
 #define INFINITY __int_as_float(0x7f800000)  /* OpenCL C's constant; NVRTC has no math.h */
+#define NAN __int_as_float(0x7fffffff)
 
 #if HAS_F16
 #include <cuda_fp16.h>

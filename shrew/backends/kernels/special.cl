@@ -10,8 +10,10 @@
 #define NAN_CT ((CT)NAN)
 #if HAS_F64
 typedef double WIDE;   /* where a float's sum cancels: double if the device has it */
+#define EPS_WIDE 1.1102230246251565e-16
 #else
 typedef CT WIDE;
+#define EPS_WIDE EPS_CT
 #endif
 
 /* ---- the gamma family ------------------------------------------------------------------ */
@@ -45,55 +47,57 @@ DEVICE CT digamma(const CT x)
 }
 
 /* B_2j / (2j)!, j = 1 .. 12: the Euler-Maclaurin tail of the Hurwitz zeta function. */
-DEVICE CT zeta_tail_coefficient(const int j)
+DEVICE WIDE zeta_tail_coefficient(const int j)
 {
     switch (j) {
-        case 1: return (CT)0.08333333333333333;
-        case 2: return (CT)-0.001388888888888889;
-        case 3: return (CT)3.306878306878307e-05;
-        case 4: return (CT)-8.267195767195768e-07;
-        case 5: return (CT)2.08767569878681e-08;
-        case 6: return (CT)-5.284190138687493e-10;
-        case 7: return (CT)1.3382536530684679e-11;
-        case 8: return (CT)-3.3896802963225827e-13;
-        case 9: return (CT)8.586062056277845e-15;
-        case 10: return (CT)-2.174868698558062e-16;
-        case 11: return (CT)5.5090028283602295e-18;
-        default: return (CT)-1.3954464685812522e-19;
+        case 1: return (WIDE)0.08333333333333333;
+        case 2: return (WIDE)-0.001388888888888889;
+        case 3: return (WIDE)3.306878306878307e-05;
+        case 4: return (WIDE)-8.267195767195768e-07;
+        case 5: return (WIDE)2.08767569878681e-08;
+        case 6: return (WIDE)-5.284190138687493e-10;
+        case 7: return (WIDE)1.3382536530684679e-11;
+        case 8: return (WIDE)-3.3896802963225827e-13;
+        case 9: return (WIDE)8.586062056277845e-15;
+        case 10: return (WIDE)-2.174868698558062e-16;
+        case 11: return (WIDE)5.5090028283602295e-18;
+        default: return (WIDE)-1.3954464685812522e-19;
     }
 }
 
 /* zeta(s, q) = sum_k (q + k)^-s: the first terms summed until q + k >= 10 (and k >= 10),
    then the rest as Euler-Maclaurin's integral, half term and Bernoulli series at w = q + k:
    w^(1-s) / (s-1) + w^-s / 2 + sum_j B_2j / (2j)! s (s+1) ... (s+2j-2) w^(-s-2j+1). */
-DEVICE CT hurwitz_zeta(const CT s, const CT q)
+DEVICE CT hurwitz_zeta(const CT s_in, const CT q_in)
 {
+    /* in WIDE: near q's poles the terms cancel to a few digits of a float */
+    const WIDE s = (WIDE)s_in, q = (WIDE)q_in;
     if (IS_NAN(s) || IS_NAN(q)) return NAN_CT;
-    if (s == (CT)1) return INFINITY;
-    if (s < (CT)1 || q == INFINITY) return NAN_CT;
-    if (q <= (CT)0) {
+    if (s == (WIDE)1) return INFINITY;
+    if (s < (WIDE)1 || q == INFINITY) return NAN_CT;
+    if (q <= (WIDE)0) {
         if (q == floor(q)) return INFINITY;
         if (s != floor(s)) return NAN_CT;   /* a negative base to a fractional power */
     }
-    if (isinf(s)) return q < (CT)1 ? INFINITY : q == (CT)1 ? (CT)1 : NAN_CT;   /* PyTorch's */
-    CT sum = (CT)0, w = q;
-    for (int k = 0; k < 10 || w < (CT)10; ++k) {
-        const CT term = pow(w, -s);
+    if (isinf(s)) return q < (WIDE)1 ? INFINITY : q == (WIDE)1 ? (CT)1 : NAN_CT;   /* PyTorch's */
+    WIDE sum = (WIDE)0, w = q;
+    for (int k = 0; k < 10 || w < (WIDE)10; ++k) {
+        const WIDE term = pow(w, -s);
         sum += term;
-        if (fabs(term) <= EPS_CT * fabs(sum)) return sum;
-        w += (CT)1;
+        if (fabs(term) <= EPS_WIDE * fabs(sum)) return (CT)sum;
+        w += (WIDE)1;
     }
-    const CT wps = pow(w, -s);
-    sum += wps * w / (s - (CT)1) + (CT)0.5 * wps;
-    CT rising = s, power = wps / w;
+    const WIDE wps = pow(w, -s);
+    sum += wps * w / (s - (WIDE)1) + (WIDE)0.5 * wps;
+    WIDE rising = s, power = wps / w;
     for (int j = 1; j <= 12; ++j) {
-        const CT term = zeta_tail_coefficient(j) * rising * power;
+        const WIDE term = zeta_tail_coefficient(j) * rising * power;
         sum += term;
-        if (fabs(term) <= EPS_CT * fabs(sum)) break;
-        rising *= (s + (CT)(2 * j - 1)) * (s + (CT)(2 * j));
+        if (fabs(term) <= EPS_WIDE * fabs(sum)) break;
+        rising *= (s + (WIDE)(2 * j - 1)) * (s + (WIDE)(2 * j));
         power /= w * w;
     }
-    return sum;
+    return (CT)sum;
 }
 
 /* The regularized incomplete gamma functions P(a, x) (lower) and Q = 1 - P (upper): below
@@ -464,4 +468,45 @@ UNARY(digamma, digamma(v))
 BINARY(igamma, incomplete_gamma(x, y, 0))
 BINARY(igammac, incomplete_gamma(x, y, 1))
 BINARY(zeta, hurwitz_zeta(x, y))
+#endif
+
+#if IS_FLOAT
+/* ---- the orthogonal polynomials -------------------------------------------------------- */
+/* P_n(x) by the family's three-term recurrence from P_0 = 1 and P_1 = `first`; n is a
+   float truncated to an integer, and gives 0 where negative, infinite or NaN.  `kind`: 0 Chebyshev
+   (T, U, V, W: P_(j+1) = 2x P_j - P_(j-1)), 1 Hermite H, 2 Hermite He, 3 Laguerre,
+   4 Legendre. */
+DEVICE CT orthogonal_polynomial(const CT x, const CT n, const int kind, const CT first)
+{
+    if (IS_NAN(n) || isinf(n)) return (CT)0;   /* PyTorch's cast makes them negative */
+    const i64 degree = (i64)n;
+    if (degree < 0) return (CT)0;
+    if (degree == 0) return (CT)1;
+    CT previous = (CT)1, current = first;
+    for (i64 j = 1; j < degree; ++j) {
+        const CT jj = (CT)j;
+        CT following;
+        switch (kind) {
+            case 0: following = (CT)2 * x * current - previous; break;
+            case 1: following = (CT)2 * x * current - (CT)2 * jj * previous; break;
+            case 2: following = x * current - jj * previous; break;
+            case 3: following = (((CT)2 * jj + (CT)1 - x) * current - jj * previous) /
+                                (jj + (CT)1); break;
+            default: following = (((CT)2 * jj + (CT)1) * x * current - jj * previous) /
+                                 (jj + (CT)1); break;
+        }
+        previous = current;
+        current = following;
+    }
+    return current;
+}
+
+BINARY(chebyshev_polynomial_t, orthogonal_polynomial(x, y, 0, x))
+BINARY(chebyshev_polynomial_u, orthogonal_polynomial(x, y, 0, (CT)2 * x))
+BINARY(chebyshev_polynomial_v, orthogonal_polynomial(x, y, 0, (CT)2 * x - (CT)1))
+BINARY(chebyshev_polynomial_w, orthogonal_polynomial(x, y, 0, (CT)2 * x + (CT)1))
+BINARY(hermite_polynomial_h, orthogonal_polynomial(x, y, 1, (CT)2 * x))
+BINARY(hermite_polynomial_he, orthogonal_polynomial(x, y, 2, x))
+BINARY(laguerre_polynomial_l, orthogonal_polynomial(x, y, 3, (CT)1 - x))
+BINARY(legendre_polynomial_p, orthogonal_polynomial(x, y, 4, x))
 #endif
