@@ -74,6 +74,13 @@ def _params(name, rng, batch, bcast):
         return dict(scale=_pos(rng, batch), alpha=_pos(rng, other, 0.6, 4.0))
     if name == "Weibull":
         return dict(scale=_pos(rng, batch), concentration=_pos(rng, other, 0.5, 4.0))
+    if name == "ContinuousBernoulli":  # one probability inside the Taylor region
+        probs = rng.uniform(0.05, 0.95, size=batch)
+        if probs.size:
+            probs.flat[0] = 0.4995
+        return dict(probs=probs)
+    if name == "ContinuousBernoulli_logits":
+        return dict(logits=rng.normal(size=batch))
     if name == "FisherSnedecor":
         return dict(df1=_pos(rng, batch, 1.0, 9.0), df2=_pos(rng, other, 1.0, 12.0))
     if name == "Kumaraswamy":
@@ -188,7 +195,8 @@ SIMPLE = ["Normal", "Laplace", "Cauchy", "LogNormal", "HalfNormal", "Bernoulli",
           "MultivariateNormal_tril", "LowRankMultivariateNormal", "RelaxedBernoulli",
           "RelaxedOneHotCategorical", "Gumbel", "Pareto", "HalfCauchy", "Weibull",
           "InverseGamma", "Kumaraswamy", "NegativeBinomial", "NegativeBinomial_logits",
-          "Multinomial", "LogisticNormal", "FisherSnedecor"]
+          "Multinomial", "LogisticNormal", "FisherSnedecor", "ContinuousBernoulli",
+          "ContinuousBernoulli_logits"]
 COMPOSITE = ["Independent", "MixtureSameFamily", "MixtureSameFamily_mvn",
              "TransformedDistribution"]
 SHAPES = [((), False), ((3,), False), ((2, 3), False), ((2, 3), True)]
@@ -306,7 +314,8 @@ MOMENT_CASES = ["Normal", "Laplace", "LogNormal", "HalfNormal", "Bernoulli", "Ge
                 "Chi2", "Uniform", "Poisson", "Binomial", "StudentT", "MultivariateNormal",
                 "MultivariateNormal_precision", "LowRankMultivariateNormal", "Independent",
                 "MixtureSameFamily", "TransformedDistribution", "Gumbel", "Weibull",
-                "Kumaraswamy", "NegativeBinomial", "Multinomial", "LogisticNormal"]
+                "Kumaraswamy", "NegativeBinomial", "Multinomial", "LogisticNormal",
+                "ContinuousBernoulli"]
 
 
 def _moments_ok(x, mean, var, what):
@@ -670,7 +679,7 @@ def test_every_torch_kl_pair_among_ours_is_registered():
     ours = {(p.__name__, q.__name__) for p, q in SD.kl._KL_REGISTRY}
     missing = [pair for pair in KL_PAIRS if pair not in ours]
     assert not missing
-    assert len(KL_PAIRS) >= 74
+    assert len(KL_PAIRS) >= 87
 
 
 @pytest.mark.parametrize("pair", [p for p in KL_PAIRS if p != ("ExponentialFamily",
@@ -689,7 +698,7 @@ def test_kl_divergence_against_torch(pair):
 
 
 @pytest.mark.parametrize("name", ["Normal", "Gamma", "Beta", "Dirichlet", "Exponential",
-                                  "Poisson", "Bernoulli"])
+                                  "Poisson", "Bernoulli", "ContinuousBernoulli"])
 def test_exponential_family_bregman_kl(name):
     pp, qp = _kl_instances(name, 0), _kl_instances(name, 1)
     got = SD.kl._kl_expfamily_expfamily(build(SD, name, pp), build(SD, name, qp))
@@ -697,7 +706,8 @@ def test_exponential_family_bregman_kl(name):
     close(got, expected)
     close(got, TD.kl_divergence(build(TD, name, pp), build(TD, name, qp)))
     # the generic entropy from the log normaliser equals each family's closed form
-    if name in ("Normal", "Gamma", "Exponential", "Bernoulli"):  # those with a carrier
+    if name in ("Normal", "Gamma", "Exponential", "Bernoulli",
+                "ContinuousBernoulli"):  # those with a carrier
         # measure (torch's Poisson, Beta and Dirichlet have none either)
         close(SD.ExponentialFamily.entropy(build(SD, name, pp)), build(TD, name, pp).entropy())
 

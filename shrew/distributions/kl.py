@@ -24,6 +24,7 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -164,6 +165,11 @@ def _ce_gumbel(mean: Tensor, mean_exp: Tensor, q: Gumbel) -> Tensor:
     """-E_p[log q(x)] for a Gumbel q, from E_p[x] and E_p[exp(-x / scale_q)]."""
     return (q.scale.log() + (mean - q.loc) / q.scale
             + (q.loc / q.scale).exp() * mean_exp)
+
+
+def _ce_continuous_bernoulli(mean: Tensor, q: ContinuousBernoulli) -> Tensor:
+    """-E_p[log q(x)] for a ContinuousBernoulli q: log q(x) = x logit + log(1 - p) + log C."""
+    return -mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
 
 
 def _ce_pareto(mean_log: Tensor, q: Pareto) -> Tensor:
@@ -595,3 +601,53 @@ def _kl_infinity_pareto(p: Distribution, q: Pareto) -> Tensor:
 @register_kl(Pareto, Uniform)
 def _kl_pareto_infinity(p: Pareto, q: Distribution) -> Tensor:
     return _infinite_like(p.scale)  # q's support is bounded, p's is not
+
+
+# -- ContinuousBernoulli ---------------------------------------------------------------
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_cb_cb(p: ContinuousBernoulli, q: ContinuousBernoulli) -> Tensor:
+    return -p.entropy() + _ce_continuous_bernoulli(p.mean, q)
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_cb(p: Beta, q: ContinuousBernoulli) -> Tensor:
+    return -p.entropy() + _ce_continuous_bernoulli(p.mean, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_cb(p: Uniform, q: ContinuousBernoulli) -> Tensor:
+    result = -p.entropy() + _ce_continuous_bernoulli(p.mean, q)
+    # as torch: infinite unless p lies strictly inside (0, 1)
+    return _inf_where((p.high >= 1) | (p.low <= 0), result)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_cb_exponential(p: ContinuousBernoulli, q: Exponential) -> Tensor:
+    return -p.entropy() + _ce_exponential(p.mean, q)
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_cb_normal(p: ContinuousBernoulli, q: Normal) -> Tensor:
+    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_cb_uniform(p: ContinuousBernoulli, q: Uniform) -> Tensor:
+    result = -p.entropy() + (q.high - q.low).log()
+    # as torch: infinite unless q's interval strictly contains [0, 1]
+    return _inf_where((q.low >= 0) | (q.high <= 1), result)
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_cb_infinity(p: ContinuousBernoulli, q: Distribution) -> Tensor:
+    return _infinite_like(p.probs)
+
+
+@register_kl(Exponential, ContinuousBernoulli)
+@register_kl(Gamma, ContinuousBernoulli)
+@register_kl(Gumbel, ContinuousBernoulli)
+@register_kl(Laplace, ContinuousBernoulli)
+@register_kl(Normal, ContinuousBernoulli)
+@register_kl(Pareto, ContinuousBernoulli)
+def _kl_infinity_cb(p: Distribution, q: ContinuousBernoulli) -> Tensor:
+    return _infinite_like(p.mean)  # p reaches outside [0, 1]
