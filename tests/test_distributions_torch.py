@@ -81,6 +81,8 @@ def _params(name, rng, batch, bcast):
         return dict(probs=probs)
     if name == "ContinuousBernoulli_logits":
         return dict(logits=rng.normal(size=batch))
+    if name == "VonMises":
+        return dict(loc=rng.normal(size=batch) * 3, concentration=_pos(rng, other, 0.01, 20.0))
     if name == "FisherSnedecor":
         return dict(df1=_pos(rng, batch, 1.0, 9.0), df2=_pos(rng, other, 1.0, 12.0))
     if name == "Kumaraswamy":
@@ -196,7 +198,7 @@ SIMPLE = ["Normal", "Laplace", "Cauchy", "LogNormal", "HalfNormal", "Bernoulli",
           "RelaxedOneHotCategorical", "Gumbel", "Pareto", "HalfCauchy", "Weibull",
           "InverseGamma", "Kumaraswamy", "NegativeBinomial", "NegativeBinomial_logits",
           "Multinomial", "LogisticNormal", "FisherSnedecor", "ContinuousBernoulli",
-          "ContinuousBernoulli_logits"]
+          "ContinuousBernoulli_logits", "VonMises"]
 COMPOSITE = ["Independent", "MixtureSameFamily", "MixtureSameFamily_mvn",
              "TransformedDistribution"]
 SHAPES = [((), False), ((3,), False), ((2, 3), False), ((2, 3), True)]
@@ -402,6 +404,20 @@ def test_ks_against_scipy(name, scipy_dist, args, params):
     x = n(sd.sample((20000,)))
     stat = scipy.stats.kstest(x, scipy_dist(*args(p)).cdf)
     assert stat.pvalue > 1e-3, (name, stat)
+
+
+@pytest.mark.parametrize("kappa", [1e-6, 0.5, 4.0, 300.0])
+def test_von_mises_sampler_against_scipy(kappa):
+    d = SD.VonMises(s(0.0), s(kappa))
+    shrew.manual_seed(19)
+    x = n(d.sample((20000,)))
+    assert np.all((x >= -np.pi) & (x < np.pi))
+    assert scipy.stats.kstest(x, scipy.stats.vonmises(kappa).cdf).pvalue > 1e-3
+    # a shifted loc: the circular mean moves with it, the draws stay in [-pi, pi)
+    shifted = n(SD.VonMises(s(3.0), s(kappa)).sample((20000,)))
+    assert np.all((shifted >= -np.pi) & (shifted < np.pi))
+    if kappa > 1:
+        assert abs(np.angle(np.exp(1j * shifted).mean()) - 3.0) < 0.05
 
 
 def test_discrete_samplers_against_scipy():

@@ -46,6 +46,7 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
                          SigmoidTransform, SoftmaxTransform, SoftplusTransform,
                          StickBreakingTransform, TanhTransform, Transform, identity_transform)
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = [
@@ -60,7 +61,7 @@ __all__ = [
     "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
     "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
-    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to",
-    "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to",
-    "transforms",
+    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
+    "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl",
+    "transform_to", "transforms",
 ]
