@@ -81,6 +81,11 @@ def _params(name, rng, batch, bcast):
         return dict(probs=probs)
     if name == "ContinuousBernoulli_logits":
         return dict(logits=rng.normal(size=batch))
+    if name == "GeneralizedPareto":  # heavy, exponential (c = 0) and bounded tails
+        conc = rng.uniform(-0.4, 0.8, size=other)
+        if conc.size:
+            conc.flat[0] = 0.0
+        return dict(loc=rng.normal(size=batch), scale=_pos(rng, other), concentration=conc)
     if name == "VonMises":
         return dict(loc=rng.normal(size=batch) * 3, concentration=_pos(rng, other, 0.01, 20.0))
     if name == "FisherSnedecor":
@@ -198,7 +203,7 @@ SIMPLE = ["Normal", "Laplace", "Cauchy", "LogNormal", "HalfNormal", "Bernoulli",
           "RelaxedOneHotCategorical", "Gumbel", "Pareto", "HalfCauchy", "Weibull",
           "InverseGamma", "Kumaraswamy", "NegativeBinomial", "NegativeBinomial_logits",
           "Multinomial", "LogisticNormal", "FisherSnedecor", "ContinuousBernoulli",
-          "ContinuousBernoulli_logits", "VonMises"]
+          "ContinuousBernoulli_logits", "VonMises", "GeneralizedPareto"]
 COMPOSITE = ["Independent", "MixtureSameFamily", "MixtureSameFamily_mvn",
              "TransformedDistribution"]
 SHAPES = [((), False), ((3,), False), ((2, 3), False), ((2, 3), True)]
@@ -236,8 +241,44 @@ def _compare_attr(sd, td, attr, *args):
     close(got, expected)
 
 
+# torch's GeneralizedPareto fails in float64 (its isclose against a float32 zero raises
+# "Double did not match Float"): it is compared with torch in float32 and with scipy here.
+TORCH_FLOAT64 = [n_ for n_ in SIMPLE if n_ != "GeneralizedPareto"]
+
+
 @pytest.mark.parametrize("batch,bcast", SHAPES, ids=lambda v: str(v))
-@pytest.mark.parametrize("name", SIMPLE + COMPOSITE)
+def test_generalized_pareto_against_scipy(batch, bcast):
+    rng = np.random.default_rng(0)
+    p = _params("GeneralizedPareto", rng, batch, bcast)
+    sd = build(SD, "GeneralizedPareto", p)
+    loc, scale, c = np.broadcast_arrays(p["loc"], p["scale"], p["concentration"])
+    ref = scipy.stats.genpareto(c, loc, scale)
+    assert tuple(sd.batch_shape) == loc.shape
+    shrew.manual_seed(1)
+    x = n(sd.sample((5,)))
+    close(sd.log_prob(s(x)), ref.logpdf(x), rtol=1e-9, atol=1e-9)
+    close(sd.cdf(s(x)), ref.cdf(x), rtol=1e-9, atol=1e-9)
+    u = np.random.default_rng(3).uniform(0.05, 0.95, size=x.shape)
+    close(sd.icdf(s(u)), ref.ppf(u), rtol=1e-9, atol=1e-9)
+    close(sd.entropy(), ref.entropy(), rtol=1e-9, atol=1e-9)
+    mean = np.where(c < 1, ref.mean(), np.nan)
+    close(sd.mean, mean, rtol=1e-9, atol=1e-9)
+    close(sd.variance, np.where(c < 0.5, ref.var(), np.nan), rtol=1e-9, atol=1e-9)
+    expanded = sd.expand((2,) + loc.shape).log_prob(s(x[:2, None]))
+    close(expanded, np.broadcast_to(ref.logpdf(x[:2, None]), tuple(expanded.shape)))
+
+
+def test_scalar_parameters_with_many_draws():
+    # 0-d parameters against large values (a 0-d condition in a large where)
+    d = SD.GeneralizedPareto(s(0.0), s(1.0), s(0.0))
+    x = d.sample((40000,))
+    close(d.log_prob(x), scipy.stats.genpareto(0.0).logpdf(n(x)))
+    cb = SD.ContinuousBernoulli(s(0.4999))
+    close(cb.cdf(cb.sample((40000,))).mean(), 0.5, atol=0.02)
+
+
+@pytest.mark.parametrize("batch,bcast", SHAPES, ids=lambda v: str(v))
+@pytest.mark.parametrize("name", TORCH_FLOAT64 + COMPOSITE)
 def test_against_torch(name, batch, bcast):
     sd, td = make_pair(name, batch, bcast)
     assert tuple(sd.batch_shape) == tuple(td.batch_shape)
@@ -378,6 +419,8 @@ def test_sample_shapes_and_moments(name):
     ("Weibull", scipy.stats.weibull_min, lambda p: (p["concentration"], 0, p["scale"])),
     ("InverseGamma", scipy.stats.invgamma, lambda p: (p["concentration"], 0, p["rate"])),
     ("FisherSnedecor", scipy.stats.f, lambda p: (p["df1"], p["df2"])),
+    ("GeneralizedPareto", scipy.stats.genpareto,
+     lambda p: (p["concentration"], p["loc"], p["scale"])),
 ])
 @pytest.mark.parametrize("params", [0, 1])
 def test_ks_against_scipy(name, scipy_dist, args, params):
@@ -385,19 +428,24 @@ def test_ks_against_scipy(name, scipy_dist, args, params):
     (one parameter set has a gamma concentration below 1: the boosted sampler)."""
     pvals = {
         0: dict(concentration=0.35, rate=2.0, concentration1=0.6, concentration0=2.5, df=2.5,
-                loc=0.3, scale=1.7, rate_e=0.8, alpha=1.5, df1=0.7, df2=3.0),
+                loc=0.3, scale=1.7, rate_e=0.8, alpha=1.5, df1=0.7, df2=3.0,
+                concentration_g=0.3),
         1: dict(concentration=6.0, rate=0.5, concentration1=4.0, concentration0=0.4, df=9.0,
-                loc=-1.0, scale=0.4, rate_e=3.0, alpha=0.7, df1=6.0, df2=1.5),
+                loc=-1.0, scale=0.4, rate_e=3.0, alpha=0.7, df1=6.0, df2=1.5,
+                concentration_g=-0.4),
     }[params]
     p = dict(pvals)
     if name == "Exponential":
         p = dict(rate=p["rate_e"])
+    if name == "GeneralizedPareto":
+        p = dict(p, concentration=p["concentration_g"])
     keys = {"Gamma": ("concentration", "rate"), "Beta": ("concentration1", "concentration0"),
             "StudentT": ("df", "loc", "scale"), "Normal": ("loc", "scale"),
             "Laplace": ("loc", "scale"), "Cauchy": ("loc", "scale"), "Exponential": ("rate",),
             "HalfNormal": ("scale",), "HalfCauchy": ("scale",), "Gumbel": ("loc", "scale"),
             "Pareto": ("scale", "alpha"), "Weibull": ("scale", "concentration"),
-            "InverseGamma": ("concentration", "rate"), "FisherSnedecor": ("df1", "df2")}[name]
+            "InverseGamma": ("concentration", "rate"), "FisherSnedecor": ("df1", "df2"),
+            "GeneralizedPareto": ("loc", "scale", "concentration")}[name]
     p = {k: p[k] for k in keys}
     sd = getattr(SD, name)(**{k: s(v) for k, v in p.items()})
     shrew.manual_seed(11 + params)
