@@ -86,6 +86,8 @@ def _params(name, rng, batch, bcast):
         if conc.size:
             conc.flat[0] = 0.0
         return dict(loc=rng.normal(size=batch), scale=_pos(rng, other), concentration=conc)
+    if name == "LKJCholesky":
+        return dict(dim=3, concentration=_pos(rng, batch, 0.5, 4.0))
     if name == "VonMises":
         return dict(loc=rng.normal(size=batch) * 3, concentration=_pos(rng, other, 0.01, 20.0))
     if name == "FisherSnedecor":
@@ -203,7 +205,7 @@ SIMPLE = ["Normal", "Laplace", "Cauchy", "LogNormal", "HalfNormal", "Bernoulli",
           "RelaxedOneHotCategorical", "Gumbel", "Pareto", "HalfCauchy", "Weibull",
           "InverseGamma", "Kumaraswamy", "NegativeBinomial", "NegativeBinomial_logits",
           "Multinomial", "LogisticNormal", "FisherSnedecor", "ContinuousBernoulli",
-          "ContinuousBernoulli_logits", "VonMises", "GeneralizedPareto"]
+          "ContinuousBernoulli_logits", "VonMises", "GeneralizedPareto", "LKJCholesky"]
 COMPOSITE = ["Independent", "MixtureSameFamily", "MixtureSameFamily_mvn",
              "TransformedDistribution"]
 SHAPES = [((), False), ((3,), False), ((2, 3), False), ((2, 3), True)]
@@ -466,6 +468,23 @@ def test_von_mises_sampler_against_scipy(kappa):
     assert np.all((shifted >= -np.pi) & (shifted < np.pi))
     if kappa > 1:
         assert abs(np.angle(np.exp(1j * shifted).mean()) - 3.0) < 0.05
+
+
+@pytest.mark.parametrize("dim,eta", [(2, 1.0), (3, 0.5), (4, 3.0)])
+def test_lkj_cholesky_sampler(dim, eta):
+    """Onion-method draws are correlation Cholesky factors whose correlations have the
+    LKJ marginal: (r + 1) / 2 ~ Beta(eta - 1 + dim / 2, eta - 1 + dim / 2)."""
+    d = SD.LKJCholesky(dim, s(eta))
+    shrew.manual_seed(23)
+    L = d.sample((8000,))
+    assert tuple(L.shape) == (8000, dim, dim)
+    assert bool(SD.constraints.corr_cholesky.check(L).all())
+    corr = n(L @ L.mT)
+    a = eta - 1 + dim / 2
+    for i in range(1, dim):  # every correlation (torch's sampler fails rows i >= 2)
+        for j in range(i):
+            r = corr[:, i, j]
+            assert scipy.stats.kstest((r + 1) / 2, scipy.stats.beta(a, a).cdf).pvalue > 1e-4
 
 
 def test_discrete_samplers_against_scipy():
@@ -859,6 +878,7 @@ def _transform_pairs():
          "real"),
         ("Stack", lambda L, c: L.StackTransform([L.ExpTransform(), L.SigmoidTransform()], dim=0),
          "real"),
+        ("CorrCholesky", lambda L, c: L.CorrCholeskyTransform(), "real"),
         ("CumulativeDistribution", lambda L, c: L.CumulativeDistributionTransform(
             (SD if L is SD.transforms else TD).Normal(c(loc), c(scale))), "real"),
     ]
@@ -932,6 +952,7 @@ def _constraint_cases():
         ("independent", lambda C: C.independent(C.positive, 1)),
         ("lower_cholesky", lambda C: C.lower_cholesky),
         ("positive_definite", lambda C: C.positive_definite),
+        ("corr_cholesky", lambda C: C.corr_cholesky),
     ]
 
 
@@ -1255,15 +1276,17 @@ def test_kumaraswamy_mode_maximises_the_density():
     assert np.isnan(n(SD.Kumaraswamy(s(0.5), s(2.0)).mode))
 
 
-@pytest.mark.parametrize("name", [n_ for n_ in SIMPLE if n_ != "Multinomial"])
+@pytest.mark.parametrize("name", SIMPLE)
 def test_float32_parameters(name):
     """The default dtype: parameters, draws and results in float32, close to torch's."""
     rng = np.random.default_rng(21)
     p = _params(name, rng, (3,), False)
-    sd = getattr(SD, name.split("_")[0])(**{k: shrew.from_numpy(np.asarray(v, np.float32))
-                                            for k, v in p.items()})
-    td = getattr(TD, name.split("_")[0])(**{k: torch.from_numpy(np.asarray(v, np.float32))
-                                            for k, v in p.items()})
+    sd = getattr(SD, name.split("_")[0])(**{
+        k: v if isinstance(v, int) else shrew.from_numpy(np.asarray(v, np.float32))
+        for k, v in p.items()})
+    td = getattr(TD, name.split("_")[0])(**{
+        k: v if isinstance(v, int) else torch.from_numpy(np.asarray(v, np.float32))
+        for k, v in p.items()})
     values = torch_values(td, 3)
     got = sd.log_prob(shrew.from_numpy(values.numpy()))
     assert got.dtype == shrew.float32

@@ -24,6 +24,7 @@ from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .kumaraswamy import Kumaraswamy
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
@@ -41,6 +42,7 @@ from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+                         CorrCholeskyTransform,
                          CumulativeDistributionTransform, ExpTransform, StackTransform,
                          IndependentTransform, LowerCholeskyTransform,
                          PositiveDefiniteTransform, PowerTransform, ReshapeTransform,
@@ -53,16 +55,17 @@ from .weibull import Weibull
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
     "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
-    "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpTransform",
-    "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto",
-    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
-    "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
-    "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
-    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
-    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform",
-    "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform",
-    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
-    "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to", "constraints",
-    "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
+    "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace",
+    "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+    "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+    "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
+    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
+    "biject_to", "constraints", "identity_transform", "kl_divergence", "register_kl",
+    "transform_to", "transforms",
 ]

@@ -17,10 +17,11 @@ import shrew.nn.functional as F
 from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
-from .utils import broadcast_all
+from .utils import broadcast_all, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = [
     "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CorrCholeskyTransform",
     "CumulativeDistributionTransform", "ExpTransform", "StackTransform",
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
     "PowerTransform", "ReshapeTransform",
@@ -912,3 +913,59 @@ class CumulativeDistributionTransform(Transform):
         if self._cache_size == cache_size:
             return self
         return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+
+class CorrCholeskyTransform(Transform):
+    """From D (D - 1) / 2 unconstrained reals to the Cholesky factor of a D x D
+    correlation matrix (lower triangular, unit-norm rows, positive diagonal): tanh maps
+    each to (-1, 1), and each row takes its entries as shares of what remains of its unit
+    norm (stick breaking on squares), the diagonal the rest."""
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        eps = shrew.finfo(x.dtype).eps
+        x = x.tanh().clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        # the norm left to each row before each entry: prod of sqrt(1 - r^2) so far
+        z1m_cumprod_sqrt = (1 - r.pow(2)).sqrt().cumprod(-1)
+        r = r + shrew.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return r * F.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        y_cumsum = 1 - (y * y).cumsum(-1)
+        y_cumsum_shifted = F.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (t.log1p() - (-t).log1p()) / 2  # atanh
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        y1m_cumsum = 1 - (y * y).cumsum(-1)
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        size = shape[-1]
+        dim = round((0.25 + 2 * size) ** 0.5 + 0.5)
+        if dim * (dim - 1) // 2 != size:
+            raise ValueError(f"Input is not a flattened lower-diagonal number: {size}")
+        return tuple(shape[:-1]) + (dim, dim)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        dim = shape[-1]
+        return tuple(shape[:-2]) + (dim * (dim - 1) // 2,)

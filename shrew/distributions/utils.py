@@ -13,7 +13,7 @@ from ..core.errors import ShrewValueError
 from .._tensor import Tensor
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits", "euler_constant"]
+           "probs_to_logits", "euler_constant", "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 
@@ -88,3 +88,35 @@ class lazy_property(Generic[T, R]):  # noqa: N801 (torch's name)
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+def _tril_mask(n: int, diag: int, device: Any) -> Tensor:
+    """The (n, n) bool mask of the entries on or below diagonal `diag`."""
+    rows = shrew.arange(n, device=device)
+    return rows.unsqueeze(0) < rows.unsqueeze(1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The entries of the last two dims on or below diagonal `diag`, row by row."""
+    n = mat.shape[-1]
+    if not -n <= diag < n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    mask = _tril_mask(n, diag, mat.device)
+    return mat[..., mask]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The inverse of tril_matrix_to_vec: a square matrix holding `vec` on and below
+    diagonal `diag`, zeros elsewhere."""
+    # n (n + 1) / 2 + diag n = size, solved for n (diag is negative or zero here)
+    size = vec.shape[-1]
+    n = round((-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * size + 4 * abs(diag)
+                                  * (diag + 1)) ** 0.5) / 2)
+    if n <= 0 or int(_tril_mask(n, diag, "cpu").sum()) != size:
+        raise ValueError(f"The size of last dimension is {size} which cannot be expressed "
+                         f"as the lower triangular part of a square D x D matrix.")
+    mask = _tril_mask(n, diag, vec.device).reshape(-1)
+    flat_index = shrew.arange(n * n, device=vec.device)[mask]
+    out = vec.new_zeros(tuple(vec.shape[:-1]) + (n * n,))
+    index = flat_index.expand(tuple(vec.shape[:-1]) + (size,))
+    return out.scatter(-1, index, vec).reshape(tuple(vec.shape[:-1]) + (n, n))
