@@ -86,6 +86,11 @@ def _params(name, rng, batch, bcast):
         if conc.size:
             conc.flat[0] = 0.0
         return dict(loc=rng.normal(size=batch), scale=_pos(rng, other), concentration=conc)
+    if name == "Wishart":
+        return dict(df=_pos(rng, batch, 3.5, 8.0), covariance_matrix=_spd(rng, other, 3))
+    if name == "Wishart_tril":
+        return dict(df=_pos(rng, batch, 3.5, 8.0),
+                    scale_tril=np.linalg.cholesky(_spd(rng, other, 3)))
     if name == "LKJCholesky":
         return dict(dim=3, concentration=_pos(rng, batch, 0.5, 4.0))
     if name == "VonMises":
@@ -205,7 +210,8 @@ SIMPLE = ["Normal", "Laplace", "Cauchy", "LogNormal", "HalfNormal", "Bernoulli",
           "RelaxedOneHotCategorical", "Gumbel", "Pareto", "HalfCauchy", "Weibull",
           "InverseGamma", "Kumaraswamy", "NegativeBinomial", "NegativeBinomial_logits",
           "Multinomial", "LogisticNormal", "FisherSnedecor", "ContinuousBernoulli",
-          "ContinuousBernoulli_logits", "VonMises", "GeneralizedPareto", "LKJCholesky"]
+          "ContinuousBernoulli_logits", "VonMises", "GeneralizedPareto", "LKJCholesky",
+          "Wishart", "Wishart_tril"]
 COMPOSITE = ["Independent", "MixtureSameFamily", "MixtureSameFamily_mvn",
              "TransformedDistribution"]
 SHAPES = [((), False), ((3,), False), ((2, 3), False), ((2, 3), True)]
@@ -360,7 +366,7 @@ MOMENT_CASES = ["Normal", "Laplace", "LogNormal", "HalfNormal", "Bernoulli", "Ge
                 "MultivariateNormal_precision", "LowRankMultivariateNormal", "Independent",
                 "MixtureSameFamily", "TransformedDistribution", "Gumbel", "Weibull",
                 "Kumaraswamy", "NegativeBinomial", "Multinomial", "LogisticNormal",
-                "ContinuousBernoulli"]
+                "ContinuousBernoulli", "Wishart"]
 
 
 def _moments_ok(x, mean, var, what):
