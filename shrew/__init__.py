@@ -126,6 +126,8 @@ from . import sparse  # noqa: E402
 from .nn.functional.sampling import grid_sampler_2d, grid_sampler_3d  # noqa: E402
 from .nn.functional.upsampling import (  # noqa: E402,F401  (torch's private name)
     upsample_bilinear2d_aa as _upsample_bilinear2d_aa)
+# torch.distributions (issue 31): shrew/distributions/, one module per family
+from . import distributions  # noqa: E402
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
 # complex numbers (ops/complex/: pairs of reals) and torch.fft (shrew/fft.py)
 from .core.dtype import complex64, complex128  # noqa: E402
@@ -151,6 +153,7 @@ __all__ = [
     "set_num_threads", "get_num_threads",
     "is_grad_enabled", "set_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "autograd", "func", "checkpoint", "checkpoint_sequential",
+    "distributions",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "ShrewIndexError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load", "serialization",

@@ -105,7 +105,7 @@ class CPUBackend(ArrayModuleBackend):
             return np.where(cond, a, b)
         bits = np.dtype(f"i{size}")
         a_bits, b_bits = a.view(bits), b.view(bits)
-        mask = cond.astype(bits)
+        mask = np.array(cond, dtype=bits)  # an array even for a 0-d cond held as a numpy scalar
         if b.ndim == 0 and not b_bits:  # a or +0 (relu's backward, dropout): a & mask
             np.negative(mask, out=mask)
             return np.bitwise_and(a_bits, mask).view(a.dtype)
