@@ -52,6 +52,7 @@ REDUCE_FNS = ("sum", "mean", "max", "min")
 ARG_REDUCE_FNS = ("argmax", "argmin")
 SCAN_FNS = ("sum", "prod", "logsumexp")  # logsumexp: floating-point dtypes only
 ARG_SCAN_FNS = ("max", "min")
+RNN_CELL_MODES = ("rnn_tanh", "rnn_relu", "lstm", "gru")  # rnn_cell's steps
 SCATTER_REDUCE_FNS = ("none", "sum", "prod", "amax", "amin")  # scatter's ways to combine
 LINALG_FNS = ("solve", "cholesky", "det", "slogdet", "qr", "svd", "svdvals", "eigh", "eigvalsh")
 """The matrix routines of ``linalg`` (float32/float64 arrays [..., m, n], batch dims equal,
@@ -177,6 +178,26 @@ class Backend(Protocol):
     def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple:
         """((x - mean) * rstd, rstd) over `dims`, the trailing dims, with rstd =
         1 / sqrt(biased variance + eps) in the keepdim shape."""
+
+    # -- the recurrent cell step (float, C-contiguous [N, ...] arrays, N >= 1) -----------
+    def rnn_cell(self, mode: str, gx: Storage, gh: Storage, state: Storage | None) -> tuple:
+        """One time step of a recurrent layer after its two products: the gates'
+        nonlinearities and the state update in one pass.  mode is one of RNN_CELL_MODES;
+        gx = x W_ih^T + b_ih and gh = h W_hh^T + b_hh, each [N, gates * H] with the gates
+        in PyTorch's order.  Returns (h', c', ws): "rnn_tanh"/"rnn_relu": h' = act(gx + gh),
+        c' None, ws h' itself; "lstm" (state: c [N, H]): i, f, o sigmoids, g tanh,
+        c' = f c + i g, h' = o tanh(c'), ws [N, 5H] = (i, f, g, o, tanh(c'));
+        "gru" (state: h [N, H]): r, z sigmoids of the summed gates, n = tanh(gx_n + r gh_n),
+        h' = n + z (h - n), c' None, ws [N, 4H] = (r, z, n, gh_n).  ws is what
+        rnn_cell_backward reads (its dtype is the accumulator's for 16-bit floats)."""
+
+    def rnn_cell_backward(self, mode: str, dh: Storage, dc: Storage | None,
+                          state: Storage | None, ws: Storage) -> tuple:
+        """(dgx, dgh, dstate) of rnn_cell given dh = d(loss)/dh' and, for an LSTM, dc =
+        d(loss)/dc' (None: zero), with its `state` and `ws`: dgx and dgh the gradients of
+        its gx and gh (the same array except for a GRU, whose gh_n is scaled by r);
+        dstate the gradient of its state (an LSTM's c; a GRU's h through its direct path,
+        dh z; None for the others)."""
 
     # -- linear algebra, convolution, pooling ------------------------------------------
     def matmul(self, a: Storage, b: Storage) -> Storage:

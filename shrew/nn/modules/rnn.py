@@ -1,9 +1,13 @@
 """Recurrent layers: RNN, LSTM, GRU and their single-step cells, as torch.nn has them
 (arguments, parameter names, initialisation, results).
 
-They run step by step on the existing Tensor operations, and backward is autograd through
-the steps.  Each layer multiplies all its input steps by weight_ih in one GEMM up front
-(adding both biases there); only the hidden-state product is left inside the loop."""
+Each layer multiplies all its input steps by weight_ih in one GEMM up front (adding both
+biases there, except a GRU's bias_hh); the time loop of each layer and direction is then
+one recorded op (ops/rnn.py: per step a product by weight_hh and one fused cell kernel,
+base.Backend's rnn_cell, forward and backward), and so is a cell's single step.  An LSTM
+with proj_size, and every layer where FUSED is False, runs step by step on recorded Tensor
+operations instead (backward is autograd through the steps; create_graph=True works
+there, not through the fused loop)."""
 from __future__ import annotations
 
 import math
@@ -13,6 +17,7 @@ from typing import Any
 from ...core.errors import type_name
 from ...core.errors import ShapeError, ShrewValueError
 from ...ops.creation import zeros
+from ...ops.rnn import recurrent
 from ...ops.shape.recorded import cat, stack
 from ...core.shape import fmt
 from ...typing import DeviceLike, DTypeLike
@@ -80,6 +85,30 @@ def _input_products(mode: str, x: Tensor, w_ih: Tensor, b_ih: Tensor | None,
     if mode == "GRU" or b_hh is None or b_ih is None:
         return F.linear(x, w_ih, b_ih), hidden
     return F.linear(x, w_ih, b_ih + b_hh), [w_hh, None, w_hr]
+
+
+FUSED = True
+"""Whether layers and cells run their time loop as one fused op (ops/rnn.py)."""
+_CELL_MODES = {"RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu", "LSTM": "lstm", "GRU": "gru"}
+
+
+def _fused(mode: str, gx: Tensor, batch_sizes: list[int], state: State,
+           rest: Sequence[Tensor | None], reverse: bool) -> tuple[Tensor, State] | None:
+    """_run's result from one fused op (ops/rnn.py), or None where it does not apply
+    (FUSED off, a projection, an empty batch, or tensors of several dtypes or devices:
+    _run then composes, and reports any mismatch)."""
+    w_hh, b_hh, w_hr = rest
+    tensors = [t for t in (gx, *state, w_hh, b_hh) if t is not None]
+    if (not FUSED or w_hr is not None or w_hh is None or not batch_sizes or not gx.shape[0]
+            or any(t.dtype is not gx.dtype or t._backend is not gx._backend
+                   for t in tensors)):
+        return None
+    c0 = state[1] if mode == "LSTM" else None
+    y = recurrent(_CELL_MODES[mode], gx, tuple(batch_sizes), state[0], c0, w_hh, b_hh,
+                  reverse)
+    rows, batch = gx.shape[0], state[0].shape[0]
+    return y.narrow(0, 0, rows), tuple(y.narrow(0, rows + i * batch, batch)
+                                       for i in range(len(state)))
 
 
 _Step = Callable[[Tensor, State, Sequence["Tensor | None"]], State]
@@ -235,8 +264,9 @@ class RNNBase(Module):
                 w_ih, b_ih, rest = self._weights(layer, direction)
                 index = layer * directions + direction
                 gx, rest = _input_products(self.mode, data, w_ih, b_ih, rest)
-                out, state = _run(step, gx, batch_sizes, tuple(s[index] for s in initial),
-                                  rest, bool(direction))
+                start = tuple(s[index] for s in initial)
+                got = _fused(self.mode, gx, batch_sizes, start, rest, bool(direction))
+                out, state = got or _run(step, gx, batch_sizes, start, rest, bool(direction))
                 outs.append(out)
                 for kept, s in zip(finals, state):
                     kept.append(s)
@@ -348,7 +378,8 @@ class RNNCellBase(Module):
             hx = hx if batched else tuple(s.unsqueeze(0) for s in hx)
         gx, rest = _input_products(self.mode, x, self.weight_ih, self.bias_ih,
                                    [self.weight_hh, self.bias_hh, None])
-        new = _STEPS[self.mode](gx, hx, rest)
+        got = _fused(self.mode, gx, [x.shape[0]], hx, rest, False)
+        new = got[1] if got is not None else _STEPS[self.mode](gx, hx, rest)
         return new if batched else tuple(s.squeeze(0) for s in new)
 
     def extra_repr(self) -> str:
