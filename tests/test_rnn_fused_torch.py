@@ -46,7 +46,8 @@ def pair(kind, options, dtype, device):
     ours = getattr(shrew.nn, cls)(**options, **LAYERS[kind])
     ours.load_state_dict({k: shrew.tensor(v.detach().numpy())
                           for k, v in theirs.state_dict().items()})
-    return ours.to(device=device, dtype=shrew.float64 if dtype == np.float64 else shrew.float32), theirs
+    ours.to(device=device, dtype=shrew.float64 if dtype == np.float64 else shrew.float32)
+    return ours, theirs
 
 
 def states(state):

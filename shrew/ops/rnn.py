@@ -58,7 +58,7 @@ def recurrent(mode: str, gx: Tensor, batch_sizes: tuple[int, ...], h0: Tensor,
         gh = backend.matmul(h_now, weight_t)
         if bias is not None:
             gh = backend.binary("add", gh, bias)
-        if mode == "lstm":
+        if c is not None:  # an LSTM's cell state
             state = c if rows == c.shape[0] else backend.narrow(c, 0, 0, rows)
         else:
             state = h_now if mode == "gru" else None

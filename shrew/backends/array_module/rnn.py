@@ -77,6 +77,7 @@ class RnnPrimitives:
         xp, dtype = self.xp, dh.dtype
         wide = accumulator(dtype)
         dh = dh.astype(wide, copy=False)
+        prev: Any = None if state is None else state.astype(wide, copy=False)
         if mode == "rnn_tanh" or mode == "rnn_relu":
             if mode == "rnn_tanh":
                 d = ws * ws
@@ -107,7 +108,7 @@ class RnnPrimitives:
             xp.multiply(dct, g, out=di)
             di *= i
             di *= 1 - i
-            xp.multiply(dct, state.astype(wide, copy=False), out=df)
+            xp.multiply(dct, prev, out=df)
             df *= f
             df *= 1 - f
             xp.multiply(g, g, out=dg)
@@ -128,7 +129,7 @@ class RnnPrimitives:
         xp.subtract(1, dn, out=dn)
         dn *= 1 - z
         dn *= dh
-        xp.subtract(state.astype(wide, copy=False), n, out=dz)
+        xp.subtract(prev, n, out=dz)
         dz *= dh
         dz *= z
         dz *= 1 - z

@@ -4,9 +4,11 @@
    array is C-contiguous from its offset (o*), counted in elements.  Float dtypes only. */
 
 #if IS_FLOAT
-#define CELL_SETUP                                                                        \
+#define ELEMENT                                                                           \
     const i64 e = GID0;                                                                   \
-    if (e >= n) return;                                                                   \
+    if (e >= n) return;
+#define CELL_SETUP                                                                        \
+    ELEMENT                                                                               \
     const i64 row = e / hidden, j = e - row * hidden;
 
 /* 1 / (1 + e^-v), as the sigmoid of elementwise.cl: exp of -|v| never overflows. */
@@ -21,7 +23,7 @@ DEVICE CT cell_sigmoid(const CT v)
 KERNEL void name(const i64 n, const i64 hidden, const GLOBAL T* gx, const i64 gxo,        \
                  const GLOBAL T* gh, const i64 gho, GLOBAL T* h)                          \
 {                                                                                         \
-    CELL_SETUP                                                                            \
+    ELEMENT                                                                               \
     const CT v = LOAD(gx, gxo + e) + LOAD(gh, gho + e);                                   \
     h[e] = TO_T(act);                                                                     \
 }
@@ -34,7 +36,7 @@ RNN_CELL(rnn_relu_cell, v < (CT)0 ? (CT)0 : v)
 KERNEL void name(const i64 n, const i64 hidden, const GLOBAL T* dh, const i64 dho,        \
                  const GLOBAL T* h, const i64 ho, GLOBAL T* d)                             \
 {                                                                                         \
-    CELL_SETUP                                                                            \
+    ELEMENT                                                                               \
     const CT g = LOAD(dh, dho + e), y = LOAD(h, ho + e);                                  \
     d[e] = TO_T(derivative);                                                              \
 }
