@@ -1,6 +1,6 @@
 """The CPU backend: numpy, the reference every other backend is tested against, with
-optional fast paths on two of the libraries PyTorch's CPU build uses, where
-``shrew[cpu-fast]`` is installed:
+optional fast paths on two of the libraries PyTorch's CPU build uses, where they are
+installed (shrew's dependencies on x86-64 Linux):
 
 - backend.py: the CPUBackend class, and at its top the table of which call goes to oneDNN,
   MKL or numpy (order, dtypes, sizes, files);

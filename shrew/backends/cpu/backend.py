@@ -1,5 +1,6 @@
 """The cpu backend: numpy, the reference every other backend is tested against, with the
-fast paths of ``shrew[cpu-fast]`` (oneDNN in onednn/, MKL in mkl/) where they serve.
+fast paths of oneDNN (onednn/) and MKL (mkl/), shrew's dependencies on x86-64 Linux, where
+they serve.
 
 The table below is the whole of how a call picks oneDNN, MKL or numpy; the switches that
 turn a library off are in switches.py.
