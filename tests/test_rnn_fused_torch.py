@@ -55,7 +55,10 @@ def states(state):
 
 
 def used_fused(*outputs):
-    return any(type(t._op) is O.Recurrent for t in topological_order(*outputs))
+    """Whether a fused loop made them: the core's (Recurrent) or a backend's whole layer
+    (RecurrentLayer: oneDNN's on the cpu)."""
+    return any(type(t._op) in (O.Recurrent, O.RecurrentLayer)
+               for t in topological_order(*outputs))
 
 
 def compare(ours, theirs, x, hx, dtype, device, packed_lengths=None, batch_first=False):
@@ -193,3 +196,32 @@ def test_create_graph_through_the_fused_loop_is_refused_clearly():
     out, _ = layer(x)
     with pytest.raises(shrew.ShrewError, match="create_graph.*FUSED"):
         shrew.autograd.grad(out.sum(), [x], create_graph=True)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "RNN", "RNN-relu"])
+def test_onednn_runs_whole_layers_in_float32(kind):
+    """With oneDNN on, an unpacked float32 LSTM or RNN runs each layer and direction as one
+    oneDNN call (a RecurrentLayer node); its gradient still comes after oneDNN is switched
+    off in between; with oneDNN off, the core's loop (Recurrent) runs instead."""
+    if onednn.load() is None:
+        pytest.skip(f"oneDNN is not loadable here: {onednn.load_error()}")
+    options = dict(input_size=5, hidden_size=6, num_layers=2, bidirectional=True)
+    x = np.random.default_rng(5).standard_normal((4, 3, 5)).astype(np.float32)
+    for on in (True, False):
+        ours, theirs = pair(kind, options, np.float32, "cpu")
+        old = onednn.set_enabled(on)
+        try:
+            sx = shrew.tensor(x, requires_grad=True)
+            out, _ = ours(sx)
+            layers = {type(t._op) for t in topological_order(out)}
+            assert (O.RecurrentLayer in layers) == on and (O.Recurrent in layers) != on
+        finally:
+            onednn.set_enabled(old)
+        onednn.set_enabled(False)
+        try:
+            out.sum().backward()
+        finally:
+            onednn.set_enabled(old)
+        tx = torch.tensor(x, requires_grad=True)
+        theirs(tx)[0].sum().backward()
+        np.testing.assert_allclose(sx.grad.numpy(), tx.grad.numpy(), rtol=2e-4, atol=2e-5)

@@ -363,6 +363,31 @@ class Recurrent(Op):
 
 
 @dataclass(slots=True, eq=False)
+class RecurrentLayer(Op):
+    """One direction of one RNN or LSTM layer over an unpacked sequence in one backend call
+    (base.FastRecurrent), recorded only where the backend's fast path ran; otherwise the
+    layer records its input product and a Recurrent.  The result packs y [T*N, H], h_n
+    and (an LSTM's) c_n, as Recurrent's."""
+
+    mode: str  # "lstm", "rnn_tanh", "rnn_relu"
+    x: Any  # [T, N, I]
+    h0: Any  # [N, H]
+    c0: Any  # [N, H] for an LSTM, else None
+    w_ih: Any
+    w_hh: Any
+    b_ih: Any  # None without biases (then zeros went in)
+    b_hh: Any
+    bias: Any  # the storage of b_ih + b_hh the call read (no grad)
+    reverse: bool
+    ws: Any  # the backend's saved state for rnn_layer_backward (no grad)
+    TENSORS: ClassVar[tuple] = ("x", "h0", "c0", "w_ih", "w_hh", "b_ih", "b_hh")
+
+    def inputs(self) -> tuple:
+        return tuple(t for t in (self.x, self.h0, self.c0, self.w_ih, self.w_hh, self.b_ih,
+                                 self.b_hh) if t is not None)
+
+
+@dataclass(slots=True, eq=False)
 class Checkpoint(Op):
     fn: Callable
     args: tuple  # the call's arguments, tensors and others, as given
@@ -401,7 +426,7 @@ VARIANTS = (
     Contiguous, Binary, Unary, Reduce, Prod, VectorNorm, Scan, Matmul, Reshape, Transpose,
     Narrow, AsStrided, Affine, Conv2d, Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond,
     Gather, Pad, ToDtype, ToDevice, ScatterAdd, Scatter, Im2Col, Col2Im, Softmax, Standardize,
-    LayerNorm, Attention, Linear, Recurrent, Checkpoint, CustomFunction,
+    LayerNorm, Attention, Linear, Recurrent, RecurrentLayer, Checkpoint, CustomFunction,
     Solve, Decomposition,  # linear algebra
 )
 

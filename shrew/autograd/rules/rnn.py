@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...backends.base import fast_path
 from ...core import op as O
 from ...core.errors import StateError
 from ...core.fields import wrap
@@ -16,13 +17,16 @@ if TYPE_CHECKING:
     from ..._tensor import Tensor
 
 
+_NO_DOUBLE_BACKWARD = ("backward: create_graph=True through a fused recurrent layer (nn.RNN, "
+                       "LSTM, GRU) is not supported; set shrew.nn.modules.rnn.FUSED = False "
+                       "for layers composed step by step, which can be differentiated again")
+
+
 def recurrent_grads(op: O.Recurrent, g: Tensor) -> InputGrads:
     """((gx, dgx), (h0, dh0), (c0, dc0), (w_hh, dw_hh), (b_hh, db_hh)) from g, the
     gradient of the packed result (outputs, h_n, c_n)."""
     if is_grad_enabled():
-        raise StateError("backward: create_graph=True through a fused recurrent layer (nn.RNN, "
-                         "LSTM, GRU) is not supported; set shrew.nn.modules.rnn.FUSED = False "
-                         "for layers composed step by step, which can be differentiated again")
+        raise StateError(_NO_DOUBLE_BACKWARD)
     backend, mode, sizes = g._backend, op.mode, op.batch_sizes
     steps, batch, rows = len(sizes), op.h0.shape[0], op.gx.shape[0]
     starts = step_starts(sizes)
@@ -59,4 +63,37 @@ def recurrent_grads(op: O.Recurrent, g: Tensor) -> InputGrads:
             grads.append((op.w_hh, wrap(dw, backend)))
         if need_b:
             grads.append((op.b_hh, wrap(backend.reduce("sum", dgh_all, (0,), False), backend)))
+    return grads
+
+
+def recurrent_layer_grads(y: Tensor, op: O.RecurrentLayer, g: Tensor) -> InputGrads:
+    """The gradients of a RecurrentLayer's inputs from the backend's rnn_layer_backward
+    (base.FastRecurrent): b_ih and b_hh, summed in the call, share one gradient."""
+    if is_grad_enabled():
+        raise StateError(_NO_DOUBLE_BACKWARD)
+    backend, data, grad = g._backend, y._data, g._data
+    steps, batch = op.x.shape[:2]
+    rows, hidden = steps * batch, y.shape[-1]
+
+    def parts(whole: Any) -> tuple:
+        """(the outputs [T, N, H], h_n, c_n or None) of a packed array."""
+        out = backend.reshape(backend.contiguous(backend.narrow(whole, 0, 0, rows)),
+                              (steps, batch, hidden))
+        states = [backend.contiguous(backend.narrow(whole, 0, rows + i * batch, batch))
+                  for i in range(2 if op.c0 is not None else 1)]
+        return out, states[0], states[1] if len(states) > 1 else None
+
+    gy, gh, gc = parts(grad)
+    out, h_n, c_n = parts(data)
+    got = fast_path(backend, "rnn_layer_backward", op.mode, gy, gh, gc, op.x._data,
+                    op.h0._data, None if op.c0 is None else op.c0._data, op.w_ih._data,
+                    op.w_hh._data, op.bias, out, h_n, c_n, op.ws, op.reverse)
+    if got is NotImplemented:
+        raise StateError("backward: the backend declined the gradient of a recurrent layer "
+                         "it computed forward (base.FastRecurrent's rnn_layer_backward)")
+    dx, dh0, dc0, dw_ih, dw_hh, dbias = (None if d is None else wrap(d, backend) for d in got)
+    grads = [(op.x, dx), (op.h0, dh0), (op.w_ih, dw_ih), (op.w_hh, dw_hh)]
+    if op.c0 is not None:
+        grads.append((op.c0, dc0))
+    grads += [(b, dbias) for b in (op.b_ih, op.b_hh) if b is not None]
     return grads

@@ -17,7 +17,7 @@ from typing import Any
 from ...core.errors import type_name
 from ...core.errors import ShapeError, ShrewValueError
 from ...ops.creation import zeros
-from ...ops.rnn import recurrent
+from ...ops.rnn import recurrent, recurrent_layer
 from ...ops.shape.recorded import cat, stack
 from ...core.shape import fmt
 from ...typing import DeviceLike, DTypeLike
@@ -92,23 +92,48 @@ FUSED = True
 _CELL_MODES = {"RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu", "LSTM": "lstm", "GRU": "gru"}
 
 
+def _fusable(first: Tensor, more: Sequence[Tensor | None], w_hr: Tensor | None) -> bool:
+    """Whether the fused paths apply: FUSED on, no projection, a non-empty input, and
+    tensors of one dtype and device (else _run composes, and reports any mismatch)."""
+    return (FUSED and w_hr is None and 0 not in first.shape
+            and all(t is None or (t.dtype is first.dtype and t._backend is first._backend)
+                    for t in more))
+
+
+def _unpack(y: Tensor, rows: int, state: State) -> tuple[Tensor, State]:
+    """(outputs, final states) from a fused op's packed result (ops/rnn.py)."""
+    batch = state[0].shape[0]
+    return y.narrow(0, 0, rows), tuple(y.narrow(0, rows + i * batch, batch)
+                                       for i in range(len(state)))
+
+
 def _fused(mode: str, gx: Tensor, batch_sizes: list[int], state: State,
            rest: Sequence[Tensor | None], reverse: bool) -> tuple[Tensor, State] | None:
-    """_run's result from one fused op (ops/rnn.py), or None where it does not apply
-    (FUSED off, a projection, an empty batch, or tensors of several dtypes or devices:
-    _run then composes, and reports any mismatch)."""
+    """_run's result from one fused loop (ops/rnn.py: rnn_cell per step), or None where
+    it does not apply (_fusable)."""
     w_hh, b_hh, w_hr = rest
-    tensors = [t for t in (gx, *state, w_hh, b_hh) if t is not None]
-    if (not FUSED or w_hr is not None or w_hh is None or not batch_sizes or not gx.shape[0]
-            or any(t.dtype is not gx.dtype or t._backend is not gx._backend
-                   for t in tensors)):
+    if w_hh is None or not batch_sizes or not _fusable(gx, (*state, w_hh, b_hh), w_hr):
         return None
     c0 = state[1] if mode == "LSTM" else None
     y = recurrent(_CELL_MODES[mode], gx, tuple(batch_sizes), state[0], c0, w_hh, b_hh,
                   reverse)
-    rows, batch = gx.shape[0], state[0].shape[0]
-    return y.narrow(0, 0, rows), tuple(y.narrow(0, rows + i * batch, batch)
-                                       for i in range(len(state)))
+    return _unpack(y, gx.shape[0], state)
+
+
+def _whole_layer(mode: str, data: Tensor, steps: int, state: State, w_ih: Tensor,
+                 b_ih: Tensor | None, rest: Sequence[Tensor | None],
+                 reverse: bool) -> tuple[Tensor, State] | None:
+    """_run's result for unpacked steps of an RNN or LSTM from one backend call
+    (base.FastRecurrent: oneDNN's RNN primitive on the cpu), or None where it does not
+    apply or the backend declines (a GRU always: see cpu/onednn/rnn.py)."""
+    w_hh, b_hh, w_hr = rest
+    if (mode == "GRU" or w_hh is None or not steps
+            or not _fusable(data, (*state, w_ih, b_ih, w_hh, b_hh), w_hr)):
+        return None
+    x = data.reshape(steps, data.shape[0] // steps, data.shape[1])
+    c0 = state[1] if mode == "LSTM" else None
+    y = recurrent_layer(_CELL_MODES[mode], x, state[0], c0, w_ih, w_hh, b_ih, b_hh, reverse)
+    return None if y is None else _unpack(y, data.shape[0], state)
 
 
 _Step = Callable[[Tensor, State, Sequence["Tensor | None"]], State]
@@ -263,10 +288,14 @@ class RNNBase(Module):
             for direction in range(directions):
                 w_ih, b_ih, rest = self._weights(layer, direction)
                 index = layer * directions + direction
-                gx, rest = _input_products(self.mode, data, w_ih, b_ih, rest)
                 start = tuple(s[index] for s in initial)
-                got = _fused(self.mode, gx, batch_sizes, start, rest, bool(direction))
-                out, state = got or _run(step, gx, batch_sizes, start, rest, bool(direction))
+                got = None if packed is not None else _whole_layer(
+                    self.mode, data, len(batch_sizes), start, w_ih, b_ih, rest, bool(direction))
+                if got is None:
+                    gx, rest = _input_products(self.mode, data, w_ih, b_ih, rest)
+                    got = (_fused(self.mode, gx, batch_sizes, start, rest, bool(direction))
+                           or _run(step, gx, batch_sizes, start, rest, bool(direction)))
+                out, state = got
                 outs.append(out)
                 for kept, s in zip(finals, state):
                     kept.append(s)

@@ -25,13 +25,16 @@ class Primitive:
     layout of its own for an argument (the descriptor was made with format ``any``), a
     buffer in that layout is kept here with a reorder from (inputs) or to (outputs) the
     plain numpy buffer; where it kept the plain layout, the numpy buffer is used as is.
+    ``inputs`` names the arguments it reads (reordered before it runs; the others after).
     ``workspace`` is the byte size of the workspace (max pooling), 0 if none."""
 
-    def __init__(self, runtime: Runtime, pd: Handle, descs: dict, hint: Handle | None = None):
+    def __init__(self, runtime: Runtime, pd: Handle, descs: dict, hint: Handle | None = None,
+                 inputs: frozenset = INPUTS):
         self.lib, self.runtime = runtime.lib, runtime
         self.pd: Handle | None = pd
         self.hint = hint
         self.busy = threading.Lock()  # held by the one call using its buffers (using)
+        self.inputs = inputs        # the arguments it reads (the others it writes)
         self.owned: list = []       # (destroy function name, handle), freed by close()
         self.user: list = []        # (arg, memory object that takes the numpy buffer)
         try:
@@ -74,7 +77,7 @@ class Primitive:
         if lib.dnnl_memory_desc_equal(chosen, plain):
             return user
         inner = self._memory(chosen, ALLOCATE)
-        if arg in INPUTS:
+        if arg in self.inputs:
             src_md, dst_md, src, dst, queue = plain, chosen, user, inner, before
         else:
             src_md, dst_md, src, dst, queue = chosen, plain, inner, user, after

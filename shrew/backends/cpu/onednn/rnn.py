@@ -1,0 +1,230 @@
+"""A recurrent layer's whole time loop on oneDNN's RNN primitives (the ones PyTorch's CPU
+LSTM runs): LSTM and the vanilla RNN (tanh, relu), one direction of one layer, float32,
+forward for training and backward; base.FastRecurrent's rnn_layer and rnn_layer_backward.
+
+PyTorch's weights map onto oneDNN's plain layouts without a permutation: weight_ih [G*H, I]
+transposed is ldigo [1, 1, I, G, H] and weight_hh likewise, the LSTM's gates in the same
+order (input, forget, cell, output); the two biases enter summed, [1, 1, G, H].  The
+primitive picks its own weight layouts (reordered in and, for the gradients, out by
+primitive.Primitive); the states and sequences stay plain (tnc, ldnc).  A GRU stays on the
+fused cells (ops/rnn.py): oneDNN's linear-before-reset GRU orders its gates u, r, o and
+splits a fourth bias, and PyTorch composes its own CPU GRU anyway."""
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+from .binding import BACKWARD, FORWARD_TRAINING, Handle, Runtime, load
+from .primitive import Primitive, create_pd, execute, usable, using, with_mds
+
+# DNNL_ARG_* of the RNN primitives (dnnl_types.h): layer, iteration, cell-state slots.
+SRC_LAYER, SRC_ITER, SRC_ITER_C = 1, 2, 3
+DST_LAYER, DST_ITER, DST_ITER_C = 17, 18, 19
+WEIGHTS_LAYER, WEIGHTS_ITER, BIAS = 33, 34, 41
+WORKSPACE = 64
+DIFF = 128  # DNNL_ARG_DIFF_x = DIFF + x
+LEFT2RIGHT, RIGHT2LEFT = 1, 2  # dnnl_rnn_direction_t
+DIFF_WEIGHTS_OVERWRITE = 0x1  # dnnl_rnn_flags_t: the weights' gradients are written, not added
+ELTWISE = {"rnn_tanh": 0x21, "rnn_relu": 0x20}  # dnnl_eltwise_tanh, dnnl_eltwise_relu
+GATES = {"lstm": 4, "rnn_tanh": 1, "rnn_relu": 1}
+_FORWARD_INPUTS = frozenset((SRC_LAYER, SRC_ITER, SRC_ITER_C, WEIGHTS_LAYER, WEIGHTS_ITER, BIAS))
+_BACKWARD_INPUTS = _FORWARD_INPUTS | {DST_LAYER, DST_ITER, DST_ITER_C, DIFF + DST_LAYER,
+                                      DIFF + DST_ITER, DIFF + DST_ITER_C}
+_declared: set = set()
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    """The RNN functions' types, once (dnnl.h)."""
+    if _declared:
+        return
+    h, out, c_int = Handle, ctypes.POINTER(Handle), ctypes.c_int
+    flags, real = ctypes.c_uint, ctypes.c_float
+    table = {
+        "dnnl_lstm_forward_primitive_desc_create": [out, h, c_int, c_int] + [h] * 11 + [flags, h],
+        "dnnl_lstm_backward_primitive_desc_create": ([out, h, c_int, c_int] + [h] * 22
+                                                     + [flags, h, h]),
+        "dnnl_vanilla_rnn_forward_primitive_desc_create": ([out, h, c_int, c_int, c_int]
+                                                           + [h] * 7 + [flags, real, real, h]),
+        "dnnl_vanilla_rnn_backward_primitive_desc_create": ([out, h, c_int, c_int, c_int]
+                                                            + [h] * 14
+                                                            + [flags, real, real, h, h]),
+    }
+    for name, argtypes in table.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = ctypes.c_int, argtypes
+    _declared.add(True)
+
+
+def _shapes(mode: str, steps: int, batch: int, width: int, hidden: int) -> dict:
+    """Each argument's shape: sequences tnc, states ldnc, weights ldigo, bias ldgo."""
+    gates = GATES[mode]
+    state = (1, 1, batch, hidden)
+    shapes = {SRC_LAYER: (steps, batch, width), SRC_ITER: state,
+              WEIGHTS_LAYER: (1, 1, width, gates, hidden),
+              WEIGHTS_ITER: (1, 1, hidden, gates, hidden), BIAS: (1, 1, gates, hidden),
+              DST_LAYER: (steps, batch, hidden), DST_ITER: state}
+    if mode == "lstm":
+        shapes.update({SRC_ITER_C: state, DST_ITER_C: state})
+    return shapes
+
+
+_ORDER = (SRC_LAYER, SRC_ITER, SRC_ITER_C, WEIGHTS_LAYER, WEIGHTS_ITER, BIAS, DST_LAYER,
+          DST_ITER, DST_ITER_C)
+_WEIGHTS = (WEIGHTS_LAYER, WEIGHTS_ITER)
+
+
+def _descriptors(lib: ctypes.CDLL, shapes: dict, body: Any) -> Any:
+    """body(md) with md(arg) the memory descriptor of an argument (None for one the mode
+    has not): plain, except the weights' (and their gradients'), left to the primitive."""
+    args = [a for a in _ORDER if a in shapes]
+    plain = [shapes[a] for a in args if a not in _WEIGHTS]
+    chosen = [shapes[a] for a in args if a in _WEIGHTS]
+
+    def with_plain(*plain_mds: Handle) -> Any:
+        def with_chosen(*chosen_mds: Handle) -> Any:
+            found = dict(zip([a for a in args if a not in _WEIGHTS], plain_mds))
+            found.update(zip([a for a in args if a in _WEIGHTS], chosen_mds))
+            return body(found.get)
+        return with_mds(lib, chosen, True, with_chosen)
+    return with_mds(lib, plain, False, with_plain)
+
+
+def _forward_pd(runtime: Runtime, mode: str, direction: int, md: Any) -> Handle | None:
+    lib = runtime.lib
+    if mode == "lstm":
+        return create_pd(lib.dnnl_lstm_forward_primitive_desc_create, runtime.engine,
+                         FORWARD_TRAINING, direction, md(SRC_LAYER), md(SRC_ITER),
+                         md(SRC_ITER_C), md(WEIGHTS_LAYER), md(WEIGHTS_ITER), None, None,
+                         md(BIAS), md(DST_LAYER), md(DST_ITER), md(DST_ITER_C), 0, None)
+    return create_pd(lib.dnnl_vanilla_rnn_forward_primitive_desc_create, runtime.engine,
+                     FORWARD_TRAINING, ELTWISE[mode], direction, md(SRC_LAYER), md(SRC_ITER),
+                     md(WEIGHTS_LAYER), md(WEIGHTS_ITER), md(BIAS), md(DST_LAYER),
+                     md(DST_ITER), 0, 0.0, 0.0, None)
+
+
+def _backward_pd(runtime: Runtime, mode: str, direction: int, md: Any,
+                 hint: Handle) -> Handle | None:
+    lib = runtime.lib
+    if mode == "lstm":
+        return create_pd(lib.dnnl_lstm_backward_primitive_desc_create, runtime.engine, BACKWARD,
+                         direction, md(SRC_LAYER), md(SRC_ITER), md(SRC_ITER_C),
+                         md(WEIGHTS_LAYER), md(WEIGHTS_ITER), None, None, md(BIAS),
+                         md(DST_LAYER), md(DST_ITER), md(DST_ITER_C),
+                         md(SRC_LAYER), md(SRC_ITER), md(SRC_ITER_C), md(WEIGHTS_LAYER),
+                         md(WEIGHTS_ITER), None, None, md(BIAS), md(DST_LAYER),
+                         md(DST_ITER), md(DST_ITER_C), DIFF_WEIGHTS_OVERWRITE, hint, None)
+    return create_pd(lib.dnnl_vanilla_rnn_backward_primitive_desc_create, runtime.engine,
+                     BACKWARD, ELTWISE[mode], direction, md(SRC_LAYER), md(SRC_ITER),
+                     md(WEIGHTS_LAYER), md(WEIGHTS_ITER), md(BIAS), md(DST_LAYER),
+                     md(DST_ITER), md(SRC_LAYER), md(SRC_ITER), md(WEIGHTS_LAYER),
+                     md(WEIGHTS_ITER), md(BIAS), md(DST_LAYER), md(DST_ITER),
+                     DIFF_WEIGHTS_OVERWRITE, 0.0, 0.0, hint, None)
+
+
+def _make(mode: str, direction: int, shapes: dict, backward: bool) -> Any:
+    """make(runtime) for the forward (training) or backward primitive."""
+    def make(runtime: Runtime) -> Primitive | None:
+        _declare(runtime.lib)
+
+        def create(md: Any) -> tuple:
+            fwd = _forward_pd(runtime, mode, direction, md)
+            if fwd is None or not backward:
+                return fwd, None
+            return fwd, _backward_pd(runtime, mode, direction, md, fwd)
+        fwd, bwd = _descriptors(runtime.lib, shapes, create)
+        if not backward:
+            return None if fwd is None else Primitive(runtime, fwd, shapes,
+                                                      inputs=_FORWARD_INPUTS)
+        if bwd is None:
+            if fwd is not None:
+                runtime.lib.dnnl_primitive_desc_destroy(fwd)
+            return None
+        args = dict(shapes)
+        args.update({DIFF + a: s for a, s in shapes.items()})
+        return Primitive(runtime, bwd, args, hint=fwd, inputs=_BACKWARD_INPUTS)
+    return make
+
+
+def _weights(w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray, shapes: dict) -> dict:
+    return {WEIGHTS_LAYER: np.ascontiguousarray(w_ih.T).reshape(shapes[WEIGHTS_LAYER]),
+            WEIGHTS_ITER: np.ascontiguousarray(w_hh.T).reshape(shapes[WEIGHTS_ITER]),
+            BIAS: np.ascontiguousarray(bias).reshape(shapes[BIAS])}
+
+
+def _key(mode: str, shapes: dict, reverse: bool, backward: bool) -> tuple:
+    return ("rnn_backward" if backward else "rnn", mode, reverse, shapes[SRC_LAYER],
+            shapes[DST_LAYER])
+
+
+def rnn_layer(mode: str, x: np.ndarray, h0: np.ndarray, c0: np.ndarray | None,
+              w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray, reverse: bool) -> Any:
+    """(y [T, N, H], h_n [N, H], c_n [N, H] or None, workspace) of one direction of one
+    layer over x [T, N, I] from h0 (and an LSTM's c0), bias = b_ih + b_hh; or
+    NotImplemented (not float32, a GRU, oneDNN off or declining)."""
+    if mode not in GATES or not usable(x, h0, w_ih, w_hh, bias):
+        return NotImplemented
+    (steps, batch, width), hidden = x.shape, h0.shape[-1]
+    shapes = _shapes(mode, steps, batch, width, hidden)
+    y = np.empty((steps, batch, hidden), np.float32)
+    h_n = np.empty((batch, hidden), np.float32)
+    buffers = {SRC_LAYER: np.ascontiguousarray(x),
+               SRC_ITER: np.ascontiguousarray(h0).reshape(shapes[SRC_ITER]),
+               DST_LAYER: y, DST_ITER: h_n.reshape(shapes[DST_ITER]),
+               **_weights(w_ih, w_hh, bias, shapes)}
+    c_n = None
+    if mode == "lstm":
+        c_n = np.empty((batch, hidden), np.float32)
+        buffers[SRC_ITER_C] = np.ascontiguousarray(c0).reshape(shapes[SRC_ITER_C])
+        buffers[DST_ITER_C] = c_n.reshape(shapes[DST_ITER_C])
+    make = _make(mode, RIGHT2LEFT if reverse else LEFT2RIGHT, shapes, False)
+    with using(_key(mode, shapes, reverse, False), make) as prim:
+        if prim is None:
+            return NotImplemented
+        workspace = np.empty(prim.workspace, np.uint8)
+        buffers[WORKSPACE] = workspace
+        prim.run(buffers)
+    return y, h_n, c_n, workspace
+
+
+def rnn_layer_backward(mode: str, gy: np.ndarray, gh: np.ndarray, gc: np.ndarray | None,
+                       x: np.ndarray, h0: np.ndarray, c0: np.ndarray | None,
+                       w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray, y: np.ndarray,
+                       h_n: np.ndarray, c_n: np.ndarray | None, workspace: np.ndarray,
+                       reverse: bool) -> Any:
+    """(dx, dh0, dc0 or None, dw_ih, dw_hh, dbias) of rnn_layer given the gradients of its
+    y, h_n and c_n and its workspace; or NotImplemented."""
+    # Not `usable`: oneDNN switched off since the forward must still give its gradient.
+    if mode not in GATES or load() is None:
+        return NotImplemented
+    (steps, batch, width), hidden = x.shape, h0.shape[-1]
+    shapes = _shapes(mode, steps, batch, width, hidden)
+    gates = GATES[mode]
+    dx = np.empty(x.shape, np.float32)
+    dh0 = np.empty((batch, hidden), np.float32)
+    dw_layer = np.empty(shapes[WEIGHTS_LAYER], np.float32)
+    dw_iter = np.empty(shapes[WEIGHTS_ITER], np.float32)
+    dbias = np.empty(shapes[BIAS], np.float32)
+    buffers = {SRC_LAYER: np.ascontiguousarray(x),
+               SRC_ITER: np.ascontiguousarray(h0).reshape(shapes[SRC_ITER]),
+               DST_LAYER: np.ascontiguousarray(y),
+               DST_ITER: np.ascontiguousarray(h_n).reshape(shapes[DST_ITER]),
+               **_weights(w_ih, w_hh, bias, shapes), WORKSPACE: workspace,
+               DIFF + SRC_LAYER: dx, DIFF + SRC_ITER: dh0.reshape(shapes[SRC_ITER]),
+               DIFF + WEIGHTS_LAYER: dw_layer, DIFF + WEIGHTS_ITER: dw_iter, DIFF + BIAS: dbias,
+               DIFF + DST_LAYER: np.ascontiguousarray(gy),
+               DIFF + DST_ITER: np.ascontiguousarray(gh).reshape(shapes[DST_ITER])}
+    dc0 = None
+    if mode == "lstm":
+        dc0 = np.empty((batch, hidden), np.float32)
+        buffers.update({SRC_ITER_C: np.ascontiguousarray(c0).reshape(shapes[SRC_ITER_C]),
+                        DST_ITER_C: np.ascontiguousarray(c_n).reshape(shapes[DST_ITER_C]),
+                        DIFF + SRC_ITER_C: dc0.reshape(shapes[SRC_ITER_C]),
+                        DIFF + DST_ITER_C: np.ascontiguousarray(gc).reshape(shapes[DST_ITER_C])})
+    make = _make(mode, RIGHT2LEFT if reverse else LEFT2RIGHT, shapes, True)
+    if not execute(_key(mode, shapes, reverse, True), make, buffers):
+        return NotImplemented
+    return (dx, dh0, dc0, np.ascontiguousarray(dw_layer.reshape(width, gates * hidden).T),
+            np.ascontiguousarray(dw_iter.reshape(hidden, gates * hidden).T),
+            dbias.reshape(gates * hidden))
