@@ -18,6 +18,20 @@ class RnnPrimitives:
 
     xp: Any
 
+    def _lstm_rows(self, hidden: int, dtype: Any) -> tuple:
+        """Per-gate rows [4H] that let one pass serve all four LSTM gates: the scale
+        (0.5 for the sigmoids, i f o; 1 for g's tanh) and shift (0.5; 0) of sigmoid(x) =
+        0.5 tanh(0.5 x) + 0.5, and the slope (1; 0) and offset (0; 1) of the
+        derivatives a (1 - a) and 1 - a^2 as slope a + offset - a^2."""
+        cache = self.__dict__.setdefault("_lstm_row_cache", {})
+        key = (hidden, dtype)
+        rows = cache.get(key)
+        if rows is None:
+            sigmoid = self.xp.asarray([1, 1, 0, 1], dtype).repeat(hidden)
+            rows = cache[key] = (0.5 + 0.5 * (1 - sigmoid), 0.5 * sigmoid, sigmoid,
+                                 1 - sigmoid)
+        return rows
+
     def _sigmoid_(self, x: Storage) -> None:
         x *= 0.5
         self.xp.tanh(x, out=x)
@@ -43,10 +57,12 @@ class RnnPrimitives:
             hidden = size // 4
             ws = xp.empty((gx.shape[0], 5 * hidden), wide)
             gates = ws[:, :size]
+            scale, shift, _, _ = self._lstm_rows(hidden, wide)
             xp.add(gx, gh, out=gates)
-            self._sigmoid_(gates[:, :2 * hidden])
-            xp.tanh(gates[:, 2 * hidden:3 * hidden], out=gates[:, 2 * hidden:3 * hidden])
-            self._sigmoid_(gates[:, 3 * hidden:])
+            gates *= scale           # the four nonlinearities in four passes
+            xp.tanh(gates, out=gates)
+            gates *= scale
+            gates += shift
             i, f = gates[:, :hidden], gates[:, hidden:2 * hidden]
             g, o = gates[:, 2 * hidden:3 * hidden], gates[:, 3 * hidden:]
             c = f * state
@@ -93,8 +109,6 @@ class RnnPrimitives:
             g, o = ws[:, 2 * hidden:3 * hidden], ws[:, 3 * hidden:4 * hidden]
             tanh_c = ws[:, 4 * hidden:]
             out = xp.empty((dh.shape[0], 4 * hidden), wide)
-            di, df = out[:, :hidden], out[:, hidden:2 * hidden]
-            dg, do = out[:, 2 * hidden:3 * hidden], out[:, 3 * hidden:]
             # dc_total = dc + dh o (1 - tanh(c)^2)
             dct = tanh_c * tanh_c
             xp.subtract(1, dct, out=dct)
@@ -102,19 +116,17 @@ class RnnPrimitives:
             dct *= dh
             if dc is not None:
                 dct += dc.astype(wide, copy=False)
-            xp.multiply(dh, tanh_c, out=do)
-            do *= o
-            do *= 1 - o
-            xp.multiply(dct, g, out=di)
-            di *= i
-            di *= 1 - i
-            xp.multiply(dct, prev, out=df)
-            df *= f
-            df *= 1 - f
-            xp.multiply(g, g, out=dg)
-            xp.subtract(1, dg, out=dg)
-            dg *= dct
-            dg *= i
+            # each gate's output gradient, then times its nonlinearity's derivative
+            xp.multiply(dct, g, out=out[:, :hidden])
+            xp.multiply(dct, prev, out=out[:, hidden:2 * hidden])
+            xp.multiply(dct, i, out=out[:, 2 * hidden:3 * hidden])
+            xp.multiply(dh, tanh_c, out=out[:, 3 * hidden:])
+            _, _, slope, offset = self._lstm_rows(hidden, wide)
+            acts = ws[:, :4 * hidden]
+            derivative = acts * slope
+            derivative += offset
+            derivative -= acts * acts
+            out *= derivative
             dct *= f
             out = out.astype(dtype, copy=False)
             return out, out, dct.astype(dtype, copy=False)

@@ -2,13 +2,13 @@
 LSTM runs): LSTM and the vanilla RNN (tanh, relu), one direction of one layer, float32,
 forward for training and backward; base.FastRecurrent's rnn_layer and rnn_layer_backward.
 
-PyTorch's weights map onto oneDNN's plain layouts without a permutation: weight_ih [G*H, I]
-transposed is ldigo [1, 1, I, G, H] and weight_hh likewise, the LSTM's gates in the same
-order (input, forget, cell, output); the two biases enter summed, [1, 1, G, H].  The
-primitive picks its own weight layouts (reordered in and, for the gradients, out by
-primitive.Primitive); the states and sequences stay plain (tnc, ldnc).  A GRU stays on the
-fused cells (ops/rnn.py): oneDNN's linear-before-reset GRU orders its gates u, r, o and
-splits a fourth bias, and PyTorch composes its own CPU GRU anyway."""
+PyTorch's weights are oneDNN's without a copy or a permutation: weight_ih [G*H, I] is the
+ldgoi layout of oneDNN's [1, 1, I, G, H] weights (and weight_hh likewise), the LSTM's gates
+in the same order (input, forget, cell, output); the two biases enter summed, [1, 1, G, H].
+The primitive picks its own weight layouts (reordered from ldgoi, and its gradients back
+into it, by primitive.Primitive); the states and sequences stay plain (tnc, ldnc).  A GRU
+stays on the fused cells (ops/rnn.py): oneDNN's linear-before-reset GRU orders its gates
+u, r, o and splits a fourth bias, and PyTorch composes its own CPU GRU anyway."""
 from __future__ import annotations
 
 import ctypes
@@ -27,6 +27,7 @@ WORKSPACE = 64
 DIFF = 128  # DNNL_ARG_DIFF_x = DIFF + x
 LEFT2RIGHT, RIGHT2LEFT = 1, 2  # dnnl_rnn_direction_t
 DIFF_WEIGHTS_OVERWRITE = 0x1  # dnnl_rnn_flags_t: the weights' gradients are written, not added
+LDGOI = 31  # dnnl_abdec (dnnl_format_tag_t): PyTorch's [G*H, I] weights seen as [1, 1, I, G, H]
 ELTWISE = {"rnn_tanh": 0x21, "rnn_relu": 0x20}  # dnnl_eltwise_tanh, dnnl_eltwise_relu
 GATES = {"lstm": 4, "rnn_tanh": 1, "rnn_relu": 1}
 _FORWARD_INPUTS = frozenset((SRC_LAYER, SRC_ITER, SRC_ITER_C, WEIGHTS_LAYER, WEIGHTS_ITER, BIAS))
@@ -134,23 +135,25 @@ def _make(mode: str, direction: int, shapes: dict, backward: bool) -> Any:
                 return fwd, None
             return fwd, _backward_pd(runtime, mode, direction, md, fwd)
         fwd, bwd = _descriptors(runtime.lib, shapes, create)
+        tags = {a: LDGOI for a in _WEIGHTS}
         if not backward:
             return None if fwd is None else Primitive(runtime, fwd, shapes,
-                                                      inputs=_FORWARD_INPUTS)
+                                                      inputs=_FORWARD_INPUTS, tags=tags)
         if bwd is None:
             if fwd is not None:
                 runtime.lib.dnnl_primitive_desc_destroy(fwd)
             return None
         args = dict(shapes)
         args.update({DIFF + a: s for a, s in shapes.items()})
-        return Primitive(runtime, bwd, args, hint=fwd, inputs=_BACKWARD_INPUTS)
+        tags.update({DIFF + a: LDGOI for a in _WEIGHTS})
+        return Primitive(runtime, bwd, args, hint=fwd, inputs=_BACKWARD_INPUTS, tags=tags)
     return make
 
 
-def _weights(w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray, shapes: dict) -> dict:
-    return {WEIGHTS_LAYER: np.ascontiguousarray(w_ih.T).reshape(shapes[WEIGHTS_LAYER]),
-            WEIGHTS_ITER: np.ascontiguousarray(w_hh.T).reshape(shapes[WEIGHTS_ITER]),
-            BIAS: np.ascontiguousarray(bias).reshape(shapes[BIAS])}
+def _weights(w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray) -> dict:
+    """The weights' buffers: PyTorch's own arrays (ldgoi), copied only if strided."""
+    return {WEIGHTS_LAYER: np.ascontiguousarray(w_ih), WEIGHTS_ITER: np.ascontiguousarray(w_hh),
+            BIAS: np.ascontiguousarray(bias)}
 
 
 def _key(mode: str, shapes: dict, reverse: bool, backward: bool) -> tuple:
@@ -172,7 +175,7 @@ def rnn_layer(mode: str, x: np.ndarray, h0: np.ndarray, c0: np.ndarray | None,
     buffers = {SRC_LAYER: np.ascontiguousarray(x),
                SRC_ITER: np.ascontiguousarray(h0).reshape(shapes[SRC_ITER]),
                DST_LAYER: y, DST_ITER: h_n.reshape(shapes[DST_ITER]),
-               **_weights(w_ih, w_hh, bias, shapes)}
+               **_weights(w_ih, w_hh, bias)}
     c_n = None
     if mode == "lstm":
         c_n = np.empty((batch, hidden), np.float32)
@@ -203,14 +206,14 @@ def rnn_layer_backward(mode: str, gy: np.ndarray, gh: np.ndarray, gc: np.ndarray
     gates = GATES[mode]
     dx = np.empty(x.shape, np.float32)
     dh0 = np.empty((batch, hidden), np.float32)
-    dw_layer = np.empty(shapes[WEIGHTS_LAYER], np.float32)
-    dw_iter = np.empty(shapes[WEIGHTS_ITER], np.float32)
+    dw_layer = np.empty(w_ih.shape, np.float32)  # ldgoi, as the weights
+    dw_iter = np.empty(w_hh.shape, np.float32)
     dbias = np.empty(shapes[BIAS], np.float32)
     buffers = {SRC_LAYER: np.ascontiguousarray(x),
                SRC_ITER: np.ascontiguousarray(h0).reshape(shapes[SRC_ITER]),
                DST_LAYER: np.ascontiguousarray(y),
                DST_ITER: np.ascontiguousarray(h_n).reshape(shapes[DST_ITER]),
-               **_weights(w_ih, w_hh, bias, shapes), WORKSPACE: workspace,
+               **_weights(w_ih, w_hh, bias), WORKSPACE: workspace,
                DIFF + SRC_LAYER: dx, DIFF + SRC_ITER: dh0.reshape(shapes[SRC_ITER]),
                DIFF + WEIGHTS_LAYER: dw_layer, DIFF + WEIGHTS_ITER: dw_iter, DIFF + BIAS: dbias,
                DIFF + DST_LAYER: np.ascontiguousarray(gy),
@@ -225,6 +228,4 @@ def rnn_layer_backward(mode: str, gy: np.ndarray, gh: np.ndarray, gc: np.ndarray
     make = _make(mode, RIGHT2LEFT if reverse else LEFT2RIGHT, shapes, True)
     if not execute(_key(mode, shapes, reverse, True), make, buffers):
         return NotImplemented
-    return (dx, dh0, dc0, np.ascontiguousarray(dw_layer.reshape(width, gates * hidden).T),
-            np.ascontiguousarray(dw_iter.reshape(hidden, gates * hidden).T),
-            dbias.reshape(gates * hidden))
+    return dx, dh0, dc0, dw_layer, dw_iter, dbias.reshape(gates * hidden)
