@@ -77,9 +77,8 @@ def recurrent_layer_grads(y: Tensor, op: O.RecurrentLayer, g: Tensor) -> InputGr
 
     def parts(whole: Any) -> tuple:
         """(the outputs [T, N, H], h_n, c_n or None) of a packed array."""
-        out = backend.reshape(backend.contiguous(backend.narrow(whole, 0, 0, rows)),
-                              (steps, batch, hidden))
-        states = [backend.contiguous(backend.narrow(whole, 0, rows + i * batch, batch))
+        out = backend.reshape(backend.narrow(whole, 0, 0, rows), (steps, batch, hidden))
+        states = [backend.narrow(whole, 0, rows + i * batch, batch)
                   for i in range(2 if op.c0 is not None else 1)]
         return out, states[0], states[1] if len(states) > 1 else None
 
