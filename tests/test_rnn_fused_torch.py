@@ -198,9 +198,9 @@ def test_create_graph_through_the_fused_loop_is_refused_clearly():
         shrew.autograd.grad(out.sum(), [x], create_graph=True)
 
 
-@pytest.mark.parametrize("kind", ["LSTM", "RNN", "RNN-relu"])
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN", "RNN-relu"])
 def test_onednn_runs_whole_layers_in_float32(kind):
-    """With oneDNN on, an unpacked float32 LSTM or RNN runs each layer and direction as one
+    """With oneDNN on, an unpacked float32 LSTM, GRU or RNN runs each layer and direction as one
     oneDNN call (a RecurrentLayer node); its gradient still comes after oneDNN is switched
     off in between; with oneDNN off, the core's loop (Recurrent) runs instead."""
     if onednn.load() is None:

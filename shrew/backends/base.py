@@ -471,27 +471,27 @@ FAST_LINEAR = ("linear", "linear_backward")
 class FastRecurrent(Protocol):
     """Optional: one direction of one recurrent layer over a whole unpacked sequence as one
     call each way (a library's RNN primitive), where the core runs its time loop on
-    rnn_cell (ops/rnn.py: a product and a cell per step).  nn.RNN and nn.LSTM call it for
+    rnn_cell (ops/rnn.py: a product and a cell per step).  nn.RNN, LSTM and GRU call it for
     each layer and direction of an unpacked input, and record one node whose rule calls
     rnn_layer_backward in a plain backward; under create_graph=True the rule raises, as the
     fused loop's does.  Either may return NotImplemented (a mode, dtype or size it does not
-    take): the core then runs its loop.  mode is "lstm", "rnn_tanh" or "rnn_relu" (a GRU
-    is never asked).  The conformance suite checks them through the values and gradients
-    of its lstm_layer and rnn_layer entries."""
+    take): the core then runs its loop.  mode is one of RNN_CELL_MODES.  The conformance
+    suite checks them through the values and gradients of its *_layer entries."""
 
     def rnn_layer(self, mode: str, x: Storage, h0: Storage, c0: Storage | None,
-                  w_ih: Storage, w_hh: Storage, bias: Storage, reverse: bool) -> Any:
+                  w_ih: Storage, w_hh: Storage, b_ih: Storage | None, b_hh: Storage | None,
+                  reverse: bool) -> Any:
         """(y [T, N, H], h_n [N, H], c_n [N, H] (LSTM; else None), ws) of the layer over x
-        [T, N, I] from h0 (and c0), in time order or (reverse) backwards, w_ih [G*H, I],
-        w_hh [G*H, H] and bias = b_ih + b_hh [G*H] in PyTorch's layout and gate order; ws
-        is what rnn_layer_backward reads.  Or NotImplemented."""
+        [T, N, I] from h0 (and c0), in time order or (reverse) backwards, with PyTorch's
+        weights and gate order (w_ih [G*H, I], w_hh [G*H, H], the biases [G*H] or None:
+        zero); ws is what rnn_layer_backward reads.  Or NotImplemented."""
 
     def rnn_layer_backward(self, mode: str, gy: Storage, gh: Storage, gc: Storage | None,
-                           x: Storage, h0: Storage, c0: Storage | None, w_ih: Storage,
-                           w_hh: Storage, bias: Storage, y: Storage, h_n: Storage,
-                           c_n: Storage | None, ws: Storage, reverse: bool) -> Any:
-        """(dx, dh0, dc0 (LSTM; else None), dw_ih, dw_hh, dbias) of rnn_layer given the
-        gradients gy, gh, gc of its y, h_n, c_n and what it returned; or NotImplemented."""
+                           x: Storage, h0: Storage, c0: Storage | None, y: Storage,
+                           h_n: Storage, c_n: Storage | None, ws: Any, reverse: bool) -> Any:
+        """(dx, dh0, dc0 (LSTM; else None), dw_ih, dw_hh, db_ih, db_hh) of rnn_layer given
+        the gradients gy, gh, gc of its y, h_n, c_n and what it returned (the biases'
+        gradients as arrays of their own, also where they are equal); or NotImplemented."""
 
 
 FAST_RECURRENT = ("rnn_layer", "rnn_layer_backward")

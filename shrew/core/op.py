@@ -364,20 +364,19 @@ class Recurrent(Op):
 
 @dataclass(slots=True, eq=False)
 class RecurrentLayer(Op):
-    """One direction of one RNN or LSTM layer over an unpacked sequence in one backend call
+    """One direction of one RNN, LSTM or GRU layer over an unpacked sequence in one backend call
     (base.FastRecurrent), recorded only where the backend's fast path ran; otherwise the
     layer records its input product and a Recurrent.  The result packs y [T*N, H], h_n
     and (an LSTM's) c_n, as Recurrent's."""
 
-    mode: str  # "lstm", "rnn_tanh", "rnn_relu"
+    mode: str  # one of backends.base.RNN_CELL_MODES
     x: Any  # [T, N, I]
     h0: Any  # [N, H]
     c0: Any  # [N, H] for an LSTM, else None
     w_ih: Any
     w_hh: Any
-    b_ih: Any  # None without biases (then zeros went in)
+    b_ih: Any  # None without biases
     b_hh: Any
-    bias: Any  # the storage of b_ih + b_hh the call read (no grad)
     reverse: bool
     ws: Any  # the backend's saved state for rnn_layer_backward (no grad)
     TENSORS: ClassVar[tuple] = ("x", "h0", "c0", "w_ih", "w_hh", "b_ih", "b_hh")

@@ -79,24 +79,22 @@ def recurrent(mode: str, gx: Tensor, batch_sizes: tuple[int, ...], h0: Tensor,
 def recurrent_layer(mode: str, x: Tensor, h0: Tensor, c0: Tensor | None, w_ih: Tensor,
                     w_hh: Tensor, b_ih: Tensor | None, b_hh: Tensor | None,
                     reverse: bool) -> Tensor | None:
-    """One direction of one RNN or LSTM layer over x [T, N, I] in one backend call
+    """One direction of one recurrent layer over x [T, N, I] in one backend call
     (base.FastRecurrent), recorded as one RecurrentLayer node, packed as recurrent's result
     ([T*N + N (+ N), H]); None where the backend has no such call or declines it (the
     caller then computes the input product and runs recurrent)."""
     backend = x._backend
     if getattr(backend, "rnn_layer", None) is None:
         return None
-    if b_ih is not None and b_hh is not None:
-        bias = backend.binary("add", b_ih._data, b_hh._data)
-    else:
-        bias = backend.full((w_hh.shape[0],), 0, x.dtype.np)
     got = fast_path(backend, "rnn_layer", mode, x._data, h0._data,
-                    None if c0 is None else c0._data, w_ih._data, w_hh._data, bias, reverse)
+                    None if c0 is None else c0._data, w_ih._data, w_hh._data,
+                    None if b_ih is None else b_ih._data, None if b_hh is None else b_hh._data,
+                    reverse)
     if got is NotImplemented:
         return None
     y, h_n, c_n, ws = got
     steps, batch = x.shape[:2]
     parts = [backend.reshape(y, (steps * batch, y.shape[-1])), h_n]
     data = backend.cat(parts + ([] if c_n is None else [c_n]), 0)
-    op = O.RecurrentLayer(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, bias, reverse, ws)
+    op = O.RecurrentLayer(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, ws)
     return record(data, backend, op, *op.inputs())

@@ -68,7 +68,7 @@ def recurrent_grads(op: O.Recurrent, g: Tensor) -> InputGrads:
 
 def recurrent_layer_grads(y: Tensor, op: O.RecurrentLayer, g: Tensor) -> InputGrads:
     """The gradients of a RecurrentLayer's inputs from the backend's rnn_layer_backward
-    (base.FastRecurrent): b_ih and b_hh, summed in the call, share one gradient."""
+    (base.FastRecurrent)."""
     if is_grad_enabled():
         raise StateError(_NO_DOUBLE_BACKWARD)
     backend, data, grad = g._backend, y._data, g._data
@@ -85,14 +85,15 @@ def recurrent_layer_grads(y: Tensor, op: O.RecurrentLayer, g: Tensor) -> InputGr
     gy, gh, gc = parts(grad)
     out, h_n, c_n = parts(data)
     got = fast_path(backend, "rnn_layer_backward", op.mode, gy, gh, gc, op.x._data,
-                    op.h0._data, None if op.c0 is None else op.c0._data, op.w_ih._data,
-                    op.w_hh._data, op.bias, out, h_n, c_n, op.ws, op.reverse)
+                    op.h0._data, None if op.c0 is None else op.c0._data, out, h_n, c_n, op.ws,
+                    op.reverse)
     if got is NotImplemented:
         raise StateError("backward: the backend declined the gradient of a recurrent layer "
                          "it computed forward (base.FastRecurrent's rnn_layer_backward)")
-    dx, dh0, dc0, dw_ih, dw_hh, dbias = (None if d is None else wrap(d, backend) for d in got)
+    dx, dh0, dc0, dw_ih, dw_hh, db_ih, db_hh = (None if d is None else wrap(d, backend)
+                                                for d in got)
     grads = [(op.x, dx), (op.h0, dh0), (op.w_ih, dw_ih), (op.w_hh, dw_hh)]
     if op.c0 is not None:
         grads.append((op.c0, dc0))
-    grads += [(b, dbias) for b in (op.b_ih, op.b_hh) if b is not None]
+    grads += [(b, d) for b, d in ((op.b_ih, db_ih), (op.b_hh, db_hh)) if b is not None]
     return grads

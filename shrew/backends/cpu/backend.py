@@ -81,9 +81,9 @@ from .onednn import rnn as onednn_rnn
 #                        here
 # scatter_add            sorted rows, one reduceat (whole rows, f32, f64)   any
 #                        -> numpy; here
-# rnn_layer, backward    oneDNN's RNN primitive (LSTM, tanh/relu RNN; not   any
-#   (one direction of    GRU, not packed sequences) -> core: rnn_cell per
-#   one layer)           step (ops/rnn.py); onednn/rnn.py
+# rnn_layer, backward    oneDNN's RNN primitives (LSTM, GRU, tanh/relu RNN; any
+#   (one direction of    not packed sequences) -> core: rnn_cell per step
+#   one layer)           (ops/rnn.py); onednn/rnn.py
 
 # The unary functions oneDNN computes for the cpu backend (float32, large arrays): the
 # GELUs, and their derivatives (GELU's gradient rule), as oneDNN's eltwise backward.
@@ -372,17 +372,16 @@ class CPUBackend(ArrayModuleBackend):
         return mkl_attention.input_gradients(buffers, ds, q, k, g, weights, scale)
 
     def rnn_layer(self, mode: str, x: Storage, h0: Storage, c0: Storage | None,
-                  w_ih: Storage, w_hh: Storage, bias: Storage,
+                  w_ih: Storage, w_hh: Storage, b_ih: Storage | None, b_hh: Storage | None,
                   reverse: bool) -> Any:  # base.FastRecurrent
-        return onednn_rnn.rnn_layer(mode, x, h0, c0, w_ih, w_hh, bias, reverse)
+        return onednn_rnn.rnn_layer(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse)
 
     def rnn_layer_backward(self, mode: str, gy: Storage, gh: Storage, gc: Storage | None,
-                           x: Storage, h0: Storage, c0: Storage | None, w_ih: Storage,
-                           w_hh: Storage, bias: Storage, y: Storage, h_n: Storage,
-                           c_n: Storage | None, ws: Storage,
+                           x: Storage, h0: Storage, c0: Storage | None, y: Storage,
+                           h_n: Storage, c_n: Storage | None, ws: Any,
                            reverse: bool) -> Any:  # base.FastRecurrent
-        return onednn_rnn.rnn_layer_backward(mode, gy, gh, gc, x, h0, c0, w_ih, w_hh, bias, y,
-                                             h_n, c_n, ws, reverse)
+        return onednn_rnn.rnn_layer_backward(mode, gy, gh, gc, x, h0, c0, y, h_n, c_n, ws,
+                                             reverse)
 
     def avg_pool2d_backward(self, g: Storage, shape: tuple, kernel: tuple, stride: tuple,
                             padding: tuple, ceil_mode: bool, count_include_pad: bool,

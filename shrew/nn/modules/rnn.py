@@ -1,13 +1,14 @@
 """Recurrent layers: RNN, LSTM, GRU and their single-step cells, as torch.nn has them
 (arguments, parameter names, initialisation, results).
 
-Each layer multiplies all its input steps by weight_ih in one GEMM up front (adding both
-biases there, except a GRU's bias_hh); the time loop of each layer and direction is then
-one recorded op (ops/rnn.py: per step a product by weight_hh and one fused cell kernel,
-base.Backend's rnn_cell, forward and backward), and so is a cell's single step.  An LSTM
-with proj_size, and every layer where FUSED is False, runs step by step on recorded Tensor
-operations instead (backward is autograd through the steps; create_graph=True works
-there, not through the fused loop)."""
+Each layer and direction is one recorded op: a backend's whole-layer call where it has
+one (base.FastRecurrent: oneDNN's RNN primitives on the cpu, for unpacked float32 input);
+else one GEMM multiplies all the input steps by weight_ih up front (adding both biases
+there, except a GRU's bias_hh) and ops/rnn.py's loop runs, per step a product by
+weight_hh and one fused cell kernel (base.Backend's rnn_cell), forward and backward.  A
+cell's single step is that loop's one step.  An LSTM with proj_size, and every layer
+where FUSED is False, runs step by step on recorded Tensor operations instead (backward is
+autograd through the steps; create_graph=True works there, not through the fused ops)."""
 from __future__ import annotations
 
 import math
@@ -123,11 +124,11 @@ def _fused(mode: str, gx: Tensor, batch_sizes: list[int], state: State,
 def _whole_layer(mode: str, data: Tensor, steps: int, state: State, w_ih: Tensor,
                  b_ih: Tensor | None, rest: Sequence[Tensor | None],
                  reverse: bool) -> tuple[Tensor, State] | None:
-    """_run's result for unpacked steps of an RNN or LSTM from one backend call
-    (base.FastRecurrent: oneDNN's RNN primitive on the cpu), or None where it does not
-    apply or the backend declines (a GRU always: see cpu/onednn/rnn.py)."""
+    """_run's result for unpacked steps from one backend call (base.FastRecurrent:
+    oneDNN's RNN primitives on the cpu), or None where it does not apply or the backend
+    declines."""
     w_hh, b_hh, w_hr = rest
-    if (mode == "GRU" or w_hh is None or not steps
+    if (w_hh is None or not steps
             or not _fusable(data, (*state, w_ih, b_ih, w_hh, b_hh), w_hr)):
         return None
     x = data.reshape(steps, data.shape[0] // steps, data.shape[1])

@@ -153,7 +153,7 @@ def recurrent(x, h0, w_ih, w_hh, b_ih, b_hh, *c0, mode, sizes, reverse=False):
 
 
 def recurrent_layer(x, h0, w_ih, w_hh, b_ih, b_hh, *c0, mode, reverse=False):
-    """One direction of one RNN or LSTM layer over x [T, N, I] as nn.RNN/LSTM run it: one
+    """One direction of one recurrent layer over x [T, N, I] as nn.RNN/LSTM/GRU run it: one
     backend call where the backend has base.FastRecurrent (a RecurrentLayer node), else
     the input product and the core's loop (`recurrent`)."""
     from shrew.ops.rnn import recurrent_layer as whole

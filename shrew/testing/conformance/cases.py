@@ -498,7 +498,7 @@ CASES: tuple = (
               F(gates * 5), *((F(2, 5),) if mode == "lstm" else ()), reverse=True)),
            (O.Binary, O.Matmul, O.Transpose, O.Reshape, O.Recurrent, O.RecurrentLayer),
            ("rnn_cell", "rnn_cell_backward"), terms=lambda s: 24)
-      for mode, gates in (("rnn_tanh", 1), ("lstm", 4))),
+      for mode, gates in (("rnn_tanh", 1), ("lstm", 4), ("gru", 3))),
     Case("mse_loss", lambda a, b: Fn.mse_loss(a, b), (S(F(4, 6), F(4, 6)),),
          (O.Reduce, O.Binary), ("reduce", "binary"), terms=lambda s: math.prod(s.args[0].shape),
          raises=(S(F(4, 6), F(4, 5)),)),

@@ -1,14 +1,16 @@
 """A recurrent layer's whole time loop on oneDNN's RNN primitives (the ones PyTorch's CPU
-LSTM runs): LSTM and the vanilla RNN (tanh, relu), one direction of one layer, float32,
-forward for training and backward; base.FastRecurrent's rnn_layer and rnn_layer_backward.
+LSTM runs): LSTM, GRU (oneDNN's linear-before-reset GRU, which is PyTorch's formulation)
+and the vanilla RNN (tanh, relu), one direction of one layer, float32, forward for
+training and backward; base.FastRecurrent's rnn_layer and rnn_layer_backward.
 
-PyTorch's weights are oneDNN's without a copy or a permutation: weight_ih [G*H, I] is the
-ldgoi layout of oneDNN's [1, 1, I, G, H] weights (and weight_hh likewise), the LSTM's gates
-in the same order (input, forget, cell, output); the two biases enter summed, [1, 1, G, H].
-The primitive picks its own weight layouts (reordered from ldgoi, and its gradients back
-into it, by primitive.Primitive); the states and sequences stay plain (tnc, ldnc).  A GRU
-stays on the fused cells (ops/rnn.py): oneDNN's linear-before-reset GRU orders its gates
-u, r, o and splits a fourth bias, and PyTorch composes its own CPU GRU anyway."""
+PyTorch's weights are oneDNN's without a transposition: weight_ih [G*H, I] is the ldgoi
+layout of oneDNN's [1, 1, I, G, H] weights (and weight_hh likewise).  The LSTM's gates come
+in oneDNN's order (input, forget, cell, output) and its two biases enter summed, so they
+are read in place; a GRU's gates (r, z, n) are oneDNN's (u, r, o) with the first two
+swapped (u is z), which costs a copy, and its bias is oneDNN's four: the summed update
+and reset biases, then b_in and b_hn apart.  The primitive picks its own weight layouts
+(reordered from ldgoi, and its gradients back into it, by primitive.Primitive); the
+states and sequences stay plain (tnc, ldnc)."""
 from __future__ import annotations
 
 import ctypes
@@ -29,7 +31,7 @@ LEFT2RIGHT, RIGHT2LEFT = 1, 2  # dnnl_rnn_direction_t
 DIFF_WEIGHTS_OVERWRITE = 0x1  # dnnl_rnn_flags_t: the weights' gradients are written, not added
 LDGOI = 31  # dnnl_abdec (dnnl_format_tag_t): PyTorch's [G*H, I] weights seen as [1, 1, I, G, H]
 ELTWISE = {"rnn_tanh": 0x21, "rnn_relu": 0x20}  # dnnl_eltwise_tanh, dnnl_eltwise_relu
-GATES = {"lstm": 4, "rnn_tanh": 1, "rnn_relu": 1}
+GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
 _FORWARD_INPUTS = frozenset((SRC_LAYER, SRC_ITER, SRC_ITER_C, WEIGHTS_LAYER, WEIGHTS_ITER, BIAS))
 _BACKWARD_INPUTS = _FORWARD_INPUTS | {DST_LAYER, DST_ITER, DST_ITER_C, DIFF + DST_LAYER,
                                       DIFF + DST_ITER, DIFF + DST_ITER_C}
@@ -46,6 +48,9 @@ def _declare(lib: ctypes.CDLL) -> None:
         "dnnl_lstm_forward_primitive_desc_create": [out, h, c_int, c_int] + [h] * 11 + [flags, h],
         "dnnl_lstm_backward_primitive_desc_create": ([out, h, c_int, c_int] + [h] * 22
                                                      + [flags, h, h]),
+        "dnnl_lbr_gru_forward_primitive_desc_create": [out, h, c_int, c_int] + [h] * 7 + [flags, h],
+        "dnnl_lbr_gru_backward_primitive_desc_create": ([out, h, c_int, c_int] + [h] * 14
+                                                        + [flags, h, h]),
         "dnnl_vanilla_rnn_forward_primitive_desc_create": ([out, h, c_int, c_int, c_int]
                                                            + [h] * 7 + [flags, real, real, h]),
         "dnnl_vanilla_rnn_backward_primitive_desc_create": ([out, h, c_int, c_int, c_int]
@@ -62,9 +67,10 @@ def _shapes(mode: str, steps: int, batch: int, width: int, hidden: int) -> dict:
     """Each argument's shape: sequences tnc, states ldnc, weights ldigo, bias ldgo."""
     gates = GATES[mode]
     state = (1, 1, batch, hidden)
+    bias_gates = gates + (mode == "gru")  # the linear-before-reset GRU's fourth bias
     shapes = {SRC_LAYER: (steps, batch, width), SRC_ITER: state,
               WEIGHTS_LAYER: (1, 1, width, gates, hidden),
-              WEIGHTS_ITER: (1, 1, hidden, gates, hidden), BIAS: (1, 1, gates, hidden),
+              WEIGHTS_ITER: (1, 1, hidden, gates, hidden), BIAS: (1, 1, bias_gates, hidden),
               DST_LAYER: (steps, batch, hidden), DST_ITER: state}
     if mode == "lstm":
         shapes.update({SRC_ITER_C: state, DST_ITER_C: state})
@@ -99,6 +105,11 @@ def _forward_pd(runtime: Runtime, mode: str, direction: int, md: Any) -> Handle 
                          FORWARD_TRAINING, direction, md(SRC_LAYER), md(SRC_ITER),
                          md(SRC_ITER_C), md(WEIGHTS_LAYER), md(WEIGHTS_ITER), None, None,
                          md(BIAS), md(DST_LAYER), md(DST_ITER), md(DST_ITER_C), 0, None)
+    if mode == "gru":
+        return create_pd(lib.dnnl_lbr_gru_forward_primitive_desc_create, runtime.engine,
+                         FORWARD_TRAINING, direction, md(SRC_LAYER), md(SRC_ITER),
+                         md(WEIGHTS_LAYER), md(WEIGHTS_ITER), md(BIAS), md(DST_LAYER),
+                         md(DST_ITER), 0, None)
     return create_pd(lib.dnnl_vanilla_rnn_forward_primitive_desc_create, runtime.engine,
                      FORWARD_TRAINING, ELTWISE[mode], direction, md(SRC_LAYER), md(SRC_ITER),
                      md(WEIGHTS_LAYER), md(WEIGHTS_ITER), md(BIAS), md(DST_LAYER),
@@ -116,6 +127,13 @@ def _backward_pd(runtime: Runtime, mode: str, direction: int, md: Any,
                          md(SRC_LAYER), md(SRC_ITER), md(SRC_ITER_C), md(WEIGHTS_LAYER),
                          md(WEIGHTS_ITER), None, None, md(BIAS), md(DST_LAYER),
                          md(DST_ITER), md(DST_ITER_C), DIFF_WEIGHTS_OVERWRITE, hint, None)
+    if mode == "gru":
+        return create_pd(lib.dnnl_lbr_gru_backward_primitive_desc_create, runtime.engine,
+                         BACKWARD, direction, md(SRC_LAYER), md(SRC_ITER), md(WEIGHTS_LAYER),
+                         md(WEIGHTS_ITER), md(BIAS), md(DST_LAYER), md(DST_ITER),
+                         md(SRC_LAYER), md(SRC_ITER), md(WEIGHTS_LAYER), md(WEIGHTS_ITER),
+                         md(BIAS), md(DST_LAYER), md(DST_ITER), DIFF_WEIGHTS_OVERWRITE,
+                         hint, None)
     return create_pd(lib.dnnl_vanilla_rnn_backward_primitive_desc_create, runtime.engine,
                      BACKWARD, ELTWISE[mode], direction, md(SRC_LAYER), md(SRC_ITER),
                      md(WEIGHTS_LAYER), md(WEIGHTS_ITER), md(BIAS), md(DST_LAYER),
@@ -150,10 +168,29 @@ def _make(mode: str, direction: int, shapes: dict, backward: bool) -> Any:
     return make
 
 
-def _weights(w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray) -> dict:
-    """The weights' buffers: PyTorch's own arrays (ldgoi), copied only if strided."""
-    return {WEIGHTS_LAYER: np.ascontiguousarray(w_ih), WEIGHTS_ITER: np.ascontiguousarray(w_hh),
-            BIAS: np.ascontiguousarray(bias)}
+def _gate_order(w: np.ndarray, mode: str) -> np.ndarray:
+    """w's gate blocks (rows, or a bias's entries) from PyTorch's order into oneDNN's, or
+    back: the same for an LSTM or RNN; a GRU's (r, z, n) and oneDNN's (u, r, o), u = z,
+    swap their first two (a swap is its own inverse)."""
+    if mode != "gru":
+        return np.ascontiguousarray(w)
+    third = w.shape[0] // 3
+    # (concatenate keeps a transposed w's column-major order: oneDNN reads rows)
+    return np.ascontiguousarray(np.concatenate([w[third:2 * third], w[:third],
+                                                w[2 * third:]]))
+
+
+def _bias(mode: str, b_ih: np.ndarray | None, b_hh: np.ndarray | None,
+          hidden: int) -> np.ndarray:
+    """oneDNN's bias [G', H]: b_ih + b_hh for an LSTM or RNN; for the linear-before-reset
+    GRU the summed update and reset biases, then b_in and b_hn apart (its fourth gate)."""
+    gates = GATES[mode]
+    b_ih = np.zeros(gates * hidden, np.float32) if b_ih is None else b_ih
+    b_hh = np.zeros(gates * hidden, np.float32) if b_hh is None else b_hh
+    if mode != "gru":
+        return (b_ih + b_hh).reshape(gates, hidden)
+    r, z = (b_ih + b_hh)[:2 * hidden].reshape(2, hidden)
+    return np.stack([z, r, b_ih[2 * hidden:], b_hh[2 * hidden:]])
 
 
 def _key(mode: str, shapes: dict, reverse: bool, backward: bool) -> tuple:
@@ -162,20 +199,23 @@ def _key(mode: str, shapes: dict, reverse: bool, backward: bool) -> tuple:
 
 
 def rnn_layer(mode: str, x: np.ndarray, h0: np.ndarray, c0: np.ndarray | None,
-              w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray, reverse: bool) -> Any:
-    """(y [T, N, H], h_n [N, H], c_n [N, H] or None, workspace) of one direction of one
-    layer over x [T, N, I] from h0 (and an LSTM's c0), bias = b_ih + b_hh; or
-    NotImplemented (not float32, a GRU, oneDNN off or declining)."""
-    if mode not in GATES or not usable(x, h0, w_ih, w_hh, bias):
+              w_ih: np.ndarray, w_hh: np.ndarray, b_ih: np.ndarray | None,
+              b_hh: np.ndarray | None, reverse: bool) -> Any:
+    """(y [T, N, H], h_n [N, H], c_n [N, H] or None, ws) of one direction of one layer
+    over x [T, N, I] from h0 (and an LSTM's c0); ws holds the workspace and the weights
+    and bias as oneDNN read them, for the backward.  Or NotImplemented (not float32,
+    oneDNN off or declining)."""
+    if mode not in GATES or not usable(x, h0, w_ih, w_hh):
         return NotImplemented
     (steps, batch, width), hidden = x.shape, h0.shape[-1]
     shapes = _shapes(mode, steps, batch, width, hidden)
+    weights = {WEIGHTS_LAYER: _gate_order(w_ih, mode), WEIGHTS_ITER: _gate_order(w_hh, mode),
+               BIAS: _bias(mode, b_ih, b_hh, hidden)}
     y = np.empty((steps, batch, hidden), np.float32)
     h_n = np.empty((batch, hidden), np.float32)
     buffers = {SRC_LAYER: np.ascontiguousarray(x),
                SRC_ITER: np.ascontiguousarray(h0).reshape(shapes[SRC_ITER]),
-               DST_LAYER: y, DST_ITER: h_n.reshape(shapes[DST_ITER]),
-               **_weights(w_ih, w_hh, bias)}
+               DST_LAYER: y, DST_ITER: h_n.reshape(shapes[DST_ITER]), **weights}
     c_n = None
     if mode == "lstm":
         c_n = np.empty((batch, hidden), np.float32)
@@ -188,32 +228,31 @@ def rnn_layer(mode: str, x: np.ndarray, h0: np.ndarray, c0: np.ndarray | None,
         workspace = np.empty(prim.workspace, np.uint8)
         buffers[WORKSPACE] = workspace
         prim.run(buffers)
-    return y, h_n, c_n, workspace
+    return y, h_n, c_n, (workspace, weights)
 
 
 def rnn_layer_backward(mode: str, gy: np.ndarray, gh: np.ndarray, gc: np.ndarray | None,
-                       x: np.ndarray, h0: np.ndarray, c0: np.ndarray | None,
-                       w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray, y: np.ndarray,
-                       h_n: np.ndarray, c_n: np.ndarray | None, workspace: np.ndarray,
+                       x: np.ndarray, h0: np.ndarray, c0: np.ndarray | None, y: np.ndarray,
+                       h_n: np.ndarray, c_n: np.ndarray | None, ws: tuple,
                        reverse: bool) -> Any:
-    """(dx, dh0, dc0 or None, dw_ih, dw_hh, dbias) of rnn_layer given the gradients of its
-    y, h_n and c_n and its workspace; or NotImplemented."""
+    """(dx, dh0, dc0 or None, dw_ih, dw_hh, db_ih, db_hh) of rnn_layer given the gradients
+    of its y, h_n and c_n and its ws; or NotImplemented."""
     # Not `usable`: oneDNN switched off since the forward must still give its gradient.
     if mode not in GATES or load() is None:
         return NotImplemented
+    workspace, weights = ws
     (steps, batch, width), hidden = x.shape, h0.shape[-1]
     shapes = _shapes(mode, steps, batch, width, hidden)
-    gates = GATES[mode]
     dx = np.empty(x.shape, np.float32)
     dh0 = np.empty((batch, hidden), np.float32)
-    dw_layer = np.empty(w_ih.shape, np.float32)  # ldgoi, as the weights
-    dw_iter = np.empty(w_hh.shape, np.float32)
-    dbias = np.empty(shapes[BIAS], np.float32)
+    dw_layer = np.empty(weights[WEIGHTS_LAYER].shape, np.float32)  # ldgoi, as the weights
+    dw_iter = np.empty(weights[WEIGHTS_ITER].shape, np.float32)
+    dbias = np.empty(weights[BIAS].shape, np.float32)
     buffers = {SRC_LAYER: np.ascontiguousarray(x),
                SRC_ITER: np.ascontiguousarray(h0).reshape(shapes[SRC_ITER]),
                DST_LAYER: np.ascontiguousarray(y),
                DST_ITER: np.ascontiguousarray(h_n).reshape(shapes[DST_ITER]),
-               **_weights(w_ih, w_hh, bias), WORKSPACE: workspace,
+               **weights, WORKSPACE: workspace,
                DIFF + SRC_LAYER: dx, DIFF + SRC_ITER: dh0.reshape(shapes[SRC_ITER]),
                DIFF + WEIGHTS_LAYER: dw_layer, DIFF + WEIGHTS_ITER: dw_iter, DIFF + BIAS: dbias,
                DIFF + DST_LAYER: np.ascontiguousarray(gy),
@@ -228,4 +267,11 @@ def rnn_layer_backward(mode: str, gy: np.ndarray, gh: np.ndarray, gc: np.ndarray
     make = _make(mode, RIGHT2LEFT if reverse else LEFT2RIGHT, shapes, True)
     if not execute(_key(mode, shapes, reverse, True), make, buffers):
         return NotImplemented
-    return dx, dh0, dc0, dw_layer, dw_iter, dbias.reshape(gates * hidden)
+    if mode == "gru":  # (du, dr, do, du') -> PyTorch's (dr, dz, dn) of b_ih and of b_hh
+        du, dr, do, du_hidden = dbias
+        db_ih, db_hh = np.concatenate([dr, du, do]), np.concatenate([dr, du, du_hidden])
+    else:  # both biases entered summed: one gradient, in two arrays
+        db_ih = dbias.reshape(-1)
+        db_hh = db_ih.copy()
+    return (dx, dh0, dc0, _gate_order(dw_layer, mode), _gate_order(dw_iter, mode), db_ih,
+            db_hh)
