@@ -8,9 +8,9 @@ softmax, layer norm), rnn (an RNN, LSTM or GRU layer's whole time loop, each way
 The cpu backend (cpu/backend.py, whose table says which call goes where) calls these
 modules for its convolutions, pooling, recurrent layers, and large softmax, layer norm
 (with or without its weight and bias), GELU and relu's gradient.  Each returns
-``NotImplemented`` where oneDNN cannot serve the call (library not installed or switched off, a dtype other than
-float32, an array below the table's size, an empty dimension, a geometry no
-implementation takes), and the caller then runs its numpy code.
+``NotImplemented`` where oneDNN cannot serve the call (library not installed or switched
+off, a dtype other than float32, an array below the table's size, an empty dimension, a
+geometry no implementation takes), and the caller then runs its numpy code.
 
 How a call runs:
 
