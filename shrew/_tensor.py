@@ -32,6 +32,8 @@ from .methods.reduce import ReductionMethods
 from .core.shape import Size, fmt, normalize_dim, numel
 from .methods.linalg import LinalgMethods
 from .methods.shape import ShapeMethods
+from .methods.sparse import SparseMethods
+from .methods.special import SpecialMethods
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -45,7 +47,8 @@ if TYPE_CHECKING:
 
 
 class Tensor(ElementwiseMethods, CastMethods, TensorFields, LegacyMethods, ShapeMethods,
-             LinalgMethods, ReductionMethods, InplaceMethods, IndexingMethods, RandomMethods):
+             LinalgMethods, ReductionMethods, InplaceMethods, IndexingMethods, RandomMethods,
+             SparseMethods, SpecialMethods):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()

@@ -35,6 +35,7 @@ from ..ops.elementwise.recorded import where
 from ..ops import inplace as _inplace
 from ..ops.index.recorded import scatter_add_unchecked
 from ..ops.shape.strided import strided_grad
+from ..core import autocast as _autocast
 from ..core.grad_mode import enable_grad, no_grad
 from ..core.shape import fmt, numel
 from .._tensor import Tensor
@@ -184,7 +185,7 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
     # a full-size copy to sum (chunk and split: attention's q/k/v, an LSTM's gates).
     owned: set[int] = set()
     in_place = not create_graph and not anomaly  # (in-place adds record no graph)
-    with mode:
+    with mode, _autocast.suspended():  # gradients in their tensors' own dtypes
         for node in order:
             grad = grads.pop(node.id, None)
             if grad is None:

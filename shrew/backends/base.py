@@ -25,6 +25,17 @@ import numpy as np
 
 Storage = Any  # the backend's own array type; has .shape and .dtype
 
+# The special functions (ops/special.py), kept in a kernel family of their own on OpenCL
+# (kernels/special.cl), so that the common elementwise kernels build without them.
+SPECIAL_UNARY_FNS = (
+    "lgamma", "digamma", "erfcx", "ndtri", "log_ndtr", "i0", "i0e", "i1", "i1e",
+    "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+    "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai",
+)
+SPECIAL_BINARY_FNS = ("igamma", "igammac", "zeta", "chebyshev_polynomial_t",
+                      "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+                      "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+                      "legendre_polynomial_p")
 UNARY_FNS = (
     "neg", "abs", "exp", "log", "sqrt", "square", "relu", "sigmoid", "tanh", "gelu",
     "gelu_tanh", "silu", "sin", "cos", "floor", "ceil", "round", "erf", "sign",
@@ -33,20 +44,33 @@ UNARY_FNS = (
     "rsqrt", "reciprocal", "log1p", "expm1", "log2", "log10", "exp2", "tan", "asin", "acos",
     "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc", "erfinv", "trunc",
     "bitwise_not",
+    *SPECIAL_UNARY_FNS,
 )
 """gelu_derivative and gelu_tanh_derivative serve gradient rules and have no Tensor method:
 they make GELU's backward one kernel instead of a dozen.  bitwise_not is for integers and
-bool only (logical not on bool)."""
+bool only (logical not on bool).  The special functions are PyTorch's (torch.special) with
+its values at the edges: lgamma(-inf) is inf; digamma is -inf at +0, inf at -0 and NaN at
+the negative integers and -inf; i0, i1, the Bessel J and Y and airy_ai are NaN at +-inf
+(the scaled i0e, i1e 0); Y and K are -inf and inf at 0 and NaN below; ndtri is -inf and
+inf at 0 and 1."""
 BINARY_FNS = ("add", "sub", "mul", "div", "pow", "atan2", "maximum", "minimum", "fmod",
               "remainder", "floor_divide", "copysign", "bitwise_and", "bitwise_or",
-              "bitwise_xor", "tanh_backward", "sigmoid_backward")
+              "bitwise_xor", "tanh_backward", "sigmoid_backward",
+              *SPECIAL_BINARY_FNS)
 """On integers pow gives 1, +-1 or 0 for a negative exponent (base 1, -1, other);
 remainder and floor_divide round toward -inf (Python's // and %), fmod toward zero; maximum
 and minimum propagate NaN; atan2 and copysign are float only; the bitwise three are integer
 and bool only; integer div is never asked for.  An integer divisor of 0 gives 0.
 tanh_backward(g, y) is g (1 - y y) and sigmoid_backward(g, y) is g y (1 - y), in that
 order of operations (float only): the gradients of tanh and sigmoid from their output y,
-one pass instead of three, as PyTorch's kernels of the same names."""
+one pass instead of three, as PyTorch's kernels of the same names.
+igamma(a, x) and igammac(a, x) are the regularized lower and upper incomplete gamma
+functions (NaN for a negative a or x, and where a and x are both 0 or both infinite), and
+zeta(s, q) the Hurwitz zeta function (inf at s = 1 and at q a non-positive integer, NaN
+for s < 1 and for a negative q with a fractional s), all float only.  The orthogonal
+polynomials (chebyshev_polynomial_t(x, n), ..., legendre_polynomial_p) take the degree n
+as a float of x's dtype, truncated to an integer (0 for a negative, infinite or NaN n),
+and follow their three-term recurrences."""
 COMPARE_FNS = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_FNS = ("sum", "mean", "max", "min")
 ARG_REDUCE_FNS = ("argmax", "argmin")

@@ -393,6 +393,7 @@ class Checkpoint(Op):
     captured: tuple  # tensors needing grad that the run read: inputs and parameters
     rng_states: tuple  # (backend, state) pairs captured before the forward run
     output_index: int  # which tensor of fn's flattened outputs this tensor is
+    autocast: tuple = ()  # core.autocast.snapshot() of the forward run, replayed with it
 
     def inputs(self) -> tuple:
         return self.captured

@@ -114,6 +114,21 @@ def _flat_outputs(value: Any) -> list[Any]:
     return [value]
 
 
+def _densified(value: Any) -> Any:
+    """Sparse outputs (torch's and shrew's COO) as their dense form, which compares and
+    differentiates like any output."""
+    if isinstance(value, (tuple, list)):
+        items = [_densified(v) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value  # as it was (a named tuple keeps its type)
+        return list(items) if isinstance(value, list) else tuple(items)
+    if isinstance(value, torch.Tensor) and value.layout == torch.sparse_coo:
+        return value.to_dense()
+    if isinstance(value, shrew.sparse.SparseTensor):
+        return value.to_dense()
+    return value
+
+
 def _leaves(value: Any) -> Iterator[Any]:
     """The tensors inside a (nested) sample input that require grad, in order."""
     if isinstance(value, (torch.Tensor, shrew.Tensor)):
@@ -168,11 +183,11 @@ def _compare(ours: Any, ref: Any, dtype: torch.dtype) -> str | None:
 
 def _check_sample(op: Any, fn: Callable[..., Any], sample: Any, dtype: torch.dtype,
                   grads: bool) -> str | None:
-    ref = op(sample.input, *sample.args, **sample.kwargs)
+    ref = _densified(op(sample.input, *sample.args, **sample.kwargs))
     x = to_shrew(sample.input, grads)
     args = to_shrew(sample.args, grads)
     kwargs = to_shrew(sample.kwargs, grads)
-    ours = fn(x, *args, **kwargs)
+    ours = _densified(fn(x, *args, **kwargs))
     reason = _compare(ours, ref, dtype)
     if reason or not grads:
         return reason

@@ -14,6 +14,8 @@ What runs where, and what checks it without a GPU:
   ScanLaunches and SortLaunches (kernels/scan.py, sort.py: scan, arg_scan, argsort on
   scan.cl, sort.cl), RnnLaunches (kernels/rnn.py: rnn_cell and its backward on rnn.cl) and
   PhiloxRNG (kernels/random.py: the generator, on random.cl).
+  The special functions of unary and binary (base.SPECIAL_UNARY_FNS, SPECIAL_BINARY_FNS)
+  run special.cl, as on OpenCL, on contiguous operands (_special_kernel).
   tests/test_cuda_nvrtc.py compiles them for CUDA with NVRTC, and
   tests/test_cuda_backend.py runs this very class, numpy arrays standing in for CuPy's and
   each launch executed through OpenCL, through the conformance suite.
@@ -33,7 +35,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from ..base import FAST_PATHS, PRIMITIVES, Storage
+from ..base import FAST_PATHS, PRIMITIVES, SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, Storage
 from ..array_module import ArrayModuleBackend
 from ..kernels.conv import ConvLaunches
 from ..kernels.index import IndexLaunches
@@ -72,6 +74,31 @@ class CUDABackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLaun
 
     def special(self, name: str) -> Any:
         return getattr(self._special, name)
+
+    # -- the special functions (special.cl) ---------------------------------------------
+    def unary(self, fn: str, x: Storage) -> Storage:
+        if fn in SPECIAL_UNARY_FNS:
+            return self._special_kernel(f"unary_{fn}", x)
+        return ArrayModuleBackend.unary(self, fn, x)
+
+    def binary(self, fn: str, a: Storage, b: Storage) -> Storage:
+        if fn in SPECIAL_BINARY_FNS:
+            return self._special_kernel(f"binary_{fn}", a, b)
+        return ArrayModuleBackend.binary(self, fn, a, b)
+
+    def _special_kernel(self, name: str, *inputs: Storage) -> Storage:
+        """special.cl's kernel `name` over the broadcast inputs, made contiguous first (these
+        are rare ops: one layout, a flat run, serves them), one thread per element."""
+        xp = self.xp
+        shape = np.broadcast_shapes(*(x.shape for x in inputs))
+        flat = [xp.ascontiguousarray(xp.broadcast_to(x, shape)) for x in inputs]
+        out = xp.empty(shape, inputs[0].dtype)
+        n = out.size
+        if n:
+            meta = self._meta((n,) + (1, 0) * len(flat))  # one dim; each operand stride 1
+            self._launch("special", out.dtype, name, n, np.int64(n), np.int64(1), np.int32(1),
+                         meta, *flat, out)
+        return out
 
     # -- plumbing ------------------------------------------------------------------------
     def _meta(self, values: tuple) -> Storage:

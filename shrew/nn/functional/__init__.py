@@ -29,11 +29,12 @@ from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, ctc_l
 from .normalization import group_norm, layer_norm, local_response_norm, normalize, rms_norm
 from .padding import pad
 from .pixelshuffle import pixel_shuffle, pixel_unshuffle
+from .sampling import affine_grid, grid_sample
 from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                       adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
                       max_unpool1d, max_unpool2d)
 from .sparse import embedding, embedding_bag, one_hot
-from .upsampling import interpolate
+from .upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
@@ -53,4 +54,6 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "avg_pool1d", "fold", "max_pool1d", "max_unpool1d", "max_unpool2d", "unfold",
     "gumbel_softmax",
+    # sampling layers (sampling.py, upsampling.py)
+    "affine_grid", "grid_sample", "upsample", "upsample_bilinear", "upsample_nearest",
 ]

@@ -1,6 +1,7 @@
 """Distances as functions: pairwise_distance and cosine_similarity."""
 from __future__ import annotations
 
+from ...core.autocast import autocast_op
 from ...core.shape import normalize_dim
 from ...ops.reduce import vector_norm
 from ..._tensor import Tensor
@@ -15,6 +16,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                        op="pairwise_distance")
 
 
+@autocast_op("cosine_similarity")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """x1 . x2 / (max(||x1||, eps) max(||x2||, eps)) along dim, x1 and x2 broadcast."""
     _tensor("cosine_similarity", "x1", x1)

@@ -78,6 +78,22 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        compiled = self.__dict__.get("_compiled_call")
+        if compiled is not None:  # Module.compile()
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's calls in place (torch.nn.Module.compile): `shrew.compile`'s
+        arguments; the module stays itself (no OptimizedModule, no "_orig_mod." keys)."""
+        from ...compiler import compile as compile_
+
+        compiled = compile_(self._call_impl, *args, **kwargs)
+        if hasattr(compiled, "modules"):  # their training flags are guarded
+            compiled.modules.extend(self.modules())
+        self._compiled_call = compiled
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
         # getattr: a subclass that skipped Module.__init__ still runs (without hooks).
         pre, post = getattr(self, "_forward_pre_hooks", None), getattr(self, "_forward_hooks", None)
         forward: Callable[..., Any] = self.forward

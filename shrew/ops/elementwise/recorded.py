@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...core import autocast as _autocast
+from ...core.autocast import autocast_op
 from ...core import op as O
-from ...backends.base import fast_path
+from ...backends.base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, fast_path
 from ...core.dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
 from ...core.errors import type_name
 from ...core.errors import ArgumentError, DTypeError, DivisionByZeroError, ShrewTypeError
@@ -29,10 +31,11 @@ _FLOAT_UNARY = frozenset((
     "exp", "log", "sqrt", "sigmoid", "tanh", "gelu", "gelu_tanh", "silu", "sin", "cos", "erf",
     "gelu_derivative", "gelu_tanh_derivative", "rsqrt", "reciprocal", "log1p", "expm1", "log2",
     "log10", "exp2", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-    "erfc", "erfinv"))
+    "erfc", "erfinv", *SPECIAL_UNARY_FNS))
 # Binary functions by the dtypes they take (add, sub, mul, maximum, minimum take any):
 # integers are promoted to float
-_FLOAT_BINARY = frozenset(("div", "atan2", "copysign", "tanh_backward", "sigmoid_backward"))
+_FLOAT_BINARY = frozenset(("div", "atan2", "copysign", "tanh_backward", "sigmoid_backward",
+                           *SPECIAL_BINARY_FNS))
 _INT_BINARY = frozenset(("bitwise_and", "bitwise_or", "bitwise_xor"))  # integers and bool
 _BOOL_BINARY = _INT_BINARY | {"add", "mul", "maximum", "minimum"}  # the ones bool takes
 _AFFINE_FNS = frozenset(("add", "sub", "mul"))
@@ -41,6 +44,12 @@ _DIVISIONS = frozenset(("floor_divide", "remainder", "fmod"))
 
 
 def unary(fn: str, x: Tensor) -> Tensor:
+    if _autocast.armed:  # exp, log, ... are in the GPU devices' float32 list
+        return _autocast.dispatch(fn, _unary, fn, x)
+    return _unary(fn, x)
+
+
+def _unary(fn: str, x: Tensor) -> Tensor:
     if x.dtype.category != FLOAT:
         if fn in _FLOAT_UNARY:
             x = x.to_dtype(get_default_dtype())
@@ -174,6 +183,7 @@ def _scalar_affine(fn: str, x: Tensor, value: Any, reflected: bool) -> Tensor | 
     return affine(x, *_affine_params(fn, value, reflected))
 
 
+@autocast_op("pow")
 def pow(x: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001  (torch's name)
     """x ** exponent, either a number: a float tensor with a number exponent is one Powf;
     anything else is the Binary pow, with PyTorch's promotion (int ** int stays integer)."""

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 
+from ...core.autocast import autocast_op
 from ...core import op as O
 from ...core.dtype import bool_, result_type
 from ...core.errors import (ArgumentError, ShapeError, ShrewIndexError, ShrewTypeError,
@@ -172,6 +173,7 @@ def pad(x: Tensor, pads: Sequence[int], value: Scalar = 0.0) -> Tensor:
     return out
 
 
+@autocast_op("cat")
 def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; they agree elsewhere and promote to one dtype."""
     tensors = tuple(tensors)
@@ -196,6 +198,7 @@ def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     return record(data, first._backend, O.Cat(tensors, d), *tensors)
 
 
+@autocast_op("stack")
 def stack(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dim."""
     tensors = tuple(tensors)

@@ -17,7 +17,8 @@ import numpy as np
 import shrew
 import shrew.nn.functional as Fn
 from shrew.core import op as O
-from shrew.backends.base import BINARY_FNS, COMPARE_FNS, UNARY_FNS
+from shrew.backends.base import (BINARY_FNS, COMPARE_FNS, SPECIAL_BINARY_FNS,
+                                 SPECIAL_UNARY_FNS, UNARY_FNS)
 from shrew.ops.elementwise.recorded import binary, unary
 
 from . import strategies as gen
@@ -37,7 +38,16 @@ UNARY_DOMAIN = {"log": "positive", "sqrt": "positive", "round": "halves", "floor
                 "ceil": "wide", "trunc": "wide", "rsqrt": "positive", "log1p": "positive",
                 "log2": "positive", "log10": "positive", "reciprocal": "nonzero",
                 "asin": "unit", "acos": "unit", "atanh": "unit", "erfinv": "unit",
-                "acosh": "above_one"}
+                "acosh": "above_one",
+                # special functions: their poles and branch cuts left out
+                "lgamma": "positive", "digamma": "positive", "ndtri": "probability",
+                "bessel_y0": "positive", "bessel_y1": "positive",
+                "modified_bessel_k0": "positive", "modified_bessel_k1": "positive",
+                "scaled_modified_bessel_k0": "positive", "scaled_modified_bessel_k1": "positive"}
+# Special functions without a gradient in PyTorch (ops/special.py records none)
+_UNARY_NO_GRAD = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+                  "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+                  "airy_ai")
 _INT_UNARY = ("neg", "abs", "square", "relu", "sign", "floor", "ceil", "round", "trunc")
 _UNARY_JACOBIAN = ("gelu", "sigmoid", "erfinv")
 
@@ -48,14 +58,16 @@ def _unary(fn: str) -> Case:
                     grad=False, shapes=gen.elementwise(), raises=(S(F(3)),))
     if fn == "gelu_tanh":
         call = lambda x: x.gelu(approximate="tanh")  # noqa: E731
-    elif fn.endswith("_derivative"):  # serve gradient rules; no Tensor method
-        call = functools.partial(unary, fn)
+    elif fn.endswith("_derivative") or fn in SPECIAL_UNARY_FNS:  # no Tensor method (or
+        call = functools.partial(unary, fn)            # ops/special.py's names differ)
     else:
         call = operator.methodcaller(fn)
     domain = UNARY_DOMAIN.get(fn, "normal")
-    return Case(fn, call, (S(F(5, 7, domain=domain)),), (O.Unary,), ("unary",),
-                dtypes=NUMERIC if fn in _INT_UNARY else FLOAT,
-                jacobian=fn in _UNARY_JACOBIAN, shapes=gen.elementwise(domain=domain))
+    differentiable = fn not in _UNARY_NO_GRAD
+    return Case(fn, call, (S(F(5, 7, domain=domain)),), (O.Unary,) if differentiable else (),
+                ("unary",), dtypes=NUMERIC if fn in _INT_UNARY else FLOAT,
+                grad=differentiable, jacobian=fn in _UNARY_JACOBIAN,
+                shapes=gen.elementwise(domain=domain))
 
 
 # Binary fns: (domain of the left operand, of the right one, dtypes).  maximum and minimum
@@ -93,6 +105,26 @@ def _binary(fn: str) -> Case:
                 jacobian=fn in ("div", "pow", "atan2"),
                 shapes=gen.elementwise(2, domain=right),
                 raises=(S(F(3, 4), F(5, domain=right)),))
+
+
+def _special_binary(fn: str) -> Case:
+    """igamma, igammac and zeta: differentiable in their second argument only (as PyTorch's),
+    so the first is made on the device from the second's shape alone, 1.1 to about 3 (a of
+    the incomplete gamma functions, and zeta's s > 1): finite differences leave it alone.
+    The orthogonal polynomials (no gradient): x drawn in (-0.9, 0.9), its degrees n 0 to 3
+    made alike (higher degrees cancel to float32's precision near their roots)."""
+    polynomial = "_polynomial_" in fn
+
+    def call(x):
+        n = x.numel()
+        made = shrew.arange(n, dtype=x.dtype, device=x.device).reshape(x.shape)
+        if polynomial:
+            return binary(fn, x, made.remainder(4.0))
+        return binary(fn, made * (2.0 / max(n, 1)) + 1.1, x)
+    domain = "unit" if polynomial else "positive"
+    return Case(fn, call, (S(F(3, 5, domain=domain)), S(F(4, 1, 5, domain=domain))),
+                () if polynomial else (O.Binary,), ("binary",), dtypes=FLOAT,
+                grad=not polynomial, shapes=gen.elementwise(domain=domain))
 
 
 def _compare(fn: str) -> Case:
@@ -171,7 +203,8 @@ CASES: tuple = (
          grad=False, check=all_true),
     # elementwise
     *(_unary(fn) for fn in UNARY_FNS),
-    *(_binary(fn) for fn in BINARY_FNS),
+    *(_binary(fn) for fn in BINARY_FNS if fn not in SPECIAL_BINARY_FNS),
+    *(_special_binary(fn) for fn in SPECIAL_BINARY_FNS),
     Case("affine", lambda x, mul, add: x.affine(mul, add),
          (S(F(4, 5), mul=3, add=-2), S(F(4, 5), mul=-0.5, add=0.25)), (O.Affine,), ("affine",),
          dtypes=NUMERIC, shapes=gen.elementwise(mul=1.5, add=-0.5)),
