@@ -27,6 +27,7 @@ from .rules.linalg import decomposition_grad, linear_grads, matmul_rhs_grad, sol
 from .rules.norm import layer_norm_grads, softmax_grad, standardize_grad
 from .rules.pool import avg_pool2d_grad, max_pool2d_grad
 from .rules.reduce import reduce_grad, vector_norm_grad
+from .rules.rnn import recurrent_grads, recurrent_layer_grads
 from .rules.scan import cumprod_grad, cumsum_grad, logcumsumexp_grad, products_of_others
 from ..ops.conv import col2im, im2col
 from ..ops.spectral import fft_pairs
@@ -379,6 +380,11 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, standardize_grad(x, dims, eps, rstd, y, g)),)
         case O.LayerNorm(x, weight, bias, dims, eps, mean, rstd):
             return layer_norm_grads(x, weight, bias, dims, eps, mean, rstd, g)
+        # -- rnn (ops/rnn.py)
+        case O.Recurrent():
+            return recurrent_grads(op, g)
+        case O.RecurrentLayer():
+            return recurrent_layer_grads(y, op, g)
         # -- checkpoint (autograd/checkpoint.py)
         case O.Checkpoint():
             return checkpoint_grads(y, op, g, run_backward)

@@ -41,6 +41,7 @@ _VARIANT = {
     "Standardize": "NativeLayerNormBackward0", "LayerNorm": "NativeLayerNormBackward0",
     "Checkpoint": "CheckpointFunctionBackward",
     "Attention": "ScaledDotProductFlashAttentionForCpuBackward0", "Linear": "AddmmBackward0",
+    "Recurrent": "MkldnnRnnLayerBackward0", "RecurrentLayer": "MkldnnRnnLayerBackward0",
 }
 """The name of each variant that has one whatever its fields hold."""
 

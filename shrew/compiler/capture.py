@@ -46,7 +46,7 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _signatures() -> dict[str, inspect.Signature]:
     sigs = {name: inspect.signature(getattr(base.Backend, name)) for name in base.PRIMITIVES}
     for protocol in (base.FastConv, base.FastPool, base.FastAccumulate, base.FastGrad,
-                     base.FastNorm, base.FastAttention, base.FastLinear):
+                     base.FastNorm, base.FastAttention, base.FastLinear, base.FastRecurrent):
         for name in base.FAST_PATHS:
             if hasattr(protocol, name):
                 sigs[name] = inspect.signature(getattr(protocol, name))

@@ -21,10 +21,11 @@ from .conv import ConvPrimitives
 from .elementwise import ElementwisePrimitives
 from .index import IndexPrimitives
 from .pool import PoolPrimitives
+from .rnn import RnnPrimitives
 
 
 class ArrayModuleBackend(ElementwisePrimitives, ConvPrimitives, PoolPrimitives,
-                         IndexPrimitives):
+                         IndexPrimitives, RnnPrimitives):
     """Implements every primitive with ``xp`` (numpy or a numpy-compatible module).
 
     Which module of this package supplies what:
@@ -35,7 +36,8 @@ class ArrayModuleBackend(ElementwisePrimitives, ConvPrimitives, PoolPrimitives,
     - conv.py: im2col, col2im, and base.FastConv's conv2d and conv2d_backward
       (folded_conv.py);
     - pool.py: max_pool2d, avg_pool2d, and base.FastPool's max_pool2d_backward;
-    - index.py: gather, scatter_add, scatter.
+    - index.py: gather, scatter_add, scatter;
+    - rnn.py: rnn_cell, rnn_cell_backward.
     """
 
     xp = np

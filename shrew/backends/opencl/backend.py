@@ -26,6 +26,7 @@ from ..kernels.fft import FFTLaunches
 from ..kernels.index import IndexLaunches
 from ..kernels.pool import PoolLaunches
 from ..kernels.random import PhiloxRNG
+from ..kernels.rnn import RnnLaunches
 from ..kernels.scan import ScanLaunches
 from ..kernels.sort import SortLaunches
 from .discovery import DeviceInfo
@@ -40,7 +41,7 @@ _MM_RM, _MM_RN, _MM_LX, _MM_LY, _MM_PACK_W = 4, 16, 4, 4, 16
 
 
 class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLaunches,
-                    SortLaunches, FFTLaunches):
+                    SortLaunches, FFTLaunches, RnnLaunches):
     """The primitive kernel set on one OpenCL device.
 
     Defined here, each section naming its ../kernels/<family>.cl: host transfer and
@@ -53,6 +54,7 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
     - ScanLaunches (kernels/scan.py): scan, arg_scan;
     - SortLaunches (kernels/sort.py): argsort;
     - FFTLaunches (kernels/fft.py): fft, a direct DFT per dim (OpenCL only: CUDA has cuFFT);
+    - RnnLaunches (kernels/rnn.py): rnn_cell, rnn_cell_backward;
     - PhiloxRNG (kernels/random.py): manual_seed, rand, randn, get_rng_state,
       set_rng_state.
     """
