@@ -236,8 +236,8 @@ def recording(rec: Recording, fullgraph: bool) -> Iterator[None]:
                 out = method(*args, **kwargs)
             finally:
                 depth[0] -= 1
-            if out is NotImplemented or name == "to_numpy":
-                return out  # a fast path that declined; a host read for a check
+            if out is NotImplemented:
+                return out  # a fast path that declined
             positional, named = bind(name, args, kwargs)
             try:
                 values = tuple(_argument(rec, name, v) for v in positional)
@@ -255,7 +255,8 @@ def recording(rec: Recording, fullgraph: bool) -> Iterator[None]:
             elif name not in IN_PLACE and out is not None:
                 made = out if isinstance(out, tuple) else (out,)
                 outputs = tuple(rec.add(m, ("call", index)) for m in made)
-            rec.calls.append(Call(name, call_method, values, outputs, isinstance(out, tuple),
+            returns_tuple = isinstance(out, tuple) and name != "get_rng_state"  # (one state)
+            rec.calls.append(Call(name, call_method, values, outputs, returns_tuple,
                                   backend))
             return out
 
@@ -417,9 +418,24 @@ def _with_keywords(method: Callable[..., Any], keywords: dict[str, Any]) -> Call
     return call
 
 
+PLAIN = (int, float, complex, bool, str, bytes, type(None))
+"""Python values that are constants of a program: never a recorded value (small ints are
+shared objects, so their id says nothing)."""
+
+
 def _argument(rec: Recording, call: str, value: Any) -> Any:
-    if call == "from_numpy":
-        return np.array(value, copy=True)  # host data: a constant of the program
+    if call == "from_numpy":  # host data: another device's, read in the call (to_numpy, or
+        base = getattr(value, "base", None)  # a view of cpu storage), or a constant
+        if id(value) in rec.by_id:
+            return rec.ref(value, call)
+        if base is not None and id(base) in rec.by_id and getattr(base, "shape", None) == \
+                value.shape and base.dtype == value.dtype and base.strides == value.strides:
+            return rec.ref(base, call)
+        return np.array(value, copy=True)
+    if isinstance(value, PLAIN):
+        if call == "set_rng_state":  # (a number cannot be told from an equal constant)
+            raise GraphBreak("set_rng_state with a state that is a plain number")
+        return value
     if id(value) in rec.by_id:  # (numpy gives 0-d results as numpy scalars: storage is not
         return rec.ref(value, call)  # always an array; one from before the call is a value)
     if is_storage(value):
