@@ -135,6 +135,9 @@ def _avg_pool(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any,
                             f"{divisor_override!r}")
     kernel, stride, padding, _ = pool_geometry(op, x, kernel_size, stride, padding, 1,
                                                ceil_mode)
+    if _dims(op) == 3 and any(size < k for size, k in zip(x.shape[2:], kernel)):
+        # PyTorch's avg_pool3d (not its 2-d one) wants the kernel inside the unpadded input
+        raise ShapeError(f"{op}: input {fmt(x.shape)} is smaller than the kernel {kernel}")
     data = x._backend.avg_pool2d(x._data, kernel, stride, padding, ceil_mode,
                                  count_include_pad, divisor_override)
     return record(data, x._backend, O.AvgPool2d(x, kernel, stride, padding, ceil_mode,
