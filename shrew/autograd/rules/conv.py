@@ -68,7 +68,7 @@ def _composed_conv_grads(x: Tensor, w: Tensor, g: Tensor, stride: tuple[int, ...
     gw = None
     if need_w:
         gw = cat([gw for _, (_, gw) in parts if gw is not None], 0)
-        gw = gw[(slice(None), slice(None), *(slice(None, None, d) for d in dilation))]
+        gw = gw[(slice(None), slice(None)) + tuple(slice(None, None, d) for d in dilation)]
     return (x, gx), (w, gw)
 
 

@@ -57,4 +57,4 @@ def avg_pool2d_grad(x: Tensor, kernel: tuple, stride: tuple, padding: tuple, cei
                   padding)
     if not any(extra):
         return grad
-    return grad[(slice(None), slice(None), *(slice(None, size) for size in sizes))]
+    return grad[(slice(None), slice(None)) + tuple(slice(None, size) for size in sizes)]

@@ -74,12 +74,11 @@ class ConvPrimitives:
         cols = cols.reshape(n, c, *kernel, *out_sizes)
         out = self.xp.zeros((n, c, *(size + 2 * p for size, p in zip(sizes, padding))),
                             dtype=cols.dtype)
+        whole = (slice(None), slice(None))
         for tap in np.ndindex(*kernel):
-            out[(slice(None), slice(None), *(slice(t, t + s * o, s) for t, s, o
-                                              in zip(tap, stride, out_sizes)))] += cols[
-                (slice(None), slice(None), *tap)]
-        return out[(slice(None), slice(None), *(slice(p, p + size) for p, size
-                                                 in zip(padding, sizes)))]
+            reads = tuple(slice(t, t + s * o, s) for t, s, o in zip(tap, stride, out_sizes))
+            out[whole + reads] += cols[whole + tap]
+        return out[whole + tuple(slice(p, p + size) for p, size in zip(padding, sizes))]
 
     # -- convolution in one call each way (optional, see base.FastConv) -------------------
     # The batch is folded into the GEMMs (folded_conv) when their depth, C*kw, is at least

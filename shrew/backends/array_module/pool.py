@@ -28,7 +28,8 @@ def windows(xp: Any, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
                    constant_values=fill)
     view = xp.lib.stride_tricks.sliding_window_view(x, spans, axis=tuple(range(2, 2 + dims)))
     origins = tuple(slice(None, s * (o - 1) + 1, s) for o, s in zip(out, stride))
-    return view[(slice(None), slice(None), *origins, *(slice(None, None, d) for d in dilation))]
+    taps = tuple(slice(None, None, d) for d in dilation)
+    return view[(slice(None), slice(None)) + origins + taps]
 
 
 def plane_strides(sizes: tuple) -> tuple[int, ...]:

@@ -36,7 +36,8 @@ class PoolLaunches(KernelLaunches):
             geometry = (c, *volume_geometry(tuple(sizes), kernel, stride, padding, out),
                         *dilation)
         else:
-            geometry = pool_geometry(c, *sizes, kernel, stride, padding, dilation, ceil_mode)
+            h, w = sizes
+            geometry = pool_geometry(c, h, w, kernel, stride, padding, dilation, ceil_mode)
         avg = (int(count_include_pad), divisor_override or 0)
         return self._meta(geometry + avg + self._layout(x)), (n, c, *out)
 

@@ -1,5 +1,5 @@
-"""Batch normalisation (BatchNorm1d, BatchNorm2d, BatchNorm3d) and the per-channel base it shares with
-the instance norms."""
+"""Batch normalisation (BatchNorm1d, BatchNorm2d, BatchNorm3d) and the per-channel base it
+shares with the instance norms."""
 from __future__ import annotations
 
 from ...autograd.checkpoint import in_recomputation

@@ -54,10 +54,10 @@ def pool_output_hw(x_hw: Sequence[int], kernel: Sequence[int], stride: Sequence[
 
 def pool2d(x: np.ndarray, alg: int, kernel: Sequence[int], stride: Sequence[int],
            padding: Sequence[int]) -> Any:  # (y, workspace), or NotImplemented
-    """(y, workspace) of pooling x [N, C, H, W] (or [N, C, D, H, W]) with alg (POOL_MAX: padding never wins;
-    POOL_AVG_INCLUDE / POOL_AVG_EXCLUDE: whether padded zeros count in the divisor), or
-    NotImplemented.  The workspace, an opaque uint8 array (None for average pooling), is
-    what pool2d_backward needs to route a max pooling's gradient."""
+    """(y, workspace) of pooling x [N, C, H, W] (or [N, C, D, H, W]) with alg (POOL_MAX:
+    padding never wins; POOL_AVG_INCLUDE / POOL_AVG_EXCLUDE: whether padded zeros count in
+    the divisor), or NotImplemented.  The workspace, an opaque uint8 array (None for
+    average pooling), is what pool2d_backward needs to route a max pooling's gradient."""
     if not usable(x):
         return NotImplemented
     y_shape = (*x.shape[:2], *pool_output_hw(x.shape[2:], kernel, stride, padding))
