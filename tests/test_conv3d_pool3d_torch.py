@@ -179,6 +179,21 @@ def test_conv3d_unbatched_and_errors():
                            output_padding=1)
 
 
+def test_torch_level_names_take_torchs_arguments():
+    """torch.conv3d, torch.conv_transpose3d and torch.max_pool3d: the bias third, as
+    torch's (they are nn.functional's)."""
+    rng = np.random.default_rng(10)
+    x, w, b = (rng.standard_normal(s) for s in ((1, 2, 4, 5, 4), (2, 2, 2, 2, 2), (2,)))
+    np.testing.assert_allclose(
+        shrew.conv3d(*map(shrew.tensor, (x, w, b)), 1, 1).numpy(),
+        torch.conv3d(*map(torch.tensor, (x, w, b)), 1, 1).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        shrew.conv_transpose3d(*map(shrew.tensor, (x, w, b)), 2).numpy(),
+        torch.conv_transpose3d(*map(torch.tensor, (x, w, b)), 2).numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(shrew.max_pool3d(shrew.tensor(x), 2, 1).numpy(),
+                                  torch.max_pool3d(torch.tensor(x), 2, 1).numpy())
+
+
 # -- pooling -------------------------------------------------------------------------------
 @st.composite
 def pools(draw, dilated=True):
