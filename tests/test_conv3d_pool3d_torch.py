@@ -194,6 +194,16 @@ def test_torch_level_names_take_torchs_arguments():
                                   torch.max_pool3d(torch.tensor(x), 2, 1).numpy())
 
 
+def test_grad_fn_names_are_torchs():
+    x = shrew.randn(1, 1, 4, 4, 4, requires_grad=True)
+    t = torch.randn(1, 1, 4, 4, 4, requires_grad=True)
+    w = shrew.randn(1, 1, 2, 2, 2)
+    for got, want in ((F.max_pool3d(x, 2), TF.max_pool3d(t, 2)),
+                      (F.avg_pool3d(x, 2), TF.avg_pool3d(t, 2)),
+                      (F.conv3d(x, w), TF.conv3d(t, torch.randn(1, 1, 2, 2, 2)))):
+        assert got.grad_fn.name() == want.grad_fn.name()
+
+
 # -- pooling -------------------------------------------------------------------------------
 @st.composite
 def pools(draw, dilated=True):
