@@ -293,6 +293,9 @@ def test_pool3d_gradients_match_finite_differences():
     check_grad(lambda x: F.avg_pool3d(x, (3, 2, 3), 2, 1, True, False), x)
     check_grad(lambda x: F.adaptive_avg_pool3d(x, (3, 2, 3)), x)
     check_grad(lambda x: F.adaptive_max_pool3d(x, (3, 2, 3)), x)
+    values, index = F.max_pool3d(x.detach(), 2, return_indices=True)
+    check_grad(lambda v: F.max_unpool3d(v, index, 2, output_size=x.shape[2:]),
+               values.requires_grad_())
 
 
 def test_pool3d_errors_name_the_op():
