@@ -112,6 +112,9 @@ if _find_spec("einops") is not None:
 
 # interop with numpy and other frameworks (ops/creation.py)
 from .ops.creation import as_tensor, asarray  # noqa: E402
+# 3-d layers (issue 31): torch.conv3d, torch.conv_transpose3d and torch.max_pool3d, with
+# torch's signatures (the bias third), as nn.functional's
+from .nn.functional import conv3d, conv_transpose3d, max_pool3d  # noqa: E402
 # API gaps (issue 30): legacy tensor types, memory formats, print options, fx and hub
 from .ops.legacy import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402
                       legacy_types as _legacy_types, memory_format, preserve_format)
@@ -151,6 +154,7 @@ __all__ = [
     "zeros_like", "ones_like", "cat", "stack", "where", "scatter_add", "im2col", "col2im",
     "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "manual_seed", "no_grad", "enable_grad",
     "set_num_threads", "get_num_threads",
+    "conv3d", "conv_transpose3d", "max_pool3d",
     "is_grad_enabled", "set_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "autograd", "func", "checkpoint", "checkpoint_sequential",
     "distributions",

@@ -110,7 +110,8 @@ FAST_PATHS = {"conv2d": FAST_CONV, "conv1d": FAST_CONV, "max_pool2d": ("max_pool
               "gelu": ("unary_backward",), "gelu_tanh": ("unary_backward",),
               "relu": ("unary_backward",), "scaled_dot_product_attention": FAST_ATTENTION,
               "lstm_layer": FAST_RECURRENT, "rnn_tanh_layer": FAST_RECURRENT,
-              "gru_layer": FAST_RECURRENT}
+              "gru_layer": FAST_RECURRENT, "conv3d": FAST_CONV,
+              "max_pool3d": ("max_pool2d_backward",), "avg_pool3d": ("avg_pool2d_backward",)}
 assert {name for names in FAST_PATHS.values() for name in names} == set(FAST)
 ONEDNN_ONLY = {"layer_norm_backward", "attention_backward", "rnn_layer_backward"}
 """Called only where the forward ran on oneDNN (and MKL): the rules of LayerNorm,

@@ -283,6 +283,16 @@ def test_simulated_backend_launches_each_kernel_and_matches_the_cpu():
     cols = rng.standard_normal((2, 12, 25))[:, ::2]  # strided
     np.testing.assert_allclose(sim.col2im(cols, (2, 3, 5, 4), (1, 2), (1, 1), (0, 1)),
                                cpu.col2im(cols, (2, 3, 5, 4), (1, 2), (1, 1), (0, 1)))
+    volume = rng.standard_normal((2, 3, 5, 6, 4)).transpose(0, 1, 2, 4, 3)  # 3-d, strided
+    for prim, args in [("im2col", ((2, 3, 2), (2, 1, 1), (1, 0, 1))),
+                       ("max_pool2d", ((3, 2, 2), (2, 1, 2), (1, 1, 0), (1, 2, 1), True)),
+                       ("avg_pool2d", ((2, 3, 2), (1, 2, 2), (1, 1, 1), True, False, None))]:
+        got, want = getattr(sim, prim)(volume, *args), getattr(cpu, prim)(volume, *args)
+        for g, w in zip(got, want) if prim == "max_pool2d" else [(got, want)]:
+            np.testing.assert_allclose(sim.to_numpy(g), w, rtol=1e-12, err_msg=prim + " 3-d")
+    cols = rng.standard_normal((2, 36, 48))[:, ::3]   # [2, 12, 48], strided
+    np.testing.assert_allclose(sim.col2im(cols, (2, 3, 5, 4, 6), (2, 1, 2), (2, 1, 2), (1, 0, 1)),
+                               cpu.col2im(cols, (2, 3, 5, 4, 6), (2, 1, 2), (2, 1, 2), (1, 0, 1)))
     index = rng.integers(0, 4, (5, 3))
     src = rng.standard_normal((6, 3))
     np.testing.assert_array_equal(sim.gather(src.T, 1, index.T), cpu.gather(src.T, 1, index.T))

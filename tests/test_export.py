@@ -218,6 +218,15 @@ def test_an_unsupported_primitive_is_refused_by_name(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+def test_a_3d_convolution_is_refused_by_name(tmp_path):
+    model = nn.Sequential(nn.Conv3d(1, 2, 2), nn.MaxPool3d(2), nn.Flatten(), nn.Linear(16, 3))
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    x, y = shrew.randn(4, 1, 5, 5, 5), shrew.tensor(np.array([0, 1, 2, 0]))
+    with pytest.raises(shrew.UnsupportedError, match="3 spatial dims"):
+        trace_training(model, F.cross_entropy, (x, y), opt)
+    assert not list(tmp_path.iterdir())
+
+
 def test_data_dependent_graphs_are_refused():
     model, opt, x, y = setup("mlp")
 

@@ -90,6 +90,10 @@ def torch_name(op: O.Op) -> str:
             return "ScatterReduceBackward0"
         case O.Softmax(log=True):
             return "LogSoftmaxBackward0"
+        case O.MaxPool2d(kernel=kernel) if len(kernel) == 3:
+            return "MaxPool3DWithIndicesBackward0"  # max_pool3d: the variant with a depth
+        case O.AvgPool2d(kernel=kernel) if len(kernel) == 3:
+            return "AvgPool3DBackward0"
         case O.AsStrided(name=name):
             return name  # (a step slice, diagonal, unfold, expand or as_strided)
         case O.Released(variant):

@@ -240,17 +240,20 @@ class Backend(Protocol):
         decomposition or a solve, as a tuple of arrays.  May compute on the host."""
 
     def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage:
-        """The windows of x [N, C, H, W] as columns, [N, C*kh*kw, Ho*Wo], zero padded."""
+        """The windows of x [N, C, H, W] as columns, [N, C*kh*kw, Ho*Wo], zero padded; of
+        x [N, C, D, H, W] (kernel, stride and padding triples), [N, C*kd*kh*kw, Do*Ho*Wo].
+        Rows are in (c, *kernel offset) row-major order."""
 
     def col2im(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple,
                padding: tuple) -> Storage:
         """The adjoint of im2col: the columns summed back into an array of `shape`
-        [N, C, H, W]."""
+        [N, C, H, W] (or [N, C, D, H, W])."""
 
     def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
                    dilation: tuple, ceil_mode: bool) -> tuple:
         """(values, index) of each window's maximum over x [N, C, H, W]: the int64 index is
-        the flat h * W + w of the first maximum in its input plane.  The output size is
+        the flat h * W + w of the first maximum in its input plane.  A 3-d pool passes x
+        [N, C, D, H, W] and triples; its index is the flat (d * H + h) * W + w.  The output size is
         core.shape.window_count; taps are `dilation` apart.  Padding, and taps past the
         padded input (ceil_mode), count as -inf but are never named: a window whose values
         all equal the fill names its first tap inside the plane."""
@@ -259,7 +262,7 @@ class Backend(Protocol):
                    ceil_mode: bool, count_include_pad: bool,
                    divisor_override: int | None) -> Storage:
         """Each window's sum of the taps inside x, over kernels.avg_pool_divisor (PyTorch's
-        count)."""
+        count); x [N, C, H, W], or [N, C, D, H, W] with triples for a 3-d pool."""
 
     # -- indexing (int64 index, in range) ----------------------------------------------
     def gather(self, x: Storage, dim: int, index: Storage) -> Storage:
@@ -322,10 +325,10 @@ class DLPack(Protocol):
 class FastConv(Protocol):
     """Optional: a convolution as one call each way, for backends that can beat the core's
     lowering (im2col, a batched matmul, col2im), as the cpu and cuda backends do by folding
-    the batch into their GEMMs.  conv2d and conv1d (as a 2-d convolution one row high) call
-    them where a backend has them (a dilated or grouped convolution too: a backend that
-    declines it gets the core's composition of plain ones), and so do their gradient rules
-    in a plain backward;
+    the batch into their GEMMs.  conv2d, conv3d (5-d arrays, triples) and conv1d (as a 2-d
+    convolution one row high) call them where a backend has them (a dilated or grouped
+    convolution too: a backend that declines it gets the core's composition of plain
+    ones), and so do their gradient rules in a plain backward;
     under create_graph=True the rules stay recorded operations, so that they can be
     differentiated again.  The conformance suite checks them through the values and
     gradients of conv2d and conv1d.  Arguments are validated as for im2col.  Either may
@@ -335,7 +338,9 @@ class FastConv(Protocol):
     def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple, dilation: tuple,
                groups: int) -> Storage:
         """x [N, C, H, W] cross-correlated with w [O, C/groups, kh, kw] (taps `dilation`
-        apart, channels in `groups`), zero padded: [N, O, Ho, Wo]; or NotImplemented."""
+        apart, channels in `groups`), zero padded: [N, O, Ho, Wo]; or NotImplemented.  A
+        3-d convolution passes x [N, C, D, H, W], w [O, C/groups, kd, kh, kw] and
+        triples."""
 
     def conv2d_backward(self, x: Storage, w: Storage, g: Storage, stride: tuple, padding: tuple,
                         dilation: tuple, groups: int, need_x: bool, need_w: bool) -> tuple:
@@ -358,13 +363,14 @@ class FastPool(Protocol):
     def max_pool2d_backward(self, g: Storage, index: Storage, shape: tuple, kernel: tuple,
                             stride: tuple, dilation: tuple) -> Storage:
         """zeros(shape) [N, C, H, W], then each g [N, C, Ho, Wo] added at its max_pool2d
-        index in its plane; or NotImplemented."""
+        index in its plane (or [N, C, D, H, W] and a volume's index, for a 3-d pool); or
+        NotImplemented."""
 
     def avg_pool2d_backward(self, g: Storage, shape: tuple, kernel: tuple, stride: tuple,
                             padding: tuple, ceil_mode: bool, count_include_pad: bool,
                             divisor_override: int | None) -> Storage:
-        """d(loss)/dx [N, C, H, W] = `shape` of avg_pool2d with these options, given g =
-        d(loss)/d(output); or NotImplemented."""
+        """d(loss)/dx [N, C, H, W] (or [N, C, D, H, W]) = `shape` of avg_pool2d with these
+        options, given g = d(loss)/d(output); or NotImplemented."""
 
 
 FAST_POOL = ("max_pool2d_backward", "avg_pool2d_backward")

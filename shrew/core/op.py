@@ -164,6 +164,8 @@ class Affine(Op):
 
 @dataclass(slots=True, eq=False)
 class Conv2d(Op):
+    """conv2d, or conv3d: stride, padding and dilation then have three entries."""
+
     x: Any
     weight: Any
     stride: tuple
@@ -184,6 +186,8 @@ class Conv1d(Op):
 
 @dataclass(slots=True, eq=False)
 class MaxPool2d(Op):
+    """max_pool2d, or max_pool3d: kernel, stride and dilation then have three entries."""
+
     x: Any
     kernel: tuple
     stride: tuple
@@ -193,6 +197,8 @@ class MaxPool2d(Op):
 
 @dataclass(slots=True, eq=False)
 class AvgPool2d(Op):
+    """avg_pool2d, or avg_pool3d: kernel, stride and padding then have three entries."""
+
     x: Any
     kernel: tuple
     stride: tuple

@@ -174,6 +174,22 @@ def pair(value: Any, name: str, op: str, minimum: int) -> tuple[int, ...]:
     return value
 
 
+def ntuple(value: Any, dims: int, name: str, op: str, minimum: int) -> tuple[int, ...]:
+    """An int or a `dims`-tuple of ints as a `dims`-tuple, each at least `minimum` (pair
+    is the 2-d case; the 3-d convolutions and pools take triples)."""
+    if dims == 2:
+        return pair(value, name, op, minimum)
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value,) * dims
+    value = tuple(value)
+    if len(value) != dims or not all(isinstance(v, int) and not isinstance(v, bool)
+                                     for v in value):
+        raise ShapeError(f"{op}: {name} must be an int or a tuple of {dims} ints, got {value!r}")
+    if any(v < minimum for v in value):
+        raise ShapeError(f"{op}: {name} must be >= {minimum}, got {value}")
+    return value
+
+
 def window_count(size: int, kernel: int, stride: int = 1, padding: int = 0, dilation: int = 1,
                  ceil_mode: bool = False) -> int:
     """How many windows conv and pool place along one dim (PyTorch's output size): floor (or,
@@ -207,8 +223,8 @@ def conv_output_size(op: str, size: int, kernel: int, stride: int, padding: int)
 def pool_window_counts(size: int, kernel: int, stride: int, padding: int, out: int,
                        count_include_pad: bool) -> list[int]:
     """Per window along one dim, how many taps avg_pool's divisor counts: those inside the
-    padded input (count_include_pad), or only those inside the input itself.  A 2-d
-    window's divisor is the product of its two dims' counts."""
+    padded input (count_include_pad), or only those inside the input itself.  A 2-d or
+    3-d window's divisor is the product of its dims' counts."""
     counts = []
     for i in range(out):
         start = i * stride - padding

@@ -211,7 +211,15 @@ class Emitter:
                 f"{c_float(node.params['eps'])}, {self._ptr(x)}, {self._ptr(y)}, "
                 f"{self._ptr(rstd)});")
 
+    @staticmethod
+    def _planar(node: Node) -> None:
+        """The exported C windows are 2-d: a 3-d convolution or pool is refused."""
+        if len(node.params["kernel"]) != 2:
+            raise UnsupportedError(f"export: {node.kind} over 3 spatial dims (a 3-d "
+                                   f"convolution or pool) is not supported")
+
     def _geometry(self, image: tuple[Size, ...], node: Node, out_hw: tuple[Size, ...]) -> str:
+        self._planar(node)
         p = node.params
         (kh, kw), (sh, sw), (ph, pw) = p["kernel"], p["stride"], p["padding"]
         return ", ".join(c_int(s) for s in (image[2], image[3], kh, kw, sh, sw, ph, pw,
@@ -236,6 +244,7 @@ class Emitter:
                 f"{self._ptr(x)});")
 
     def _out_hw(self, shape: tuple[Size, ...], node: Node) -> tuple[int, int]:
+        self._planar(node)
         p = node.params
         h, w = at(shape[2], self.batch), at(shape[3], self.batch)
         if not isinstance(shape[2], int) or not isinstance(shape[3], int):

@@ -20,6 +20,8 @@ from .modules import (GRU, LSTM, RNN, CELU, ELU, GELU, GLU, SELU, AdaptiveAvgPoo
                       SoftMarginLoss, Tanh, Tanhshrink, Threshold, Transformer,
                       TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                       TransformerEncoderLayer, TripletMarginLoss, Unflatten, Unfold, Upsample)
+from .modules import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, BatchNorm3d, Conv3d,
+                      ConvTranspose3d, InstanceNorm3d, MaxPool3d, MaxUnpool3d)
 from .modules.padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
                               ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                               ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
@@ -66,4 +68,7 @@ __all__ = [
     "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
     # API gaps (issue 30)
     "DataParallel", "attention",
+    # 3-d convolution, pooling and normalisation
+    "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool3d", "MaxUnpool3d", "BatchNorm3d", "InstanceNorm3d",
 ]

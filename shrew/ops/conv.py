@@ -1,6 +1,7 @@
-"""Convolutions: im2col and col2im, conv2d (a backend fast path, else im2col and one GEMM)
-and conv1d (conv.cl on OpenCL and CUDA; backends/array_module/folded_conv.py on cpu and
-cuda).
+"""Convolutions: im2col and col2im, conv2d and conv3d (a backend fast path, else im2col and
+one GEMM) and conv1d (conv.cl on OpenCL and CUDA; backends/array_module/folded_conv.py on
+cpu and cuda).  conv3d is conv2d's code with one more spatial dim: the primitives take
+a size per spatial dim, and both record a Conv2d whose tuples have 2 or 3 entries.
 
 Dilation and groups run as one call where the backend's conv2d takes them (base.FastConv:
 oneDNN on cpu), recorded as one Conv2d; elsewhere they are compositions of plain
@@ -20,7 +21,7 @@ from ..core.dtype import check_float
 from ..core.errors import type_name
 from ..core.errors import ArgumentError, DTypeError, ShapeError
 from ..core.fields import AnyTensor, record
-from ..core.shape import conv_output_size, fmt, pair
+from ..core.shape import conv_output_size, fmt, ntuple, numel
 from .common import same_device
 from .shape.recorded import cat
 
@@ -32,20 +33,26 @@ if TYPE_CHECKING:
     IntOrOne = int | tuple[int, ...]  # a 1-d size: an int or a 1-tuple
 
 
+_LAYOUTS = {2: "[N, C, H, W]", 3: "[N, C, D, H, W]"}
+
+
 def _conv_geometry(op: str, image_shape: Sequence[int], kernel: Any, stride: Any, padding: Any,
                    ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """Validated (kernel, stride, padding, output size) pairs for an [N, C, H, W] image."""
-    kernel = pair(kernel, "kernel_size", op, 1)
-    stride = pair(stride, "stride", op, 1)
-    padding = pair(padding, "padding", op, 0)
+    """Validated (kernel, stride, padding, output size) tuples, one entry per spatial dim,
+    for an [N, C, H, W] or [N, C, D, H, W] image."""
+    dims = len(image_shape) - 2
+    kernel = ntuple(kernel, dims, "kernel_size", op, 1)
+    stride = ntuple(stride, dims, "stride", op, 1)
+    padding = ntuple(padding, dims, "padding", op, 0)
     out = tuple(conv_output_size(op, image_shape[2 + i], kernel[i], stride[i], padding[i])
-                for i in range(2))
+                for i in range(dims))
     return kernel, stride, padding, out
 
 
 def im2col(x: Tensor, kernel: IntOrPair, stride: IntOrPair = 1, padding: IntOrPair = 0) -> Tensor:
-    """[N, C, H, W] -> [N, C*kh*kw, Ho*Wo]: every kernel window as a column."""
-    check_input("im2col", x)
+    """[N, C, H, W] -> [N, C*kh*kw, Ho*Wo]: every kernel window as a column (and
+    [N, C, D, H, W] -> [N, C*kd*kh*kw, Do*Ho*Wo])."""
+    check_input("im2col", x, _LAYOUTS.get(getattr(x, "ndim", 4) - 2, _LAYOUTS[2]))
     kernel, stride, padding, _ = _conv_geometry("im2col", x.shape, kernel, stride, padding)
     data = x._backend.im2col(x._data, kernel, stride, padding)
     return record(data, x._backend, O.Im2Col(x, kernel, stride, padding), x)
@@ -55,10 +62,11 @@ def col2im(cols: Tensor, shape: Sequence[int], kernel: IntOrPair, stride: IntOrP
            padding: IntOrPair = 0) -> Tensor:
     """The adjoint of im2col: sums the columns back into an image of `shape`."""
     shape = tuple(shape)
-    if len(shape) != 4:
-        raise ShapeError(f"col2im: shape must be [N, C, H, W], got {fmt(shape)}")
-    kernel, stride, padding, (ho, wo) = _conv_geometry("col2im", shape, kernel, stride, padding)
-    expect = (shape[0], shape[1] * kernel[0] * kernel[1], ho * wo)
+    if len(shape) not in (4, 5):
+        raise ShapeError(f"col2im: shape must be [N, C, H, W] or [N, C, D, H, W], got "
+                         f"{fmt(shape)}")
+    kernel, stride, padding, out = _conv_geometry("col2im", shape, kernel, stride, padding)
+    expect = (shape[0], shape[1] * numel(kernel), numel(out))
     if cols.shape != expect:
         raise ShapeError(f"col2im: columns must be {fmt(expect)} for image {fmt(shape)}, "
                          f"got {fmt(cols.shape)}")
@@ -99,30 +107,47 @@ def conv2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: IntOrPair 
     """2-d cross-correlation (no bias): the backend's conv2d where it has one and takes the
     geometry (base.FastConv), else im2col and one batched GEMM, dilation and groups by
     composition."""
-    groups = _groups("conv2d", groups)
-    _check_conv("conv2d", x, weight, "[N, C, H, W]", "[out, in/groups, kh, kw]", groups)
-    dilation = pair(dilation, "dilation", "conv2d", 1)
+    return _conv("conv2d", x, weight, stride, padding, dilation, groups)
+
+
+def conv3d(x: Tensor, weight: Tensor, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+           groups: int = 1) -> Tensor:
+    """3-d cross-correlation (no bias) of [N, C, D, H, W] with [out, in/groups, kd, kh, kw],
+    as conv2d: the backend's conv2d given 5-d arrays, else im2col and one batched GEMM."""
+    return _conv("conv3d", x, weight, stride, padding, dilation, groups)
+
+
+def _conv(op: str, x: Tensor, weight: Tensor, stride: Any, padding: Any, dilation: Any,
+          groups: Any) -> Tensor:
+    """conv2d or conv3d (op names which: the spatial dims it takes)."""
+    dims = 3 if op == "conv3d" else 2
+    groups = _groups(op, groups)
+    kernel_layout = "kd, kh, kw" if dims == 3 else "kh, kw"
+    _check_conv(op, x, weight, _LAYOUTS[dims], f"[out, in/groups, {kernel_layout}]", groups)
+    dilation = ntuple(dilation, dims, "dilation", op, 1)
     spans = [d * (k - 1) + 1 for d, k in zip(dilation, weight.shape[2:])]
-    _, stride, padding, out_hw = _conv_geometry("conv2d", x.shape, spans, stride, padding)
+    _, stride, padding, out_size = _conv_geometry(op, x.shape, spans, stride, padding)
     be = x._backend
-    if groups > 1 or dilation != (1, 1):
+    if groups > 1 or any(d != 1 for d in dilation):
         out = fast_path(be, "conv2d", x._data, weight._data, stride, padding, dilation, groups)
         if out is NotImplemented:
             return _composed_conv(x, weight, stride, padding, dilation, groups)
     else:
-        out = _conv2d_data(be, x._data, weight._data, stride, padding, out_hw)
+        out = _conv2d_data(be, x._data, weight._data, stride, padding, out_size)
     return record(out, be, O.Conv2d(x, weight, stride, padding, dilation, groups), x, weight)
 
 
 def _conv2d_data(be: Backend, x: Storage, w: Storage, stride: tuple[int, ...],
-                 padding: tuple[int, ...], out_hw: tuple[int, ...]) -> Storage:
-    """The forward of a validated 2-d convolution on storage: the backend's conv2d where it
-    has one and takes this geometry (base.FastConv), else im2col and one batched GEMM."""
-    out = fast_path(be, "conv2d", x, w, stride, padding, (1, 1), 1)
+                 padding: tuple[int, ...], out_size: tuple[int, ...]) -> Storage:
+    """The forward of a validated 2-d or 3-d convolution on storage: the backend's conv2d
+    where it has one and takes this geometry (base.FastConv), else im2col and one batched
+    GEMM."""
+    out = fast_path(be, "conv2d", x, w, stride, padding, (1,) * len(stride), 1)
     if out is NotImplemented:
-        (n, _, _, _), (o, c, kh, kw) = x.shape, w.shape
-        cols = be.im2col(x, (kh, kw), stride, padding)
-        out = be.reshape(be.matmul(be.reshape(w, (o, c * kh * kw)), cols), (n, o, *out_hw))
+        n, (o, c, *kernel) = x.shape[0], w.shape
+        cols = be.im2col(x, tuple(kernel), stride, padding)
+        out = be.reshape(be.matmul(be.reshape(w, (o, c * numel(kernel))), cols),
+                         (n, o, *out_size))
     return out
 
 
@@ -165,16 +190,17 @@ def _groups(op: str, groups: Any) -> int:
 
 def _composed_conv(x: Tensor, weight: Tensor, stride: Any, padding: Any,
                    dilation: tuple[int, ...], groups: int) -> Tensor:
-    """A grouped and/or dilated 2-d convolution where the backend's conv2d does not take
-    it: each group's channel slice convolved with its slice of the kernel (dilated by
+    """A grouped and/or dilated 2-d or 3-d convolution where the backend's conv2d does not
+    take it: each group's channel slice convolved with its slice of the kernel (dilated by
     zeros between taps), concatenated on channels."""
-    for dim, d in ((2, dilation[0]), (3, dilation[1])):
+    op = "conv3d" if x.ndim == 5 else "conv2d"
+    for dim, d in enumerate(dilation, 2):
         weight = dilate(weight, dim, d)
     if groups == 1:
-        return conv2d(x, weight, stride, padding)
+        return _conv(op, x, weight, stride, padding, 1, 1)
     c, o = x.shape[1] // groups, weight.shape[0] // groups
-    return cat([conv2d(x.narrow(1, g * c, c), weight.narrow(0, g * o, o), stride, padding)
-                for g in range(groups)], 1)
+    return cat([_conv(op, x.narrow(1, g * c, c), weight.narrow(0, g * o, o), stride, padding,
+                      1, 1) for g in range(groups)], 1)
 
 
 def dilate(t: Tensor, dim: int, factor: int) -> Tensor:
@@ -202,12 +228,29 @@ def conv_transpose2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: 
     """The adjoint of conv2d with respect to its input (no bias): x [N, C_in, H, W] and
     weight [C_in, C_out/groups, kh, kw] give [N, C_out, H_out, W_out] with
     H_out = (H - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1."""
-    op = "conv_transpose2d"
+    return _conv_transpose("conv_transpose2d", x, weight, stride, padding, output_padding,
+                           groups, dilation)
+
+
+def conv_transpose3d(x: Tensor, weight: Tensor, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
+    """conv_transpose2d with a depth: x [N, C_in, D, H, W] and weight
+    [C_in, C_out/groups, kd, kh, kw] give [N, C_out, D_out, H_out, W_out]."""
+    return _conv_transpose("conv_transpose3d", x, weight, stride, padding, output_padding,
+                           groups, dilation)
+
+
+def _conv_transpose(op: str, x: Tensor, weight: Tensor, stride: Any, padding: Any,
+                    output_padding: Any, groups: Any, dilation: Any) -> Tensor:
+    """conv_transpose2d or conv_transpose3d (op names which): a convolution of the
+    stride-dilated, padded input with the flipped, transposed kernel."""
+    dims = 3 if op == "conv_transpose3d" else 2
     groups = _groups(op, groups)
-    check_input(op, x)
-    if not isinstance(weight, AnyTensor) or weight.ndim != 4:
+    check_input(op, x, _LAYOUTS[dims])
+    if not isinstance(weight, AnyTensor) or weight.ndim != dims + 2:
         got = fmt(weight.shape) if isinstance(weight, AnyTensor) else type_name(weight)
-        raise ShapeError(f"{op}: weight must be [in, out/groups, kh, kw], got {got}")
+        kernel_layout = "kd, kh, kw" if dims == 3 else "kh, kw"
+        raise ShapeError(f"{op}: weight must be [in, out/groups, {kernel_layout}], got {got}")
     same_device(op, x, weight)
     if weight.dtype is not x.dtype:
         raise DTypeError(f"{op}: input and weight dtypes differ ({x.dtype}, {weight.dtype})")
@@ -215,11 +258,11 @@ def conv_transpose2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: 
         raise ShapeError(f"{op}: input has {x.shape[1]} channels but weight "
                          f"{fmt(weight.shape)} with groups={groups} expects {weight.shape[0]} "
                          f"(a multiple of groups)")
-    stride = pair(stride, "stride", op, 1)
-    padding = pair(padding, "padding", op, 0)
-    output_padding = pair(output_padding, "output_padding", op, 0)
-    dilation = pair(dilation, "dilation", op, 1)
-    for i in range(2):
+    stride = ntuple(stride, dims, "stride", op, 1)
+    padding = ntuple(padding, dims, "padding", op, 0)
+    output_padding = ntuple(output_padding, dims, "output_padding", op, 0)
+    dilation = ntuple(dilation, dims, "dilation", op, 1)
+    for i in range(dims):
         if output_padding[i] >= max(stride[i], dilation[i]):
             raise ShapeError(f"{op}: output_padding {output_padding} must be smaller than "
                              f"stride {stride} or dilation {dilation}")
@@ -228,14 +271,17 @@ def conv_transpose2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: 
         if size < 1:
             raise ShapeError(f"{op}: input {fmt(x.shape)} and weight {fmt(weight.shape)} give "
                              f"an empty output (stride {stride}, padding {padding})")
-    spread = dilate(dilate(x, 2, stride[0]), 3, stride[1])
-    edge = [dilation[i] * (weight.shape[2 + i] - 1) - padding[i] for i in range(2)]
-    spread = spread.pad([edge[1], edge[1] + output_padding[1],
-                         edge[0], edge[0] + output_padding[0]])
-    c_in, c_out, kh, kw = weight.shape
-    kernel = weight.reshape(groups, c_in // groups, c_out, kh, kw).transpose(1, 2)
-    kernel = flip(kernel.reshape(groups * c_out, c_in // groups, kh, kw), (2, 3))
-    return conv2d(spread, kernel, 1, 0, dilation, groups)
+    spread = x
+    for i in range(dims):
+        spread = dilate(spread, 2 + i, stride[i])
+    edge = [dilation[i] * (weight.shape[2 + i] - 1) - padding[i] for i in range(dims)]
+    spread = spread.pad([p for i in reversed(range(dims))
+                         for p in (edge[i], edge[i] + output_padding[i])])
+    c_in, c_out, *kernel = weight.shape
+    flipped = weight.reshape(groups, c_in // groups, c_out, *kernel).transpose(1, 2)
+    flipped = flip(flipped.reshape(groups * c_out, c_in // groups, *kernel),
+                   tuple(range(2, 2 + dims)))
+    return _conv("conv3d" if dims == 3 else "conv2d", spread, flipped, 1, 0, dilation, groups)
 
 
 @autocast_op("conv_transpose1d")

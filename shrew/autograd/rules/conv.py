@@ -17,7 +17,7 @@ Grads = tuple[tuple["Tensor", "Tensor | None"], tuple["Tensor", "Tensor | None"]
 def conv_grads(x: Tensor, w: Tensor, g: Tensor, stride: tuple[int, ...],
                padding: tuple[int, ...], need_x: bool, need_w: bool,
                dilation: tuple[int, ...] = (1, 1), groups: int = 1) -> Grads:
-    """((x, dx), (w, dw)) of conv2d given g = d(loss)/d(output): the backend's
+    """((x, dx), (w, dw)) of conv2d (or conv3d) given g = d(loss)/d(output): the backend's
     conv2d_backward where it has one and takes this geometry (base.FastConv) and no graph
     is being built; else recorded operations (so that create_graph=True works)."""
     fast = fast_gradients(x._backend, "conv2d_backward", x._data, w._data, g._data, stride,
@@ -25,18 +25,19 @@ def conv_grads(x: Tensor, w: Tensor, g: Tensor, stride: tuple[int, ...],
     if fast is not None:
         dx, dw = fast
         return ((x, dx), (w, dw))
-    if groups > 1 or dilation != (1, 1):
+    if groups > 1 or any(d != 1 for d in dilation):
         return _composed_conv_grads(x, w, g, stride, padding, need_x, need_w, dilation, groups)
     return _lowered_conv_grads(x, w, g, stride, padding, need_x, need_w)
 
 
 def _lowered_conv_grads(x: Tensor, w: Tensor, g: Tensor, stride: tuple[int, ...],
                         padding: tuple[int, ...], need_x: bool, need_w: bool) -> Grads:
-    """conv as im2col + GEMM, differentiated: dW = g . cols^T, dX = col2im(W^T . g)."""
+    """conv as im2col + GEMM, differentiated: dW = g . cols^T, dX = col2im(W^T . g)
+    (2 or 3 spatial dims)."""
     kernel = w.shape[2:]
     n, o = g.shape[:2]
     g_mat = g.reshape(n, o, numel(g.shape[2:]))       # [N, O, L]
-    w_mat = w.reshape(o, numel(w.shape[1:]))          # [O, C*kh*kw]
+    w_mat = w.reshape(o, numel(w.shape[1:]))          # [O, C*prod(kernel)]
     gw = gx = None
     if need_w:
         cols = im2col(x, kernel, stride, padding)    # [N, CKK, L]
@@ -55,7 +56,9 @@ def _composed_conv_grads(x: Tensor, w: Tensor, g: Tensor, stride: tuple[int, ...
     call) but whose backward the backend does not serve: the gradients of the composition
     ops/conv.py runs otherwise, per group the plain convolution's with the kernel dilated
     by zeros between its taps; the kernel's gradient keeps the taps only."""
-    kernel = dilate(dilate(w, 2, dilation[0]), 3, dilation[1])
+    kernel = w
+    for dim, d in enumerate(dilation, 2):
+        kernel = dilate(kernel, dim, d)
     c, o = x.shape[1] // groups, w.shape[0] // groups
     parts = [_lowered_conv_grads(x.narrow(1, i * c, c), kernel.narrow(0, i * o, o),
                                  g.narrow(1, i * o, o), stride, padding, need_x, need_w)
@@ -65,7 +68,7 @@ def _composed_conv_grads(x: Tensor, w: Tensor, g: Tensor, stride: tuple[int, ...
     gw = None
     if need_w:
         gw = cat([gw for _, (_, gw) in parts if gw is not None], 0)
-        gw = gw[:, :, ::dilation[0], ::dilation[1]]
+        gw = gw[(slice(None), slice(None)) + tuple(slice(None, None, d) for d in dilation)]
     return (x, gx), (w, gw)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...backends.kernels import avg_pool_divisor
+from ...core.shape import numel
 from ...ops.conv import col2im
 from ...ops.creation import new_tensor
 from ...ops.index.recorded import scatter_add_unchecked
@@ -15,16 +16,19 @@ if TYPE_CHECKING:
 
 def max_pool2d_grad(x: Tensor, kernel: tuple, stride: tuple, dilation: tuple, index: Tensor,
                     g: Tensor) -> Tensor:
-    """Each output's gradient added at its maximum's place in the input plane."""
+    """Each output's gradient added at its maximum's place in the input plane (a 2-d or
+    3-d pool: the index is flat in the plane either way)."""
     fast = fast_gradient(x._backend, "max_pool2d_backward", g._data, index._data, x.shape,
                          kernel, stride, dilation)
     if fast is not None:
         return fast
-    n, c, h, w = x.shape
+    n, c = x.shape[:2]
     # Explicit sizes, not -1, which is ambiguous for an empty batch.
-    flat_g = g.reshape(n, c, g.shape[2] * g.shape[3])
-    flat_idx = index.reshape(n, c, g.shape[2] * g.shape[3])
-    return scatter_add_unchecked((n, c, h * w), 2, flat_idx, flat_g).reshape(n, c, h, w)
+    per_plane = numel(g.shape[2:])
+    flat_g = g.reshape(n, c, per_plane)
+    flat_idx = index.reshape(n, c, per_plane)
+    return scatter_add_unchecked((n, c, numel(x.shape[2:])), 2, flat_idx,
+                                 flat_g).reshape(*x.shape)
 
 
 def avg_pool2d_grad(x: Tensor, kernel: tuple, stride: tuple, padding: tuple, ceil_mode: bool,
@@ -36,19 +40,21 @@ def avg_pool2d_grad(x: Tensor, kernel: tuple, stride: tuple, padding: tuple, cei
                          padding, ceil_mode, count_include_pad, divisor_override)
     if fast is not None:
         return fast
-    n, c, h, w = x.shape
-    ho, wo = g.shape[2:]
-    divisor = avg_pool_divisor((h, w), kernel, stride, padding, (ho, wo), count_include_pad,
+    (n, c, *sizes), out = x.shape, g.shape[2:]
+    divisor = avg_pool_divisor(tuple(sizes), kernel, stride, padding, out, count_include_pad,
                                divisor_override)
     if (divisor == divisor.flat[0]).all():
         scaled = g * (1.0 / float(divisor.flat[0]))
     else:
         scaled = g / new_tensor(g, divisor, g.dtype, g.device, False)
-    k, length = kernel[0] * kernel[1], ho * wo
+    k, length = numel(kernel), numel(out)
     cols = scaled.reshape(n, c, 1, length).expand(n, c, k, length).reshape(n, c * k, length)
     # The image the windows tile: x, widened on the right where a ceil_mode window ends
-    # past x and its padding, so that col2im finds exactly (ho, wo) windows in it.
+    # past x and its padding, so that col2im finds exactly `out` windows in it.
     extra = [max(0, (o - 1) * s + kk - size - 2 * p) for o, s, kk, size, p
-             in zip((ho, wo), stride, kernel, (h, w), padding)]
-    grad = col2im(cols, (n, c, h + extra[0], w + extra[1]), kernel, stride, padding)
-    return grad[:, :, :h, :w] if any(extra) else grad
+             in zip(out, stride, kernel, sizes, padding)]
+    grad = col2im(cols, (n, c, *(size + e for size, e in zip(sizes, extra))), kernel, stride,
+                  padding)
+    if not any(extra):
+        return grad
+    return grad[(slice(None), slice(None)) + tuple(slice(None, size) for size in sizes)]

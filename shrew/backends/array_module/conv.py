@@ -1,10 +1,15 @@
-"""Convolution on a numpy-compatible array module: the im2col and col2im primitives
-(kernels/conv.cl on OpenCL), and the optional conv2d and conv2d_backward of base.FastConv,
-which fold the batch into the GEMMs (folded_conv.py)."""
+"""Convolution on a numpy-compatible array module: the im2col and col2im primitives over
+2 or 3 spatial dims (kernels/conv.cl on OpenCL), and the optional conv2d and
+conv2d_backward of base.FastConv, which fold the batch into the GEMMs of a 2-d convolution
+(folded_conv.py)."""
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from ...core.shape import window_counts
 from ..base import Storage
 from ..kernels import accumulator, window_output
 from . import folded_conv
@@ -23,16 +28,20 @@ class ConvPrimitives:
         def gemm(self, a: Storage, b: Storage, out: Storage | None = None) -> Storage: ...
 
     def im2col(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple) -> Storage:
-        n, c, h, w = x.shape
-        win = windows(self.xp, x, kernel, stride, padding, (1, 1),
-                      window_output(h, w, kernel, stride, padding), 0)
-        ho, wo = win.shape[2:4]
-        # [N, C, Ho, Wo, kh, kw] -> [N, C, kh, kw, Ho, Wo]: one strided copy.
-        cols = win.transpose(0, 1, 4, 5, 2, 3)
-        return self.xp.ascontiguousarray(cols).reshape(n, c * kernel[0] * kernel[1], ho * wo)
+        n, c = x.shape[:2]
+        dims = len(kernel)
+        win = windows(self.xp, x, kernel, stride, padding, (1,) * dims,
+                      window_counts(x.shape[2:], kernel, stride, padding), 0)
+        out = win.shape[2:2 + dims]
+        # [N, C, *out, *kernel] -> [N, C, *kernel, *out]: one strided copy.
+        cols = win.transpose(0, 1, *range(2 + dims, 2 + 2 * dims), *range(2, 2 + dims))
+        return self.xp.ascontiguousarray(cols).reshape(n, c * math.prod(kernel),
+                                                       math.prod(out))
 
     def col2im(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple, padding: tuple
                ) -> Storage:
+        if len(kernel) != 2:
+            return self._col2vol(cols, shape, kernel, stride, padding)
         xp = self.xp
         n, c, h, w = shape
         (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
@@ -55,6 +64,21 @@ class ConvPrimitives:
             for j in range(kw):
                 dst[:, :, :, j:j + sw * wo:sw] += rows[:, :, j]
         return out[:, :, ph:ph + h, pw:pw + w]
+
+    def _col2vol(self, cols: Storage, shape: tuple, kernel: tuple, stride: tuple,
+                 padding: tuple) -> Storage:
+        """col2im of a 3-d image [N, C, D, H, W]: one strided add per kernel tap, in
+        row-major tap order (deterministic)."""
+        n, c, *sizes = shape
+        out_sizes = window_counts(sizes, kernel, stride, padding)
+        cols = cols.reshape(n, c, *kernel, *out_sizes)
+        out = self.xp.zeros((n, c, *(size + 2 * p for size, p in zip(sizes, padding))),
+                            dtype=cols.dtype)
+        whole = (slice(None), slice(None))
+        for tap in np.ndindex(*kernel):
+            reads = tuple(slice(t, t + s * o, s) for t, s, o in zip(tap, stride, out_sizes))
+            out[whole + reads] += cols[whole + tap]
+        return out[whole + tuple(slice(p, p + size) for p, size in zip(padding, sizes))]
 
     # -- convolution in one call each way (optional, see base.FastConv) -------------------
     # The batch is folded into the GEMMs (folded_conv) when their depth, C*kw, is at least
@@ -88,5 +112,6 @@ class ConvPrimitives:
                                           need_x, need_w)
 
     def _folds(self, w: Storage, dilation: tuple, groups: int) -> bool:
-        return (dilation == (1, 1) and groups == 1
+        # (folded_conv is 2-d: a 3-d convolution runs the core's lowering)
+        return (w.ndim == 4 and dilation == (1, 1) and groups == 1
                 and w.shape[1] * w.shape[3] >= self.conv_fold_min_depth)

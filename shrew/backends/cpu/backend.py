@@ -187,8 +187,8 @@ class CPUBackend(ArrayModuleBackend):
         folded GEMMs (backends/array_module/folded_conv.py) where C*kw >= conv_fold_min_depth, else
         NotImplemented, and the rule (autograd/rules/conv.py) runs the core's lowering."""
         args = (stride, padding, dilation, groups)
-        plain = dilation == (1, 1) and groups == 1
-        if (need_w and plain and w.shape[1] * w.shape[3] < self.conv_fold_min_depth
+        plain = all(d == 1 for d in dilation) and groups == 1
+        if (need_w and plain and w.shape[1] * w.shape[-1] < self.conv_fold_min_depth
                 and not mkl_library.available()):
             # With OpenBLAS's GEMMs beside it, oneDNN's weight gradient of a shallow input
             # measured 2-4x slower than the core's im2col lowering (cnn_step's first
@@ -314,7 +314,7 @@ class CPUBackend(ArrayModuleBackend):
         if got is NotImplemented:
             return super().max_pool2d(x, kernel, stride, padding, dilation, ceil_mode)
         values, offsets = got
-        index = self.window_index(offsets, kernel, stride, padding, dilation, x.shape[3])
+        index = self.window_index(offsets, kernel, stride, padding, dilation, x.shape[2:])
         onednn_max_pool.remember(index, x.shape, kernel, stride, padding, offsets)
         return values, index
 

@@ -19,8 +19,8 @@ BLOCK = 256  # threads per block; these 1-D kernels use no shared memory
 
 # The kernels the CUDA backend launches, by family (one .cl file each).
 KERNELS = {
-    "conv": ("im2col", "col2im"),
-    "pool": ("max_pool2d", "avg_pool2d"),
+    "conv": ("im2col", "col2im", "im2col3d", "col2im3d"),
+    "pool": ("max_pool2d", "avg_pool2d", "max_pool3d", "avg_pool3d"),
     "index": ("gather", "scatter"),
     "scan": ("scan_sum", "scan_prod", "scan_logsumexp", "arg_scan_max", "arg_scan_min"),
     "sort": ("argsort",),

@@ -109,14 +109,17 @@ def window_output(h: int, w: int, kernel: tuple, stride: tuple, padding: tuple) 
     return window_counts((h, w), kernel, stride, padding)
 
 
-def avg_pool_divisor(hw: tuple, kernel: tuple, stride: tuple, padding: tuple, out_hw: tuple,
+def avg_pool_divisor(sizes: tuple, kernel: tuple, stride: tuple, padding: tuple, out: tuple,
                      count_include_pad: bool, divisor_override: int | None) -> np.ndarray:
-    """avg_pool2d's divisor per window [Ho, Wo], as PyTorch counts it (float64)."""
+    """avg_pool2d's divisor per window, [Ho, Wo] (or [Do, Ho, Wo] for a 3-d pool), as
+    PyTorch counts it (float64): the outer product of each dim's counts."""
     if divisor_override is not None:
-        return np.full(out_hw, float(divisor_override))
-    rows, cols = (np.array(pool_window_counts(size, k, s, p, o, count_include_pad), float)
-                  for size, k, s, p, o in zip(hw, kernel, stride, padding, out_hw))
-    return rows[:, None] * cols[None, :]
+        return np.full(out, float(divisor_override))
+    divisor = np.ones(())
+    for size, k, s, p, o in zip(sizes, kernel, stride, padding, out):
+        divisor = np.multiply.outer(
+            divisor, np.array(pool_window_counts(size, k, s, p, o, count_include_pad), float))
+    return divisor
 
 
 def max_pool_fill(dtype: np.dtype) -> float | int:

@@ -189,3 +189,18 @@ DEVICE Geometry geometry(const GLOBAL i64* g)
     Geometry r = { g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10] };
     return r;
 }
+
+/* The window geometry of a 3-d convolution or pooling over an [N, C, D, H, W] volume
+   (kernels.volume_geometry builds it on the host): sizes, kernel, stride, padding and
+   output size, each depth first. */
+typedef struct {
+    i64 c, d, h, w, kd, kh, kw, sd, sh, sw, pd, ph, pw, dout, hout, wout;
+} Volume;
+#define VOLUME_LEN 16
+
+DEVICE Volume volume(const GLOBAL i64* g)
+{
+    Volume r = { g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11],
+                 g[12], g[13], g[14], g[15] };
+    return r;
+}

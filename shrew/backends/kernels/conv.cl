@@ -1,4 +1,5 @@
-/* Convolution lowering over [N, C, H, W] inputs.  meta holds the window geometry
+/* Convolution lowering over [N, C, H, W] inputs (and [N, C, D, H, W]: im2col3d,
+   col2im3d, whose meta holds the Volume geometry instead).  meta holds the window geometry
    (common.h) followed by the strided operand's strides and offset.  Outputs are fresh
    C-contiguous arrays; an im2col or col2im work-item writes a contiguous run. */
 
@@ -60,4 +61,63 @@ KERNEL void col2im(const i64 runs, const GLOBAL i64* meta, const GLOBAL T* cols,
         }
         dst[w] = TO_T(acc);
     }
+}
+
+/* im2col of a volume: x [N, C, D, H, W] -> cols [N, C*KD*KH*KW, DO*HO*WO], rows in
+   (c, kz, ky, kx) order, zero padding.  A work-item writes one row of cols. */
+KERNEL void im2col3d(const i64 rows, const GLOBAL i64* meta, const GLOBAL T* x, GLOBAL T* cols)
+{
+    const i64 i = GID0;
+    if (i >= rows) return;
+    const Volume g = volume(meta);
+    const GLOBAL i64* xs = meta + VOLUME_LEN;
+    const i64 taps = g.kd * g.kh * g.kw;
+    const i64 row = i % (g.c * taps), n = i / (g.c * taps);
+    const i64 c = row / taps, kz = (row / (g.kh * g.kw)) % g.kd, ky = (row / g.kw) % g.kh;
+    const i64 kx = row % g.kw;
+    const i64 base = xs[5] + n * xs[0] + c * xs[1];
+    GLOBAL T* out = cols + i * g.dout * g.hout * g.wout;
+    for (i64 oz = 0; oz < g.dout; ++oz) {
+        const i64 z = oz * g.sd - g.pd + kz;
+        for (i64 oy = 0; oy < g.hout; ++oy) {
+            const i64 y = oy * g.sh - g.ph + ky;
+            const bool in_zy = z >= 0 && z < g.d && y >= 0 && y < g.h;
+            for (i64 ox = 0; ox < g.wout; ++ox, ++out) {
+                const i64 v = ox * g.sw - g.pw + kx;
+                *out = in_zy && v >= 0 && v < g.w ? x[base + z * xs[2] + y * xs[3] + v * xs[4]]
+                                                  : TO_T(0);
+            }
+        }
+    }
+}
+
+/* The adjoint of im2col3d: each output element sums the columns that read it, in
+   (kz, ky, kx) order (the same bits every run).  A work-item computes one element. */
+KERNEL void col2im3d(const i64 total, const GLOBAL i64* meta, const GLOBAL T* cols,
+                     GLOBAL T* out)
+{
+    const i64 i = GID0;
+    if (i >= total) return;
+    const Volume g = volume(meta);
+    const GLOBAL i64* cs = meta + VOLUME_LEN;
+    const i64 v = i % g.w, y = (i / g.w) % g.h, z = (i / (g.w * g.h)) % g.d;
+    const i64 c = (i / (g.w * g.h * g.d)) % g.c, n = i / (g.w * g.h * g.d * g.c);
+    const GLOBAL T* plane = cols + cs[3] + n * cs[0] + c * g.kd * g.kh * g.kw * cs[1];
+    CT acc = (CT)0;
+    for (i64 kz = 0; kz < g.kd; ++kz) {
+        const i64 tz = z + g.pd - kz;
+        if (tz < 0 || tz % g.sd || tz / g.sd >= g.dout) continue;
+        for (i64 ky = 0; ky < g.kh; ++ky) {
+            const i64 ty = y + g.ph - ky;
+            if (ty < 0 || ty % g.sh || ty / g.sh >= g.hout) continue;
+            for (i64 kx = 0; kx < g.kw; ++kx) {
+                const i64 tx = v + g.pw - kx;
+                if (tx < 0 || tx % g.sw || tx / g.sw >= g.wout) continue;
+                const i64 tap = (kz * g.kh + ky) * g.kw + kx;
+                const i64 at = (tz / g.sd * g.hout + ty / g.sh) * g.wout + tx / g.sw;
+                acc += LOAD(plane, tap * cs[1] + at * cs[2]);
+            }
+        }
+    }
+    out[i] = TO_T(acc);
 }

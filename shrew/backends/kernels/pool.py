@@ -1,5 +1,6 @@
-"""Pooling on pool.cl for OpenCL and CUDA: the max_pool2d and avg_pool2d primitives
-(output allocation and launch arguments, written once for both backends)."""
+"""Pooling on pool.cl for OpenCL and CUDA: the max_pool2d and avg_pool2d primitives over 2
+or 3 spatial dims (output allocation and launch arguments, written once for both
+backends; a 3-d pool runs pool.cl's max_pool3d or avg_pool3d)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +8,7 @@ import numpy as np
 from ...core.shape import window_counts
 from ..base import Storage
 from . import KernelLaunches, compute_dtype, max_pool_fill
+from .conv import volume_geometry
 
 _i64 = np.int64
 
@@ -23,14 +25,21 @@ class PoolLaunches(KernelLaunches):
     """max_pool2d and avg_pool2d on pool.cl."""
 
     def _pool_meta(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
-                   dilation: tuple = (1, 1), ceil_mode: bool = False,
+                   dilation: tuple, ceil_mode: bool = False,
                    count_include_pad: bool = True,
                    divisor_override: int | None = None) -> tuple:
-        """pool.cl's meta for x, and the output shape."""
-        n, c, h, w = x.shape
-        geometry = pool_geometry(c, h, w, kernel, stride, padding, dilation, ceil_mode)
+        """pool.cl's meta for x (the Geometry of a 2-d pool, the Volume of a 3-d one), and
+        the output shape."""
+        n, c, *sizes = x.shape
+        out = window_counts(sizes, kernel, stride, padding, dilation, ceil_mode)
+        if len(kernel) == 3:
+            geometry = (c, *volume_geometry(tuple(sizes), kernel, stride, padding, out),
+                        *dilation)
+        else:
+            h, w = sizes
+            geometry = pool_geometry(c, h, w, kernel, stride, padding, dilation, ceil_mode)
         avg = (int(count_include_pad), divisor_override or 0)
-        return self._meta(geometry + avg + self._layout(x)), (n, c, *geometry[9:11])
+        return self._meta(geometry + avg + self._layout(x)), (n, c, *out)
 
     def max_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
                    dilation: tuple, ceil_mode: bool) -> tuple:
@@ -40,17 +49,19 @@ class PoolLaunches(KernelLaunches):
         if values.size:
             # The fill rounded to x's dtype first (as numpy would), passed as the kernel's CT.
             fill = compute_dtype(x.dtype).type(x.dtype.type(max_pool_fill(x.dtype)))
-            self._launch_1d("pool", x.dtype, "max_pool2d", values.size, _i64(values.size),
+            name = "max_pool3d" if len(kernel) == 3 else "max_pool2d"
+            self._launch_1d("pool", x.dtype, name, values.size, _i64(values.size),
                             meta, fill, self._arg(x), self._arg(values), self._arg(indices))
         return values, indices
 
     def avg_pool2d(self, x: Storage, kernel: tuple, stride: tuple, padding: tuple,
                    ceil_mode: bool, count_include_pad: bool,
                    divisor_override: int | None) -> Storage:
-        meta, shape = self._pool_meta(x, kernel, stride, padding, (1, 1), ceil_mode,
-                                      count_include_pad, divisor_override)
+        meta, shape = self._pool_meta(x, kernel, stride, padding, (1,) * len(kernel),
+                                      ceil_mode, count_include_pad, divisor_override)
         out = self._empty(shape, x.dtype)
         if out.size:
-            self._launch_1d("pool", x.dtype, "avg_pool2d", out.size, _i64(out.size), meta,
+            name = "avg_pool3d" if len(kernel) == 3 else "avg_pool2d"
+            self._launch_1d("pool", x.dtype, name, out.size, _i64(out.size), meta,
                             self._arg(x), self._arg(out))
         return out

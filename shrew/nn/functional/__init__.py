@@ -15,6 +15,7 @@ from .activation import (celu, elu, gelu, glu, gumbel_softmax, hardshrink, hards
 from .attention import scaled_dot_product_attention
 from .batchnorm import batch_norm
 from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from .conv import conv3d, conv_transpose3d
 from .distance import cosine_similarity, pairwise_distance
 from .dropout import (alpha_dropout, dropout, dropout1d, dropout2d, dropout3d,
                       feature_alpha_dropout)
@@ -33,6 +34,8 @@ from .sampling import affine_grid, grid_sample
 from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                       adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
                       max_unpool1d, max_unpool2d)
+from .pooling import (adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, max_pool3d,
+                      max_unpool3d)
 from .sparse import embedding, embedding_bag, one_hot
 from .upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest
 
@@ -56,4 +59,7 @@ __all__ = [
     "gumbel_softmax",
     # sampling layers (sampling.py, upsampling.py)
     "affine_grid", "grid_sample", "upsample", "upsample_bilinear", "upsample_nearest",
+    # 3-d convolution and pooling
+    "conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d",
+    "adaptive_max_pool3d", "max_unpool3d",
 ]

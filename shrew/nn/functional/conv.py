@@ -1,14 +1,16 @@
-"""The convolutions as functions: conv1d, conv2d and their transposes, with PyTorch's
-padding forms (a size, 'valid', 'same') and an optional bias."""
+"""The convolutions as functions: conv1d, conv2d, conv3d and their transposes, with
+PyTorch's padding forms (a size, 'valid', 'same') and an optional bias."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...core.autocast import autocast_op
 from ...ops.conv import conv1d as _conv1d
 from ...ops.conv import conv2d as _conv2d
+from ...ops.conv import conv3d as _conv3d
 from ...ops.conv import conv_transpose1d as _conv_transpose1d
 from ...ops.conv import conv_transpose2d as _conv_transpose2d
+from ...ops.conv import conv_transpose3d as _conv_transpose3d
 from ...ops.conv import same_padding
 from ...ops.elementwise.recorded import add_bias
 from ...core.errors import ArgumentError
@@ -48,6 +50,19 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     x, pads = _resolve_padding("conv2d", x, w, stride, padding, dilation, 2)
     y = _conv2d(x, w, stride, pads, dilation, groups)
     return y if b is None else add_bias(y, b.reshape(-1, 1, 1))
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """3-d convolution of [N, C_in, D, H, W] with w [C_out, C_in/groups, kd, kh, kw], plus
+    an optional bias; padding is an int, a triple, 'valid' or 'same'."""
+    x, w, b = input, weight, bias  # torch's parameter names, short names below
+    _check_bias("conv3d", b, _tensor("conv3d", "weight", w).shape[0])
+    if _tensor("conv3d", "input", x).ndim == 4:  # unbatched [C, D, H, W]
+        return conv3d(x.unsqueeze(0), w, b, stride, padding, dilation, groups).squeeze(0)
+    x, pads = _resolve_padding("conv3d", x, w, stride, padding, dilation, 3)
+    y = _conv3d(x, w, stride, pads, dilation, groups)
+    return y if b is None else add_bias(y, b.reshape(-1, 1, 1, 1))
 
 
 def _resolve_padding(op: str, x: Tensor, w: Tensor, stride: object, padding: object,
@@ -103,4 +118,16 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
     return y if b is None else y + b.reshape(1, -1, 1, 1)
 
 
-
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """The transposed 3-d convolution of [N, C_in, D, H, W] with
+    w [C_in, C_out/groups, kd, kh, kw], plus an optional bias."""
+    x, w, b = input, weight, bias  # torch's parameter names, short names below
+    _tensor("conv_transpose3d", "weight", w)
+    if _tensor("conv_transpose3d", "input", x).ndim == 4:  # unbatched [C, D, H, W]
+        return conv_transpose3d(x.unsqueeze(0), w, b, stride, padding, output_padding, groups,
+                                dilation).squeeze(0)
+    y = _conv_transpose3d(x, w, stride, padding, output_padding, groups, dilation)
+    _check_bias("conv_transpose3d", b, y.shape[1])
+    return y if b is None else y + b.reshape(1, -1, 1, 1, 1)

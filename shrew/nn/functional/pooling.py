@@ -1,13 +1,14 @@
 """Pooling as functions, with PyTorch's arguments: max, average, adaptive and unpooling in
-1-d and 2-d (unfold and fold: fold.py).
+1-d, 2-d and 3-d (unfold and fold: fold.py).
 
-The 2-d max and average pools are the ops of ops/pool.py (pool.cl); everything else here
+The 2-d and 3-d max and average pools are the ops of ops/pool.py (pool.cl); everything else here
 is composed from them and other ops, so gradients come from the ops it is made of: a 1-d
 pool is a 2-d one of height 1, an unbatched input gets a batch of one, an adaptive pool
 whose windows all have one size is a plain pool, and otherwise an average is a product
 with averaging matrices and a max a gather of the windows' taps; unpooling is a scatter."""
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,8 +19,10 @@ from ...core.dtype import int64
 from ...core.errors import ShapeError
 from ...ops.creation import new_tensor, zeros
 from ...ops.pool import avg_pool2d as _avg_pool2d
+from ...ops.pool import avg_pool3d as _avg_pool3d
 from ...ops.pool import is_default_stride, window_pair
 from ...ops.pool import max_pool2d as _max_pool2d
+from ...ops.pool import max_pool3d as _max_pool3d
 from ...core.shape import fmt
 from ..._tensor import Tensor
 from ._checks import tensor_arg
@@ -35,7 +38,7 @@ def _batched(op: str, x: Any, dims: int) -> tuple[Tensor, bool]:
     """x with a batch dim (whether one was added), or a ShapeError unless x has `dims`
     spatial dims after [N, C] or [C]."""
     if tensor_arg(op, "input", x).ndim not in (dims + 1, dims + 2):
-        layout = ", ".join("LHW"[3 - dims:] if dims == 2 else "L")
+        layout = ", ".join({1: "L", 2: "HW", 3: "DHW"}[dims])
         raise ShapeError(f"{op}: input must be [N, C, {layout}] or [C, {layout}], got "
                          f"{fmt(x.shape)}")
     return (x.unsqueeze(0), True) if x.ndim == dims + 1 else (x, False)
@@ -117,6 +120,27 @@ def avg_pool1d(input: Tensor, kernel_size: int, stride: int | None = None,  # no
     return y.squeeze(0) if added else y
 
 
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+               padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Pooled:
+    """The maximum of each window of [N, C, D, H, W] or [C, D, H, W]; with return_indices
+    also each maximum's flat d*H*W + h*W + w index in its input volume (max_unpool3d's
+    input)."""
+    x, added = _batched("max_pool3d", input, 3)
+    return _unbatch(_max_pool3d(x, kernel_size, stride, padding, dilation, ceil_mode,
+                                return_indices), added)
+
+
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+               padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """The mean of each window of [N, C, D, H, W] or [C, D, H, W], as avg_pool2d's."""
+    x, added = _batched("avg_pool3d", input, 3)
+    y = _avg_pool3d(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override)
+    return y.squeeze(0) if added else y
+
+
 # -- adaptive pooling ---------------------------------------------------------------------------
 def _adaptive_sizes(op: str, x: Tensor, output_size: Any, dims: int) -> tuple[int, ...]:
     """The output size per spatial dim (None keeps the input's), checked."""
@@ -146,15 +170,22 @@ def _averaging(x: Tensor, size: int, out: int) -> Tensor:
     return new_tensor(x, rows, None, None, False)
 
 
-def _window_taps(x: Tensor, hw: tuple[int, ...], out: tuple[int, ...]) -> Tensor:
-    """[oh, ow, k] int64: the flat h*W+w positions of each adaptive window's taps, k the
-    most any window has; a smaller window repeats its last tap, which comes after its
-    first maximum and so never changes which tap wins."""
-    (rows, cols), width = (_bounds(size, o) for size, o in zip(hw, out)), hw[1]
-    kh, kw = (max(end - start for start, end in b) for b in (rows, cols))
-    taps = [[[min(r0 + a, r1 - 1) * width + min(c0 + b, c1 - 1)
-              for a in range(kh) for b in range(kw)] for c0, c1 in cols] for r0, r1 in rows]
-    return new_tensor(x, taps, int64, None, False)
+def _window_taps(x: Tensor, sizes: tuple[int, ...], out: tuple[int, ...]) -> Tensor:
+    """[*out, k] int64: the flat (row-major) positions in a plane of `sizes` of each
+    adaptive window's taps, k the most any window has; a smaller window repeats its last
+    tap along each dim, which comes after its first maximum and so never changes which
+    tap wins."""
+    dims = len(sizes)
+    flat: Any = np.zeros((1,) * 2 * dims, dtype=np.int64)
+    for i, (size, o) in enumerate(zip(sizes, out)):
+        bounds = _bounds(size, o)
+        k = max(end - start for start, end in bounds)
+        along = np.array([[min(start + t, end - 1) for t in range(k)] for start, end in bounds])
+        shape = [1] * 2 * dims
+        shape[i], shape[dims + i] = o, k   # windows on dim i, taps on dim dims + i
+        flat = flat + (along * math.prod(sizes[i + 1:])).reshape(shape)
+    taps = flat.reshape(*out, -1)
+    return new_tensor(x, taps.astype(np.int64), int64, None, False)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
@@ -177,22 +208,51 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size[0])).squeeze(-2)
 
 
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
+    """adaptive_avg_pool2d of [N, C, D, H, W] or [C, D, H, W]: the mean over each of
+    output_size windows, a dim's windows as adaptive_avg_pool2d's."""
+    x, added = _batched("adaptive_avg_pool3d", input, 3)
+    out, sizes = _adaptive_sizes("adaptive_avg_pool3d", x, output_size, 3), x.shape[2:]
+    if all(size % o == 0 for size, o in zip(sizes, out)):   # windows of one size that tile
+        y = _avg_pool3d(x, tuple(size // o for size, o in zip(sizes, out)))
+    else:
+        (od, oh, ow), (d, h, w) = out, sizes
+        # depth averaged as a product along the last dim, then height and width as 2-d's
+        y = (x.transpose(2, 4) @ _averaging(x, d, od).transpose(0, 1)).transpose(2, 4)
+        y = _averaging(x, h, oh) @ y @ _averaging(x, w, ow).transpose(0, 1)
+    return y.squeeze(0) if added else y
+
+
 def adaptive_max_pool2d(input: Tensor, output_size: Any,  # noqa: A002
                         return_indices: bool = False) -> Pooled:
     """The maximum of each of output_size windows of [N, C, H, W] or [C, H, W] (windows as
     adaptive_avg_pool2d's); with return_indices also its flat h*W+w index in the plane."""
-    x, added = _batched("adaptive_max_pool2d", input, 2)
-    (oh, ow), (h, w) = _adaptive_sizes("adaptive_max_pool2d", x, output_size, 2), x.shape[2:]
-    if h % oh == 0 and w % ow == 0:   # windows of one size that tile the input
-        return _unbatch(_max_pool2d(x, (h // oh, w // ow), return_indices=return_indices),
-                        added)
-    taps = _window_taps(x, (h, w), (oh, ow))                      # [oh, ow, k]
-    n, c, k = x.shape[0], x.shape[1], taps.shape[2]
-    windows = x.reshape(n, c, h * w).index_select(2, taps.reshape(oh * ow * k))
-    values, arg = windows.reshape(n, c, oh, ow, k).max(-1)
+    return _adaptive_max("adaptive_max_pool2d", input, output_size, return_indices, 2)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size: Any,  # noqa: A002
+                        return_indices: bool = False) -> Pooled:
+    """adaptive_max_pool2d of [N, C, D, H, W] or [C, D, H, W]; indices are flat
+    d*H*W + h*W + w positions in the volume."""
+    return _adaptive_max("adaptive_max_pool3d", input, output_size, return_indices, 3)
+
+
+def _adaptive_max(op: str, input: Any, output_size: Any,  # noqa: A002
+                  return_indices: bool, dims: int) -> Pooled:
+    x, added = _batched(op, input, dims)
+    out, sizes = _adaptive_sizes(op, x, output_size, dims), x.shape[2:]
+    if all(size % o == 0 for size, o in zip(sizes, out)):   # windows of one size that tile
+        pool = _max_pool3d if dims == 3 else _max_pool2d
+        return _unbatch(pool(x, tuple(size // o for size, o in zip(sizes, out)),
+                             return_indices=return_indices), added)
+    taps = _window_taps(x, sizes, out)                            # [*out, k]
+    n, c, k = x.shape[0], x.shape[1], taps.shape[-1]
+    windows = x.reshape(n, c, math.prod(sizes)).index_select(
+        2, taps.reshape(math.prod(out) * k))
+    values, arg = windows.reshape(n, c, *out, k).max(-1)
     if not return_indices:
         return _unbatch(values, added)
-    index = taps.expand(n, c, oh, ow, k).gather(4, arg.unsqueeze(4)).squeeze(4)
+    index = taps.expand(n, c, *out, k).gather(-1, arg.unsqueeze(-1)).squeeze(-1)
     return _unbatch((values, index), added)
 
 
@@ -232,20 +292,36 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntOrPair,  # noqa
                  output_size: Sequence[int] | None = None) -> Tensor:
     """The inverse of max_pool2d(return_indices=True): zeros of the unpooled size with each
     value of [N, C, H, W] (or [C, H, W]) at its flat index in its plane."""
-    op = "max_unpool2d"
-    x, added = _batched(op, input, 2)
-    kernel = window_pair(kernel_size, "kernel_size", op, 1)
-    stride = kernel if is_default_stride(stride) else window_pair(stride, "stride", op, 1)
-    padding = window_pair(padding, "padding", op, 0)
+    return _max_unpool("max_unpool2d", input, indices, kernel_size, stride, padding,
+                       output_size, 2)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
+                 stride: Any = None, padding: Any = 0,
+                 output_size: Sequence[int] | None = None) -> Tensor:
+    """The inverse of max_pool3d(return_indices=True): zeros of the unpooled size with each
+    value of [N, C, D, H, W] (or [C, D, H, W]) at its flat index in its volume."""
+    return _max_unpool("max_unpool3d", input, indices, kernel_size, stride, padding,
+                       output_size, 3)
+
+
+def _max_unpool(op: str, input: Any, indices: Any, kernel_size: Any,  # noqa: A002
+                stride: Any, padding: Any, output_size: Any, dims: int) -> Tensor:
+    x, added = _batched(op, input, dims)
+    kernel = window_pair(kernel_size, "kernel_size", op, 1, dims)
+    stride = kernel if is_default_stride(stride) else window_pair(stride, "stride", op, 1,
+                                                                  dims)
+    padding = window_pair(padding, "padding", op, 0, dims)
     index = tensor_arg(op, "indices", indices)
     if index.shape != input.shape or index.dtype.name != "int64":
         raise ShapeError(f"{op}: indices must be int64 of the input's shape {fmt(input.shape)},"
                          f" got {index.dtype.name} {fmt(index.shape)}")
-    oh, ow = _unpool_size(op, x, kernel, stride, padding, output_size)
-    n, c, h, w = x.shape
-    flat = zeros(n, c, oh * ow, dtype=x.dtype, device=x.device)
-    y = flat.scatter(2, index.reshape(n, c, h * w), x.reshape(n, c, h * w))
-    y = y.reshape(n, c, oh, ow)
+    sizes = _unpool_size(op, x, kernel, stride, padding, output_size)
+    n, c = x.shape[:2]
+    plane = math.prod(x.shape[2:])
+    flat = zeros(n, c, math.prod(sizes), dtype=x.dtype, device=x.device)
+    y = flat.scatter(2, index.reshape(n, c, plane), x.reshape(n, c, plane))
+    y = y.reshape(n, c, *sizes)
     return y.squeeze(0) if added else y
 
 

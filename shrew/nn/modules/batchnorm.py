@@ -1,5 +1,5 @@
-"""Batch normalisation (BatchNorm1d, BatchNorm2d) and the per-channel base it shares with
-the instance norms."""
+"""Batch normalisation (BatchNorm1d, BatchNorm2d, BatchNorm3d) and the per-channel base it
+shares with the instance norms."""
 from __future__ import annotations
 
 from ...autograd.checkpoint import in_recomputation
@@ -15,7 +15,7 @@ from ..parameter import Parameter
 from .module import Module, place
 
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 class _PerChannelNorm(Module):
@@ -98,3 +98,10 @@ class BatchNorm2d(_BatchNorm):
 
     input_dims = (4,)
     layout = "[N, C, H, W]"
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of [N, C, D, H, W]."""
+
+    input_dims = (5,)
+    layout = "[N, C, D, H, W]"

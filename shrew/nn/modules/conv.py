@@ -1,4 +1,5 @@
-"""The convolution layers: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, with
+"""The convolution layers: Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
+ConvTranspose3d, with
 PyTorch's stride, padding (sizes, 'valid', 'same'), dilation, groups and padding_mode."""
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ if TYPE_CHECKING:
 from ..._tensor import Tensor
 
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
 
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -90,8 +92,8 @@ class _ConvNd(Module):
         defaults = {"padding": (0,) * dims, "dilation": (1,) * dims,
                     "output_padding": (0,) * dims, "groups": 1, "padding_mode": "zeros"}
         for name, default in defaults.items():
-            if getattr(self, name) != default:
-                text += f", {name}={getattr(self, name)!r}"
+            if getattr(self, name) != default:   # unquoted, as PyTorch: padding=same
+                text += f", {name}={getattr(self, name)}"
         return text + (", bias=False" if self.bias is None else "")
 
 
@@ -158,4 +160,38 @@ class ConvTranspose2d(_ConvNd):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
+
+
+class Conv3d(_ConvNd):
+    """[N, C_in, D, H, W] -> [N, C_out, D_out, H_out, W_out]; sizes are ints or triples."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros",
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
+        super().__init__(3, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode)
+        place(self, device, dtype)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x, padding = self._padded(x)
+        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
+
+
+class ConvTranspose3d(_ConvNd):
+    """[N, C_in, D, H, W] -> [N, C_out, D_out, H_out, W_out], the adjoint of Conv3d's input
+    gradient."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros",
+                 device: DeviceLike | None = None, dtype: DTypeLike | None = None) -> None:
+        super().__init__(3, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, True, output_padding)
+        place(self, device, dtype)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
                                   self.output_padding, self.groups, self.dilation)

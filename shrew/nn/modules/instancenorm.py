@@ -1,4 +1,4 @@
-"""Instance normalisation: InstanceNorm1d, InstanceNorm2d."""
+"""Instance normalisation: InstanceNorm1d, InstanceNorm2d, InstanceNorm3d."""
 from __future__ import annotations
 
 from ...core.errors import ShapeError
@@ -9,7 +9,7 @@ from .. import functional as F
 from .batchnorm import _PerChannelNorm
 
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
 class _InstanceNorm(_PerChannelNorm):
@@ -57,3 +57,9 @@ class InstanceNorm2d(_InstanceNorm):
     """Instance normalisation of [N, C, H, W] or [C, H, W]."""
 
     spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of [N, C, D, H, W] or [C, D, H, W]."""
+
+    spatial = 3

@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     from ...typing import IntOrPair
 
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-           "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d", "MaxUnpool1d", "MaxUnpool2d"]
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
 class _MaxPool(Module):
@@ -40,6 +41,12 @@ class MaxPool1d(_MaxPool):
 class MaxPool2d(_MaxPool):
     def forward(self, input: Tensor) -> Any:  # noqa: A002
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+
+class MaxPool3d(_MaxPool):
+    def forward(self, input: Tensor) -> Any:  # noqa: A002
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             self.ceil_mode, self.return_indices)
 
 
@@ -77,6 +84,12 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
+class AvgPool3d(AvgPool2d):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
 class _AdaptivePool(Module):
     def __init__(self, output_size: Any) -> None:
         super().__init__()
@@ -96,6 +109,11 @@ class AdaptiveAvgPool2d(_AdaptivePool):
         return F.adaptive_avg_pool2d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptivePool):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
 class _AdaptiveMaxPool(_AdaptivePool):
     def __init__(self, output_size: Any, return_indices: bool = False) -> None:
         super().__init__(output_size)
@@ -112,17 +130,31 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    def forward(self, input: Tensor) -> Any:  # noqa: A002
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
 class _MaxUnpool(Module):
+    """kernel_size, stride and padding kept as tuples of the layer's dims, as PyTorch's."""
+
+    dims = 2
+
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
         super().__init__()
-        self.kernel_size, self.padding = kernel_size, padding
-        self.stride = kernel_size if stride is None else stride
+        self.kernel_size, self.padding = self._tuple(kernel_size), self._tuple(padding)
+        self.stride = self.kernel_size if stride is None else self._tuple(stride)
+
+    def _tuple(self, value: Any) -> Any:
+        return (value,) * self.dims if isinstance(value, int) else value
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class MaxUnpool1d(_MaxUnpool):
+    dims = 1
+
     def forward(self, input: Tensor, indices: Tensor,  # noqa: A002
                 output_size: Sequence[int] | None = None) -> Tensor:
         return F.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding,
@@ -133,4 +165,13 @@ class MaxUnpool2d(_MaxUnpool):
     def forward(self, input: Tensor, indices: Tensor,  # noqa: A002
                 output_size: Sequence[int] | None = None) -> Tensor:
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding,
+                              output_size)
+
+
+class MaxUnpool3d(_MaxUnpool):
+    dims = 3
+
+    def forward(self, input: Tensor, indices: Tensor,  # noqa: A002
+                output_size: Sequence[int] | None = None) -> Tensor:
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding,
                               output_size)

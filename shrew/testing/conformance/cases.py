@@ -359,6 +359,50 @@ CASES: tuple = (
          (O.AvgPool2d,), ("avg_pool2d", "col2im"), jacobian=True, terms=kernel,
          shapes=gen.avg_pools(), raises=(S(F(1, 1, 2, 2), k=3), S(F(1, 1, 5, 5), k=2, p=2),
                                          S(F(1, 1, 5, 5), k=2, divisor=0))),
+    # 3-d convolution and pooling: the same primitives and variants given 5-d arrays and
+    # sizes with three entries (conv.cl's im2col3d and col2im3d, pool.cl's max_pool3d and
+    # avg_pool3d on OpenCL and CUDA; oneDNN's 5-d primitives on the cpu for float32)
+    Case("conv3d", lambda x, w, stride=1, padding=0, dilation=1, groups=1: Fn.conv3d(
+            x, w, None, stride, padding, dilation, groups),
+         (S(F(1, 2, 3, 4, 3), F(2, 2, 2, 2, 2)),
+          S(F(2, 3, 5, 4, 6), F(4, 3, 3, 2, 3), stride=(2, 1, 2), padding=(1, 0, 1)),
+          S(F(1, 4, 5, 6, 5), F(6, 2, 2, 3, 2), padding=1, dilation=(2, 1, 2), groups=2),
+          S(F(2, 12, 4, 5, 4), F(3, 12, 2, 2, 3), padding=(0, 1, 1))),
+         (O.Conv2d,), ("im2col", "matmul", "col2im"), jacobian=True, terms=window,
+         raises=(S(F(1, 2, 5, 5, 5), F(3, 3, 3, 3, 3)), S(F(1, 2, 2, 2, 2), F(3, 2, 3, 3, 3)),
+                 S(F(5, 5, 5), F(3, 2, 3, 3, 3)), S(F(1, 2, 4, 4, 4), F(3, 2, 2, 2, 2),
+                                                      stride=(1, 1)))),
+    Case("conv_transpose3d", lambda x, w, stride=1, padding=0, output_padding=0, groups=1,
+         dilation=1: Fn.conv_transpose3d(x, w, None, stride, padding, output_padding, groups,
+                                         dilation),
+         (S(F(1, 2, 2, 3, 2), F(2, 2, 2, 2, 2)),
+          S(F(2, 4, 3, 2, 3), F(4, 3, 2, 3, 2), stride=(2, 1, 2), padding=(1, 0, 1),
+            output_padding=(1, 0, 0), groups=2, dilation=(1, 2, 1))),
+         (O.Conv2d,), ("im2col", "matmul", "col2im", "pad", "cat"), jacobian=True,
+         terms=lambda s: math.prod(s.args[1].shape[1:]) * s.args[1].shape[0],
+         raises=(S(F(1, 2, 3, 3, 3), F(3, 2, 2, 2, 2)),
+                 S(F(1, 2, 3, 3, 3), F(2, 2, 2, 2, 2), output_padding=1))),
+    Case("max_pool3d", lambda x, k=(2, 2, 2), s=None, p=0, d=1, ceil=False:
+         Fn.max_pool3d(x, k, s, p, d, ceil),
+         (S(F(1, 2, 4, 4, 5)), S(F(2, 1, 5, 6, 5), k=3, s=2, p=1),
+          S(F(1, 2, 5, 4, 6), k=(2, 3, 2), s=1),
+          # windows of -inf that overlap the padding: the gradient lands inside the input
+          S(F(1, 1, 4, 5, 4, domain="lowest"), k=3, s=2, p=1),
+          # dilated taps, and ceil_mode's last windows reaching past the input
+          S(F(1, 2, 6, 5, 7), k=(2, 3, 2), s=2, p=1, d=(2, 1, 3)),
+          S(F(2, 1, 5, 6, 4), k=2, s=3, p=1, ceil=True)),
+         (O.MaxPool2d,), ("max_pool2d", "scatter_add"), jacobian=True,
+         raises=(S(F(1, 1, 2, 2, 2), k=3), S(F(1, 1, 5, 5, 5), k=2, p=2),
+                 S(F(1, 1, 4, 4, 4), k=(2, 2)))),
+    Case("avg_pool3d", lambda x, k=(2, 2, 2), s=None, p=0, ceil=False, include=True,
+         divisor=None: Fn.avg_pool3d(x, k, s, p, ceil, include, divisor),
+         (S(F(1, 2, 4, 4, 5)), S(F(2, 1, 5, 6, 5), k=(3, 3, 3), s=2, p=1),
+          # ceil_mode, padding left out of the divisor, a divisor given
+          S(F(1, 2, 5, 6, 5), k=(3, 2, 3), s=2, p=1, ceil=True, include=False),
+          S(F(1, 2, 4, 5, 4), k=(2, 2, 2), p=1, divisor=3)),
+         (O.AvgPool2d,), ("avg_pool2d", "col2im"), jacobian=True, terms=kernel,
+         raises=(S(F(1, 1, 2, 2, 2), k=3), S(F(1, 1, 5, 5, 5), k=2, p=2),
+                 S(F(1, 1, 5, 5, 5), k=2, divisor=0))),
     # indexing
     Case("gather", lambda x, index, dim=0: x.gather(dim, index),
          (S(F(4, 5), I(3, 5, high=4)), S(F(3, 6), I(3, 4, high=6), dim=-1),

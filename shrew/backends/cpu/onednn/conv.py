@@ -1,5 +1,6 @@
 """Convolution forward, backward-data and backward-weights (stride, padding, dilation,
-groups) on oneDNN's direct kernels."""
+groups) on oneDNN's direct kernels, 2-d ([N, C, H, W]) or 3-d ([N, C, D, H, W]): the
+sizes' tuples have one entry per spatial dim."""
 from __future__ import annotations
 
 import ctypes
@@ -26,8 +27,8 @@ def _conv_params(x_hw: Sequence[int], w_hw: Sequence[int], out_hw: Sequence[int]
 
 
 def _weights_shape(w_shape: tuple, groups: int) -> tuple:
-    o, c, kh, kw = w_shape
-    return w_shape if groups == 1 else (groups, o // groups, c, kh, kw)
+    o, c, *kernel = w_shape
+    return w_shape if groups == 1 else (groups, o // groups, c, *kernel)
 
 
 def conv_output_hw(x_hw: Sequence[int], w_hw: Sequence[int], stride: Sequence[int],
@@ -93,7 +94,7 @@ def conv2d(x: np.ndarray, w: np.ndarray, stride: Sequence[int] = (1, 1),
            padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1),
            groups: int = 1) -> Any:  # y, or NotImplemented
     """x [N, C, H, W] cross-correlated with w [O, C/groups, kh, kw], zero padding ->
-    [N, O, Ho, Wo] (float32), or NotImplemented."""
+    [N, O, Ho, Wo] (float32), or NotImplemented; likewise with a depth for 3-d."""
     if not usable(x, w):
         return NotImplemented
     key = _conv_key("forward", x.shape, w.shape, stride, padding, dilation, groups)

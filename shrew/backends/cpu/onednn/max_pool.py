@@ -13,6 +13,7 @@ so that a forward whose backward never runs holds nothing for long.
 """
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections import OrderedDict
@@ -37,7 +38,7 @@ def forward(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilatio
     oneDNN skips a NaN where PyTorch's maximum is NaN, and gives a window of -inf the
     lowest float: such inputs, and dilation or ceil_mode, which the binding does not take,
     are declined."""
-    if (dilation != (1, 1) or ceil_mode or kernel[0] * kernel[1] > 255
+    if (any(d != 1 for d in dilation) or ceil_mode or math.prod(kernel) > 255
             or not large_float32(x) or has_nan(x)):
         return NotImplemented
     got = pool.pool2d(x, POOL_MAX, kernel, stride, padding)
@@ -66,7 +67,7 @@ def backward(g: np.ndarray, index: np.ndarray, x_shape: tuple, kernel: tuple,
     offsets remembered) and g is float32; else NotImplemented."""
     with _lock:
         entry = _workspaces.pop(id(index), None)
-    if entry is None or entry[0]() is not index or dilation != (1, 1):
+    if entry is None or entry[0]() is not index or any(d != 1 for d in dilation):
         return NotImplemented
     shape, kernel_was, stride_was, padding = entry[1]
     if (shape, kernel_was, stride_was) != (tuple(x_shape), kernel, stride) \

@@ -1,4 +1,4 @@
-"""Max and average pooling, forward and backward, in plain nchw layout."""
+"""Max and average pooling, forward and backward, in plain nchw (or ncdhw) layout."""
 from __future__ import annotations
 
 import ctypes
@@ -18,7 +18,8 @@ def _pool_params(x_hw: Sequence[int], out_hw: Sequence[int], kernel: Sequence[in
                  padding: Sequence[int]) -> tuple[ctypes.Array[ctypes.c_int64], ...]:
     right = [(o - 1) * s + k - i - p
              for i, k, o, s, p in zip(x_hw, kernel, out_hw, stride, padding)]
-    return (Dims(*stride), Dims(*kernel), Dims(0, 0), Dims(*padding), Dims(*right))
+    return (Dims(*stride), Dims(*kernel), Dims(*(0 for _ in kernel)), Dims(*padding),
+            Dims(*right))
 
 
 def _make_pool(backward: bool, alg: int, x_shape: tuple, y_shape: tuple, kernel: Sequence[int],
@@ -53,10 +54,10 @@ def pool_output_hw(x_hw: Sequence[int], kernel: Sequence[int], stride: Sequence[
 
 def pool2d(x: np.ndarray, alg: int, kernel: Sequence[int], stride: Sequence[int],
            padding: Sequence[int]) -> Any:  # (y, workspace), or NotImplemented
-    """(y, workspace) of pooling x [N, C, H, W] with alg (POOL_MAX: padding never wins;
-    POOL_AVG_INCLUDE / POOL_AVG_EXCLUDE: whether padded zeros count in the divisor), or
-    NotImplemented.  The workspace, an opaque uint8 array (None for average pooling), is
-    what pool2d_backward needs to route a max pooling's gradient."""
+    """(y, workspace) of pooling x [N, C, H, W] (or [N, C, D, H, W]) with alg (POOL_MAX:
+    padding never wins; POOL_AVG_INCLUDE / POOL_AVG_EXCLUDE: whether padded zeros count in
+    the divisor), or NotImplemented.  The workspace, an opaque uint8 array (None for
+    average pooling), is what pool2d_backward needs to route a max pooling's gradient."""
     if not usable(x):
         return NotImplemented
     y_shape = (*x.shape[:2], *pool_output_hw(x.shape[2:], kernel, stride, padding))
