@@ -26,6 +26,7 @@ from .onednn import conv as onednn_conv
 from .onednn import elementwise as onednn_eltwise
 from .onednn import max_pool as onednn_max_pool
 from .onednn import pool as onednn_pool
+from . import widened
 
 # -- How a call picks oneDNN, MKL or numpy -------------------------------------------------
 # Each primitive with a fast path: the steps tried in order (a step declines, and the next
@@ -224,6 +225,9 @@ class CPUBackend(ArrayModuleBackend):
         # pass that looks for one runs only where oneDNN would serve.
         if y.ndim == 0:   # (never recorded: softmax of a 0-d tensor goes through [1])
             return NotImplemented
+        low = widened.low_dtype(g, y)
+        if low is not None:
+            return widened.call(self.softmax_backward, low, g, y, dim, log)
         if not onednn_eltwise.large_float32(y) or (log and mkl_vector.has_nan(y)):
             return self._softmax_backward_composed(g, y, dim, log)
         return onednn_eltwise.softmax_backward(g, y, dim % y.ndim, log)
@@ -257,6 +261,9 @@ class CPUBackend(ArrayModuleBackend):
         return dx
 
     def unary_backward(self, fn: str, g: Storage, x: Storage) -> Storage:  # base.FastGrad
+        low = widened.low_dtype(g, x)
+        if low is not None:
+            return widened.call(self.unary_backward, low, fn, g, x)
         if fn == "relu":
             return _onednn_relu_backward(g, x)
         alg = _ONEDNN_ELTWISE.get(fn)
@@ -332,6 +339,9 @@ class CPUBackend(ArrayModuleBackend):
     def attention(self, q: Storage, k: Storage, v: Storage, bias: Storage | None,
                   scale: float) -> tuple:  # base.FastAttention
         """(softmax(q k^T scale + bias) v, the softmax), or NotImplemented."""
+        low = widened.low_dtype(q, k, v, bias)
+        if low is not None:   # float16, bfloat16: the float32 call, both results rounded
+            return widened.call(self.attention, low, q, k, v, bias, scale)
         if not _attention_takes(q, k, v) or (bias is not None and bias.dtype != np.float32):
             return NotImplemented
         weights = mkl_attention.scores(q, k, bias, scale)
@@ -351,6 +361,10 @@ class CPUBackend(ArrayModuleBackend):
         so), or, joined, their one array (mkl/attention.py's gradient_buffers); or
         NotImplemented: dv = w^T g; ds = softmax's gradient of g v^T; dq = ds k scale,
         dk = ds^T q scale."""
+        low = widened.low_dtype(g, q, k, v, weights)
+        if low is not None:
+            return widened.call(self.attention_backward, low, g, q, k, v, weights, scale,
+                                need, joined)
         if (not _attention_takes(q, k, v) or g.dtype != np.float32
                 or g.shape != q.shape[:-1] + v.shape[-1:]):
             return NotImplemented
