@@ -15,7 +15,7 @@ import torch
 
 import shrew
 from shrew.backends import cpu
-from shrew.backends.cpu import mkl, onednn
+from shrew.backends.cpu import mkl, onednn, widened
 from shrew.nn import functional as F
 from support import needs_loadable
 
@@ -78,6 +78,12 @@ def test_low_precision_attention_rounds_the_float32_paths_result_once(dtype):
     assert np.array_equal(got.float().numpy(), wide.to(getattr(shrew, dtype)).float().numpy())
 
 
+def _apply(fns, fn, x):
+    if fn == "gelu_tanh":
+        return fns.gelu(x, approximate="tanh")
+    return fns.gelu(x) if fn == "gelu" else getattr(fns, fn)(x, dim=-1)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("fn", ["gelu_tanh", "gelu", "softmax", "log_softmax"])
 def test_low_precision_gradients_match_pytorch(dtype, fn):
@@ -87,10 +93,7 @@ def test_low_precision_gradients_match_pytorch(dtype, fn):
     results = []
     for lib, fns in ((shrew, F), (torch, torch.nn.functional)):
         x = lib.tensor(data).to(getattr(lib, dtype)).requires_grad_()
-        y = {"gelu_tanh": lambda: fns.gelu(x, approximate="tanh"),
-             "gelu": lambda: fns.gelu(x),
-             "softmax": lambda: fns.softmax(x, dim=-1),
-             "log_softmax": lambda: fns.log_softmax(x, dim=-1)}[fn]()
+        y = _apply(fns, fn, x)
         y.backward(lib.tensor(cotangent).to(getattr(lib, dtype)))
         results.append(x.grad)
     # log_softmax's gradient, g - exp(y) sum(g), cancels: its error is relative to its
@@ -99,6 +102,29 @@ def test_low_precision_gradients_match_pytorch(dtype, fn):
     if fn == "log_softmax":
         atol = 2 * float(torch.finfo(getattr(torch, dtype)).eps) * np.abs(cotangent).max()
     _close(*results, dtype, atol)
+
+
+def test_pieces_give_the_bits_of_one_whole_call(monkeypatch):
+    # [8, 4, 256, 256] attention weights and [512, 1024] GELU inputs: several pieces each
+    rng = np.random.default_rng(3)
+    packed = rng.standard_normal((8, 256, 3 * E)).astype(np.float32)
+    hidden = rng.standard_normal((512, 1024)).astype(np.float32)
+
+    def run():
+        x = shrew.tensor(packed).bfloat16().requires_grad_()
+        q, k, v = (x.narrow(-1, i * E, E).reshape(8, 256, H, D).transpose(1, 2)
+                   for i in range(3))
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        h = shrew.tensor(hidden).bfloat16().requires_grad_()
+        y = F.gelu(h, approximate="tanh")
+        (out.float().square().sum() + F.log_softmax(y, dim=-1).float().sum()).backward()
+        return [t.float().detach().numpy() for t in (out, x.grad, y, h.grad)]
+
+    pieces = run()
+    assert widened._pieces((hidden,), hidden.shape) != [slice(None)]
+    monkeypatch.setattr(widened, "PIECE_ELEMENTS", 1 << 40)
+    for got, whole in zip(pieces, run()):
+        assert np.array_equal(got, whole), (np.abs(got - whole).max(), got.shape)
 
 
 def _step_peak(amp: bool) -> float:

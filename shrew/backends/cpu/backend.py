@@ -226,8 +226,9 @@ class CPUBackend(ArrayModuleBackend):
         if y.ndim == 0:   # (never recorded: softmax of a 0-d tensor goes through [1])
             return NotImplemented
         low = widened.low_dtype(g, y)
-        if low is not None:
-            return widened.call(self.softmax_backward, low, g, y, dim, log)
+        if low is not None:   # in pieces of dim 0 where the softmax is along another
+            lead = y.shape if dim % y.ndim and g.shape == y.shape else ()
+            return widened.call(self.softmax_backward, low, lead, g, y, dim, log)
         if not onednn_eltwise.large_float32(y) or (log and mkl_vector.has_nan(y)):
             return self._softmax_backward_composed(g, y, dim, log)
         return onednn_eltwise.softmax_backward(g, y, dim % y.ndim, log)
@@ -263,7 +264,8 @@ class CPUBackend(ArrayModuleBackend):
     def unary_backward(self, fn: str, g: Storage, x: Storage) -> Storage:  # base.FastGrad
         low = widened.low_dtype(g, x)
         if low is not None:
-            return widened.call(self.unary_backward, low, fn, g, x)
+            lead = x.shape if g.shape == x.shape else ()   # in pieces unless g broadcasts
+            return widened.call(self.unary_backward, low, lead, fn, g, x)
         if fn == "relu":
             return _onednn_relu_backward(g, x)
         alg = _ONEDNN_ELTWISE.get(fn)
@@ -341,7 +343,7 @@ class CPUBackend(ArrayModuleBackend):
         """(softmax(q k^T scale + bias) v, the softmax), or NotImplemented."""
         low = widened.low_dtype(q, k, v, bias)
         if low is not None:   # float16, bfloat16: the float32 call, both results rounded
-            return widened.call(self.attention, low, q, k, v, bias, scale)
+            return widened.call(self.attention, low, q.shape, q, k, v, bias, scale)
         if not _attention_takes(q, k, v) or (bias is not None and bias.dtype != np.float32):
             return NotImplemented
         weights = mkl_attention.scores(q, k, bias, scale)
@@ -363,7 +365,7 @@ class CPUBackend(ArrayModuleBackend):
         dk = ds^T q scale."""
         low = widened.low_dtype(g, q, k, v, weights)
         if low is not None:
-            return widened.call(self.attention_backward, low, g, q, k, v, weights, scale,
+            return widened.call(self.attention_backward, low, q.shape, g, q, k, v, weights, scale,
                                 need, joined)
         if (not _attention_takes(q, k, v) or g.dtype != np.float32
                 or g.shape != q.shape[:-1] + v.shape[-1:]):
