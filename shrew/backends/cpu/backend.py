@@ -36,7 +36,9 @@ from . import widened
 # are this folder's, "here" this file; "numpy" is ArrayModuleBackend's code
 # (backends/array_module, shared with cuda), "core" the op's own composition or gradient
 # rule (ops/, autograd/rules/), which runs where the backend declines.  oneDNN takes
-# float32 only; MKL float32 and float64.
+# float32 only; MKL float32 and float64.  float16 and bfloat16 attention, its gradient,
+# and softmax_backward and unary_backward take the float32 steps below on widened copies,
+# in pieces of their leading dim, each result rounded once (widened.py).
 #
 # (the sizes' values: thresholds.py)
 #
