@@ -150,6 +150,6 @@ def _step_peak(amp: bool) -> float:
 
 
 def test_bfloat16_autocast_step_peaks_below_float32():
-    # Measured 0.96x (94 against 99 MiB); issue 32's goal, 0.65x, is not reached: see
-    # docs/mixed-precision.md for what the rest of the gap is.
-    assert _step_peak(True) < 0.98 * _step_peak(False)
+    # Measured 0.91x (89.4 against 98.7 MiB; 1.16x before the fused 16-bit paths); issue
+    # 32's goal, 0.65x, is not reached: docs/mixed-precision.md says where the rest is.
+    assert _step_peak(True) < 0.95 * _step_peak(False)
