@@ -195,13 +195,73 @@ def tinygrad_setup() -> tuple:
     return env, None
 
 
-def cpu_model() -> str:
+def cpu_fields() -> dict:
+    """The first processor's fields in /proc/cpuinfo (empty where there is none)."""
+    fields: dict = {}
     try:
         with open("/proc/cpuinfo") as f:
-            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+            for line in f:
+                if not line.strip():
+                    break
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
     except OSError:
-        names = []
-    return f"{names[0] if names else platform.processor() or 'unknown'} x {os.cpu_count()} cores"
+        pass
+    return fields
+
+
+def cpu_model() -> str:
+    """The CPU's name, vendor, family and model (which decide the libraries' code paths
+    as much as the name does: AMD's Zen generations share names), its widest vector
+    extensions, and the core count."""
+    fields = cpu_fields()
+    name = fields.get("model name") or platform.processor() or "unknown"
+    flags = set(fields.get("flags", "").split())
+    vectors = [f for f in ("avx512f", "avx512_bf16", "amx_tile", "avx2") if f in flags]
+    about = ", ".join(filter(None, [fields.get("vendor_id"),
+                                    fields.get("cpu family") and
+                                    f"family {fields['cpu family']} model {fields.get('model')}",
+                                    " ".join(vectors)]))
+    return f"{name} ({about}) x {os.cpu_count()} cores" if about else \
+        f"{name} x {os.cpu_count()} cores"
+
+
+# One product and one convolution with the libraries' verbose modes on, in a fresh process
+# per framework: the first lines MKL and oneDNN print name the code path each chose for
+# this CPU (MKL: "... Intel(R) AVX-512 enabled processors", or its generic "Intel(R)
+# Architecture processors"; oneDNN: the ISA it dispatches to; PyTorch's ATen: the
+# capability its own vectorized kernels were picked for).  They print on stdout, so
+# not inside a worker, whose stdout is run.py's protocol.
+_PROBE = {
+    "shrew": ("import shrew; a = shrew.randn(64, 64); (a @ a).sum().item(); "
+              "shrew.nn.functional.conv2d(shrew.randn(1, 3, 16, 16), shrew.randn(4, 3, 3, 3))"
+              ".sum().item()"),
+    "torch": ("import torch; a = torch.randn(64, 64); (a @ a).sum().item(); "
+              "torch.nn.LSTM(8, 8)(torch.randn(3, 2, 8))[0].sum().item(); "
+              "print('ATen:', torch.backends.cpu.get_cpu_capability())"),
+}
+
+
+def code_paths(framework: str) -> str:
+    """The code paths MKL and oneDNN take under `framework` here, from their verbose
+    output; or why they could not be found."""
+    env = dict(WORKER_ENV, MKL_VERBOSE="1", ONEDNN_VERBOSE="1")
+    try:
+        out = subprocess.run([sys.executable, "-c", _PROBE[framework]], env=env,
+                             capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unknown ({exc})"
+    found = []
+    for line in out.splitlines():
+        if line.startswith("MKL_VERBOSE oneMKL") or line.startswith("MKL_VERBOSE Intel"):
+            found.append("MKL: " + line.removeprefix("MKL_VERBOSE ").strip())
+        elif ",info,cpu,isa:" in line:
+            found.append("oneDNN: " + line.split(",info,cpu,isa:", 1)[1].strip())
+        elif line.startswith("ATen:"):  # PyTorch's own vectorized kernels
+            found.append(line)
+        elif ",info,oneDNN v" in line:
+            found.append(line.split(",info,", 1)[1].split(" (")[0].strip())
+    return "; ".join(dict.fromkeys(found)) or "neither MKL nor oneDNN ran"
 
 
 def shrew_source() -> str:
@@ -475,6 +535,8 @@ def main(argv=None) -> int:
               shrew_source(),
               f"Python {platform.python_version()}, numpy {np.__version__}; thread settings: "
               f"{thread_settings()}",
+              f"shrew's libraries: {code_paths('shrew')}",
+              f"PyTorch's libraries: {code_paths('torch')}",
               f"OpenCL: {cl_line}",
               f"tinygrad: {tinygrad_absent or 'DEV=CL in its own worker, steps in TinyJit'}"]
     if args.cuda:
@@ -489,7 +551,7 @@ def main(argv=None) -> int:
         # OpenCL eager: the training steps, and the chains too for compiled/eager
         if cl and (w.training or (args.compiled and not w.once)):
             lanes.append(Lane("opencl", "shrew", args.opencl_device, args.cl_rounds, 1))
-            if tinygrad_env:
+            if tinygrad_env and w.tinygrad:
                 lanes.append(Lane("tinygrad", "tinygrad", "CL", args.cl_rounds, 1, tinygrad_env))
         if args.compiled and not w.once:
             lanes += [Lane("compiled", "shrew-compiled", "cpu", args.rounds, w.repeat),

@@ -102,6 +102,25 @@ def _lm_loss(model, tokens, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
+class RNNModel(nn.Module):
+    """pytorch/examples' word_language_model: encoder, LSTM or GRU, decoder."""
+
+    def __init__(self, cell, vocab, width):
+        super().__init__()
+        self.encoder = nn.Embedding(vocab, width)
+        self.rnn = getattr(nn, cell)(width, width, 2)
+        self.decoder = nn.Linear(width, vocab)
+
+    def forward(self, tokens):
+        output, _ = self.rnn(self.encoder(tokens))
+        return self.decoder(output)
+
+
+def _word_lm_loss(model, tokens, targets):
+    logits = model(tokens)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets)
+
+
 def build(name: str, problem, device: str = "cpu", compiled: bool = False, amp: bool = False):
     """compiled=True: the step under torch.compile (inductor); amp=True: under bfloat16
     autocast."""
@@ -121,4 +140,8 @@ def build(name: str, problem, device: str = "cpu", compiled: bool = False, amp: 
         c = problem.config
         model = LanguageModel(c["vocab"], c["dim"], c["heads"], c["blocks"])
         return _training_step(model, problem, device, _lm_loss, compiled, amp)
+    if name in ("lstm_step", "gru_step"):
+        c = problem.config
+        return _training_step(RNNModel(c["cell"], c["vocab"], c["width"]), problem, device,
+                              _word_lm_loss, compiled, amp)
     raise KeyError(name)

@@ -126,12 +126,22 @@ from . import sparse  # noqa: E402
 from .nn.functional.sampling import grid_sampler_2d, grid_sampler_3d  # noqa: E402
 from .nn.functional.upsampling import (  # noqa: E402,F401  (torch's private name)
     upsample_bilinear2d_aa as _upsample_bilinear2d_aa)
+# torch.distributions (issue 31): shrew/distributions/, one module per family
+from . import distributions  # noqa: E402
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
+# complex numbers (ops/complex/: pairs of reals) and torch.fft (shrew/fft.py)
+from .core.dtype import complex64, complex128  # noqa: E402
+from .ops.complex.pair import imag, real, view_as_complex, view_as_real  # noqa: E402
+from .ops.complex.arith import angle, complex, conj, isreal, polar  # noqa: E402, A004
+from .ops.complex.arith import conj as conj_physical, conj as resolve_conj  # noqa: E402
+from . import fft  # noqa: E402
+from .ops.spectral import istft, stft  # noqa: E402
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))
 
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
                                          ("half", "float", "double", "short", "int", "long"))
+cfloat, cdouble = complex64, complex128
 
 __all__ = [
     # interop with numpy and other frameworks
@@ -143,6 +153,7 @@ __all__ = [
     "set_num_threads", "get_num_threads",
     "is_grad_enabled", "set_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "autograd", "func", "checkpoint", "checkpoint_sequential",
+    "distributions",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "ShrewIndexError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load", "serialization",
@@ -222,4 +233,8 @@ __all__ = [
     "set_autocast_cpu_dtype", "set_autocast_gpu_dtype", "is_autocast_cpu_enabled",
     "set_autocast_cpu_enabled", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
     "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
+    # complex numbers (ops/complex/) and torch.fft (fft.py, ops/spectral.py)
+    "complex64", "complex128", "cfloat", "cdouble", "view_as_real", "view_as_complex", "real",
+    "imag", "angle", "complex", "conj", "conj_physical", "resolve_conj", "isreal", "polar",
+    "fft", "stft", "istft",
 ]

@@ -84,20 +84,26 @@ def _loss(logits: shrew.Tensor, target: shrew.Tensor) -> shrew.Tensor:
 
 def _train(name: str, device: str, how: str) -> tuple[list, list, list, object]:
     """STEPS steps eagerly (how="eager"), with the model compiled ("model", Adam outside)
-    or with the whole step compiled ("step", SGD with momentum inside)."""
+    or with the whole step compiled ("step": SGD with momentum, or AdamW and a schedule,
+    inside)."""
     make_model, make_batch = MODELS[name]
     shrew.manual_seed(0)
     model = make_model().to(device)
     x, y = (t.to(device) for t in make_batch())
     compiled = None
     if how == "step":
-        opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        adam = name in ("gpt", "lstm_word_model")
+        opt = (optim.AdamW(model.parameters(), lr=0.01) if adam
+               else optim.SGD(model.parameters(), lr=0.05, momentum=0.9))
+        schedule = optim.lr_scheduler.StepLR(opt, 2, 0.5)
 
         def step(x: shrew.Tensor, y: shrew.Tensor) -> shrew.Tensor:
             opt.zero_grad()
             loss = _loss(model(x), y)
             loss.backward()
             opt.step()
+            if adam:
+                schedule.step()
             return loss
         run = compiled = shrew.compile(step)
     else:
@@ -196,7 +202,7 @@ def test_new_shapes_recompile_up_to_the_limit() -> None:
     assert len(g.entries) == 2
 
 
-def test_training_flag_and_learning_rate_are_guarded() -> None:
+def test_training_flag_is_guarded_and_the_optimizer_steps_eagerly() -> None:
     shrew.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
     opt = optim.SGD(model.parameters(), lr=0.1)
@@ -216,12 +222,12 @@ def test_training_flag_and_learning_rate_are_guarded() -> None:
     loss = g()
     expected = (x.numpy() @ weight.T + bias).sum()
     assert loss.item() == pytest.approx(float(expected), rel=1e-6)
-    opt.param_groups[0]["lr"] = 0.0  # a changed hyperparameter: captured anew
+    opt.param_groups[0]["lr"] = 0.0  # read by the optimizer's step, which runs eagerly
     w = model[0].weight.detach().numpy().copy()
     for _ in range(3):
         g()
     np.testing.assert_array_equal(model[0].weight.detach().numpy(), w)
-    assert len(g.entries) == 3
+    assert len(g.entries) == 2
 
 
 def test_replaced_storage_is_noticed() -> None:
@@ -373,7 +379,7 @@ def test_autocast_is_guarded_and_compiled_like_eager() -> None:
     for amp in (False, True):
         eager, _ = train(False, amp)
         got, compiled = train(True, amp)
-        assert got == eager and compiled.replays == 2  # type: ignore[attr-defined]
+        assert got == eager and compiled.replays >= 2  # type: ignore[attr-defined]
     g = shrew.compile(lambda x: (x @ x).sum())
     x = shrew.randn(4, 4)
     g(x)

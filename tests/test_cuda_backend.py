@@ -302,6 +302,17 @@ def test_simulated_backend_launches_each_kernel_and_matches_the_cpu():
     for reduce in ("none", "sum", "prod", "amax", "amin"):
         np.testing.assert_allclose(sim.scatter(src[1:], 0, index, src, reduce),
                                    cpu.scatter(src[1:], 0, index, src, reduce), rtol=1e-12)
+    for mode, gates in (("rnn_tanh", 1), ("rnn_relu", 1), ("lstm", 4), ("gru", 3)):
+        gx = rng.standard_normal((3, gates * 8))[:, ::2]  # strided: copied contiguous
+        gh = rng.standard_normal((3, gates * 4))
+        state = None if gates == 1 else rng.standard_normal((3, 4))
+        dh, dc = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+        got, want = sim.rnn_cell(mode, gx, gh, state), cpu.rnn_cell(mode, gx, gh, state)
+        back = [b.rnn_cell_backward(mode, dh, dc if mode == "lstm" else None, state, out[2])
+                for b, out in ((sim, got), (cpu, want))]
+        for g, w in zip([*got, *back[0]], [*want, *back[1]]):
+            if w is not None:
+                np.testing.assert_allclose(sim.to_numpy(g), w, rtol=1e-12, err_msg=mode)
     sim.rand((3,), F32), sim.randn((3,), F64)
     inside = rng.uniform(0.1, 0.9, (3, 8))[:, ::2]  # strided; in every function's domain
     above = rng.uniform(1.2, 3.0, (3, 1))           # broadcast; zeta's s > 1

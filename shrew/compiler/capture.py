@@ -46,7 +46,7 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _signatures() -> dict[str, inspect.Signature]:
     sigs = {name: inspect.signature(getattr(base.Backend, name)) for name in base.PRIMITIVES}
     for protocol in (base.FastConv, base.FastPool, base.FastAccumulate, base.FastGrad,
-                     base.FastNorm, base.FastAttention, base.FastLinear):
+                     base.FastNorm, base.FastAttention, base.FastLinear, base.FastRecurrent):
         for name in base.FAST_PATHS:
             if hasattr(protocol, name):
                 sigs[name] = inspect.signature(getattr(protocol, name))
@@ -146,6 +146,7 @@ class Recording:
     holders: list[Any] = field(default_factory=list)  # the modules and optimizers then
     grads_set: dict[int, tuple[Tensor, Any]] = field(default_factory=dict)  # id: (t, old grad)
     start_id: int = 0  # tensors with a smaller .id existed before the call
+    stepped: set[int] = field(default_factory=set)  # ids of the optimizers stepped eagerly
     breaks: list[str] = field(default_factory=list)
     signature: list[Any] = field(default_factory=list)  # results and write-backs
     watched: dict[int, tuple[Any, int, int]] = field(default_factory=dict)  # id(weakref):
@@ -198,8 +199,10 @@ def existing_storage() -> tuple[dict[int, tuple[Any, list[Tensor]]], list[Any]]:
     found: dict[int, tuple[Any, list[Tensor]]] = {}
     holders = []
     for obj in gc.get_objects():
-        kind = type(obj)  # (type(): isinstance may ask a proxy's __class__)
-        if issubclass(kind, Tensor):
+        # (type(): isinstance may ask a proxy's __class__); a complex tensor's storage is its
+        # real pair's, a Tensor found here itself (ops/complex/)
+        kind = type(obj)
+        if issubclass(kind, Tensor) and not obj.dtype.is_complex:
             data = getattr(obj, "_data", None)
             if data is not None:
                 found.setdefault(id(data), (data, []))[1].append(obj)
@@ -305,6 +308,7 @@ def recording(rec: Recording, fullgraph: bool) -> Iterator[None]:
     Tensor.grad = property(grad_property.fget, set_grad, doc=grad_property.__doc__)  # type: ignore[method-assign, assignment]
     Tensor.data = property(data_property.fget, set_data, doc=data_property.__doc__)  # type: ignore[method-assign, assignment]
     engine.accumulate_grad = accumulating
+    stepping = _eager_segments(rec, depth)
     # Autocast's cast cache would hand a later call a weight cast before an update: a
     # captured program casts afresh each call.
     cast_cache = autocast.is_cache_enabled()
@@ -312,6 +316,8 @@ def recording(rec: Recording, fullgraph: bool) -> Iterator[None]:
     try:
         yield
     finally:
+        for cls, real in stepping:
+            cls.step = real  # type: ignore[attr-defined]
         autocast.set_cache_enabled(cast_cache)
         Tensor.grad = grad_property  # type: ignore[method-assign]
         Tensor.data = data_property  # type: ignore[method-assign]
@@ -322,6 +328,87 @@ def recording(rec: Recording, fullgraph: bool) -> Iterator[None]:
             setattr(Tensor, name, real)
         for name in inherited:
             delattr(Tensor, name)
+
+
+def _eager_segments(rec: Recording, depth: list[int]) -> list[tuple[type, Any]]:
+    """Shadow every optimizer's and learning-rate schedule's step() so that a call of it
+    is recorded as one eager segment, its own primitives unrecorded: its Python state (a
+    step count, a schedule's position) then advances at each replay as eagerly.  Before a
+    replayed step runs, the .grad of each tensor the call has set so far is set to the
+    replay's value.  The real methods, to restore."""
+    from ..optim.lr_scheduler.base import LRScheduler
+    from ..optim.optimizer import Optimizer
+    shadowed = []
+    for root in (Optimizer, LRScheduler):
+        for cls in (root, *_subclasses(root)):
+            if "step" in vars(cls):
+                real = vars(cls)["step"]
+                shadowed.append((cls, real))
+                cls.step = _segment(rec, depth, real)  # type: ignore[attr-defined]
+    return shadowed
+
+
+def _subclasses(cls: type) -> list[type]:
+    found: list[type] = []
+    subclasses: list[type] = cls.__subclasses__()
+    for sub in subclasses:
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+def _segment(rec: Recording, depth: list[int], real: Callable[..., Any]) -> Callable[..., Any]:
+    def step(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if depth[0]:
+            return real(self, *args, **kwargs)
+        grads = [(t, t._grad) for t, _ in rec.grads_set.values()]
+        depth[0] += 1  # (its primitives run unrecorded)
+        try:
+            out = real(self, *args, **kwargs)
+        finally:
+            depth[0] -= 1
+        if args or kwargs:
+            rec.breaks.append(f"{type(self).__name__}.step() with arguments (a closure, a "
+                              f"metric) at {user_site()}")
+            return out
+        tensors, refs = [], []
+        for t, grad in grads:
+            slot = None if grad is None else rec.by_id.get(id(grad._data))
+            if grad is not None and slot is None and grad.id >= rec.start_id:
+                rec.breaks.append(f"{type(self).__name__}.step() reads a .grad made outside "
+                                  f"the backend protocol")
+                return out
+            tensors.append((t, grad if slot is None else None, grad is not None and
+                            slot is not None and grad._backend))
+            refs.append(Ref(slot) if slot is not None else None)
+        if isinstance(self, _optimizer_class()):
+            rec.stepped.add(id(self))
+        rec.calls.append(Call(f"{type(self).__name__}.step#{id(self)}",
+                              _replayed_step(self, real, tensors),
+                              tuple(r for r in refs if r is not None), (), False, None))
+        return out
+    return step
+
+
+def _optimizer_class() -> type:
+    from ..optim.optimizer import Optimizer
+    return Optimizer
+
+
+def _replayed_step(owner: Any, real: Callable[..., Any], tensors: list) -> Callable[..., Any]:
+    """The eager segment at replay: set the .grad of each tensor from the replayed arrays
+    (in order; None or a tensor from before the call where the capture had those), then
+    run the real step."""
+    def run(*arrays: Any) -> None:
+        given = iter(arrays)
+        for t, fixed, backend in tensors:
+            t._grad = wrap_storage(next(given), backend) if backend else fixed
+        real(owner)
+    return run
+
+
+def wrap_storage(array: Any, backend: Any) -> Tensor:
+    from ..core.fields import wrap
+    return wrap(array, backend)
 
 
 def _with_keywords(method: Callable[..., Any], keywords: dict[str, Any]) -> Callable[..., Any]:

@@ -261,7 +261,7 @@ class CompiledFunction:
             return self._give_up(entry, f"graph break: {exc}", result)
         finally:
             holders, rec.existing, rec.holders = rec.holders, None, []  # (not to be kept)
-        if self._watch(program, holders):  # the guards grew: this entry's key with them
+        if self._watch(program, holders, rec.stepped):  # the guards grew: re-key the entry
             for key, known in list(self.entries.items()):
                 if known is entry:
                     del self.entries[key]
@@ -283,10 +283,10 @@ class CompiledFunction:
         self.breaks.append(reason)
         return result
 
-    def _watch(self, program: Program, holders: list[Any]) -> bool:
+    def _watch(self, program: Program, holders: list[Any], stepped: set[int]) -> bool:
         """Guard the training flags of the modules and the hyperparameters of the optimizers
-        (among `holders`, found by the capture) that hold the storage the call read;
-        whether any was new."""
+        (among `holders`, found by the capture) that hold the storage the call read, but
+        not of those it stepped (their steps run eagerly); whether any was new."""
         count = len(self.modules) + len(self.optimizers)
         held = {id(t) for _, _, owners in program.lives for t in owners}
         from ..nn.modules.module import Module
@@ -295,7 +295,7 @@ class CompiledFunction:
                 if obj not in self.modules and any(
                         id(t) in held for t in (*obj.parameters(), *obj.buffers())):
                     self.modules.extend(m for m in obj.modules() if m not in self.modules)
-            elif obj not in self.optimizers and any(
+            elif obj not in self.optimizers and id(obj) not in stepped and any(
                     id(p) in held for g in obj.param_groups for p in g["params"]):
                 self.optimizers.append(obj)
         return len(self.modules) + len(self.optimizers) > count

@@ -27,7 +27,8 @@ def _random(draw: str, shape: tuple, dtype: DTypeLike | None, device: DeviceLike
     """A floating-point tensor from the device generator's primitive `draw` (rand, randn)."""
     shape = shape_arg(draw, shape)
     dtype = get_default_dtype() if dtype is None else as_dtype(dtype)
-    check_float(dtype, draw, UnsupportedError)  # PyTorch: NotImplementedError
+    if not dtype.is_complex:  # (a complex draw: both parts, ops/creation.py)
+        check_float(dtype, draw, UnsupportedError)  # PyTorch: NotImplementedError
     return new(draw, lambda be, dt: getattr(be, draw)(shape, dt), shape, dtype, device,
                requires_grad)
 

@@ -77,13 +77,21 @@ def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, *,  # noqa: A001
         dtype: DTypeLike | None = None) -> Tensor:
     if isinstance(x, SparseTensor):  # torch.sum of a sparse tensor: torch.sparse.sum
         return x.sum(dim, keepdim, dtype)
-    return reduce("sum", _cast(x, dtype), dim, keepdim)
+    x = _cast(x, dtype)
+    if x.dtype.is_complex:
+        from .complex import arith
+        return arith.reduce("sum", x, dim, keepdim)
+    return reduce("sum", x, dim, keepdim)
 
 
 @numpy_keywords
 def mean(x: Tensor, dim: Dims = None, keepdim: bool = False, *,
          dtype: DTypeLike | None = None) -> Tensor:
-    return reduce("mean", _cast(x, dtype), dim, keepdim)
+    x = _cast(x, dtype)
+    if x.dtype.is_complex:
+        from .complex import arith
+        return arith.reduce("mean", x, dim, keepdim)
+    return reduce("mean", x, dim, keepdim)
 
 
 @numpy_keywords

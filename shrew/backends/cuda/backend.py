@@ -12,7 +12,8 @@ What runs where, and what checks it without a GPU:
   col2im on conv.cl), PoolLaunches (kernels/pool.py: max_pool2d, avg_pool2d on pool.cl),
   IndexLaunches (kernels/index.py: gather, scatter_add, scatter on index.cl),
   ScanLaunches and SortLaunches (kernels/scan.py, sort.py: scan, arg_scan, argsort on
-  scan.cl, sort.cl) and PhiloxRNG (kernels/random.py: the generator, on random.cl).
+  scan.cl, sort.cl), RnnLaunches (kernels/rnn.py: rnn_cell and its backward on rnn.cl) and
+  PhiloxRNG (kernels/random.py: the generator, on random.cl).
   The special functions of unary and binary (base.SPECIAL_UNARY_FNS, SPECIAL_BINARY_FNS)
   run special.cl, as on OpenCL, on contiguous operands (_special_kernel).
   tests/test_cuda_nvrtc.py compiles them for CUDA with NVRTC, and
@@ -40,6 +41,7 @@ from ..kernels.conv import ConvLaunches
 from ..kernels.index import IndexLaunches
 from ..kernels.pool import PoolLaunches
 from ..kernels.random import PhiloxRNG
+from ..kernels.rnn import RnnLaunches
 from ..kernels.scan import ScanLaunches
 from ..kernels.sort import SortLaunches
 
@@ -47,7 +49,7 @@ _META_CACHE_SIZE = 4096
 
 
 class CUDABackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLaunches,
-                  SortLaunches, ArrayModuleBackend):
+                  SortLaunches, RnnLaunches, ArrayModuleBackend):
     """The primitive kernel set on one CUDA device, through CuPy.
 
     `xp` is cupy, `special` cupyx.scipy.special and `launch` a launch.Launcher; the tests

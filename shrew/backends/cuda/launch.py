@@ -25,11 +25,15 @@ KERNELS = {
     "scan": ("scan_sum", "scan_prod", "scan_logsumexp", "arg_scan_max", "arg_scan_min"),
     "sort": ("argsort",),
     "random": ("rand_uniform", "rand_normal"),
+    "rnn": ("rnn_tanh_cell", "rnn_relu_cell", "rnn_tanh_cell_backward",
+            "rnn_relu_cell_backward", "lstm_cell", "lstm_cell_backward", "gru_cell",
+            "gru_cell_backward"),
     "special": (*(f"unary_{fn}" for fn in SPECIAL_UNARY_FNS),
                 *(f"binary_{fn}" for fn in SPECIAL_BINARY_FNS)),
 }
-# rand and randn, and the special functions, are asked for float dtypes only
-FLOAT_ONLY = frozenset({"random", "special"})
+# rand and randn, the recurrent cells and the special functions are asked for float dtypes
+# only
+FLOAT_ONLY = frozenset({"random", "rnn", "special"})
 FLOAT_ONLY_KERNELS = frozenset({"scan_logsumexp"})  # built under `#if IS_FLOAT` only
 
 # The device-level -D values every program gets (WG_SIZE and TILE only size the OpenCL

@@ -11,7 +11,8 @@ beside their ``.cl`` file, a mixin that allocates the outputs and sets up the la
 arguments once: conv.py (im2col, col2im), pool.py (max_pool2d, avg_pool2d), index.py
 (gather, scatter_add, scatter), scan.py (scan, arg_scan), sort.py (argsort) and random.py
 (the Philox generator's state).  Each is a ``KernelLaunches``, whose hooks the backend
-supplies.
+supplies.  fft.py (fft.cl, a direct DFT) is launched by the OpenCL backend only: CUDA
+has cuFFT (through CuPy).
 """
 from __future__ import annotations
 

@@ -22,9 +22,11 @@ from ..base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, Storage
 from ..host_memory import keep_freed_memory
 from ..kernels import compute_dtype, wrapped
 from ..kernels.conv import ConvLaunches
+from ..kernels.fft import FFTLaunches
 from ..kernels.index import IndexLaunches
 from ..kernels.pool import PoolLaunches
 from ..kernels.random import PhiloxRNG
+from ..kernels.rnn import RnnLaunches
 from ..kernels.scan import ScanLaunches
 from ..kernels.sort import SortLaunches
 from .discovery import DeviceInfo
@@ -39,7 +41,7 @@ _MM_RM, _MM_RN, _MM_LX, _MM_LY, _MM_PACK_W = 4, 16, 4, 4, 16
 
 
 class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLaunches,
-                    SortLaunches):
+                    SortLaunches, FFTLaunches, RnnLaunches):
     """The primitive kernel set on one OpenCL device.
 
     Defined here, each section naming its ../kernels/<family>.cl: host transfer and
@@ -51,6 +53,8 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
     - IndexLaunches (kernels/index.py): gather, scatter_add, scatter;
     - ScanLaunches (kernels/scan.py): scan, arg_scan;
     - SortLaunches (kernels/sort.py): argsort;
+    - FFTLaunches (kernels/fft.py): fft, a direct DFT per dim (OpenCL only: CUDA has cuFFT);
+    - RnnLaunches (kernels/rnn.py): rnn_cell, rnn_cell_backward;
     - PhiloxRNG (kernels/random.py): manual_seed, rand, randn, get_rng_state,
       set_rng_state.
     """

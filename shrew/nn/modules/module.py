@@ -461,6 +461,12 @@ def _to_args(args: tuple, kwargs: dict[str, Any]) -> tuple[Any, DTypeLike | None
 def _move(t: Tensor, device: str | DType | None, dtype: DTypeLike | None) -> None:
     """Rebind t's storage to a converted copy: a move changes where the memory lives, so
     it cannot be a copy into the old storage."""
+    if t.dtype.is_complex:  # its real pairs move (a module's dtype casts leave complex alone)
+        from ...ops.complex.pair import view_as_real
+        pair = view_as_real(t)
+        _move(pair, device, None)
+        t._backend = pair._backend
+        return
     moved = t.detach().to(device=device, dtype=dtype)
     if moved._data is t._data:
         return

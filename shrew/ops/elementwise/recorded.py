@@ -12,7 +12,7 @@ from ...core import autocast as _autocast
 from ...core.autocast import autocast_op
 from ...core import op as O
 from ...backends.base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, fast_path
-from ...core.dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
+from ...core.dtype import COMPLEX, FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
 from ...core.errors import type_name
 from ...core.errors import ArgumentError, DTypeError, DivisionByZeroError, ShrewTypeError
 from ...core.fields import AnyTensor, record, wrap
@@ -51,6 +51,9 @@ def unary(fn: str, x: Tensor) -> Tensor:
 
 def _unary(fn: str, x: Tensor) -> Tensor:
     if x.dtype.category != FLOAT:
+        if x.dtype.category == COMPLEX:
+            from ..complex import arith
+            return arith.unary(fn, x)
         if fn in _FLOAT_UNARY:
             x = x.to_dtype(get_default_dtype())
         elif x.dtype is bool_ and fn not in ("abs", "bitwise_not"):
@@ -95,6 +98,8 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
     if not isinstance(other, AnyTensor):
         if not isinstance(other, numbers.Number):
             return NotImplemented
+        if isinstance(other, (complex, np.complexfloating)) or x.dtype.category == COMPLEX:
+            return _complex_binary(fn, x, other, reflected)
         fast = _scalar_affine(fn, x, other, reflected)
         if fast is not None:
             return fast
@@ -112,6 +117,8 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
     if a.shape != b.shape:
         broadcast_shapes(fn, a.shape, b.shape)  # raises for shapes that do not broadcast
     if a.dtype is not b.dtype or a.dtype.category != FLOAT:
+        if COMPLEX in (a.dtype.category, b.dtype.category):
+            return _complex_binary(fn, a, b, False)
         dtype = result_type((a.dtype, a.ndim), (b.dtype, b.ndim))
         if fn in _FLOAT_BINARY and not dtype.is_floating_point:
             dtype = get_default_dtype()
@@ -128,6 +135,11 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
     if (a.requires_grad or b.requires_grad) and is_grad_enabled():
         return wrap(data, a._backend, O.Binary(fn, a, b))
     return wrap(data, a._backend)
+
+
+def _complex_binary(fn: str, x: Any, other: Any, reflected: bool) -> Tensor:
+    from ..complex import arith  # complex numbers are pairs of reals: ops/complex/
+    return arith.binary(fn, other, x) if reflected else arith.binary(fn, x, other)
 
 
 def _check_divisor(fn: str, a: Tensor, b: Tensor) -> None:
@@ -288,6 +300,9 @@ def where(cond: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
     like = a if isinstance(a, AnyTensor) else b if isinstance(b, AnyTensor) else None
     operands = [(x.dtype, x.ndim) if isinstance(x, AnyTensor) else x for x in (a, b)]
     dtype = result_type(*operands) if like is not None else result_type(a, b)
+    if dtype.category == COMPLEX:
+        from ..complex import arith  # a choice between pairs
+        return arith.where(cond, a, b, dtype)
     backend = cond._backend
     a, b = (x.to_dtype(dtype) if isinstance(x, AnyTensor) else
             constant((), x, dtype, backend) for x in (a, b))

@@ -206,6 +206,10 @@ def einsum(*args: Any) -> Tensor:
         if not isinstance(x, AnyTensor):
             raise ShrewTypeError(f"einsum: operands must be tensors, got {type_name(x)} "
                                  f"(equation {equation!r})")
+    if any(x.dtype.is_complex for x in operands):
+        from ..complex import arith  # real einsums of the parts
+        return arith.einsum(equation, list(operands))
+    for x in operands:
         if not x.dtype.is_floating_point:  # shrew's matmul, which einsum lowers to, is float-only
             raise _error(equation, f"needs floating-point operands, got {x.dtype}", DTypeError)
     if len({x.dtype for x in operands}) > 1:

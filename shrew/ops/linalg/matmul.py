@@ -43,6 +43,9 @@ def matmul(x: Tensor, other: Tensor) -> Tensor:
                          f"{fmt(a.shape)} @ {fmt(b.shape)}")
     if a.dtype is not b.dtype:
         raise DTypeError(f"matmul: operands must share a dtype, got {a.dtype} @ {b.dtype}")
+    if a.dtype.is_complex:
+        from ..complex import arith  # four real products
+        return arith.matmul(a, b)
     check_float(a.dtype, "matmul")
     if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
         raise ShapeError(f"matmul: inner dimensions differ: {fmt(a.shape)} @ {fmt(b.shape)} "

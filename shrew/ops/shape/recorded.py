@@ -183,6 +183,9 @@ def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
         raise ShrewTypeError("cat: every element must be a Tensor")
     same_device("cat", *tensors)
     dtype = result_type(*[(t.dtype, t.ndim) for t in tensors])
+    if dtype.is_complex:
+        from ..complex import arith  # the pairs joined
+        return arith.cat(tensors, dim, dtype)
     shown = ", ".join(fmt(t.shape) for t in tensors)
     # PyTorch's legacy rule: 1-D empty tensors are left out (their dtype still counts)
     tensors = tuple(t for t in tensors if t.shape != (0,)) or tensors[:1]
@@ -205,4 +208,4 @@ def stack(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     if not tensors:
         raise ArgumentError("stack: needs at least one tensor")
     d = normalize_dim(dim, tensors[0].ndim, "stack", extra=1)
-    return cat([unsqueeze(t, d) for t in tensors], d)
+    return cat([t.unsqueeze(d) for t in tensors], d)

@@ -24,7 +24,8 @@ from shrew.ops.elementwise.recorded import binary, unary
 from . import strategies as gen
 from .calls import (reduced, normalised, inner, svd_terms, window, kernel, uniform, normal,
                     well_conditioned, distinct_spectrum, spd, all_true, rng_replay, copy_into,
-                    add_into, sdpa, checkpointed, SinTimes)
+                    add_into, sdpa, checkpointed, recurrent, recurrent_layer,
+                    SinTimes)
 from .spec import ALL, FLOAT, INTEGRAL, NUMERIC, Case, F, Fixed, I, M, S, Sample
 
 LINALG = ("float32", "float64")  # LAPACK's real dtypes
@@ -259,6 +260,16 @@ CASES: tuple = (
           S(F(3, 5, 7), F(7)), S(F(9, 300), F(300, 17)), S(F(3, 0), F(0, 4))),
          (O.Matmul,), ("matmul",), jacobian=True, terms=inner, shapes=gen.matmuls(),
          raises=(S(F(3, 4), F(5, 2)), S(F(), F(3)), S(F(2, 3, 4), F(3, 4, 5)))),
+    # Fourier transforms: the fft primitive over complex pairs (ops/spectral.py); their
+    # outputs compared as real pairs, their gradients through them
+    Case("fft.fft", lambda x, dim=-1, norm=None: shrew.view_as_real(
+        shrew.fft.fft(x, dim=dim, norm=norm)),
+         (S(F(3, 8)), S(F(5, 4, 3), dim=1, norm="ortho"), S(F(17), norm="forward")),
+         (O.FFT,), ("fft",), dtypes=LINALG, jacobian=True, terms=_line,
+         raises=(S(F(4), dim=2), S(F(4), norm="none"))),
+    Case("fft.irfft2", lambda x, s=None: shrew.fft.irfft2(
+        shrew.view_as_complex(x), s=s), (S(F(4, 3, 2)), S(F(2, 5, 4, 2), s=(6, 7))),
+         (O.FFT,), ("fft",), dtypes=LINALG, terms=_line, raises=(S(F(4, 3, 2), s=(0, 4)),)),
     # decompositions and solvers: the linalg primitive (the host's LAPACK on opencl).  The
     # values compared do not depend on the sign choices of singular and eigenvectors.
     Case("linalg.solve", lambda a, b: shrew.linalg.solve(well_conditioned(a), b),
@@ -511,6 +522,26 @@ CASES: tuple = (
          (O.Standardize,), ("standardize",), jacobian=True,
          terms=lambda s: math.isqrt(math.prod(s.args[0].shape[-s.kwargs["ndims"]:])),
          shapes=gen.standardizes(), raises=(S(F(4, 6), ndims=3), S(F(4, 6), ndims=0))),
+    # A recurrent layer's time loop, one Recurrent node on rnn_cell (ops/rnn.py); packed
+    # steps of 3, 3, 2 and 1 rows, forwards and backwards in time.
+    *(Case(f"rnn_{mode}", functools.partial(recurrent, mode=mode),
+           (S(F(9, 3), F(3, 4), F(gates * 4, 3), F(gates * 4, 4), F(gates * 4), F(gates * 4),
+              *((F(3, 4),) if mode == "lstm" else ()), sizes=(3, 3, 2, 1)),
+            S(F(8, 5), F(2, 6), F(gates * 6, 5), F(gates * 6, 6), F(gates * 6), F(gates * 6),
+              *((F(2, 6),) if mode == "lstm" else ()), sizes=(2, 2, 2, 2), reverse=True)),
+           (O.Linear, O.Binary, O.Matmul, O.Transpose, O.Recurrent),
+           ("rnn_cell", "rnn_cell_backward"), terms=lambda s: 24)
+      for mode, gates in (("rnn_tanh", 1), ("rnn_relu", 1), ("lstm", 4), ("gru", 3))),
+    # The same over a whole unpacked sequence: one backend call where it has
+    # base.FastRecurrent (oneDNN's RNN primitive on the cpu, float32), else the loop above.
+    *(Case(f"{mode}_layer", functools.partial(recurrent_layer, mode=mode),
+           (S(F(5, 3, 4), F(3, 6), F(gates * 6, 4), F(gates * 6, 6), F(gates * 6),
+              F(gates * 6), *((F(3, 6),) if mode == "lstm" else ())),
+            S(F(4, 2, 3), F(2, 5), F(gates * 5, 3), F(gates * 5, 5), F(gates * 5),
+              F(gates * 5), *((F(2, 5),) if mode == "lstm" else ()), reverse=True)),
+           (O.Binary, O.Matmul, O.Transpose, O.Reshape, O.Recurrent, O.RecurrentLayer),
+           ("rnn_cell", "rnn_cell_backward"), terms=lambda s: 24)
+      for mode, gates in (("rnn_tanh", 1), ("lstm", 4), ("gru", 3))),
     Case("mse_loss", lambda a, b: Fn.mse_loss(a, b), (S(F(4, 6), F(4, 6)),),
          (O.Reduce, O.Binary), ("reduce", "binary"), terms=lambda s: math.prod(s.args[0].shape),
          raises=(S(F(4, 6), F(4, 5)),)),
