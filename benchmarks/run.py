@@ -377,7 +377,8 @@ MEMORY_ROWS = (("torch", "torch", False, False), ("shrew", "shrew", False, False
 
 
 def memory(scale: float, report: Report) -> dict:
-    """label -> (RSS after building the model, peak RSS after 3 steps) of transformer_step,
+    """label -> (RSS after building the model, peak RSS after 3 steps, shrew's traced peak
+    of one more step or None) of transformer_step,
     each in a fresh worker, in float32 and under bfloat16 autocast.  The losses must agree
     with torch's (its autocast run's, within AMP_RTOL, for the autocast rows), as in the
     timing runs."""
@@ -391,15 +392,19 @@ def memory(scale: float, report: Report) -> dict:
             report.problem(f"memory: {label} failed: {exc}")
             continue
         peak = worker.ask("rss")["peak_rss_mib"]
+        # One more step's traced peak: numpy's buffers, so shrew's alone (torch's allocator
+        # is not traced), the figure issue 32's bf16 memory goal is stated in.
+        traced = worker.ask("traced")["traced_peak_mib"] if framework == "shrew" else None
         worker.close()
         losses[label] = worker.hello["losses"]
         reference, rtol = ("torch, bf16 autocast", AMP_RTOL) if amp else ("torch", RTOL)
         if reference in losses and not np.allclose(losses[label], losses[reference], rtol=rtol):
             report.problem(f"memory: {label} losses {losses[label]} differ from {reference}'s "
                            f"{losses[reference]}")
-        rows[label] = (worker.hello["build_rss_mib"], peak)
+        rows[label] = (worker.hello["build_rss_mib"], peak, traced)
         print(f"  {label:<28} peak RSS {peak:8.1f} MiB (after building: "
-              f"{worker.hello['build_rss_mib']:.1f} MiB)", flush=True)
+              f"{worker.hello['build_rss_mib']:.1f} MiB)"
+              + ("" if traced is None else f"; one step traced: {traced:.1f} MiB"), flush=True)
     return rows
 
 
@@ -428,11 +433,18 @@ def markdown(header: list, names: list, results: dict, rss: dict, report: Report
         torch_peak = rss.get("torch", (0, 0))[1]
         lines += ["", ("Peak RSS of a fresh worker process running transformer_step "
                        "(3 steps; absolute, nothing subtracted)."), "",
-                  "| worker | after building (MiB) | peak (MiB) | peak / torch |",
-                  "|---|---:|---:|---:|"]
-        for label, (built, peak) in rss.items():
+                  "| worker | after building (MiB) | peak (MiB) | peak / torch "
+                  "| one step traced (MiB) |",
+                  "|---|---:|---:|---:|---:|"]
+        for label, (built, peak, traced) in rss.items():
             ratio = f"{peak / torch_peak:.2f}x" if torch_peak else "-"
-            lines.append(f"| {label} | {built:.1f} | {peak:.1f} | {ratio} |")
+            step = "-" if traced is None else f"{traced:.1f}"
+            lines.append(f"| {label} | {built:.1f} | {peak:.1f} | {ratio} | {step} |")
+        plain, amp = rss.get("shrew", (0, 0, None))[2], \
+            rss.get("shrew, bf16 autocast", (0, 0, None))[2]
+        if plain and amp:
+            lines += ["", f"shrew's one-step traced peak, bf16 autocast / float32: "
+                          f"{amp / plain:.2f}x (issue 32's goal: 0.65x)."]
     for heading, items in (("Problems", report.problems), ("Notes", report.notes)):
         if items:
             lines += ["", f"{heading}:", ""] + [f"- {p}" for p in items]

@@ -10,7 +10,9 @@ JSON object per line:
     {"losses": [first N losses], "first_s": seconds of the first step,
      "build_rss_mib": peak RSS before the first step, "about": "versions, BLAS"}
 Then it reads commands from stdin: "time K" runs K steps and answers {"seconds": mean
-per step}; "rss" answers {"peak_rss_mib": peak RSS so far}.  End of input ends it.  A
+per step}; "rss" answers {"peak_rss_mib": peak RSS so far}; "traced" runs one step under
+tracemalloc and answers {"traced_peak_mib": its peak over what was allocated before it}
+(numpy's buffers: shrew's cpu memory; not torch's allocator).  End of input ends it.  A
 failure answers {"error": "..."} and exits with status 1.  Anything else the frameworks
 print goes to stderr.  --amp bf16 runs each training step's forward and loss under
 autocast(device type, bfloat16) (shrew and torch).
@@ -23,6 +25,7 @@ import os
 import resource
 import sys
 import time
+import tracemalloc
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -89,6 +92,17 @@ def build(framework: str, device: str, name: str, problem, checkpoint: bool, amp
     raise ValueError(f"unknown framework {framework!r}")
 
 
+def traced_peak_mib(step) -> float:
+    """The peak of one step's traced allocations, over what was allocated before it."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        step()
+        return (tracemalloc.get_traced_memory()[1] - before) / 2**20
+    finally:
+        tracemalloc.stop()
+
+
 def serve(args, reply) -> None:
     problem = workloads.WORKLOADS[args.workload].make(args.scale)
     step, about = build(args.framework, args.device, args.workload, problem, args.checkpoint,
@@ -110,6 +124,8 @@ def serve(args, reply) -> None:
             reply(seconds=(time.perf_counter() - start) / count)
         elif command == "rss":
             reply(peak_rss_mib=peak_rss_mib())
+        elif command == "traced":
+            reply(traced_peak_mib=traced_peak_mib(step))
         else:
             raise ValueError(f"unknown command {line.strip()!r}")
 

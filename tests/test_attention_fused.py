@@ -86,6 +86,26 @@ def test_fused_matches_torch_and_the_composition(kwargs, composed):
 
 
 @needs_fast
+def test_a_batch_of_one_packed_projection():
+    """One sequence's heads, [1, T, H*D] seen as [1, H, T, D], are evenly spaced D apart,
+    closer than MKL's strided batch takes its results: they go through its list of
+    matrices (this gave garbage gradients before)."""
+    packed = _packed()[:1]
+    results = []
+    for lib in (shrew, torch):
+        x = lib.tensor(packed, requires_grad=True)
+        q, k, v = (x.narrow(-1, i * E, E).reshape(1, T, H, D).transpose(1, 2)
+                   for i in range(3))
+        sdpa = F.scaled_dot_product_attention if lib is shrew else \
+            torch.nn.functional.scaled_dot_product_attention
+        out = sdpa(q, k, v, is_causal=True)
+        out.square().sum().backward()
+        results.append((out.detach().numpy(), x.grad.numpy()))
+    for got, want in zip(*results):
+        _close(got, want)
+
+
+@needs_fast
 def test_results_keep_the_heads_interleaved():
     """The output and the gradients lie as [N, T, H, D], so merging the heads (and the
     projection's gradient) is a view, not a copy."""

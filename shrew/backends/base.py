@@ -405,7 +405,9 @@ class FastGrad(Protocol):
     and reductions: softmax's and log-softmax's, standardize's (layer norm's core), ReLU's
     and the GELUs'.  The rules call them in a plain backward where a backend has them; under
     create_graph=True they stay recorded operations.  Each may return NotImplemented (a
-    dtype, size or layout it does not speed up): the core then runs its rule.  The
+    dtype, size or layout it does not speed up): the core then runs its rule.  A result
+    has g's dtype; a float16 or bfloat16 one computed in float32 and rounded once, as
+    PyTorch's CPU kernels and the core's rules compute them.  The
     conformance suite checks them through the gradients of softmax, log_softmax,
     standardize, layer_norm, relu and the GELUs."""
 
@@ -465,8 +467,11 @@ class FastAttention(Protocol):
     returns NotImplemented, the core composes.  q [..., L, E], k [..., S, E] and v [..., S,
     Ev] share their batch dims; bias, None or an array broadcasting to [..., L, S], is added
     to the scores.  A result may be a strided view (heads interleaved, as the projections
-    that read it next want them).  The conformance suite checks them through the values
-    and gradients of scaled_dot_product_attention and MultiheadAttention."""
+    that read it next want them).  Results, the weights too (saved for backward: 16-bit
+    ones halve what attention keeps), have q's dtype; float16 and bfloat16 computed in
+    float32 (scores, softmax, products) and rounded once.  The conformance suite checks
+    them through the values and gradients of scaled_dot_product_attention and
+    MultiheadAttention."""
 
     def attention(self, q: Storage, k: Storage, v: Storage, bias: Storage | None,
                   scale: float) -> tuple:

@@ -28,6 +28,7 @@ from .onednn import elementwise as onednn_eltwise
 from .onednn import max_pool as onednn_max_pool
 from .onednn import pool as onednn_pool
 from .onednn import rnn as onednn_rnn
+from . import widened
 
 # -- How a call picks oneDNN, MKL or numpy -------------------------------------------------
 # Each primitive with a fast path: the steps tried in order (a step declines, and the next
@@ -37,7 +38,9 @@ from .onednn import rnn as onednn_rnn
 # are this folder's, "here" this file; "numpy" is ArrayModuleBackend's code
 # (backends/array_module, shared with cuda), "core" the op's own composition or gradient
 # rule (ops/, autograd/rules/), which runs where the backend declines.  oneDNN takes
-# float32 only; MKL float32 and float64.
+# float32 only; MKL float32 and float64.  float16 and bfloat16 attention, its gradient,
+# and softmax_backward and unary_backward take the float32 steps below on widened copies,
+# in pieces of their leading dim, each result rounded once (widened.py).
 #
 # (the sizes' values: thresholds.py)
 #
@@ -229,6 +232,10 @@ class CPUBackend(ArrayModuleBackend):
         # pass that looks for one runs only where oneDNN would serve.
         if y.ndim == 0:   # (never recorded: softmax of a 0-d tensor goes through [1])
             return NotImplemented
+        low = widened.low_dtype(g, y)
+        if low is not None:   # in pieces of dim 0 where the softmax is along another
+            lead = y.shape if dim % y.ndim and g.shape == y.shape else ()
+            return widened.call(self.softmax_backward, low, lead, g, y, dim, log)
         if not onednn_eltwise.large_float32(y) or (log and mkl_vector.has_nan(y)):
             return self._softmax_backward_composed(g, y, dim, log)
         return onednn_eltwise.softmax_backward(g, y, dim % y.ndim, log)
@@ -262,6 +269,10 @@ class CPUBackend(ArrayModuleBackend):
         return dx
 
     def unary_backward(self, fn: str, g: Storage, x: Storage) -> Storage:  # base.FastGrad
+        low = widened.low_dtype(g, x)
+        if low is not None:
+            lead = x.shape if g.shape == x.shape else ()   # in pieces unless g broadcasts
+            return widened.call(self.unary_backward, low, lead, fn, g, x)
         if fn == "relu":
             return _onednn_relu_backward(g, x)
         alg = _ONEDNN_ELTWISE.get(fn)
@@ -337,6 +348,9 @@ class CPUBackend(ArrayModuleBackend):
     def attention(self, q: Storage, k: Storage, v: Storage, bias: Storage | None,
                   scale: float) -> tuple:  # base.FastAttention
         """(softmax(q k^T scale + bias) v, the softmax), or NotImplemented."""
+        low = widened.low_dtype(q, k, v, bias)
+        if low is not None:   # float16, bfloat16: the float32 call, both results rounded
+            return widened.call(self.attention, low, q.shape, q, k, v, bias, scale)
         if not _attention_takes(q, k, v) or (bias is not None and bias.dtype != np.float32):
             return NotImplemented
         weights = mkl_attention.scores(q, k, bias, scale)
@@ -356,6 +370,10 @@ class CPUBackend(ArrayModuleBackend):
         so), or, joined, their one array (mkl/attention.py's gradient_buffers); or
         NotImplemented: dv = w^T g; ds = softmax's gradient of g v^T; dq = ds k scale,
         dk = ds^T q scale."""
+        low = widened.low_dtype(g, q, k, v, weights)
+        if low is not None:
+            return widened.call(self.attention_backward, low, q.shape, g, q, k, v, weights, scale,
+                                need, joined)
         if (not _attention_takes(q, k, v) or g.dtype != np.float32
                 or g.shape != q.shape[:-1] + v.shape[-1:]):
             return NotImplemented

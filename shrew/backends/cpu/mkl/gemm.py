@@ -105,7 +105,10 @@ def _batched(runtime: Runtime, a: np.ndarray, b: np.ndarray, out: np.ndarray | N
     if count == 1:
         runtime.gemm[a.dtype](ROW_MAJOR, trans_a, trans_b, m, n, k, alpha, a.ctypes.data,
                               lda, b.ctypes.data, ldb, 0.0, result.ctypes.data, ldc)
-    elif (steps := _even_steps(batch, operands)) is not None:   # evenly spaced matrices
+    elif ((steps := _even_steps(batch, operands)) is not None
+          and steps[2] >= ldc * m):   # evenly spaced matrices
+        # (MKL refuses results closer than ldc * m apart: one head's [T, D] of a [1, T,
+        # H*D] buffer seen as [1, H, T, D] is D after the last: those take the list below)
         sa, sb, sc = steps
         runtime.gemm_batch[a.dtype](ROW_MAJOR, trans_a, trans_b, m, n, k, alpha,
                                     a.ctypes.data, lda, sa, b.ctypes.data, ldb, sb, 0.0,
