@@ -102,6 +102,31 @@ from .ops.legacy import (channels_last, channels_last_3d, contiguous_format,  # 
                       legacy_types as _legacy_types, memory_format, preserve_format)
 from .core.printing import set_printoptions  # noqa: E402
 from . import fx, hub  # noqa: E402
+# PyTorch's OpInfo functions (issue 30): the rarer elementwise math, arrangements, the
+# *_copy and *_scatter functions, statistics, calculus, factories and factorisations
+from .ops.elementwise.numeric import (bitwise_left_shift, bitwise_right_shift,  # noqa: E402
+                                      deg2rad, float_power, frexp, gcd, heaviside, lcm, ldexp,
+                                      logaddexp, logaddexp2, nextafter, positive, rad2deg,
+                                      rsub, sinc)
+from .ops.shape.arrange import (block_diag, cartesian_prod, combinations, diagflat,  # noqa: E402
+                                dsplit, hsplit, rot90, split_with_sizes, sum_to_size,
+                                unravel_index, unsafe_chunk, unsafe_split, vsplit)
+from .ops.shape.copies import (alias_copy, as_strided_copy, as_strided_scatter,  # noqa: E402
+                               diagonal_copy, diagonal_scatter, expand_copy, narrow_copy,
+                               permute_copy, select_scatter, slice_scatter, split_with_sizes_copy,
+                               squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy,
+                               unsqueeze_copy, view_copy)
+from .ops.statistics import (corrcoef, cov, histogram, histogramdd, isin,  # noqa: E402
+                             nanquantile, quantile)
+from .ops.calculus import cumulative_trapezoid, gradient, trapezoid, trapz  # noqa: E402
+from .ops.creation import empty_permuted, empty_strided, fill, scalar_tensor  # noqa: E402
+from .ops.random import randint_like  # noqa: E402
+from .ops.index.composed import index_reduce  # noqa: E402
+from .ops.linalg.composed import dist, renorm  # noqa: E402
+from .ops.linalg.factorizations import (geqrf, lu_unpack, matrix_exp, ormqr,  # noqa: E402
+                                        pca_lowrank, svd_lowrank, triangular_solve)
+from .ops.linalg.factorizations import torch_lu as lu, torch_lu_solve as lu_solve  # noqa: E402
+from .func import vmap  # noqa: E402  (torch.vmap)
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))
 
@@ -182,4 +207,18 @@ __all__ = [
     # API gaps (issue 30): ops/legacy.py, core/printing.py, fx.py, hub.py
     "channels_last", "channels_last_3d", "contiguous_format", "memory_format",
     "preserve_format", "set_printoptions", "fx", "hub", *_LEGACY_NAMES,
+    # PyTorch's OpInfo functions (issue 30)
+    "bitwise_left_shift", "bitwise_right_shift", "deg2rad", "float_power", "frexp", "gcd",
+    "heaviside", "lcm", "ldexp", "logaddexp", "logaddexp2", "nextafter", "positive", "rad2deg",
+    "rsub", "sinc", "block_diag", "cartesian_prod", "combinations", "diagflat", "dsplit",
+    "hsplit", "rot90", "split_with_sizes", "sum_to_size", "unravel_index", "unsafe_chunk",
+    "unsafe_split", "vsplit", "alias_copy", "as_strided_copy", "as_strided_scatter",
+    "diagonal_copy", "diagonal_scatter", "expand_copy", "narrow_copy", "permute_copy",
+    "select_scatter", "slice_scatter", "split_with_sizes_copy", "squeeze_copy", "t_copy",
+    "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "corrcoef",
+    "cov", "histogram", "histogramdd", "isin", "nanquantile", "quantile",
+    "cumulative_trapezoid", "gradient", "trapezoid", "trapz", "empty_permuted",
+    "empty_strided", "fill", "scalar_tensor", "randint_like", "index_reduce", "dist", "renorm",
+    "geqrf", "lu_unpack", "matrix_exp", "ormqr", "pca_lowrank", "svd_lowrank",
+    "triangular_solve", "lu", "lu_solve", "vmap",
 ]

@@ -71,6 +71,8 @@ def counterpart(op: Any) -> tuple[Callable[..., Any] | None, str]:
         kind = "function"
     elif "." not in op.name and callable(getattr(shrew.Tensor, op.name, None)):
         fn, kind = getattr(shrew.Tensor, op.name), "method"
+    elif "." not in op.name and isinstance(getattr(shrew.Tensor, op.name, None), property):
+        return op.op, "property"  # T, H, mT, mH: op.op reads the attribute of its input
     else:
         return None, ""
     rebound = _rebound_lambda(op.op)

@@ -34,6 +34,14 @@ from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_poo
                       max_unpool1d, max_unpool2d)
 from .sparse import embedding, embedding_bag, one_hot
 from .upsampling import interpolate
+# the OpInfo functions and API coverage (issue 30)
+from .activation import rrelu
+from .attention import multi_head_attention_forward
+from .distance import pdist
+from .linear import bilinear
+from .loss import multilabel_margin_loss, triplet_margin_with_distance_loss
+from .pixelshuffle import channel_shuffle
+from .pooling import fractional_max_pool2d
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
@@ -53,4 +61,7 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "avg_pool1d", "fold", "max_pool1d", "max_unpool1d", "max_unpool2d", "unfold",
     "gumbel_softmax",
+    # the OpInfo functions and API coverage (issue 30)
+    "rrelu", "multi_head_attention_forward", "pdist", "bilinear", "multilabel_margin_loss",
+    "triplet_margin_with_distance_loss", "channel_shuffle", "fractional_max_pool2d",
 ]

@@ -444,3 +444,51 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
         between = pairwise_distance(positive, negative, p, eps)
         to_negative = where(between < to_negative, between, to_negative)
     return _reduce((to_positive - to_negative + margin).clamp(min=0.0), red)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
+                           reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """Per sample, the sum over its target classes j (target's entries up to the first -1)
+    and the other classes i of max(0, 1 - (x[j] - x[i])), divided by the number of classes;
+    input [N, C] or [C], target int64 of the same shape."""
+    op = "multilabel_margin_loss"
+    red = _reduction(op, size_average, reduce, reduction)
+    x = _tensor(op, "input", input)
+    if x.ndim > 2 or _tensor(op, "target", target).shape != x.shape:
+        raise ShapeError(f"{op}: input must be [N, C] or [C] (or 0-d) and target of its shape, "
+                         f"got input {fmt(x.shape)} and target {fmt(target.shape)}")
+    if target.dtype is not int64:
+        raise DTypeError(f"{op}: target must be int64, got {target.dtype}")
+    rows = x.reshape(-1, x.shape[-1] if x.ndim else 1)
+    t = target.reshape(rows.shape)
+    c = rows.shape[1]
+    if t.numel() and bool(((t < -1) | (t >= c)).any()):
+        raise ShrewIndexError(f"{op}: target values must lie in [-1, {c}) for {c} classes")
+    listed = (t >= 0).to_dtype(int64).cumprod(1) > 0      # entries before the first -1
+    classes = arange(c, device=x.device)
+    is_target = ((t.unsqueeze(2) == classes) & listed.unsqueeze(2)).any(1)   # [N, C]
+    picked = gather(rows, 1, where(listed, t, 0))                           # [N, J]
+    margins = (1 - picked.unsqueeze(2) + rows.unsqueeze(1)).clamp_min(0)     # [N, J, C]
+    keep = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = where(keep, margins, 0.0).sum((1, 2)) / c
+    loss = loss.reshape(x.shape[:-1]) if x.ndim == 2 else loss.reshape(())
+    return _reduce(loss, red)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Any = None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)) with d the given distance function (pairwise
+    distance by default); swap uses min(d(a, n), d(p, n)) as the negative distance."""
+    op = "triplet_margin_with_distance_loss"
+    red = _reduction(op, None, None, reduction)
+    if margin <= 0:
+        raise ArgumentError(f"{op}: margin must be greater than 0, got {margin}")
+    for name, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
+        _tensor(op, name, t)
+    distance = pairwise_distance if distance_function is None else distance_function
+    to_positive = distance(anchor, positive)
+    to_negative = distance(anchor, negative)
+    if swap:
+        to_negative = to_negative.minimum(distance(positive, negative))
+    return _reduce((margin + to_positive - to_negative).clamp_min(0), red)
