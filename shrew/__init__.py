@@ -127,6 +127,7 @@ from .ops.linalg.factorizations import (geqrf, lu_unpack, matrix_exp, ormqr,  # 
                                         pca_lowrank, svd_lowrank, triangular_solve)
 from .ops.linalg.factorizations import torch_lu as lu, torch_lu_solve as lu_solve  # noqa: E402
 from .func import vmap  # noqa: E402  (torch.vmap)
+from . import masked  # noqa: E402  (torch.masked's reductions with mask=)
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))
 
@@ -220,5 +221,5 @@ __all__ = [
     "cumulative_trapezoid", "gradient", "trapezoid", "trapz", "empty_permuted",
     "empty_strided", "fill", "scalar_tensor", "randint_like", "index_reduce", "dist", "renorm",
     "geqrf", "lu_unpack", "matrix_exp", "ormqr", "pca_lowrank", "svd_lowrank",
-    "triangular_solve", "lu", "lu_solve", "vmap",
+    "triangular_solve", "lu", "lu_solve", "vmap", "masked",
 ]

@@ -57,6 +57,9 @@ def _rebound_lambda(fn: Any) -> Callable[..., Any] | None:
     if not isinstance(fn, types.FunctionType) or fn.__name__ != "<lambda>":
         return None
     names = set(fn.__code__.co_names)
+    for const in fn.__code__.co_consts:  # a lambda inside it (wrapper_set_seed(lambda ...))
+        if isinstance(const, types.CodeType):
+            names |= set(const.co_names)
     if not names & {"torch", "F"}:
         return None
     scope = {**fn.__globals__, "torch": shrew, "F": shrew.nn.functional}
