@@ -127,7 +127,11 @@ from .ops.linalg.factorizations import (geqrf, lu_unpack, matrix_exp, ormqr,  # 
                                         pca_lowrank, svd_lowrank, triangular_solve)
 from .ops.linalg.factorizations import torch_lu as lu, torch_lu_solve as lu_solve  # noqa: E402
 from .func import vmap  # noqa: E402  (torch.vmap)
+from .ops.inplace import resize_as_  # noqa: E402
 from . import masked  # noqa: E402  (torch.masked's reductions with mask=)
+from .nn.functional.native_norms import (native_batch_norm, native_group_norm,  # noqa: E402
+                                         native_layer_norm)
+from .nn.functional.padding import constant_pad_nd  # noqa: E402
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))
 
@@ -221,5 +225,6 @@ __all__ = [
     "cumulative_trapezoid", "gradient", "trapezoid", "trapz", "empty_permuted",
     "empty_strided", "fill", "scalar_tensor", "randint_like", "index_reduce", "dist", "renorm",
     "geqrf", "lu_unpack", "matrix_exp", "ormqr", "pca_lowrank", "svd_lowrank",
-    "triangular_solve", "lu", "lu_solve", "vmap", "masked",
+    "triangular_solve", "lu", "lu_solve", "vmap", "masked", "native_batch_norm",
+    "native_group_norm", "native_layer_norm", "constant_pad_nd", "resize_as_",
 ]

@@ -137,6 +137,13 @@ class InplaceMethods:
                 (bounds["from"], None)  # type: ignore[assignment]
         return _inplace.random_integers_(self, args, generator)
 
+    def resize_(self: Any, *sizes: Any, memory_format: Any = None) -> Tensor:
+        """This tensor with the given sizes, in place (see ops/inplace.resize_)."""
+        return _inplace.resize_(self, sizes[0] if len(sizes) == 1 else sizes)
+
+    def resize_as_(self: Any, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
+        return _inplace.resize_(self, tuple(the_template.shape), "resize_as_")
+
     def __iadd__(self: Any, o: Tensor | Scalar) -> Tensor:
         return _inplace.add_(self, o, 1, "__iadd__")
 

@@ -50,7 +50,7 @@ from ..core.dtype import FLOAT, bool_
 from ..core.errors import (DTypeError, DeviceError, MemoryOverlapError, ShapeError, ShrewTypeError,
                            ShrewValueError, StateError, type_name)
 from ..core.fields import (Alias, AnyTensor, become, live_views, next_id, own_array,
-                       replace_storage, snapshot)
+                       replace_storage, resize_storage, snapshot)
 from ..core.fields import detach_ as factory_detach_
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.shape import broadcast_shapes, fmt, numel
@@ -531,3 +531,32 @@ def random_integers_(t: Tensor, args: tuple, generator: Any = None) -> Tensor:
     values = rng.integers(low, high, size=t.shape, dtype=np.int64 if high <= 2 ** 63 else
                           np.uint64)
     return write_(t, "random_", lambda x: tensor(values.astype(t.dtype.np), device=t.device))
+
+
+def resize_(t: Tensor, size: Any, op: str = "resize_") -> Tensor:
+    """t with `size`, in place: its elements in memory order kept as far as they reach,
+    new ones 0 (PyTorch leaves them uninitialised).  A tensor that requires grad, a view
+    and a tensor with views are refused: their memory is shared or recorded."""
+    from .creation import zeros  # creation -> inplace at import
+    from .shape.recorded import cat
+    shape = tuple(int(s) for s in (size if isinstance(size, (tuple, list)) else (size,)))
+    if any(s < 0 for s in shape):
+        raise ShapeError(f"{op}: sizes must be non-negative, got {list(shape)}")
+    if t.requires_grad:
+        raise StateError(f"{op}: cannot resize a tensor that requires grad")
+    if getattr(t, "_view", None) is not None or live_views(t):
+        raise StateError(f"{op}: cannot resize a view or a tensor that has views (they share "
+                         f"its memory); resize a clone")
+    n, flat = numel(shape), t.detach().reshape(-1)
+    if n <= flat.numel():
+        values = flat.narrow(0, 0, n).clone()
+    else:
+        values = cat([flat, zeros(n - flat.numel(), dtype=t.dtype, device=t.device)])
+    resize_storage(t, values.reshape(shape).contiguous().clone())
+    bump(t, op)
+    return t
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:  # noqa: A002
+    """torch.resize_as_: input resized in place to the_template's shape."""
+    return resize_(input, tuple(the_template.shape), "resize_as_")
