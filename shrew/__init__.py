@@ -132,6 +132,10 @@ from . import masked  # noqa: E402  (torch.masked's reductions with mask=)
 from .nn.functional.native_norms import (native_batch_norm, native_group_norm,  # noqa: E402
                                          native_layer_norm)
 from .nn.functional.padding import constant_pad_nd  # noqa: E402
+# API coverage (scripts/api_coverage.py): layouts, nested tensors (refused), ByteStorage
+from .core.layout import jagged, layout, strided  # noqa: E402
+from . import nested  # noqa: E402
+from .ops.legacy import ByteStorage  # noqa: E402
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))
 
@@ -227,4 +231,6 @@ __all__ = [
     "geqrf", "lu_unpack", "matrix_exp", "ormqr", "pca_lowrank", "svd_lowrank",
     "triangular_solve", "lu", "lu_solve", "vmap", "masked", "native_batch_norm",
     "native_group_norm", "native_layer_norm", "constant_pad_nd", "resize_as_",
+    # API coverage: layouts, nested tensors (refused), ByteStorage
+    "jagged", "layout", "strided", "nested", "ByteStorage",
 ]

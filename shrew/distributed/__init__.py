@@ -20,6 +20,7 @@ from .group import (DEFAULT_TIMEOUT, DistBackendError, DistError, ProcessGroup,
                     init_process_group, is_available, is_gloo_available, is_initialized,
                     is_mpi_available, is_nccl_available, new_group)
 from .work import Work
+from . import tensor  # noqa: E402  (torch.distributed.tensor: DTensor, refused)
 
 __all__ = [
     "init_process_group", "destroy_process_group", "is_available", "is_mpi_available",

@@ -4,7 +4,6 @@ decorators ``ignore``, ``unused`` and ``export`` return the function they decora
 ``Final`` is ``typing.Final``.  Compiling to TorchScript (``script``, ``trace``) and its
 files (``save``, ``load``) raise UnsupportedError: run the module as it is, or write a
 training step as C with ``shrew.export``."""
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Final, TypeVar  # Final: re-exported under torch.jit's name

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..ops import inplace as _inplace
 from ..ops.shape import composed as _re
 from ..ops.shape import strided as _strided
-from ..core.errors import ShapeError
+from ..core.errors import ShapeError, ShrewTypeError
 from ..core.shape import normalize_dim
 from ..ops.shape import arrange as _arrange
 from ..ops.shape import copies as _copies
@@ -100,8 +100,14 @@ class ShapeMethods:
         return _re.tensor_split(self, indices_or_sections, dim)
 
     # -- reordering and repeating ----------------------------------------------------------------
-    def flip(self: Any, *dims: int | Sequence[int]) -> Tensor:
-        return _re.flip(self, dims[0] if len(dims) == 1 else dims)  # type: ignore[arg-type]
+    def flip(self: Any, *args: int | Sequence[int],
+             dims: int | Sequence[int] | None = None) -> Tensor:
+        """flip(0, 1), flip((0, 1)) or flip(dims=(0, 1))."""
+        if dims is None:
+            dims = args[0] if len(args) == 1 else args  # type: ignore[assignment]
+        elif args:
+            raise ShrewTypeError("flip: give the dims positionally or as dims=, not both")
+        return _re.flip(self, dims)  # type: ignore[arg-type]
 
     def fliplr(self: Any) -> Tensor:
         return _re.fliplr(self)
