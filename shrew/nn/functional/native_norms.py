@@ -1,6 +1,7 @@
 """torch's native_layer_norm, native_batch_norm and native_group_norm: the normalisations
 with the statistics they save for backward (the mean and 1/sqrt(var + eps)), composed of
-reductions so that every output is differentiable."""
+reductions.  As PyTorch's, layer and batch norm return those statistics detached, group
+norm as differentiable outputs."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -33,7 +34,7 @@ def native_layer_norm(input: Tensor, normalized_shape: Sequence[int],  # noqa: A
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out, mean, rstd
+    return out, mean.detach(), rstd.detach()  # PyTorch's do not require grad
 
 
 def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
@@ -75,7 +76,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                 var = (input - mean).square().sum(dims) / max(count - 1, 1)
                 running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
                 running_var.mul_(1 - momentum).add_(var * momentum)
-        save_mean, save_invstd = mean.reshape(c), rstd.reshape(c)
+        save_mean, save_invstd = mean.reshape(c).detach(), rstd.reshape(c).detach()
     else:
         if running_mean is None or running_var is None:
             raise ShapeError("native_batch_norm: eval mode needs running_mean and running_var")

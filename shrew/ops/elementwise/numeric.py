@@ -62,8 +62,8 @@ def _shift(op: str, input: Operand, other: Operand, left: bool) -> Tensor:  # no
     # 2**p overflows a signed dtype at p = bits - 1: multiply (divide) by 2**(p-1), then 2
     half, last = 2 ** where(p > 0, p - 1, 0), where(p > 0, 2, 1)
     if left:  # wraps modulo 2**bits, as the shift does
-        return where(beyond, 0, a * half * last)
-    return where(beyond, where(a < 0, -1, 0), a // half // last)
+        return where(beyond, 0, a * half * last).to_dtype(dtype)
+    return where(beyond, where(a < 0, -1, 0), a // half // last).to_dtype(dtype)
 
 
 def bitwise_left_shift(input: Operand, other: Operand) -> Tensor:  # noqa: A002
@@ -98,8 +98,9 @@ def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002
         m, e = where(small, m * 2, m), where(small, e - 1, e)
         e = where(finite, e, 0)
         exponent = e.to_dtype(int32)
+        half = (e * -0.5).floor()  # 2**-e in two factors: one would overflow for subnormals
     # mantissa = x * 2**-e: its gradient is 2**-e (e is piecewise constant), as torch's
-    mantissa = where(finite, x * unary("exp2", -e), x)
+    mantissa = where(finite, x * unary("exp2", half) * unary("exp2", -e - half), x)
     return frexp_result(mantissa, exponent)
 
 
@@ -130,10 +131,10 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
         step = maximum(unary("exp2", e), tiny)
         step = where(x == 0, tiny, step)
         out = x + where(up, step, -step)
-        out = where(x.isinf(), where(x > 0, float(info.max), -float(info.max)), out)
+        out = where(x.isinf(), x.sign() * float(info.max), out)
         out = where((x == y) | y.isnan(), y, where(x.isnan(), x, out))
     # torch's gradient: 1 for input, 0 for other (a step to the neighbouring float)
-    return x + (out - x.detach())
+    return where(x.isfinite(), out + (x - x.detach()), out)
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
