@@ -1,5 +1,6 @@
 """The torch functions added for PyTorch's OpInfo entries (issue 30) against torch: values,
 dtypes and gradients (autograd's against torch's, and float64 finite differences)."""
+# ruff: noqa: B023  (the lambdas made in loops are called within their own iteration)
 from __future__ import annotations
 
 import numpy as np
@@ -348,7 +349,7 @@ def test_tensor_properties_h_and_mh():
     _close(shrew.tensor(x[0]).H, torch.tensor(x[0]).H)
     _close(shrew.tensor(x).mH, torch.tensor(x).mH)
     with pytest.raises(shrew.ShapeError, match="matrices"):
-        shrew.tensor(x).H
+        _ = shrew.tensor(x).H
 
 
 # -- linear algebra ---------------------------------------------------------------------------

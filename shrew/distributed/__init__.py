@@ -30,4 +30,5 @@ __all__ = [
     "DistBackendError", "ProcessGroup", "DEFAULT_TIMEOUT",
     # API coverage (scripts/api_coverage.py)
     "reduce", "broadcast_object_list", "new_group", "is_nccl_available", "is_gloo_available",
+    "tensor",
 ]
