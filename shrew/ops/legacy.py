@@ -133,7 +133,7 @@ class ByteStorage:
     storage objects apart from tensors, so both give a 1-d uint8 tensor, which
     ByteTensor(storage) and .to(device) then take as they are."""
 
-    def __new__(cls, size: int = 0, *, device: DeviceLike | None = None) -> Any:  # type: ignore[misc]
+    def __new__(cls, size: int = 0, *, device: DeviceLike | None = None) -> Any:
         from .creation import zeros
         return zeros(int(size), dtype="uint8", device=device)
 

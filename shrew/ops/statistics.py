@@ -229,10 +229,10 @@ def histogramdd(input: Tensor, bins: Any = 10, *, range: Sequence[float] | None 
         zeros(count, dtype=x.dtype, device=x.device)
     hist = hist.reshape(sizes)
     if density:
-        volume = None
+        volume: Any = 1.0
         for d, e in enumerate(edges):
             width = (e[1:] - e[:-1]).reshape([-1 if i == d else 1 for i in builtin_range(dims)])
-            volume = width if volume is None else volume * width
+            volume = volume * width
         hist = hist / hist.sum() / volume
     return return_types.histogramdd(hist, edges)
 

@@ -30,17 +30,17 @@ def _named_globals(data: bytes) -> list[str]:
             module, _, qualname = str(arg).partition(" ")
             found.append(f"{module}.{qualname}")
         elif name == "STACK_GLOBAL":
-            qualname, module = (stack.pop() if stack else None), (stack.pop() if stack else None)
-            if isinstance(module, str) and isinstance(qualname, str):
-                found.append(f"{module}.{qualname}")
+            last, first = (stack.pop() if stack else None), (stack.pop() if stack else None)
+            if isinstance(first, str) and isinstance(last, str):
+                found.append(f"{first}.{last}")
         elif name in _STRINGS:
             stack.append(arg if isinstance(arg, str) else None)
         elif name == "MEMOIZE":
             memo[len(memo)] = stack[-1] if stack else None
         elif name in ("BINPUT", "LONG_BINPUT", "PUT"):
-            memo[int(arg)] = stack[-1] if stack else None
+            memo[int(str(arg))] = stack[-1] if stack else None
         elif name in ("BINGET", "LONG_BINGET", "GET"):
-            stack.append(memo.get(int(arg)))
+            stack.append(memo.get(int(str(arg))))
         else:
             stack.append(None)  # a push we need not follow (STACK_GLOBAL reads strings)
     return found

@@ -45,7 +45,7 @@ def _split_along(op: str, x: Tensor, spec: int | Sequence[int], dim: int,
     if x.ndim < min_dims:
         raise ShapeError(f"{op}: needs a tensor of at least {min_dims} dims, got "
                          f"{fmt(x.shape)}")
-    if _is_int(spec) and (spec <= 0 or x.shape[dim] % int(spec)):  # type: ignore[operator]
+    if isinstance(spec, int) and (spec <= 0 or x.shape[dim] % spec):
         raise ShapeError(f"{op}: dim {dim} of {fmt(x.shape)} is not divisible into {spec} "
                          f"equal sections")
     return tensor_split(x, spec, dim)
