@@ -127,7 +127,7 @@ from .ops.linalg.factorizations import (geqrf, lu_unpack, matrix_exp, ormqr,  # 
                                         pca_lowrank, svd_lowrank, triangular_solve)
 from .ops.linalg.factorizations import torch_lu as lu, torch_lu_solve as lu_solve  # noqa: E402
 from .func import vmap  # noqa: E402  (torch.vmap)
-from .ops.inplace import resize_as_  # noqa: E402
+from .ops.inplace import resize_as_, zero_  # noqa: E402
 from . import masked  # noqa: E402  (torch.masked's reductions with mask=)
 from .nn.functional.native_norms import (native_batch_norm, native_group_norm,  # noqa: E402
                                          native_layer_norm)
@@ -230,7 +230,7 @@ __all__ = [
     "empty_strided", "fill", "scalar_tensor", "randint_like", "index_reduce", "dist", "renorm",
     "geqrf", "lu_unpack", "matrix_exp", "ormqr", "pca_lowrank", "svd_lowrank",
     "triangular_solve", "lu", "lu_solve", "vmap", "masked", "native_batch_norm",
-    "native_group_norm", "native_layer_norm", "constant_pad_nd", "resize_as_",
+    "native_group_norm", "native_layer_norm", "constant_pad_nd", "resize_as_", "zero_",
     # API coverage: layouts, nested tensors (refused), ByteStorage
     "jagged", "layout", "strided", "nested", "ByteStorage",
 ]

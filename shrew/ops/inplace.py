@@ -560,3 +560,8 @@ def resize_(t: Tensor, size: Any, op: str = "resize_") -> Tensor:
 def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:  # noqa: A002
     """torch.resize_as_: input resized in place to the_template's shape."""
     return resize_(input, tuple(the_template.shape), "resize_as_")
+
+
+def zero_(input: Tensor) -> Tensor:  # noqa: A002
+    """torch.zero_: input filled with zeros, in place."""
+    return fill_(input, 0, "zero_")
