@@ -121,7 +121,8 @@ from .ops.statistics import (corrcoef, cov, histogram, histogramdd, isin,  # noq
 from .ops.calculus import cumulative_trapezoid, gradient, trapezoid, trapz  # noqa: E402
 from .ops.creation import empty_permuted, empty_strided, fill, scalar_tensor  # noqa: E402
 from .ops.random import randint_like  # noqa: E402
-from .ops.index.composed import index_reduce  # noqa: E402
+from .ops.index.composed import index_reduce, nonzero_static  # noqa: E402
+from .ops.elementwise.numeric import isreal  # noqa: E402
 from .ops.linalg.composed import dist, renorm  # noqa: E402
 from .ops.linalg.factorizations import (geqrf, lu_unpack, matrix_exp, ormqr,  # noqa: E402
                                         pca_lowrank, svd_lowrank, triangular_solve)
@@ -228,6 +229,7 @@ __all__ = [
     "cov", "histogram", "histogramdd", "isin", "nanquantile", "quantile",
     "cumulative_trapezoid", "gradient", "trapezoid", "trapz", "empty_permuted",
     "empty_strided", "fill", "scalar_tensor", "randint_like", "index_reduce", "dist", "renorm",
+    "nonzero_static", "isreal",
     "geqrf", "lu_unpack", "matrix_exp", "ormqr", "pca_lowrank", "svd_lowrank",
     "triangular_solve", "lu", "lu_solve", "vmap", "masked", "native_batch_norm",
     "native_group_norm", "native_layer_norm", "constant_pad_nd", "resize_as_", "zero_",

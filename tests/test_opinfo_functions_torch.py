@@ -531,3 +531,31 @@ def test_native_norms_and_constant_pad_match_torch():
     _close(rv_s, rv_t)
     _grads_match(lambda a: torch.constant_pad_nd(a, (1, 2, 0, -1), 2.5),
                  lambda a: shrew.constant_pad_nd(a, (1, 2, 0, -1), 2.5), x)
+
+
+def test_linear_cross_entropy_and_upsample_aliases_match_torch():
+    rng = np.random.default_rng(26)
+    x, w, b = rng.standard_normal((5, 3)), rng.standard_normal((4, 2, 3)), rng.standard_normal((4, 2))
+    target = torch.tensor(rng.integers(0, 4, (5, 2)))
+    for reduction in ("mean", "none"):
+        _grads_match(lambda a, c, d: torch.nn.functional.linear_cross_entropy(
+                         a, c, target, linear_bias=d, reduction=reduction),
+                     lambda a, c, d: F.linear_cross_entropy(
+                         a, c, shrew.tensor(target.numpy()), linear_bias=d, reduction=reduction),
+                     x, w, b)
+    img = rng.standard_normal((1, 2, 3, 3))
+    _grads_match(lambda a: torch.nn.functional.upsample_bilinear(a, scale_factor=2),
+                 lambda a: F.upsample_bilinear(a, scale_factor=2), img)
+    _grads_match(lambda a: torch.nn.functional.upsample_nearest(a, size=(5, 4)),
+                 lambda a: F.upsample_nearest(a, size=(5, 4)), img)
+
+
+def test_nonzero_static_and_isreal_match_torch():
+    x = np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]])
+    for size, fill in ((2, -1), (5, 7), (0, -1)):
+        assert np.array_equal(shrew.nonzero_static(shrew.tensor(x), size=size, fill_value=fill)
+                              .numpy(),
+                              torch.nonzero_static(torch.tensor(x), size=size,
+                                                   fill_value=fill).numpy())
+    y = np.array([np.nan, 1.0, -np.inf])
+    assert np.array_equal(shrew.isreal(shrew.tensor(y)).numpy(), torch.isreal(torch.tensor(y)))

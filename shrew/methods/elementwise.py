@@ -233,6 +233,7 @@ class ElementwiseMethods:
     nextafter = _numeric.nextafter
     float_power = _numeric.float_power
     sinc = _numeric.sinc
+    isreal = _numeric.isreal
 
     def __rdiv__(self: Any, other: Operand) -> Tensor:
         """other / self (Python 2's name, kept by torch)."""

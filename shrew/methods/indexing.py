@@ -120,3 +120,4 @@ class IndexingMethods:
         return _indexing.argwhere(self)
 
     index_reduce = _indexing.index_reduce
+    nonzero_static = _indexing.nonzero_static

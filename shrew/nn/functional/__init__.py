@@ -42,6 +42,8 @@ from .linear import bilinear
 from .loss import multilabel_margin_loss, triplet_margin_with_distance_loss
 from .pixelshuffle import channel_shuffle
 from .pooling import fractional_max_pool2d
+from .loss import linear_cross_entropy
+from .upsampling import upsample_bilinear, upsample_nearest
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
@@ -64,4 +66,5 @@ __all__ = [
     # the OpInfo functions and API coverage (issue 30)
     "rrelu", "multi_head_attention_forward", "pdist", "bilinear", "multilabel_margin_loss",
     "triplet_margin_with_distance_loss", "channel_shuffle", "fractional_max_pool2d",
+    "linear_cross_entropy", "upsample_bilinear", "upsample_nearest",
 ]

@@ -492,3 +492,24 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     if swap:
         to_negative = to_negative.minimum(distance(positive, negative))
     return _reduce((margin + to_positive - to_negative).clamp_min(0), red)
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,  # noqa: A002
+                         linear_bias: Tensor | None = None, weight: Tensor | None = None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:
+    """cross_entropy of the logits input @ linear_weight^T (+ linear_bias) against target.
+    linear_weight is [C, in], or [C, d_1, ..., d_K, in] for a K-dimensional loss (logits
+    [N, C, d_1, ..., d_K]).  PyTorch's options (how to chunk the batch to save memory)
+    change no value and are accepted."""
+    from .linear import linear  # linear's module imports nothing of the losses
+    out_shape = tuple(linear_weight.shape[:-1])
+    logits = linear(input, linear_weight.reshape(-1, linear_weight.shape[-1]))
+    logits = logits.reshape(*input.shape[:-1], *out_shape)
+    if linear_bias is not None:
+        if tuple(linear_bias.shape) != out_shape:
+            raise ShapeError(f"linear_cross_entropy: expected linear_bias shape "
+                             f"{fmt(out_shape)}, got {fmt(linear_bias.shape)}")
+        logits = logits + linear_bias
+    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None
+                         else ignore_index, reduction=reduction, label_smoothing=label_smoothing)

@@ -110,3 +110,15 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
         if out != x.shape[2 + i] or scale not in (None, 1.0):
             x = _resize_dim(x, 2 + i, out, mode, bool(align_corners), scale)
     return x
+
+
+def upsample_nearest(input: Tensor, size: int | Sequence[int] | None = None,  # noqa: A002
+                     scale_factor: float | Sequence[float] | None = None) -> Tensor:
+    """PyTorch's older name for interpolate(mode="nearest")."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: int | Sequence[int] | None = None,  # noqa: A002
+                      scale_factor: float | Sequence[float] | None = None) -> Tensor:
+    """PyTorch's older name for interpolate(mode="bilinear", align_corners=True)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

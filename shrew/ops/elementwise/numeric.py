@@ -210,3 +210,9 @@ def rsub(input: Operand, other: Operand, alpha: Scalar = 1) -> Tensor:  # noqa: 
     """other - alpha * input."""
     a, b = _operands("rsub", input, other)
     return b - (a if alpha == 1 else a * alpha)
+
+
+def isreal(input: Tensor) -> Tensor:  # noqa: A002
+    """Whether each element is real: True throughout, shrew's dtypes being real."""
+    x = _tensor(input, "isreal")
+    return (x == x) | (x != x)  # NaN too

@@ -409,3 +409,18 @@ def index_reduce(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str
                          f"slices along it")
     spread = index.reshape([-1 if i == d else 1 for i in range(x.ndim)]).expand(*src.shape)
     return scatter_reduce(x, d, spread, src, reduce, include_self=include_self)
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002
+    """nonzero's [count, ndim] coordinates cut or padded with fill_value to exactly `size`
+    rows (a shape known in advance; the coordinates are still read back, as nonzero's)."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ArgumentError(f"nonzero_static: size must be a non-negative int, got {size!r}")
+    coords = nonzero(input)
+    assert isinstance(coords, AnyTensor)
+    found = coords.shape[0]
+    if found >= size:
+        return coords.narrow(0, 0, size)
+    pad = constant((size - found, coords.shape[1]), int(fill_value), int64, input._backend)
+    from ..shape.recorded import cat  # shape imports index
+    return cat([coords, pad], 0)
