@@ -535,7 +535,8 @@ def test_native_norms_and_constant_pad_match_torch():
 
 def test_linear_cross_entropy_and_upsample_aliases_match_torch():
     rng = np.random.default_rng(26)
-    x, w, b = rng.standard_normal((5, 3)), rng.standard_normal((4, 2, 3)), rng.standard_normal((4, 2))
+    x, w = rng.standard_normal((5, 3)), rng.standard_normal((4, 2, 3))
+    b = rng.standard_normal((4, 2))
     target = torch.tensor(rng.integers(0, 4, (5, 2)))
     for reduction in ("mean", "none"):
         _grads_match(lambda a, c, d: torch.nn.functional.linear_cross_entropy(
