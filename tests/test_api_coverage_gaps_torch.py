@@ -310,3 +310,28 @@ def test_multi_head_attention_forward_equals_the_module():
         nn.functional.multi_head_attention_forward(
             q, q, q, 5, 2, mha.in_proj_weight, None, None, None, False, 0.0,
             mha.out_proj.weight, None)
+
+
+def test_two_leaves_given_one_gradient_tensor_get_grads_of_their_own():
+    """add's rule hands one tensor to both inputs: each .grad must be its own, or an
+    in-place clip of one scales the other twice (found by an LSTM's two biases)."""
+    a = shrew.ones(3, requires_grad=True)
+    b = shrew.ones(3, requires_grad=True)
+    (a + b).sum().backward()
+    assert a.grad is not b.grad
+    shrew.nn.utils.clip_grad_norm_([a, b], 0.5)
+    ta, tb = torch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    (ta + tb).sum().backward()
+    torch.nn.utils.clip_grad_norm_([ta, tb], 0.5)
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-6)
+    lstm, ref = nn.LSTM(2, 3), torch.nn.LSTM(2, 3)
+    for p, q in zip(lstm.parameters(), ref.parameters()):
+        p.data.copy_(shrew.tensor(q.detach().numpy()))
+    x = np.random.default_rng(3).standard_normal((4, 1, 2)).astype(np.float32)
+    lstm(shrew.tensor(x))[0].sum().backward()
+    ref(torch.tensor(x))[0].sum().backward()
+    shrew.nn.utils.clip_grad_norm_(lstm.parameters(), 0.01)
+    torch.nn.utils.clip_grad_norm_(ref.parameters(), 0.01)
+    for p, q in zip(lstm.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-7)
