@@ -251,10 +251,14 @@ def _land(node: Tensor, grad: Tensor, store: GradStore, accumulate: bool,
     .grad (a copy where another .grad of this run, or the caller, holds that tensor, and
     a contiguous one for an expanded gradient, as PyTorch's AccumulateGrad), then the
     tensor's post-accumulate hooks."""
+    if accumulate and node._grad is None:  # .grad: writable memory of its own (clip_grad_)
+        if grad.id in landed:
+            grad = grad.clone()
+        elif any(step == 0 and size > 1
+                 for step, size in zip(grad.stride(), grad.shape)):  # type: ignore[arg-type]
+            grad = grad.contiguous()  # an expanded gradient (of a sum): one element, many
     store.insert(node, grad)
     if accumulate:
-        if node._grad is None:  # .grad must be writable memory of its own (clip_grad_ &co)
-            grad = grad.clone() if grad.id in landed else grad.contiguous()
         landed.add(grad.id)
         accumulate_grad(node, grad)
         for hook in leaf_hooks.get(node.id, ()):
