@@ -50,7 +50,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     if weight.ndim > 1 or n not in (1, channels):
         raise ShapeError(f"prelu: weight {fmt(weight.shape)} must hold 1 or {channels} (the "
                          f"channels of input {fmt(input.shape)}) slopes")
-    slope = weight.reshape(n, *(1,) * (input.ndim - 2)) if input.ndim >= 2 else weight
+    slope = weight.reshape(n, *(1,) * (input.ndim - 2)) if input.ndim >= 2 else \
+        weight.reshape(()) if input.ndim == 0 else weight  # a 0-d input stays 0-d
     return where(input > 0, input, input * slope)
 
 
