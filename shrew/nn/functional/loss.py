@@ -367,7 +367,10 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     red = _reduction(op, size_average, reduce, reduction)
     if p not in (1, 2):
         raise ArgumentError(f"{op}: p must be 1 or 2, got {p!r}")
-    if _tensor(op, "input", input).ndim not in (1, 2):
+    if _tensor(op, "input", input).ndim == 0:  # one class (PyTorch takes it): its loss is 0
+        return multi_margin_loss(input.reshape(1), target.reshape(()), p, margin, weight,
+                                 reduction=red)
+    if input.ndim not in (1, 2):
         raise ShapeError(f"{op}: input must be [N, C] or [C], got {fmt(input.shape)}")
     dim = _class_dim(op, input)
     _check_index_target(op, input, target)
