@@ -2,7 +2,7 @@
 
     python benchmarks/run.py [--rounds 15] [--cl-rounds 5] [--only mlp_step,memory]
                              [--quick] [--no-opencl] [--opencl-device opencl:1] [--cuda]
-                             [--scale 1.0] [--out benchmarks/results]
+                             [--no-amp] [--compiled] [--scale 1.0] [--out benchmarks/results]
 
 Each (framework, device) runs in its own worker process (worker.py), all built from the
 same numpy weights and data.  Before timing, the first two losses of every worker must
@@ -10,8 +10,13 @@ agree with PyTorch's (rtol 1e-3): the same forward pass, and after one SGD updat
 gradients.  Then the workers take turns round by round, so machine noise hits all alike;
 a round times `repeat` steps of each.  Reported: the median seconds per step, and ratios
 shrew/torch (cpu), opencl/cpu (shrew's two backends) and opencl/tinygrad; with --cuda also
-shrew and PyTorch on the GPU and their ratio (each step ends in loss.item(), a sync).  `memory` runs
-transformer_step in fresh workers and reports their peak RSS.  Results go to OUT/results.md
+shrew and PyTorch on the GPU and their ratio (each step ends in loss.item(), a sync).  The
+autocast lanes train mlp_step, cnn_step and transformer_step under bfloat16 autocast,
+shrew's beside PyTorch's on the same device in the same run (their first losses must agree
+within bfloat16's tolerance, 2e-2).  With --compiled also shrew.compile'd steps (cpu and
+OpenCL) beside PyTorch's torch.compile'd ones (inductor), the loss read outside the
+compiled step.  `memory` runs transformer_step in fresh workers and reports their peak RSS:
+float32, under bfloat16 autocast, and compiled.  Results go to OUT/results.md
 and OUT/results.png.
 """
 from __future__ import annotations
@@ -47,9 +52,21 @@ WORKER_ENV = {k: v for k, v in os.environ.items()
               if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
 # Timed columns: (lane key, heading); ratios: (heading, numerator lane, denominator lane).
 LANES = [("shrew", "shrew cpu"), ("torch", "torch"), ("opencl", "shrew opencl"),
-         ("tinygrad", "tinygrad CL"), ("cuda", "shrew cuda"), ("torch_cuda", "torch cuda")]
+         ("tinygrad", "tinygrad CL"), ("cuda", "shrew cuda"), ("torch_cuda", "torch cuda"),
+         ("shrew_amp", "shrew cpu bf16 autocast"), ("torch_amp", "torch bf16 autocast"),
+         ("compiled", "shrew.compile cpu"), ("torch_compiled", "torch.compile"),
+         ("opencl_compiled", "shrew.compile opencl")]
 RATIOS = [("shrew/torch", "shrew", "torch"), ("opencl/cpu", "opencl", "shrew"),
-          ("opencl/tinygrad", "opencl", "tinygrad"), ("cuda/torch cuda", "cuda", "torch_cuda")]
+          ("opencl/tinygrad", "opencl", "tinygrad"), ("cuda/torch cuda", "cuda", "torch_cuda"),
+          ("bf16 shrew/torch", "shrew_amp", "torch_amp"),
+          ("compiled/torch", "compiled", "torch"),
+          ("compiled/torch.compile", "compiled", "torch_compiled"),
+          ("compiled/eager", "compiled", "shrew"),
+          ("opencl compiled/eager", "opencl_compiled", "opencl")]
+# The workloads with an autocast lane, and how close the first losses of shrew's and
+# PyTorch's bfloat16 runs must be (each rounds its products to bfloat16 its own way).
+AMP_WORKLOADS = ("mlp_step", "cnn_step", "transformer_step")
+AMP_RTOL = 2e-2
 
 
 class WorkerError(RuntimeError):
@@ -60,12 +77,14 @@ class Worker:
     """A worker.py process; its stderr goes to a temporary file, quoted if it fails."""
 
     def __init__(self, framework, device, workload, scale, warmup=3, checkpoint=False,
-                 env=WORKER_ENV):
+                 env=WORKER_ENV, amp=False):
         self.log = tempfile.TemporaryFile("w+")
         command = [sys.executable, str(HERE / "worker.py"), framework, device, workload,
                    "--scale", str(scale), "--warmup", str(warmup)]
         if checkpoint:
             command.append("--checkpoint")
+        if amp:
+            command += ["--amp", "bf16"]
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.log, text=True, env=env)
         try:
@@ -106,6 +125,7 @@ class Lane:
     rounds: int
     repeat: int
     env: dict = field(default_factory=lambda: WORKER_ENV)
+    amp: bool = False  # under bfloat16 autocast
     worker: Worker | None = None
     samples: list = field(default_factory=list)
 
@@ -175,13 +195,73 @@ def tinygrad_setup() -> tuple:
     return env, None
 
 
-def cpu_model() -> str:
+def cpu_fields() -> dict:
+    """The first processor's fields in /proc/cpuinfo (empty where there is none)."""
+    fields: dict = {}
     try:
         with open("/proc/cpuinfo") as f:
-            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+            for line in f:
+                if not line.strip():
+                    break
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
     except OSError:
-        names = []
-    return f"{names[0] if names else platform.processor() or 'unknown'} x {os.cpu_count()} cores"
+        pass
+    return fields
+
+
+def cpu_model() -> str:
+    """The CPU's name, vendor, family and model (which decide the libraries' code paths
+    as much as the name does: AMD's Zen generations share names), its widest vector
+    extensions, and the core count."""
+    fields = cpu_fields()
+    name = fields.get("model name") or platform.processor() or "unknown"
+    flags = set(fields.get("flags", "").split())
+    vectors = [f for f in ("avx512f", "avx512_bf16", "amx_tile", "avx2") if f in flags]
+    about = ", ".join(filter(None, [fields.get("vendor_id"),
+                                    fields.get("cpu family") and
+                                    f"family {fields['cpu family']} model {fields.get('model')}",
+                                    " ".join(vectors)]))
+    return f"{name} ({about}) x {os.cpu_count()} cores" if about else \
+        f"{name} x {os.cpu_count()} cores"
+
+
+# One product and one convolution with the libraries' verbose modes on, in a fresh process
+# per framework: the first lines MKL and oneDNN print name the code path each chose for
+# this CPU (MKL: "... Intel(R) AVX-512 enabled processors", or its generic "Intel(R)
+# Architecture processors"; oneDNN: the ISA it dispatches to; PyTorch's ATen: the
+# capability its own vectorized kernels were picked for).  They print on stdout, so
+# not inside a worker, whose stdout is run.py's protocol.
+_PROBE = {
+    "shrew": ("import shrew; a = shrew.randn(64, 64); (a @ a).sum().item(); "
+              "shrew.nn.functional.conv2d(shrew.randn(1, 3, 16, 16), shrew.randn(4, 3, 3, 3))"
+              ".sum().item()"),
+    "torch": ("import torch; a = torch.randn(64, 64); (a @ a).sum().item(); "
+              "torch.nn.LSTM(8, 8)(torch.randn(3, 2, 8))[0].sum().item(); "
+              "print('ATen:', torch.backends.cpu.get_cpu_capability())"),
+}
+
+
+def code_paths(framework: str) -> str:
+    """The code paths MKL and oneDNN take under `framework` here, from their verbose
+    output; or why they could not be found."""
+    env = dict(WORKER_ENV, MKL_VERBOSE="1", ONEDNN_VERBOSE="1")
+    try:
+        out = subprocess.run([sys.executable, "-c", _PROBE[framework]], env=env,
+                             capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unknown ({exc})"
+    found = []
+    for line in out.splitlines():
+        if line.startswith("MKL_VERBOSE oneMKL") or line.startswith("MKL_VERBOSE Intel"):
+            found.append("MKL: " + line.removeprefix("MKL_VERBOSE ").strip())
+        elif ",info,cpu,isa:" in line:
+            found.append("oneDNN: " + line.split(",info,cpu,isa:", 1)[1].strip())
+        elif line.startswith("ATen:"):  # PyTorch's own vectorized kernels
+            found.append(line)
+        elif ",info,oneDNN v" in line:
+            found.append(line.split(",info,", 1)[1].split(" (")[0].strip())
+    return "; ".join(dict.fromkeys(found)) or "neither MKL nor oneDNN ran"
 
 
 def shrew_source() -> str:
@@ -211,15 +291,27 @@ def load_average() -> str:
 
 
 def check_losses(name: str, lanes: list, report: Report) -> list:
-    """Lanes whose first losses agree with the reference (torch, else shrew cpu); the
-    others are reported as problems and left out."""
-    reference = next(lane for lane in lanes if lane.key in ("torch", "shrew"))
+    """Lanes whose first losses agree with the reference (torch, else shrew cpu; for the
+    autocast lanes torch's autocast lane, else shrew's, within AMP_RTOL); the others are
+    reported as problems and left out."""
+    kept = []
+    for group, keys, rtol in ((False, ("torch", "shrew"), RTOL),
+                              (True, ("torch_amp", "shrew_amp"), AMP_RTOL)):
+        members = [lane for lane in lanes if lane.amp == group]
+        if members:
+            kept += _agreeing(name, members, keys, rtol, report)
+    return kept
+
+
+def _agreeing(name: str, lanes: list, keys: tuple, rtol: float, report: Report) -> list:
+    reference = next((lane for lane in lanes if lane.key == keys[0]), None) or \
+        next(lane for lane in lanes if lane.key in keys)
     expected = reference.worker.hello["losses"]
     kept = []
     for lane in lanes:
         got = lane.worker.hello["losses"]
         n = min(len(got), len(expected))
-        if np.allclose(got[:n], expected[:n], rtol=RTOL, atol=1e-6):
+        if np.allclose(got[:n], expected[:n], rtol=rtol, atol=1e-6):
             kept.append(lane)
         else:
             report.problem(f"{name}: {lane.framework} {lane.device} losses {got[:n]} differ "
@@ -235,7 +327,7 @@ def bench(workload, lanes: list, scale: float, report: Report) -> dict:
     for lane in lanes:  # one at a time, so that no warm-up competes with another
         try:
             lane.worker = Worker(lane.framework, lane.device, workload.name, scale,
-                                 warmup=1 if workload.once else 3, env=lane.env)
+                                 warmup=1 if workload.once else 3, env=lane.env, amp=lane.amp)
         except WorkerError as exc:
             text = f"{workload.name}: {lane.framework} {lane.device} failed: {exc}"
             if lane.framework == "tinygrad" or lane.key == "torch_cuda":  # not shrew's fault
@@ -243,7 +335,7 @@ def bench(workload, lanes: list, scale: float, report: Report) -> dict:
             else:
                 report.problem(text)
             continue
-        key = f"{lane.framework} {lane.device}"
+        key = f"{lane.framework} {lane.device}" + (" bf16 autocast" if lane.amp else "")
         if key not in report.about:
             report.about[key] = lane.worker.hello["about"]
             print(f"  ({key}: {report.about[key]})", flush=True)
@@ -261,7 +353,8 @@ def bench(workload, lanes: list, scale: float, report: Report) -> dict:
             lane.samples = [lane.worker.hello["first_s"]]
         samples[lane.key] = lane.samples
         median, best = statistics.median(lane.samples) * 1e3, min(lane.samples) * 1e3
-        print(f"  {lane.framework:>8} {lane.device:<8} {median:10.2f} ms/step, best {best:.2f}"
+        label = f"{lane.device} bf16" if lane.amp else lane.device
+        print(f"  {lane.framework:>8} {label:<13} {median:10.2f} ms/step, best {best:.2f}"
               f"  ({len(lane.samples)} x {lane.repeat} steps, first loss "
               f"{lane.worker.hello['losses'][0]:.6g})", flush=True)
     for heading, ratio in ratios(samples, statistics.median).items():
@@ -276,24 +369,34 @@ def ratios(samples: dict, summary) -> dict:
             if a in samples and b in samples}
 
 
+MEMORY_ROWS = (("torch", "torch", False, False), ("shrew", "shrew", False, False),
+               ("shrew, checkpointed blocks", "shrew", True, False),
+               ("torch, bf16 autocast", "torch", False, True),
+               ("shrew, bf16 autocast", "shrew", False, True),
+               ("shrew, compiled", "shrew-compiled", False, False))
+
+
 def memory(scale: float, report: Report) -> dict:
     """label -> (RSS after building the model, peak RSS after 3 steps) of transformer_step,
-    each in a fresh worker.  The losses must agree with torch's, as in the timing runs."""
+    each in a fresh worker, in float32 and under bfloat16 autocast.  The losses must agree
+    with torch's (its autocast run's, within AMP_RTOL, for the autocast rows), as in the
+    timing runs."""
     print("memory: peak RSS of transformer_step workers (3 steps each)", flush=True)
     rows, losses = {}, {}
-    for label, framework, checkpoint in (("torch", "torch", False), ("shrew", "shrew", False),
-                                         ("shrew, checkpointed blocks", "shrew", True)):
+    for label, framework, checkpoint, amp in MEMORY_ROWS:
         try:
-            worker = Worker(framework, "cpu", "transformer_step", scale, checkpoint=checkpoint)
+            worker = Worker(framework, "cpu", "transformer_step", scale, checkpoint=checkpoint,
+                            amp=amp)
         except WorkerError as exc:
             report.problem(f"memory: {label} failed: {exc}")
             continue
         peak = worker.ask("rss")["peak_rss_mib"]
         worker.close()
         losses[label] = worker.hello["losses"]
-        if "torch" in losses and not np.allclose(losses[label], losses["torch"], rtol=RTOL):
-            report.problem(f"memory: {label} losses {losses[label]} differ from torch's "
-                           f"{losses['torch']}")
+        reference, rtol = ("torch, bf16 autocast", AMP_RTOL) if amp else ("torch", RTOL)
+        if reference in losses and not np.allclose(losses[label], losses[reference], rtol=rtol):
+            report.problem(f"memory: {label} losses {losses[label]} differ from {reference}'s "
+                           f"{losses[reference]}")
         rows[label] = (worker.hello["build_rss_mib"], peak)
         print(f"  {label:<28} peak RSS {peak:8.1f} MiB (after building: "
               f"{worker.hello['build_rss_mib']:.1f} MiB)", flush=True)
@@ -390,6 +493,11 @@ def main(argv=None) -> int:
     parser.add_argument("--cuda", action="store_true",
                         help="also time shrew and PyTorch on the GPU (needs CuPy and a PyTorch "
                              "built for CUDA)")
+    parser.add_argument("--no-amp", action="store_true",
+                        help="skip the bfloat16 autocast lanes")
+    parser.add_argument("--compiled", action="store_true",
+                        help="also time shrew.compile'd steps (cpu, and OpenCL where it runs) "
+                             "and torch.compile'd ones (inductor: slow to compile)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="shrink the workloads (smoke tests); 1 is the benchmark")
     parser.add_argument("--out", default=str(HERE / "results"),
@@ -415,6 +523,8 @@ def main(argv=None) -> int:
               shrew_source(),
               f"Python {platform.python_version()}, numpy {np.__version__}; thread settings: "
               f"{thread_settings()}",
+              f"shrew's libraries: {code_paths('shrew')}",
+              f"PyTorch's libraries: {code_paths('torch')}",
               f"OpenCL: {cl_line}",
               f"tinygrad: {tinygrad_absent or 'DEV=CL in its own worker, steps in TinyJit'}"]
     if args.cuda:
@@ -426,13 +536,23 @@ def main(argv=None) -> int:
         w = workloads.WORKLOADS[name]
         lanes = [Lane("shrew", "shrew", "cpu", args.rounds, w.repeat),
                  Lane("torch", "torch", "cpu", args.rounds, w.repeat)]
-        if w.training and cl:
+        # OpenCL eager: the training steps, and the chains too for compiled/eager
+        if cl and (w.training or (args.compiled and not w.once)):
             lanes.append(Lane("opencl", "shrew", args.opencl_device, args.cl_rounds, 1))
-            if tinygrad_env:
+            if tinygrad_env and w.tinygrad:
                 lanes.append(Lane("tinygrad", "tinygrad", "CL", args.cl_rounds, 1, tinygrad_env))
+        if args.compiled and not w.once:
+            lanes += [Lane("compiled", "shrew-compiled", "cpu", args.rounds, w.repeat),
+                      Lane("torch_compiled", "torch-compiled", "cpu", args.rounds, w.repeat)]
+            if cl:
+                lanes.append(Lane("opencl_compiled", "shrew-compiled", args.opencl_device,
+                                  args.cl_rounds, 1))
         if args.cuda:
             lanes += [Lane("cuda", "shrew", "cuda", args.rounds, w.repeat),
                       Lane("torch_cuda", "torch", "cuda", args.rounds, w.repeat)]
+        if name in AMP_WORKLOADS and not args.no_amp:
+            lanes += [Lane("shrew_amp", "shrew", "cpu", args.rounds, w.repeat, amp=True),
+                      Lane("torch_amp", "torch", "cpu", args.rounds, w.repeat, amp=True)]
         results[name] = bench(w, lanes, args.scale, report)
     rss = memory(args.scale, report) if not wanted or "memory" in wanted else {}
 

@@ -9,32 +9,41 @@ from shrew.nn import functional as F
 from workloads import LEARNING_RATE, chain
 
 
-def _chain_step(problem, device):
+def _chain_step(problem, device, compiled=False):
     x = shrew.tensor(problem.inputs["x"], device=device, requires_grad=True)
     length = problem.config["length"]
 
-    def step():
+    def run():
         x.grad = None
         loss = chain(x, length)
         loss.backward()
-        return loss.item()
-    return step
+        return loss
+    return _item(shrew.compile(run) if compiled else run)
 
 
-def _training_step(model, problem, device, loss_fn):
+def _training_step(model, problem, device, loss_fn, compiled=False, amp=False):
     """Load the problem's weights, move to device; the step is zero_grad, loss, backward,
-    SGD."""
+    SGD.  amp: the forward and the loss under bfloat16 autocast."""
     model.load_state_dict(problem.params)
     model.to(device)
     inputs = {k: shrew.tensor(v, device=device) for k, v in problem.inputs.items()}
     opt = optim.SGD(model.parameters(), lr=LEARNING_RATE)
 
-    def step():
+    def run():
         opt.zero_grad()
-        loss = loss_fn(model, **inputs)
+        with shrew.autocast(shrew.device(device).type, dtype=shrew.bfloat16, enabled=amp):
+            loss = loss_fn(model, **inputs)
         loss.backward()
         opt.step()
-        return loss.item()
+        return loss
+    return _item(shrew.compile(run) if compiled else run)
+
+
+def _item(run):
+    """The step: `run` (compiled or not: it returns the loss tensor), then the loss as a
+    float, read outside the compiled region."""
+    def step():
+        return run().item()
     return step
 
 
@@ -72,15 +81,41 @@ def classifier(name: str, problem) -> nn.Module:
                          nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
 
 
-def build(name: str, problem, device: str = "cpu", checkpoint: bool = False):
+class RNNModel(nn.Module):
+    """pytorch/examples' word_language_model: encoder, LSTM or GRU, decoder."""
+
+    def __init__(self, cell, vocab, width):
+        super().__init__()
+        self.encoder = nn.Embedding(vocab, width)
+        self.rnn = getattr(nn, cell)(width, width, 2)
+        self.decoder = nn.Linear(width, vocab)
+
+    def forward(self, tokens):
+        output, _ = self.rnn(self.encoder(tokens))
+        return self.decoder(output)
+
+
+def _word_lm_loss(model, tokens, targets):
+    logits = model(tokens)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets)
+
+
+def build(name: str, problem, device: str = "cpu", checkpoint: bool = False,
+          compiled: bool = False, amp: bool = False):
     """checkpoint=True recomputes each transformer block in backward (TransformerBlock's
-    own checkpointing)."""
+    own checkpointing); compiled=True runs the step under shrew.compile; amp=True trains
+    under bfloat16 autocast."""
     if name in ("tiny_chain", "deep_chain", "deep_chain_1m"):
-        return _chain_step(problem, device)
+        return _chain_step(problem, device, compiled)
     if name in ("mlp_step", "cnn_step"):
-        return _training_step(classifier(name, problem), problem, device, _classifier_loss)
+        return _training_step(classifier(name, problem), problem, device, _classifier_loss,
+                              compiled, amp)
     if name == "transformer_step":
         c = problem.config
         model = LanguageModel(c["vocab"], c["dim"], c["heads"], c["blocks"], checkpoint)
-        return _training_step(model, problem, device, _lm_loss)
+        return _training_step(model, problem, device, _lm_loss, compiled, amp)
+    if name in ("lstm_step", "gru_step"):
+        c = problem.config
+        return _training_step(RNNModel(c["cell"], c["vocab"], c["width"]), problem, device,
+                              _word_lm_loss, compiled, amp)
     raise KeyError(name)

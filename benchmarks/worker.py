@@ -1,16 +1,19 @@
 """One framework running one workload in its own process, driven by run.py.
 
     python benchmarks/worker.py FRAMEWORK DEVICE WORKLOAD [--scale S] [--warmup N] [--checkpoint]
+                                [--amp bf16]
 
 FRAMEWORK is shrew, torch or tinygrad (whose device comes from the DEV environment
-variable).  The worker builds the step, runs N warm-up steps and answers on stdout, one
+variable), or shrew-compiled / torch-compiled (the step under shrew.compile /
+torch.compile).  The worker builds the step, runs N warm-up steps and answers on stdout, one
 JSON object per line:
     {"losses": [first N losses], "first_s": seconds of the first step,
      "build_rss_mib": peak RSS before the first step, "about": "versions, BLAS"}
 Then it reads commands from stdin: "time K" runs K steps and answers {"seconds": mean
 per step}; "rss" answers {"peak_rss_mib": peak RSS so far}.  End of input ends it.  A
 failure answers {"error": "..."} and exits with status 1.  Anything else the frameworks
-print goes to stderr.
+print goes to stderr.  --amp bf16 runs each training step's forward and loss under
+autocast(device type, bfloat16) (shrew and torch).
 """
 from __future__ import annotations
 
@@ -52,15 +55,17 @@ def blas_info() -> str:
     return "; ".join(" ".join(filter(None, p)) for p in parts) or "none found"
 
 
-def build(framework: str, device: str, name: str, problem, checkpoint: bool):
+def build(framework: str, device: str, name: str, problem, checkpoint: bool, amp: bool = False):
     """(step function, a line about the framework)."""
+    compiled = framework.endswith("-compiled")
+    framework = framework.removesuffix("-compiled")
     if framework == "shrew":
         import numpy as np
 
         import shrew
         import shrew_steps
         from shrew.backends import cpu
-        step = shrew_steps.build(name, problem, device, checkpoint)
+        step = shrew_steps.build(name, problem, device, checkpoint, compiled, amp)
         # Asking loads the libraries, so that blas_info lists MKL even in a workload
         # without a matrix product (tiny_chain is the first the report describes).
         return step, (f"shrew {shrew.__version__} on {device}, numpy {np.__version__}, "
@@ -70,7 +75,7 @@ def build(framework: str, device: str, name: str, problem, checkpoint: bool):
         torch.set_num_threads(2)
         import torch_steps
         backends = torch.backends
-        return torch_steps.build(name, problem, device), (
+        return torch_steps.build(name, problem, device, compiled, amp), (
             f"torch {torch.__version__} on {device}, {torch.get_num_threads()} threads, "
             f"MKL {backends.mkl.is_available()}, oneDNN {backends.mkldnn.is_available()}")
     if framework == "tinygrad":
@@ -86,7 +91,8 @@ def build(framework: str, device: str, name: str, problem, checkpoint: bool):
 
 def serve(args, reply) -> None:
     problem = workloads.WORKLOADS[args.workload].make(args.scale)
-    step, about = build(args.framework, args.device, args.workload, problem, args.checkpoint)
+    step, about = build(args.framework, args.device, args.workload, problem, args.checkpoint,
+                        amp=args.amp == "bf16")
     build_rss = peak_rss_mib()
     start = time.perf_counter()
     losses = [step()]
@@ -116,6 +122,8 @@ def main() -> int:
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--checkpoint", action="store_true")
+    parser.add_argument("--amp", choices=("bf16",), default=None,
+                        help="train under bfloat16 autocast")
     args = parser.parse_args()
 
     protocol = sys.stdout

@@ -33,6 +33,7 @@ class Workload:
     repeat: int  # steps per timed sample on the CPU
     training: bool  # forward + backward + SGD on a model (also run on OpenCL)
     once: bool = False  # timed once, on its first step, instead of in rounds
+    tinygrad: bool = True  # tinygrad_steps has it (tinygrad has no LSTM or GRU layer)
 
 
 def _scaled(n: int, scale: float, minimum: int = 1, multiple: int = 1) -> int:
@@ -140,6 +141,36 @@ def transformer_step(scale: float = 1.0) -> Problem:
     return Problem(params, inputs, {"heads": heads, "blocks": blocks, "dim": dim, "vocab": vocab})
 
 
+def _recurrent_step(cell: str, scale: float) -> Problem:
+    """pytorch/examples' word_language_model (RNNModel) at its default sizes but a smaller
+    vocabulary, so that the recurrent layers and not the decoder's GEMM dominate: encoder
+    (Embedding), rnn (2-layer LSTM or GRU, emsize = nhid = 200), decoder (Linear), no
+    dropout; bptt 35, batch 20, cross-entropy over every position; weights U(-0.1, 0.1)."""
+    rng = np.random.default_rng(0)
+    vocab, gates = 2000, {"LSTM": 4, "GRU": 3}[cell]
+    width = _scaled(200, scale, 4)
+    steps, batch = _scaled(35, scale, 2), _scaled(20, scale, 2)
+    params = {"encoder.weight": _uniform(rng, (vocab, width), 0.1)}
+    for layer in range(2):
+        for name, shape in (("weight_ih", (gates * width, width)),
+                            ("weight_hh", (gates * width, width)),
+                            ("bias_ih", (gates * width,)), ("bias_hh", (gates * width,))):
+            params[f"rnn.{name}_l{layer}"] = _uniform(rng, shape, 0.1)
+    params["decoder.weight"] = _uniform(rng, (vocab, width), 0.1)
+    params["decoder.bias"] = np.zeros(vocab, np.float32)
+    inputs = {"tokens": rng.integers(0, vocab, (steps, batch)),
+              "targets": rng.integers(0, vocab, steps * batch)}
+    return Problem(params, inputs, {"cell": cell, "vocab": vocab, "width": width})
+
+
+def lstm_step(scale: float = 1.0) -> Problem:
+    return _recurrent_step("LSTM", scale)
+
+
+def gru_step(scale: float = 1.0) -> Problem:
+    return _recurrent_step("GRU", scale)
+
+
 WORKLOADS = {w.name: w for w in [
     Workload("tiny_chain", "x[16,16], 200 elementwise ops, sum, backward", tiny_chain, 50, False),
     Workload("mlp_step", "784-1024-1024-10 ReLU MLP, batch 256", mlp_step, 3, True),
@@ -147,6 +178,10 @@ WORKLOADS = {w.name: w for w in [
              cnn_step, 3, True),
     Workload("transformer_step", "4 pre-LN causal blocks, d=256, 4 heads, seq 128, batch 8",
              transformer_step, 1, True),
+    Workload("lstm_step", "word language model: 2-layer LSTM 200, vocab 2000, bptt 35, "
+             "batch 20", lstm_step, 1, True, tinygrad=False),
+    Workload("gru_step", "word language model: 2-layer GRU 200, vocab 2000, bptt 35, batch 20",
+             gru_step, 1, True, tinygrad=False),
     Workload("deep_chain", "x[4] through 20,000 elementwise ops, backward", deep_chain, 1, False),
     Workload("deep_chain_1m", "x[4] through 1,000,000 elementwise ops, backward (once)",
              deep_chain_1m, 1, False, once=True),

@@ -1,12 +1,15 @@
 """A small decoder-only transformer that learns to reverse digit sequences, trained with
 gradient checkpointing (shrew.checkpoint_sequential).  Needs no download.
 
-    python examples/checkpointed_transformer.py [--device cpu] [--steps 300] [--plot PATH]
+    python examples/checkpointed_transformer.py [--device cpu] [--steps 300] [--amp bf16]
+                                                [--plot PATH]
 
 Each example is "d1 ... dn | dn ... d1": the model reads the digits and a separator and
 must write them back reversed.  It prints the loss and the exact-sequence accuracy on
 fresh sequences, the peak memory (tracemalloc, so on the CPU device) of one training step
-with and without checkpointing, and saves the loss curve as a PNG."""
+with and without checkpointing, and saves the loss curve as a PNG.  --amp bf16 trains under
+bfloat16 autocast (automatic mixed precision: the products in bfloat16, the loss and the
+weights in float32; docs/mixed-precision.md) and reports its peak memory too."""
 from __future__ import annotations
 
 import argparse
@@ -59,21 +62,23 @@ def make_batch(rng, batch: int, length: int, device: str):
     return shrew.tensor(inputs, device=device), shrew.tensor(target.copy(), device=device)
 
 
-def loss_and_accuracy(model, inputs, target, segments: int = 0):
+def loss_and_accuracy(model, inputs, target, segments: int = 0, amp: bool = False):
     """Cross-entropy over the answer positions, and the fraction of sequences whose every
-    answer digit is the argmax (teacher-forced: equal to greedy decoding being exact)."""
+    answer digit is the argmax (teacher-forced: equal to greedy decoding being exact).
+    amp: the forward and the loss under bfloat16 autocast."""
     n = target.shape[1]
-    logits = model(inputs, segments).narrow(1, n, n)
-    loss = F.cross_entropy(logits.reshape(-1, DIGITS + 1), target.reshape(-1))
+    with shrew.autocast(inputs.device.type, dtype=shrew.bfloat16, enabled=amp):
+        logits = model(inputs, segments).narrow(1, n, n)
+        loss = F.cross_entropy(logits.reshape(-1, DIGITS + 1), target.reshape(-1))
     exact = (logits.argmax(-1) == target).to_dtype(shrew.int64).amin(1)
     return loss, exact.to_dtype(shrew.float32).mean().item()
 
 
-def peak_step_memory(model, inputs, target, segments: int) -> int:
+def peak_step_memory(model, inputs, target, segments: int, amp: bool = False) -> int:
     """Peak bytes allocated (tracemalloc sees numpy's buffers) by one forward + backward."""
     tracemalloc.start()
     try:
-        loss, _ = loss_and_accuracy(model, inputs, target, segments)
+        loss, _ = loss_and_accuracy(model, inputs, target, segments, amp)
         loss.backward()
         return tracemalloc.get_traced_memory()[1]
     finally:
@@ -82,7 +87,7 @@ def peak_step_memory(model, inputs, target, segments: int) -> int:
 
 
 def train(model, steps: int, batch: int, length: int, segments: int, lr: float,
-          device: str = "cpu", seed: int = 0, progress: bool = True) -> list:
+          device: str = "cpu", seed: int = 0, progress: bool = True, amp: bool = False) -> list:
     """AdamW with a linear warm-up over the first tenth of the steps, then cosine decay;
     returns the loss of every step."""
     rng = np.random.default_rng(seed)
@@ -94,7 +99,7 @@ def train(model, steps: int, batch: int, length: int, segments: int, lr: float,
         for group in opt.param_groups:
             group["lr"] = lr * warm * 0.5 * (1 + np.cos(np.pi * step / steps))
         inputs, target = make_batch(rng, batch, length, device)
-        loss, acc = loss_and_accuracy(model, inputs, target, segments)
+        loss, acc = loss_and_accuracy(model, inputs, target, segments, amp)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -129,6 +134,8 @@ def main(argv=None) -> dict:
                         help="checkpoint_sequential segments over the blocks")
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--amp", choices=("bf16",), default=None,
+                        help="train under bfloat16 autocast (mixed precision)")
     parser.add_argument("--plot", default=str(Path(__file__).with_name(
         "checkpointed_transformer_loss.png")))
     args = parser.parse_args(argv)
@@ -137,7 +144,8 @@ def main(argv=None) -> dict:
     model = DecoderOnly(DIGITS + 1, 2 * args.length, args.dim, args.heads, args.layers)
     model.to(args.device)
 
-    plain = checkpointed = None
+    amp = args.amp == "bf16"
+    plain = checkpointed = mixed = None
     if args.device == "cpu":  # tracemalloc sees host memory only
         probe = make_batch(np.random.default_rng(args.seed + 1), args.batch_size, args.length,
                            args.device)
@@ -146,9 +154,13 @@ def main(argv=None) -> dict:
         print(f"peak memory of one training step: {plain / 2**20:.2f} MiB without "
               f"checkpointing, {checkpointed / 2**20:.2f} MiB with {args.segments} "
               f"checkpointed segments ({checkpointed / plain:.0%})")
+        if amp:
+            mixed = peak_step_memory(model, *probe, segments=0, amp=True)
+            print(f"peak memory of one training step under bf16 autocast: "
+                  f"{mixed / 2**20:.2f} MiB ({mixed / plain:.0%} of float32's)")
 
     losses = train(model, args.steps, args.batch_size, args.length, args.segments, args.lr,
-                   args.device, args.seed)
+                   args.device, args.seed, amp=amp)
     model.eval()
     with shrew.no_grad():
         test = make_batch(np.random.default_rng(args.seed + 2), 1000, args.length, args.device)
@@ -158,7 +170,7 @@ def main(argv=None) -> dict:
     save_plot(losses, args.plot)
     print(f"loss curve saved to {args.plot}")
     return {"losses": losses, "accuracy": acc, "peak_plain": plain,
-            "peak_checkpointed": checkpointed}
+            "peak_checkpointed": checkpointed, "peak_amp": mixed}
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ from .ops.index.composed import (argwhere, gather, index_add, index_copy, index_
                            put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
                            where)
 from .ops.index.subscript import index_put
+from .ops.special import (digamma, i0, i0_, igamma, igammac, lgamma,  # torch.special's
+                          mvlgamma, polygamma, sinc, sinc_, xlogy_)
 from .ops.norm import log_softmax_function as log_softmax, softmax_function as softmax, standardize
 from .ops.pool import avg_pool2d, max_pool2d
 from .ops.random import (bernoulli, manual_seed, multinomial, normal, poisson, rand, rand_like,
@@ -67,6 +69,9 @@ from . import cuda  # noqa: E402
 from . import accelerator, amp, onnx  # noqa: E402
 from .ops.generator import Generator
 from . import linalg, nn, optim, return_types, serialization, utils  # noqa: E402  (they build on everything above)
+from . import signal, special  # noqa: E402
+from .ops.windows import (bartlett_window, blackman_window, hamming_window,  # noqa: E402
+                          hann_window, kaiser_window)
 from .serialization.save_load import load, save  # noqa: E402
 from .autograd.diagnostics import detect_anomaly, graph_summary, to_dot  # noqa: E402
 from . import distributed  # noqa: E402  (imports mpi4py only in init_process_group)
@@ -86,6 +91,16 @@ from . import testing  # noqa: E402
 from . import compiler, jit  # noqa: E402
 from .compiler import compile  # noqa: E402, A004  (torch's name)
 from .amp import autocast  # noqa: E402
+# automatic mixed precision (issue 32): torch.get_autocast_dtype & co, torch.cpu
+from .amp.autocast_mode import (autocast_decrement_nesting, autocast_increment_nesting,  # noqa: E402
+                                clear_autocast_cache, get_autocast_cpu_dtype,
+                                get_autocast_dtype, get_autocast_gpu_dtype,
+                                is_autocast_cache_enabled, is_autocast_cpu_enabled,
+                                is_autocast_enabled, set_autocast_cache_enabled,
+                                set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+                                set_autocast_dtype, set_autocast_enabled,
+                                set_autocast_gpu_dtype)
+from . import cpu  # noqa: E402
 from math import e, inf, nan, pi  # noqa: E402
 dtype = DType
 # Ecosystem (issue 30): shrew.profiler; and einops' backend, which einops finds by the
@@ -102,12 +117,23 @@ from .ops.legacy import (channels_last, channels_last_3d, contiguous_format,  # 
                       legacy_types as _legacy_types, memory_format, preserve_format)
 from .core.printing import set_printoptions  # noqa: E402
 from . import fx, hub  # noqa: E402
+# sparse COO tensors (ops/sparse; torch.sparse is shrew/sparse.py) and layouts
+from .core.layout import layout, sparse_coo, strided  # noqa: E402
+from .ops.sparse.coo import sparse_coo_tensor  # noqa: E402
+from .ops.sparse.products import mm as spmm  # noqa: E402
+from . import sparse  # noqa: E402
+# sampling layers' low-level names (nn/functional/sampling.py, upsampling.py)
+from .nn.functional.sampling import grid_sampler_2d, grid_sampler_3d  # noqa: E402
+from .nn.functional.upsampling import (  # noqa: E402,F401  (torch's private name)
+    upsample_bilinear2d_aa as _upsample_bilinear2d_aa)
+# torch.distributions (issue 31): shrew/distributions/, one module per family
+from . import distributions  # noqa: E402
 # PyTorch's OpInfo functions (issue 30): the rarer elementwise math, arrangements, the
 # *_copy and *_scatter functions, statistics, calculus, factories and factorisations
 from .ops.elementwise.numeric import (bitwise_left_shift, bitwise_right_shift,  # noqa: E402
                                       deg2rad, float_power, frexp, gcd, heaviside, lcm, ldexp,
                                       logaddexp, logaddexp2, nextafter, positive, rad2deg,
-                                      rsub, sinc)
+                                      rsub)
 from .ops.shape.arrange import (block_diag, cartesian_prod, combinations, diagflat,  # noqa: E402
                                 dsplit, hsplit, rot90, split_with_sizes, sum_to_size,
                                 unravel_index, unsafe_chunk, unsafe_split, vsplit)
@@ -122,7 +148,6 @@ from .ops.calculus import cumulative_trapezoid, gradient, trapezoid, trapz  # no
 from .ops.creation import empty_permuted, empty_strided, fill, scalar_tensor  # noqa: E402
 from .ops.random import randint_like  # noqa: E402
 from .ops.index.composed import index_reduce, nonzero_static  # noqa: E402
-from .ops.elementwise.numeric import isreal  # noqa: E402
 from .ops.linalg.composed import dist, renorm  # noqa: E402
 from .ops.linalg.factorizations import (geqrf, lu_unpack, matrix_exp, ormqr,  # noqa: E402
                                         pca_lowrank, svd_lowrank, triangular_solve)
@@ -134,15 +159,23 @@ from .nn.functional.native_norms import (native_batch_norm, native_group_norm,  
                                          native_layer_norm)
 from .nn.functional.padding import constant_pad_nd  # noqa: E402
 # API coverage (scripts/api_coverage.py): layouts, nested tensors (refused), ByteStorage
-from .core.layout import jagged, layout, strided  # noqa: E402
+from .core.layout import jagged  # noqa: E402
 from . import nested  # noqa: E402
 from .ops.legacy import ByteStorage  # noqa: E402
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
+# complex numbers (ops/complex/: pairs of reals) and torch.fft (shrew/fft.py)
+from .core.dtype import complex64, complex128  # noqa: E402
+from .ops.complex.pair import imag, real, view_as_complex, view_as_real  # noqa: E402
+from .ops.complex.arith import angle, complex, conj, isreal, polar  # noqa: E402, A004
+from .ops.complex.arith import conj as conj_physical, conj as resolve_conj  # noqa: E402
+from . import fft  # noqa: E402
+from .ops.spectral import istft, stft  # noqa: E402
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))
 
 __version__ = "0.1.0"
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
                                          ("half", "float", "double", "short", "int", "long"))
+cfloat, cdouble = complex64, complex128
 
 __all__ = [
     # interop with numpy and other frameworks
@@ -154,6 +187,7 @@ __all__ = [
     "set_num_threads", "get_num_threads",
     "is_grad_enabled", "set_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "autograd", "func", "checkpoint", "checkpoint_sequential",
+    "distributions",
     "in_recomputation", "devices", "register_backend", "ShrewError", "ShapeError",
     "ShrewIndexError",
     "DeviceError", "DTypeError", "nn", "optim", "distributed", "save", "load", "serialization",
@@ -201,6 +235,12 @@ __all__ = [
     "reciprocal", "relu", "remainder", "round", "rsqrt", "sgn", "sigmoid", "sign", "signbit",
     "sin", "sinh", "sqrt", "square", "sub", "subtract", "tan", "tanh", "true_divide", "trunc",
     "xlogy",
+    # special functions (ops/special.py) and shrew.special
+    "special", "lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac", "i0", "sinc",
+    "i0_", "sinc_", "xlogy_",
+    # window functions (ops/windows.py) and shrew.signal.windows
+    "signal", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
+    "kaiser_window",
     "gather", "scatter", "scatter_reduce", "index_select", "index_add", "index_copy",
     "index_fill", "index_put", "masked_fill", "masked_scatter", "masked_select", "take",
     "take_along_dim", "put", "nonzero", "argwhere",
@@ -217,10 +257,24 @@ __all__ = [
     # API gaps (issue 30): ops/legacy.py, core/printing.py, fx.py, hub.py
     "channels_last", "channels_last_3d", "contiguous_format", "memory_format",
     "preserve_format", "set_printoptions", "fx", "hub", *_LEGACY_NAMES,
+    # sparse COO tensors and layouts (ops/sparse, sparse.py, core/layout.py)
+    "layout", "sparse_coo", "strided", "sparse_coo_tensor", "spmm", "sparse",
+    # sampling layers (nn/functional/sampling.py)
+    "grid_sampler_2d", "grid_sampler_3d",
+    # automatic mixed precision (issue 32: amp/autocast_mode.py)
+    "cpu", "get_autocast_dtype", "set_autocast_dtype", "is_autocast_enabled",
+    "set_autocast_enabled", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+    "set_autocast_cpu_dtype", "set_autocast_gpu_dtype", "is_autocast_cpu_enabled",
+    "set_autocast_cpu_enabled", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+    "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
+    # complex numbers (ops/complex/) and torch.fft (fft.py, ops/spectral.py)
+    "complex64", "complex128", "cfloat", "cdouble", "view_as_real", "view_as_complex", "real",
+    "imag", "angle", "complex", "conj", "conj_physical", "resolve_conj", "isreal", "polar",
+    "fft", "stft", "istft",
     # PyTorch's OpInfo functions (issue 30)
     "bitwise_left_shift", "bitwise_right_shift", "deg2rad", "float_power", "frexp", "gcd",
     "heaviside", "lcm", "ldexp", "logaddexp", "logaddexp2", "nextafter", "positive", "rad2deg",
-    "rsub", "sinc", "block_diag", "cartesian_prod", "combinations", "diagflat", "dsplit",
+    "rsub", "block_diag", "cartesian_prod", "combinations", "diagflat", "dsplit",
     "hsplit", "rot90", "split_with_sizes", "sum_to_size", "unravel_index", "unsafe_chunk",
     "unsafe_split", "vsplit", "alias_copy", "as_strided_copy", "as_strided_scatter",
     "diagonal_copy", "diagonal_scatter", "expand_copy", "narrow_copy", "permute_copy",
@@ -229,10 +283,10 @@ __all__ = [
     "cov", "histogram", "histogramdd", "isin", "nanquantile", "quantile",
     "cumulative_trapezoid", "gradient", "trapezoid", "trapz", "empty_permuted",
     "empty_strided", "fill", "scalar_tensor", "randint_like", "index_reduce", "dist", "renorm",
-    "nonzero_static", "isreal",
+    "nonzero_static",
     "geqrf", "lu_unpack", "matrix_exp", "ormqr", "pca_lowrank", "svd_lowrank",
     "triangular_solve", "lu", "lu_solve", "vmap", "masked", "native_batch_norm",
     "native_group_norm", "native_layer_norm", "constant_pad_nd", "resize_as_", "zero_",
     # API coverage: layouts, nested tensors (refused), ByteStorage
-    "jagged", "layout", "strided", "nested", "ByteStorage",
+    "jagged", "nested", "ByteStorage",
 ]

@@ -19,6 +19,7 @@ from .methods.elementwise import ElementwiseMethods
 from .methods.indexing import IndexingMethods
 from .methods.inplace import InplaceMethods
 from .methods.legacy import LegacyMethods
+from .methods.complex import ComplexMethods
 from .ops.legacy import check_format
 from .core.printing import PRINT_OPTIONS, format_values
 from .methods.random import RandomMethods
@@ -32,6 +33,8 @@ from .methods.reduce import ReductionMethods
 from .core.shape import Size, fmt, normalize_dim, numel
 from .methods.linalg import LinalgMethods
 from .methods.shape import ShapeMethods
+from .methods.sparse import SparseMethods
+from .methods.special import SpecialMethods
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -45,7 +48,8 @@ if TYPE_CHECKING:
 
 
 class Tensor(ElementwiseMethods, CastMethods, TensorFields, LegacyMethods, ShapeMethods,
-             LinalgMethods, ReductionMethods, InplaceMethods, IndexingMethods, RandomMethods):
+             LinalgMethods, ReductionMethods, InplaceMethods, IndexingMethods, RandomMethods,
+             SparseMethods, SpecialMethods, ComplexMethods):
     """An n-dimensional array on a device, recording how it was made for backward."""
 
     __slots__ = ()
@@ -250,7 +254,8 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, LegacyMethods, Shape
         extras = [f"shape={tuple(self.shape)}"] if summarised else []
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
-        if self.dtype not in (get_default_dtype(), int64, bool_):
+        if self.dtype not in (get_default_dtype(), get_default_dtype().to_complex(), int64,
+                              bool_):
             extras.append(f"dtype={self.dtype}")
         node = self.grad_fn
         if node is not None:

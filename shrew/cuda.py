@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import amp
+from .amp.device_modules import cuda_amp as amp
 from ._device import DeviceModule
 from .backends import registry
 from .core.dtype import bfloat16

@@ -16,8 +16,8 @@ from shrew.testing import gradcheck
 
 LAYOUTS = ("plain", "transpose", "narrow")
 CPU_FAST_WHEELS_EXIST = sys.platform == "linux" and platform.machine() == "x86_64"
-"""Where the cpu-fast extra's libraries (oneDNN, MKL) have wheels: there the test extra
-installs them, and their tests must find them live."""
+"""Where the cpu backend's libraries (oneDNN, MKL) have wheels: there every install of
+shrew brings them, and their tests must find them live."""
 FULL_JACOBIAN_MAX = 40  # checked inputs with more elements use random directions
 
 
@@ -33,7 +33,7 @@ def switched_on(use):
 
 
 def assert_live_where_wheels_exist(library, active) -> None:
-    """The test extra installs the cpu-fast wheels on x86-64 Linux: there the library must
+    """shrew installs oneDNN's and MKL's wheels on x86-64 Linux: there the library must
     load and serve (`active`), or every test of it would be skipped without anyone
     noticing."""
     if CPU_FAST_WHEELS_EXIST:

@@ -13,6 +13,7 @@ import pytest
 import shrew
 from shrew.core import op as O
 from shrew.backends.base import FAST_ATTENTION, FAST_CONV, FAST_LINEAR, FAST_NORM, PRIMITIVES
+from shrew.backends.base import FAST_RECURRENT
 from shrew.backends.base import FAST_PATHS as FAST
 from shrew.backends.cpu import CPUBackend, mkl_active, onednn_active, use_mkl, use_onednn
 from shrew.core.op import VARIANTS
@@ -58,7 +59,7 @@ class PlainRecording(Recording):
 for _name in FAST:
     setattr(PlainRecording, _name, None)
 
-FAST_ONLY_VARIANTS = {O.LayerNorm, O.Attention, O.Linear}
+FAST_ONLY_VARIANTS = {O.LayerNorm, O.Attention, O.Linear, O.RecurrentLayer}
 """Variants recorded only where an optional fast path served the forward (base.FastNorm's
 layer_norm, base.FastAttention's attention, base.FastLinear's linear; on the cpu backend
 the first two where oneDNN and MKL serve, float32, large inputs), never on plain
@@ -107,11 +108,13 @@ FAST_PATHS = {"conv2d": FAST_CONV, "conv1d": FAST_CONV, "max_pool2d": ("max_pool
               # its small samples compose, adding their bias into the product
               "layer_norm": ("standardize_backward", "add_into_", *FAST_NORM),
               "gelu": ("unary_backward",), "gelu_tanh": ("unary_backward",),
-              "relu": ("unary_backward",), "scaled_dot_product_attention": FAST_ATTENTION}
+              "relu": ("unary_backward",), "scaled_dot_product_attention": FAST_ATTENTION,
+              "lstm_layer": FAST_RECURRENT, "rnn_tanh_layer": FAST_RECURRENT,
+              "gru_layer": FAST_RECURRENT}
 assert {name for names in FAST_PATHS.values() for name in names} == set(FAST)
-ONEDNN_ONLY = {"layer_norm_backward", "attention_backward"}
-"""Called only where the forward ran on oneDNN (and MKL): the rules of LayerNorm and
-Attention nodes."""
+ONEDNN_ONLY = {"layer_norm_backward", "attention_backward", "rnn_layer_backward"}
+"""Called only where the forward ran on oneDNN (and MKL): the rules of LayerNorm,
+Attention and RecurrentLayer nodes."""
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.name in FAST_PATHS], ids=str)

@@ -334,3 +334,13 @@ def test_large_where_against_a_zero_scalar(dtype, zero, shapes):
         got, want = CPUBackend().where(cond, a, b), np.where(cond, a, b)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("cond", [np.bool_(True), np.bool_(False), np.array(True)],
+                         ids=["numpy-true", "numpy-false", "0-d"])
+def test_large_where_with_a_scalar_condition(cond):
+    # A 0-d comparison's storage can be a numpy scalar (np.bool_): the bit select must
+    # still take it (as where(scalar-params test, big, big) in shrew.distributions does).
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(1 << 15), rng.standard_normal(1 << 15)
+    np.testing.assert_array_equal(CPUBackend().where(cond, a, b), np.where(cond, a, b))

@@ -26,7 +26,7 @@ import pytest
 import scipy.special
 
 import shrew
-from shrew.backends.base import PRIMITIVES, Backend
+from shrew.backends.base import PRIMITIVES, SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, Backend
 from shrew.backends.cpu import CPUBackend
 from shrew.backends.cuda import factory
 from shrew.backends.cuda.backend import CUDABackend
@@ -302,7 +302,26 @@ def test_simulated_backend_launches_each_kernel_and_matches_the_cpu():
     for reduce in ("none", "sum", "prod", "amax", "amin"):
         np.testing.assert_allclose(sim.scatter(src[1:], 0, index, src, reduce),
                                    cpu.scatter(src[1:], 0, index, src, reduce), rtol=1e-12)
+    for mode, gates in (("rnn_tanh", 1), ("rnn_relu", 1), ("lstm", 4), ("gru", 3)):
+        gx = rng.standard_normal((3, gates * 8))[:, ::2]  # strided: copied contiguous
+        gh = rng.standard_normal((3, gates * 4))
+        state = None if gates == 1 else rng.standard_normal((3, 4))
+        dh, dc = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+        got, want = sim.rnn_cell(mode, gx, gh, state), cpu.rnn_cell(mode, gx, gh, state)
+        back = [b.rnn_cell_backward(mode, dh, dc if mode == "lstm" else None, state, out[2])
+                for b, out in ((sim, got), (cpu, want))]
+        for g, w in zip([*got, *back[0]], [*want, *back[1]]):
+            if w is not None:
+                np.testing.assert_allclose(sim.to_numpy(g), w, rtol=1e-12, err_msg=mode)
     sim.rand((3,), F32), sim.randn((3,), F64)
+    inside = rng.uniform(0.1, 0.9, (3, 8))[:, ::2]  # strided; in every function's domain
+    above = rng.uniform(1.2, 3.0, (3, 1))           # broadcast; zeta's s > 1
+    for fn in SPECIAL_UNARY_FNS:
+        np.testing.assert_allclose(sim.to_numpy(sim.unary(fn, inside)), cpu.unary(fn, inside),
+                                   rtol=1e-9, atol=1e-12, err_msg=fn)
+    for fn in SPECIAL_BINARY_FNS:
+        np.testing.assert_allclose(sim.to_numpy(sim.binary(fn, above, inside)),
+                                   cpu.binary(fn, above, inside), rtol=1e-9, err_msg=fn)
     assert sim._launch.launched == {(f, k) for f, names in KERNELS.items() for k in names}
 
 

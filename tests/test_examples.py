@@ -58,6 +58,16 @@ def test_checkpointed_transformer_learns_and_reports(tmp_path, capsys):
     assert plot.read_bytes().startswith(b"\x89PNG")
 
 
+def test_checkpointed_transformer_learns_under_bf16_autocast(tmp_path, capsys):
+    result = checkpointed_transformer.main(
+        ["--steps", "40", "--layers", "2", "--dim", "32", "--batch-size", "32",
+         "--length", "3", "--amp", "bf16", "--plot", str(tmp_path / "loss.png")])
+    losses = result["losses"]
+    assert np.mean(losses[-5:]) < 0.8 * np.mean(losses[:5])
+    assert result["peak_amp"] < result["peak_plain"]
+    assert "under bf16 autocast" in capsys.readouterr().out
+
+
 def test_mlp_runs_from_the_command_line():
     done = subprocess.run([sys.executable, str(EXAMPLES / "train_mlp.py"), "--epochs", "1"],
                           capture_output=True, text=True, timeout=120)

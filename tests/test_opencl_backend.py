@@ -35,7 +35,13 @@ def ocl():
 
 
 DTYPES = sorted(ocl().dtypes, key=lambda d: d.name)
-FLOATS = [d for d in DTYPES if d.kind == "f"]
+
+
+def _is_float(d):
+    return d.kind == "f" or d.name == "bfloat16"  # ml_dtypes' bfloat16 has kind "V"
+
+
+FLOATS = [d for d in DTYPES if _is_float(d)]
 NUMERIC = [d for d in DTYPES if d.kind != "b"]
 INT_UNARY = ("neg", "abs", "square", "relu", "sign", "floor", "ceil", "round")
 
@@ -52,7 +58,8 @@ def ids(values):
 # -- comparison --------------------------------------------------------------------------
 def tolerance(dtype, loose=False):
     scale = 10 if loose else 1
-    return {"float16": (2e-3, 2e-3), "float32": (1e-5 * scale, 1e-6 * scale),
+    return {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2),
+            "float32": (1e-5 * scale, 1e-6 * scale),
             "float64": (1e-12 * scale, 1e-12 * scale)}.get(np.dtype(dtype).name, (0, 0))
 
 
@@ -62,10 +69,10 @@ def check(got, want, what, loose=False, rtol=None, atol=None):
         f"{what}: got shape {got.shape} {got.dtype}, want {want.shape} {want.dtype}")
     host = ocl().to_numpy(got)
     assert host.shape == want.shape and host.dtype == want.dtype, f"{what}: to_numpy"
-    if want.dtype.kind == "f":
+    if want.dtype.kind == "f" or want.dtype.name == "bfloat16":  # (ml_dtypes' kind is "V")
         r, a = tolerance(want.dtype, loose)
-        np.testing.assert_allclose(host, want, rtol=rtol or r, atol=atol or a, equal_nan=True,
-                                   err_msg=what)
+        np.testing.assert_allclose(host.astype(np.float64), want.astype(np.float64),
+                                   rtol=rtol or r, atol=atol or a, equal_nan=True, err_msg=what)
     else:
         np.testing.assert_array_equal(host, want, err_msg=what)
 
@@ -232,7 +239,7 @@ def test_copy_into_a_view(shape, dtype, data):
 
 # -- elementwise -----------------------------------------------------------------------------
 UNARY_CASES = [(fn, d) for d in DTYPES for fn in base.UNARY_FNS
-               if d.kind == "f" and fn != "bitwise_not" or (d.kind in "iu" and fn in INT_UNARY)]
+               if _is_float(d) and fn != "bitwise_not" or (d.kind in "iu" and fn in INT_UNARY)]
 
 
 @pytest.mark.parametrize("fn,dtype", UNARY_CASES, ids=[f"{f}-{d}" for f, d in UNARY_CASES])
@@ -248,11 +255,12 @@ def test_unary(fn, dtype, shape, data):
     check(ocl().unary(fn, dev), want, f"unary {fn} {dtype} {what}", loose=True)
 
 
-# The core asks the bitwise fns of integers only, and div, atan2, copysign of floats only.
+# The core asks the bitwise fns of integers only, and div, atan2, copysign and the special
+# functions of floats only.
 BINARY_CASES = [(fn, d) for d in NUMERIC for fn in base.BINARY_FNS
-                if (fn not in ("bitwise_and", "bitwise_or", "bitwise_xor") if d.kind == "f"
+                if (fn not in ("bitwise_and", "bitwise_or", "bitwise_xor") if _is_float(d)
                     else fn not in ("div", "atan2", "copysign", "tanh_backward",
-                                    "sigmoid_backward"))]
+                                    "sigmoid_backward", *base.SPECIAL_BINARY_FNS))]
 
 
 @pytest.mark.parametrize("fn,dtype", BINARY_CASES, ids=[f"{f}-{d}" for f, d in BINARY_CASES])
@@ -539,11 +547,13 @@ def test_rng_seed_state_and_distribution(dtype):
     backend.manual_seed(123)
     np.testing.assert_array_equal(backend.to_numpy(backend.rand((1001,), dtype)), first)
     assert first.dtype == dtype and normal.dtype == dtype
+    first, normal = first.astype(np.float64), normal.astype(np.float64)  # (numpy's bfloat16
+    # mean would accumulate in bfloat16)
     assert 0 <= first.min() and first.max() < 1 and abs(first.mean() - 0.5) < 0.05
     assert abs(normal.mean()) < 0.05 and abs(normal.std() - 1) < 0.05
     # No repeated blocks: nearly as many distinct values as 1001 draws from the dtype's
-    # 2**UNIFORM_BITS uniform values can give (float16 has only 2048 of them).
-    values = 2.0 ** {"e": 11, "f": 24, "d": 53}[dtype.char]
+    # 2**UNIFORM_BITS uniform values can give (float16 has only 2048 of them, bfloat16 256).
+    values = 2.0 ** (8 if dtype.name == "bfloat16" else {"e": 11, "f": 24, "d": 53}[dtype.char])
     assert len(np.unique(first)) > 0.97 * values * -np.expm1(-1001 / values)
     assert backend.to_numpy(backend.rand((0, 3), dtype)).shape == (0, 3)
     assert pickle.loads(pickle.dumps(state)) == state

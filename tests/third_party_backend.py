@@ -311,6 +311,46 @@ class ToyBackend:
     def set_rng_state(self, state):
         self._rng.set_state(state)
 
+    # -- the recurrent cell step (PyTorch's gate order; ws as base.Backend.rnn_cell says)
+    def rnn_cell(self, mode, gx, gh, state):
+        pre = gx.a + gh.a
+        sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+        if mode in ("rnn_tanh", "rnn_relu"):
+            h = self._box(np.tanh(pre) if mode == "rnn_tanh" else np.maximum(pre, 0))
+            return h, None, h
+        if mode == "lstm":
+            i, f, g, o = np.split(pre, 4, axis=1)
+            i, f, g, o = sigmoid(i), sigmoid(f), np.tanh(g), sigmoid(o)
+            c = f * state.a + i * g
+            ws = np.concatenate([i, f, g, o, np.tanh(c)], axis=1)
+            return self._box(o * np.tanh(c)), self._box(c), self._box(ws)
+        xr, xz, xn = np.split(gx.a, 3, axis=1)
+        hr, hz, hn = np.split(gh.a, 3, axis=1)
+        r, z = sigmoid(xr + hr), sigmoid(xz + hz)
+        n = np.tanh(xn + r * hn)
+        return (self._box(n + z * (state.a - n)), None,
+                self._box(np.concatenate([r, z, n, hn], axis=1)))
+
+    def rnn_cell_backward(self, mode, dh, dc, state, ws):
+        d, w = dh.a, ws.a
+        if mode in ("rnn_tanh", "rnn_relu"):
+            pre = self._box(d * (1 - w * w) if mode == "rnn_tanh" else np.where(w > 0, d, 0))
+            return pre, pre, None
+        if mode == "lstm":
+            i, f, g, o, tanh_c = np.split(w, 5, axis=1)
+            total = d * o * (1 - tanh_c ** 2) + (0 if dc is None else dc.a)
+            gates = self._box(np.concatenate([total * g * i * (1 - i),
+                                              total * state.a * f * (1 - f),
+                                              total * i * (1 - g * g),
+                                              d * tanh_c * o * (1 - o)], axis=1))
+            return gates, gates, self._box(total * f)
+        r, z, n, hn = np.split(w, 4, axis=1)
+        dn = d * (1 - z) * (1 - n * n)
+        dz = d * (state.a - n) * z * (1 - z)
+        dr = dn * hn * r * (1 - r)
+        return (self._box(np.concatenate([dr, dz, dn], axis=1)),
+                self._box(np.concatenate([dr, dz, dn * r], axis=1)), self._box(d * z))
+
     # -- in-place
     def copy_(self, dst, src):
         dst.a[...] = src.a

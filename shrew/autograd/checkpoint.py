@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from ..core import autocast as _autocast
 from ..core import op as O
 from ..backends.registry import live_backends
 from ..core.errors import ShrewTypeError, StateError
@@ -64,6 +65,7 @@ def checkpoint(fn: Callable[..., _T], *args: Any) -> _T:
     if not is_grad_enabled():
         return fn(*args)
     rng_states = tuple((be, be.get_rng_state()) for be in live_backends())
+    autocast_settings = _autocast.snapshot()
     with enable_grad():
         result: Any = fn(*args)
     outputs = _outputs(result)
@@ -73,7 +75,8 @@ def checkpoint(fn: Callable[..., _T], *args: Any) -> _T:
     wrapped = []
     for i, out in enumerate(outputs):
         if out.requires_grad:
-            out = wrap(out._data, out._backend, O.Checkpoint(fn, args, captured, rng_states, i))
+            out = wrap(out._data, out._backend, O.Checkpoint(fn, args, captured, rng_states, i,
+                                                            autocast_settings))
         wrapped.append(out)
     return cast(_T, wrapped[0] if isinstance(result, AnyTensor) else type(result)(wrapped))
 
@@ -94,7 +97,8 @@ def checkpoint_grads(y: Tensor, op: O.Checkpoint, g: Tensor, run_backward: RunBa
     try:
         for be, state in op.rng_states:
             be.set_rng_state(state)
-        with enable_grad():
+        # recomputed in the dtypes the forward ran in: its autocast settings are back
+        with enable_grad(), _autocast.restored(op.autocast):
             outputs = _outputs(op.fn(*args))
     finally:
         _state.depth -= 1

@@ -27,13 +27,17 @@ from .rules.linalg import decomposition_grad, linear_grads, matmul_rhs_grad, sol
 from .rules.norm import layer_norm_grads, softmax_grad, standardize_grad
 from .rules.pool import avg_pool2d_grad, max_pool2d_grad
 from .rules.reduce import reduce_grad, vector_norm_grad
+from .rules.rnn import recurrent_grads, recurrent_layer_grads
 from .rules.scan import cumprod_grad, cumsum_grad, logcumsumexp_grad, products_of_others
 from ..ops.conv import col2im, im2col
+from ..ops.spectral import fft_pairs
+from ..ops.complex.pair import view_as_complex
 from ..ops.creation import ones_like, zeros_like
 from ..ops.elementwise.recorded import where
 from ..ops import inplace as _inplace
 from ..ops.index.recorded import scatter_add_unchecked
 from ..ops.shape.strided import strided_grad
+from ..core import autocast as _autocast
 from ..core.grad_mode import enable_grad, no_grad
 from ..core.shape import fmt, numel
 from .._tensor import Tensor
@@ -49,13 +53,13 @@ class GradStore:
 
     def __getitem__(self, t: Tensor) -> Tensor:
         try:
-            return self._grads[t.id][1]
+            return _as_type_of(t, self._grads[t.id][1])
         except KeyError:
             raise KeyError(f"no gradient reached tensor {t.id} (shape {fmt(t.shape)})") from None
 
     def get(self, t: Tensor, default: Tensor | None = None) -> Tensor | None:
         entry = self._grads.get(t.id)
-        return default if entry is None else entry[1]
+        return default if entry is None else _as_type_of(t, entry[1])
 
     def __contains__(self, t: Tensor) -> bool:
         return t.id in self._grads
@@ -74,6 +78,11 @@ class GradStore:
 
     def __repr__(self) -> str:
         return f"GradStore({len(self)} gradients)"
+
+
+def _as_type_of(t: Tensor, grad: Tensor) -> Tensor:
+    """A complex tensor's gradient is its pair's (ops/complex/), read as complex numbers."""
+    return view_as_complex(grad) if t.dtype.is_complex and not grad.dtype.is_complex else grad
 
 
 def topological_order(root: Tensor, *more: Tensor) -> list[Tensor]:
@@ -188,7 +197,7 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
     # copies a gradient that something else still holds).
     landed: set[int] = {gradient.id}
     in_place = not create_graph and not anomaly  # (in-place adds record no graph)
-    with mode:
+    with mode, _autocast.suspended():  # gradients in their tensors' own dtypes
         for node in order:
             grad = grads.pop(node.id, None)
             if grad is None:
@@ -309,6 +318,8 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, cast_like(g, x)),)
         case O.Transpose(x, d0, d1):
             return ((x, g.transpose(d0, d1)),)
+        case O.FFT(x, dims, inverse):  # the adjoint of a DFT is the unnormalised inverse
+            return ((x, fft_pairs(g, dims, not inverse)),)
         case O.Narrow(x, dim, start, length):
             pads = [0, 0] * (x.ndim - dim - 1) + [start, x.shape[dim] - start - length]
             return ((x, g.pad(pads)),)
@@ -384,6 +395,11 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return ((x, standardize_grad(x, dims, eps, rstd, y, g)),)
         case O.LayerNorm(x, weight, bias, dims, eps, mean, rstd):
             return layer_norm_grads(x, weight, bias, dims, eps, mean, rstd, g)
+        # -- rnn (ops/rnn.py)
+        case O.Recurrent():
+            return recurrent_grads(op, g)
+        case O.RecurrentLayer():
+            return recurrent_layer_grads(y, op, g)
         # -- checkpoint (autograd/checkpoint.py)
         case O.Checkpoint():
             return checkpoint_grads(y, op, g, run_backward)

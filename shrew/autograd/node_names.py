@@ -29,7 +29,7 @@ _UNARY = {"square": "PowBackward0", "gelu_tanh": "GeluBackward0", "log1p": "Log1
 _VARIANT = {
     "Contiguous": "CloneBackward0", "Prod": "ProdBackward0", "VectorNorm":
     "LinalgVectorNormBackward0", "Matmul": "MmBackward0", "Reshape": "ViewBackward0",
-    "Transpose": "TransposeBackward0", "Narrow": "SliceBackward0",
+    "Transpose": "TransposeBackward0", "FFT": "FftC2CBackward0", "Narrow": "SliceBackward0",
     "AsStrided": "AsStridedBackward0", "Affine": "AddBackward0",
     "Conv2d": "ConvolutionBackward0", "Conv1d": "ConvolutionBackward0",
     "MaxPool2d": "MaxPool2DWithIndicesBackward0", "AvgPool2d": "AvgPool2DBackward0",
@@ -41,6 +41,7 @@ _VARIANT = {
     "Standardize": "NativeLayerNormBackward0", "LayerNorm": "NativeLayerNormBackward0",
     "Checkpoint": "CheckpointFunctionBackward",
     "Attention": "ScaledDotProductFlashAttentionForCpuBackward0", "Linear": "AddmmBackward0",
+    "Recurrent": "MkldnnRnnLayerBackward0", "RecurrentLayer": "MkldnnRnnLayerBackward0",
 }
 """The name of each variant that has one whatever its fields hold."""
 

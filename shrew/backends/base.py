@@ -25,6 +25,17 @@ import numpy as np
 
 Storage = Any  # the backend's own array type; has .shape and .dtype
 
+# The special functions (ops/special.py), kept in a kernel family of their own on OpenCL
+# (kernels/special.cl), so that the common elementwise kernels build without them.
+SPECIAL_UNARY_FNS = (
+    "lgamma", "digamma", "erfcx", "ndtri", "log_ndtr", "i0", "i0e", "i1", "i1e",
+    "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+    "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai",
+)
+SPECIAL_BINARY_FNS = ("igamma", "igammac", "zeta", "chebyshev_polynomial_t",
+                      "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+                      "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+                      "legendre_polynomial_p")
 UNARY_FNS = (
     "neg", "abs", "exp", "log", "sqrt", "square", "relu", "sigmoid", "tanh", "gelu",
     "gelu_tanh", "silu", "sin", "cos", "floor", "ceil", "round", "erf", "sign",
@@ -33,25 +44,39 @@ UNARY_FNS = (
     "rsqrt", "reciprocal", "log1p", "expm1", "log2", "log10", "exp2", "tan", "asin", "acos",
     "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc", "erfinv", "trunc",
     "bitwise_not",
+    *SPECIAL_UNARY_FNS,
 )
 """gelu_derivative and gelu_tanh_derivative serve gradient rules and have no Tensor method:
 they make GELU's backward one kernel instead of a dozen.  bitwise_not is for integers and
-bool only (logical not on bool)."""
+bool only (logical not on bool).  The special functions are PyTorch's (torch.special) with
+its values at the edges: lgamma(-inf) is inf; digamma is -inf at +0, inf at -0 and NaN at
+the negative integers and -inf; i0, i1, the Bessel J and Y and airy_ai are NaN at +-inf
+(the scaled i0e, i1e 0); Y and K are -inf and inf at 0 and NaN below; ndtri is -inf and
+inf at 0 and 1."""
 BINARY_FNS = ("add", "sub", "mul", "div", "pow", "atan2", "maximum", "minimum", "fmod",
               "remainder", "floor_divide", "copysign", "bitwise_and", "bitwise_or",
-              "bitwise_xor", "tanh_backward", "sigmoid_backward")
+              "bitwise_xor", "tanh_backward", "sigmoid_backward",
+              *SPECIAL_BINARY_FNS)
 """On integers pow gives 1, +-1 or 0 for a negative exponent (base 1, -1, other);
 remainder and floor_divide round toward -inf (Python's // and %), fmod toward zero; maximum
 and minimum propagate NaN; atan2 and copysign are float only; the bitwise three are integer
 and bool only; integer div is never asked for.  An integer divisor of 0 gives 0.
 tanh_backward(g, y) is g (1 - y y) and sigmoid_backward(g, y) is g y (1 - y), in that
 order of operations (float only): the gradients of tanh and sigmoid from their output y,
-one pass instead of three, as PyTorch's kernels of the same names."""
+one pass instead of three, as PyTorch's kernels of the same names.
+igamma(a, x) and igammac(a, x) are the regularized lower and upper incomplete gamma
+functions (NaN for a negative a or x, and where a and x are both 0 or both infinite), and
+zeta(s, q) the Hurwitz zeta function (inf at s = 1 and at q a non-positive integer, NaN
+for s < 1 and for a negative q with a fractional s), all float only.  The orthogonal
+polynomials (chebyshev_polynomial_t(x, n), ..., legendre_polynomial_p) take the degree n
+as a float of x's dtype, truncated to an integer (0 for a negative, infinite or NaN n),
+and follow their three-term recurrences."""
 COMPARE_FNS = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_FNS = ("sum", "mean", "max", "min")
 ARG_REDUCE_FNS = ("argmax", "argmin")
 SCAN_FNS = ("sum", "prod", "logsumexp")  # logsumexp: floating-point dtypes only
 ARG_SCAN_FNS = ("max", "min")
+RNN_CELL_MODES = ("rnn_tanh", "rnn_relu", "lstm", "gru")  # rnn_cell's steps
 SCATTER_REDUCE_FNS = ("none", "sum", "prod", "amax", "amin")  # scatter's ways to combine
 LINALG_FNS = ("solve", "cholesky", "det", "slogdet", "qr", "svd", "svdvals", "eigh", "eigvalsh")
 """The matrix routines of ``linalg`` (float32/float64 arrays [..., m, n], batch dims equal,
@@ -170,6 +195,14 @@ class Backend(Protocol):
         order, descending too); NaN is the largest value."""
 
     # -- fused normalisations (float x, ndim >= 1, no zero-size dim) -------------------
+    def fft(self, x: Storage, dims: tuple, inverse: bool) -> Storage:
+        """The complex discrete Fourier transform over `dims`, unnormalised either way.
+        x holds complex numbers as float32/float64 pairs along its last dim (size 2: real,
+        imaginary; ops/complex/); `dims` are dims before that one.  Forward: out[k] =
+        sum_j x[j] exp(-2 pi i j k / n) along each dim; inverse: the same with +i (no 1/n).
+        The core composes every torch.fft function (real, Hermitian, norm=, n=) from it."""
+        ...
+
     def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
         """exp(x - max) / sum(exp(x - max)) along dim; where log, its log, computed as
         (x - max) - log(sum(exp(x - max)))."""
@@ -177,6 +210,26 @@ class Backend(Protocol):
     def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple:
         """((x - mean) * rstd, rstd) over `dims`, the trailing dims, with rstd =
         1 / sqrt(biased variance + eps) in the keepdim shape."""
+
+    # -- the recurrent cell step (float, C-contiguous [N, ...] arrays, N >= 1) -----------
+    def rnn_cell(self, mode: str, gx: Storage, gh: Storage, state: Storage | None) -> tuple:
+        """One time step of a recurrent layer after its two products: the gates'
+        nonlinearities and the state update in one pass.  mode is one of RNN_CELL_MODES;
+        gx = x W_ih^T + b_ih and gh = h W_hh^T + b_hh, each [N, gates * H] with the gates
+        in PyTorch's order.  Returns (h', c', ws): "rnn_tanh"/"rnn_relu": h' = act(gx + gh),
+        c' None, ws h' itself; "lstm" (state: c [N, H]): i, f, o sigmoids, g tanh,
+        c' = f c + i g, h' = o tanh(c'), ws [N, 5H] = (i, f, g, o, tanh(c'));
+        "gru" (state: h [N, H]): r, z sigmoids of the summed gates, n = tanh(gx_n + r gh_n),
+        h' = n + z (h - n), c' None, ws [N, 4H] = (r, z, n, gh_n).  ws is what
+        rnn_cell_backward reads (its dtype is the accumulator's for 16-bit floats)."""
+
+    def rnn_cell_backward(self, mode: str, dh: Storage, dc: Storage | None,
+                          state: Storage | None, ws: Storage) -> tuple:
+        """(dgx, dgh, dstate) of rnn_cell given dh = d(loss)/dh' and, for an LSTM, dc =
+        d(loss)/dc' (None: zero), with its `state` and `ws`: dgx and dgh the gradients of
+        its gx and gh (the same array except for a GRU, whose gh_n is scaled by r);
+        dstate the gradient of its state (an LSTM's c; a GRU's h through its direct path,
+        dh z; None for the others)."""
 
     # -- linear algebra, convolution, pooling ------------------------------------------
     def matmul(self, a: Storage, b: Storage) -> Storage:
@@ -447,8 +500,36 @@ class FastLinear(Protocol):
 
 FAST_LINEAR = ("linear", "linear_backward")
 
+class FastRecurrent(Protocol):
+    """Optional: one direction of one recurrent layer over a whole unpacked sequence as one
+    call each way (a library's RNN primitive), where the core runs its time loop on
+    rnn_cell (ops/rnn.py: a product and a cell per step).  nn.RNN, LSTM and GRU call it for
+    each layer and direction of an unpacked input, and record one node whose rule calls
+    rnn_layer_backward in a plain backward; under create_graph=True the rule raises, as the
+    fused loop's does.  Either may return NotImplemented (a mode, dtype or size it does not
+    take): the core then runs its loop.  mode is one of RNN_CELL_MODES.  The conformance
+    suite checks them through the values and gradients of its *_layer entries."""
+
+    def rnn_layer(self, mode: str, x: Storage, h0: Storage, c0: Storage | None,
+                  w_ih: Storage, w_hh: Storage, b_ih: Storage | None, b_hh: Storage | None,
+                  reverse: bool) -> Any:
+        """(y [T, N, H], h_n [N, H], c_n [N, H] (LSTM; else None), ws) of the layer over x
+        [T, N, I] from h0 (and c0), in time order or (reverse) backwards, with PyTorch's
+        weights and gate order (w_ih [G*H, I], w_hh [G*H, H], the biases [G*H] or None:
+        zero); ws is what rnn_layer_backward reads.  Or NotImplemented."""
+
+    def rnn_layer_backward(self, mode: str, gy: Storage, gh: Storage, gc: Storage | None,
+                           x: Storage, h0: Storage, c0: Storage | None, y: Storage,
+                           h_n: Storage, c_n: Storage | None, ws: Any, reverse: bool) -> Any:
+        """(dx, dh0, dc0 (LSTM; else None), dw_ih, dw_hh, db_ih, db_hh) of rnn_layer given
+        the gradients gy, gh, gc of its y, h_n, c_n and what it returned (the biases'
+        gradients as arrays of their own, also where they are equal); or NotImplemented."""
+
+
+FAST_RECURRENT = ("rnn_layer", "rnn_layer_backward")
+
 FAST_PATHS = (FAST_CONV + FAST_POOL + FAST_ACCUMULATE + FAST_GRAD + FAST_NORM + FAST_ATTENTION
-              + FAST_LINEAR)
+              + FAST_LINEAR + FAST_RECURRENT)
 """Every optional fast-path method above, for code that handles them all alike (the
 exporter hides them, the cuda backend runs those it has on its device)."""
 
@@ -467,7 +548,8 @@ class Allocation(Protocol):
 
 def fast_path(backend: Any, name: str, *args: Any) -> Any:
     """backend.<name>(*args) for an optional fast path (FastConv, FastPool,
-    FastAccumulate, FastGrad, FastNorm, FastAttention, FastLinear), or NotImplemented where
+    FastAccumulate, FastGrad, FastNorm, FastAttention, FastLinear, FastRecurrent), or
+    NotImplemented where
     the backend has no such method or declines the call."""
     method = getattr(backend, name, None)
     return NotImplemented if method is None else method(*args)

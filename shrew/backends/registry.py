@@ -86,6 +86,13 @@ def _count(factory: BackendFactory) -> int:
         return 0
 
 
+def backend_names() -> list[str]:
+    """The registered device types ("cpu", "opencl", "cuda" and any added backend),
+    usable here or not."""
+    _load_entry_points()
+    return list(_factories)
+
+
 def devices() -> list[str]:
     """Names of the devices usable on this machine: "cpu", then e.g. "opencl:0"."""
     _load_entry_points()

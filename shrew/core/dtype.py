@@ -8,7 +8,7 @@ import numpy as np
 
 from .errors import DTypeError, ShrewError, ShrewTypeError
 
-BOOL, INT, FLOAT = 0, 1, 2  # promotion categories, lowest first
+BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3  # promotion categories, lowest first
 
 
 class DType:
@@ -21,7 +21,7 @@ class DType:
     np: np.dtype
     """The numpy dtype of this type's storage (ml_dtypes' for bfloat16)."""
     category: int
-    """The promotion category: 0 bool, 1 integer, 2 floating point."""
+    """The promotion category: 0 bool, 1 integer, 2 floating point, 3 complex."""
     itemsize: int
     """Bytes per element."""
     is_signed: bool
@@ -31,7 +31,7 @@ class DType:
         self.name = name
         self.np = np.dtype(name if np_dtype is None else np_dtype)
         self.category = FLOAT if name in ("float16", "bfloat16", "float32", "float64") else \
-            {"b": BOOL, "i": INT, "u": INT}[self.np.kind]
+            {"b": BOOL, "i": INT, "u": INT, "c": COMPLEX}[self.np.kind]
         self.itemsize = self.np.itemsize
         self.is_signed = self.np.kind not in "bu"
 
@@ -41,7 +41,17 @@ class DType:
 
     @property
     def is_complex(self) -> bool:
-        return False  # shrew has no complex dtypes
+        return self.category == COMPLEX
+
+    def to_real(self) -> DType:
+        """The dtype of a complex type's real and imaginary parts (complex64: float32);
+        a real type itself (torch.dtype.to_real)."""
+        return COMPLEX_PARTS.get(self, self)
+
+    def to_complex(self) -> DType:
+        """The complex type whose parts are this float type (float64: complex128; float16
+        and bfloat16, which have none in shrew: complex64), as torch.dtype.to_complex."""
+        return self if self.is_complex else complex128 if self is float64 else complex64
 
     def __repr__(self) -> str:
         return f"shrew.{self.name}"
@@ -60,13 +70,22 @@ int16 = DType("int16")
 int32 = DType("int32")
 int64 = DType("int64")
 bool_ = DType("bool")
+# Complex types (docs/architecture.md, "Complex numbers"): a tensor of one stores its real
+# and imaginary parts as a float tensor with a trailing dim of 2 (ops/complex/)
+complex64 = DType("complex64")
+complex128 = DType("complex128")
+COMPLEX_PARTS = {complex64: float32, complex128: float64}
 
-ALL_DTYPES = (float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool_)
-BY_NUMPY = {d.np: d for d in ALL_DTYPES}
+ALL_DTYPES = (float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool_,
+              complex64, complex128)
+BY_NUMPY = {d.np: d for d in ALL_DTYPES if not d.is_complex}
+"""The dtype of backend storage by its numpy dtype: real types only (a complex tensor's
+storage is real pairs), so no complex array is ever wrapped as a plain tensor."""
+_WITH_COMPLEX = {d.np: d for d in ALL_DTYPES}
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 # PyTorch's aliases: torch.half, torch.float, torch.double, torch.short, torch.int, torch.long
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
-           "int": int32, "long": int64}
+           "int": int32, "long": int64, "cfloat": complex64, "cdouble": complex128}
 _BY_NAME.update(ALIASES)
 
 _default_float = float32
@@ -92,7 +111,7 @@ def from_numpy_dtype(np_dtype: Any, op: str = "tensor") -> DType:
     ShrewTypeError, TypeError as PyTorch's, for strings, bytes, objects and dates, which
     are no numbers at all)."""
     try:
-        return BY_NUMPY[np.dtype(np_dtype)]
+        return _WITH_COMPLEX[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         names = ", ".join(d.name for d in ALL_DTYPES)
         if np.dtype(np_dtype).kind in "USOVMm":
@@ -128,6 +147,8 @@ def scalar_dtype(value: object) -> DType:
         return bool_
     if isinstance(value, (int, np.integer)):
         return int64
+    if isinstance(value, (complex, np.complexfloating)):
+        return _default_float.to_complex()
     return _default_float
 
 
@@ -138,6 +159,10 @@ def promote_types(type1: Any, type2: Any) -> DType:
     a, b = as_dtype(type1), as_dtype(type2)
     if a is b:
         return a
+    if COMPLEX in (a.category, b.category):  # the wider of the float parts, made complex
+        parts = [d.to_real() for d in (a, b) if d.category >= FLOAT]
+        return promote_types(*parts).to_complex() if len(parts) == 2 else \
+            parts[0].to_complex()
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.itemsize == b.itemsize:  # uint8/int8 or float16/bfloat16: neither holds the other
@@ -153,7 +178,11 @@ def _combine(higher: DType | None, lower: DType | None) -> DType | None:
     counts when it has a higher category (a float below ints, anything below bool)."""
     if higher is None:
         return lower
-    if lower is None or higher.is_floating_point:
+    if lower is None or higher.category >= lower.category:
+        return higher
+    if lower.is_complex:  # a float or integer tensor with a complex number: complex
+        return higher.to_complex() if higher.is_floating_point else lower
+    if higher.is_floating_point:
         return higher
     if higher is bool_ or lower.is_floating_point:
         return promote_types(higher, lower)
@@ -199,7 +228,8 @@ class finfo:  # noqa: N801  (torch's name)
     smallest_normal, resolution, dtype."""
 
     def __init__(self, dtype: Any = None) -> None:
-        dt = get_default_dtype() if dtype is None else as_dtype(dtype)
+        # a complex type's limits are its parts', as PyTorch's
+        dt = get_default_dtype() if dtype is None else as_dtype(dtype).to_real()
         check_float(dt, "finfo")
         info = ml_dtypes.finfo(dt.np)
         self.bits = dt.itemsize * 8

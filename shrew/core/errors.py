@@ -132,3 +132,18 @@ def type_name(x: object) -> str:
         if getattr(sys.modules.get(".".join(parts[:i])), cls.__qualname__, None) is cls:
             return f"{'.'.join(parts[:i])}.{cls.__qualname__}"
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def sparse_unsupported(op: str) -> UnsupportedError:
+    """The error of a dense-only operation given a sparse tensor."""
+    return UnsupportedError(f"{op}: not supported for sparse COO tensors (layout "
+                            f"shrew.sparse_coo); convert with .to_dense() first")
+
+
+def not_a_tensor(op: str, what: str, x: object, hint: str = "") -> ShrewError:
+    """The error for an argument that is not a dense Tensor: a sparse tensor given to a
+    dense-only operation is UnsupportedError (as PyTorch's NotImplementedError), anything
+    else ShrewTypeError."""
+    if getattr(type(x), "is_sparse", False) is True:
+        return sparse_unsupported(op)
+    return ShrewTypeError(f"{op}: {what} must be a shrew.Tensor, got {type_name(x)}{hint}")

@@ -122,7 +122,11 @@ def wrap(data: Storage, backend: Backend, op: O.Op | None = None) -> Tensor:
         t.shape = _sizes[data.shape]
     except (KeyError, TypeError):  # a shape not seen yet, or a backend's list
         t.shape = _size(data.shape)
-    t.dtype = _BY_NUMPY[data.dtype]
+    try:
+        t.dtype = _BY_NUMPY[data.dtype]
+    except KeyError:  # a complex array: complex tensors hold real pairs (ops/complex/)
+        raise DTypeError(f"wrap: no tensor stores numpy dtype {data.dtype}; an operation "
+                         f"that does not support it was given such an input") from None
     t._op = op
     t.requires_grad = op is not None
     t.id = next(_ids)

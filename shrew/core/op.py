@@ -112,6 +112,16 @@ class Decomposition(Op):
 
 
 @dataclass(slots=True, eq=False)
+class FFT(Op):
+    """The complex DFT over dims of a pair tensor (ops/spectral.py, the backend's fft):
+    linear, so its gradient is the unnormalised transform the other way."""
+
+    x: Any
+    dims: tuple
+    inverse: bool
+
+
+@dataclass(slots=True, eq=False)
 class Reshape(Op):
     x: Any
 
@@ -340,12 +350,60 @@ class Linear(Op):
 
 
 @dataclass(slots=True, eq=False)
+class Recurrent(Op):
+    """One direction of one recurrent layer over its whole sequence (ops/rnn.py), its
+    steps' products and fused cells (base.Backend's rnn_cell) run at the storage level:
+    one node instead of a dozen per time step.  The result packs the outputs (gx's rows),
+    then h_n, then (an LSTM's) c_n, all [*, H]."""
+
+    mode: str  # one of backends.base.RNN_CELL_MODES
+    gx: Any  # [R, gates * H]: x W_ih^T + b_ih (+ b_hh, except a GRU's) of every step
+    h0: Any  # [N, H]
+    c0: Any  # [N, H] for an LSTM, else None
+    w_hh: Any  # [gates * H, H]
+    b_hh: Any  # a GRU's [gates * H] (the others' rides in gx), or None
+    batch_sizes: tuple  # rows of gx per step (packed sequences: non-increasing)
+    reverse: bool
+    saved: Any  # per step (h, state, ws) storages, saved by forward (no grad)
+    TENSORS: ClassVar[tuple] = ("gx", "h0", "c0", "w_hh", "b_hh")  # c0, b_hh may be None
+
+    def inputs(self) -> tuple:
+        return tuple(t for t in (self.gx, self.h0, self.c0, self.w_hh, self.b_hh)
+                     if t is not None)
+
+
+@dataclass(slots=True, eq=False)
+class RecurrentLayer(Op):
+    """One direction of one RNN, LSTM or GRU layer over an unpacked sequence in one backend call
+    (base.FastRecurrent), recorded only where the backend's fast path ran; otherwise the
+    layer records its input product and a Recurrent.  The result packs y [T*N, H], h_n
+    and (an LSTM's) c_n, as Recurrent's."""
+
+    mode: str  # one of backends.base.RNN_CELL_MODES
+    x: Any  # [T, N, I]
+    h0: Any  # [N, H]
+    c0: Any  # [N, H] for an LSTM, else None
+    w_ih: Any
+    w_hh: Any
+    b_ih: Any  # None without biases
+    b_hh: Any
+    reverse: bool
+    ws: Any  # the backend's saved state for rnn_layer_backward (no grad)
+    TENSORS: ClassVar[tuple] = ("x", "h0", "c0", "w_ih", "w_hh", "b_ih", "b_hh")
+
+    def inputs(self) -> tuple:
+        return tuple(t for t in (self.x, self.h0, self.c0, self.w_ih, self.w_hh, self.b_ih,
+                                 self.b_hh) if t is not None)
+
+
+@dataclass(slots=True, eq=False)
 class Checkpoint(Op):
     fn: Callable
     args: tuple  # the call's arguments, tensors and others, as given
     captured: tuple  # tensors needing grad that the run read: inputs and parameters
     rng_states: tuple  # (backend, state) pairs captured before the forward run
     output_index: int  # which tensor of fn's flattened outputs this tensor is
+    autocast: tuple = ()  # core.autocast.snapshot() of the forward run, replayed with it
 
     def inputs(self) -> tuple:
         return self.captured
@@ -378,7 +436,7 @@ VARIANTS = (
     Contiguous, Binary, Unary, Reduce, Prod, VectorNorm, Scan, Matmul, Reshape, Transpose,
     Narrow, AsStrided, Affine, Conv2d, Conv1d, MaxPool2d, AvgPool2d, Cat, Powf, Clamp, WhereCond,
     Gather, Pad, ToDtype, ToDevice, ScatterAdd, Scatter, Im2Col, Col2Im, Softmax, Standardize,
-    LayerNorm, Attention, Linear, Checkpoint, CustomFunction,
+    LayerNorm, Attention, Linear, Recurrent, RecurrentLayer, Checkpoint, CustomFunction,
     Solve, Decomposition,  # linear algebra
 )
 

@@ -72,6 +72,19 @@ def _shown(host: np.ndarray) -> np.ndarray:
     return host.reshape(-1)
 
 
+def _padded_formatter(shown: np.ndarray):  # type: ignore[no-untyped-def]
+    """The formatter of one float value: PyTorch's spec, padded to the widest shown."""
+    spec, point = _float_formatter(shown)
+
+    def fmt(v: float) -> str:
+        text = format(float(v), spec)
+        return text + "." if point and np.isfinite(v) else text
+    # the width comes from the finite non-zero values shown
+    width = max((len(fmt(v)) for v in shown[np.isfinite(shown) & (shown != 0)]),
+                default=len(fmt(0.0)))
+    return lambda v: fmt(v).rjust(width)
+
+
 def format_values(host: np.ndarray) -> str:
     """The bracketed values as PyTorch prints them (prefix "tensor(")."""
     opts = PRINT_OPTIONS
@@ -79,14 +92,14 @@ def format_values(host: np.ndarray) -> str:
                     "threshold": opts.threshold if opts.threshold != float("inf")
                     else np.iinfo(np.int64).max, "edgeitems": opts.edgeitems}
     if host.dtype.kind == "f":
-        spec, point = _float_formatter(_shown(host))
+        kwargs["formatter"] = {"float_kind": _padded_formatter(_shown(host))}
+    elif host.dtype.kind == "c":  # each part formatted on its own, as PyTorch's
+        shown = _shown(host)
+        real, imag = _padded_formatter(shown.real), _padded_formatter(shown.imag)
 
-        def fmt(v: float) -> str:
-            text = format(float(v), spec)
-            return text + "." if point and np.isfinite(v) else text
-        shown = _shown(host)  # the width comes from the finite non-zero values shown
-        width = max((len(fmt(v)) for v in shown[np.isfinite(shown) & (shown != 0)]),
-                    default=len(fmt(0.0)))
-        kwargs["formatter"] = {"float_kind": lambda v: fmt(v).rjust(width)}
+        def complex_text(v: complex) -> str:
+            imag_text = (imag(v.imag) + "j").lstrip()
+            return real(v.real) + ("" if imag_text[0] in "+-" else "+") + imag_text
+        kwargs["formatter"] = {"complex_kind": complex_text}
     # PyTorch marks skipped elements of a row with " ..." (numpy: "...")
     return np.array2string(host, **kwargs).replace(", ...,", ",  ...,")

@@ -93,6 +93,13 @@ class CastMethods:
         return _cast.to_dtype(self, D.bool_)
 
     def is_floating_point(self: Any) -> builtins.bool: return self.dtype.is_floating_point
-    def is_complex(self: Any) -> builtins.bool: return False
+    def is_complex(self: Any) -> builtins.bool: return self.dtype.is_complex
+
+    # complex types (ops/complex/): a complex tensor's methods are in ops/complex/pair.py
+    def cfloat(self: Any, memory_format: Any = None) -> Tensor:
+        return _cast.to_dtype(self, D.complex64)
+
+    def cdouble(self: Any, memory_format: Any = None) -> Tensor:
+        return _cast.to_dtype(self, D.complex128)
     def element_size(self: Any) -> builtins.int: return self.dtype.itemsize
 

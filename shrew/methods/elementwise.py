@@ -232,8 +232,6 @@ class ElementwiseMethods:
     lcm = _numeric.lcm
     nextafter = _numeric.nextafter
     float_power = _numeric.float_power
-    sinc = _numeric.sinc
-    isreal = _numeric.isreal
 
     def __rdiv__(self: Any, other: Operand) -> Tensor:
         """other / self (Python 2's name, kept by torch)."""

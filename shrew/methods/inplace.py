@@ -188,8 +188,8 @@ _WRITES_OF = (
     "less_equal", "log10", "log1p", "log2", "logical_and", "logical_not", "logical_or",
     "logical_xor", "logit", "lt", "multiply", "nan_to_num", "ne", "negative", "nextafter",
     "not_equal", "rad2deg", "reciprocal", "remainder", "renorm", "rsqrt", "sgn", "sign", "sin",
-    "sinc", "sinh", "square", "subtract", "tan", "tril", "triu", "true_divide", "trunc",
-    "xlogy", "addmm", "addbmm", "addmv", "addr", "baddbmm", "index_reduce", "float_power",
+    "sinh", "square", "subtract", "tan", "tril", "triu", "true_divide", "trunc",
+    "addmm", "addbmm", "addmv", "addr", "baddbmm", "index_reduce", "float_power",
 )
 
 

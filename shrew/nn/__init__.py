@@ -25,6 +25,7 @@ from .modules.padding import (CircularPad1d, CircularPad2d, CircularPad3d, Const
                               ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
                               ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .modules.module import RemovableHandle
+from .modules.upsampling import UpsamplingBilinear2d, UpsamplingNearest2d  # sampling layers
 from .modules.transformer import TransformerBlock
 from .parameter import Parameter
 from . import parallel  # noqa: E402, F401  (DistributedDataParallel: built on the above)
@@ -59,6 +60,8 @@ __all__ = [
     "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
     "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss",
     "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
+    # sampling layers
+    "UpsamplingBilinear2d", "UpsamplingNearest2d",
     # padding
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
     "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",

@@ -59,6 +59,9 @@ def to_device(x: Tensor, device: str) -> Tensor:
     backend = get_backend(device)
     if backend is x._backend:
         return x
+    if x.dtype.is_complex:
+        from .complex import pair
+        return pair.make(to_device(pair.view_as_real(x), device))
     check_device_dtype(backend, x.dtype, "to")
     host = x._host()
     data = backend.from_numpy(host)
@@ -110,6 +113,9 @@ def to_dtype(x: Tensor, dtype: DTypeLike) -> Tensor:
     dtype = as_dtype(dtype)
     if dtype is x.dtype:
         return x
+    if dtype.is_complex or x.dtype.is_complex:
+        from .complex import arith  # complex tensors are pairs of reals
+        return arith.to_dtype(x, dtype)
     check_device_dtype(x._backend, dtype, "to_dtype")
     data = x._backend.cast(x._data, dtype.np)
     if not dtype.is_floating_point:

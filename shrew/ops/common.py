@@ -58,6 +58,11 @@ def number(value: Any) -> Any:
 
 def constant(shape: Iterable[int], value: Any, dtype: DType, backend: Backend) -> Tensor:
     """A tensor of `shape` filled with `value` on `backend`, recording nothing."""
+    if dtype.is_complex:  # its parts, as real pairs (ops/complex/)
+        from .complex import arith
+        c, part = complex(value), dtype.to_real()
+        return arith.pack(constant(shape, c.real, part, backend),
+                          constant(shape, c.imag, part, backend))
     return wrap(backend.full(tuple(shape), value, dtype.np), backend)
 
 

@@ -34,9 +34,8 @@ def is_floating_point(input: Tensor) -> builtins.bool:  # noqa: A002  (torch's n
 
 
 def is_complex(input: Tensor) -> builtins.bool:  # noqa: A002
-    """False: shrew has no complex dtypes."""
-    _tensor("is_complex", input)
-    return False
+    """Whether input's dtype is complex64 or complex128."""
+    return _tensor("is_complex", input).dtype.is_complex
 
 
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05,  # noqa: A002

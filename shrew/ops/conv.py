@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..core.autocast import autocast_op
 from ..core import op as O
 from ..backends.base import fast_path
 from ..core.dtype import check_float
@@ -92,6 +93,7 @@ def _check_conv(op: str, x: Tensor, weight: Tensor, x_layout: str, w_layout: str
         raise DTypeError(f"{op}: input and weight dtypes differ ({x.dtype}, {weight.dtype})")
 
 
+@autocast_op("conv2d")
 def conv2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: IntOrPair = 0,
            dilation: IntOrPair = 1, groups: int = 1) -> Tensor:
     """2-d cross-correlation (no bias): the backend's conv2d where it has one and takes the
@@ -124,6 +126,7 @@ def _conv2d_data(be: Backend, x: Storage, w: Storage, stride: tuple[int, ...],
     return out
 
 
+@autocast_op("conv1d")
 def conv1d(x: Tensor, weight: Tensor, stride: IntOrOne = 1, padding: IntOrOne = 0,
            dilation: IntOrOne = 1, groups: int = 1) -> Tensor:
     """1-d cross-correlation (no bias): a 2-d one with a height of 1."""
@@ -192,6 +195,7 @@ def flip(t: Tensor, dims: Sequence[int]) -> Tensor:
     return t
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: IntOrPair = 0,
                      output_padding: IntOrPair = 0, groups: int = 1,
                      dilation: IntOrPair = 1) -> Tensor:
@@ -234,6 +238,7 @@ def conv_transpose2d(x: Tensor, weight: Tensor, stride: IntOrPair = 1, padding: 
     return conv2d(spread, kernel, 1, 0, dilation, groups)
 
 
+@autocast_op("conv_transpose1d")
 def conv_transpose1d(x: Tensor, weight: Tensor, stride: IntOrOne = 1, padding: IntOrOne = 0,
                      output_padding: IntOrOne = 0, groups: int = 1,
                      dilation: IntOrOne = 1) -> Tensor:

@@ -13,7 +13,7 @@ from ..core.dtype import (BY_NUMPY as _BY_NUMPY, DType, as_dtype, from_numpy_dty
                      get_default_dtype, int64, result_type)
 from ..core.errors import type_name
 from ..core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError, ShrewTypeError,
-                          ShrewValueError)
+                          ShrewValueError, UnsupportedError)
 from ..core.fields import AnyTensor, blank, init_leaf, leaf, wrap
 from ..core.shape import INT64_MAX, check_alloc, fmt, numel, shape_arg
 from .common import check_device_dtype
@@ -28,8 +28,10 @@ if TYPE_CHECKING:
     from ..typing import DeviceLike, DTypeLike, Scalar, ShapeLike, TensorData
 
 
-def host_array(data: object, op: str = "tensor") -> np.ndarray:
-    """Python data (scalar or nested lists) as a numpy array with torch's dtype inference."""
+def host_array(data: object, op: str = "tensor", dtype: DTypeLike | None = None) -> np.ndarray:
+    """Python data (scalar or nested lists) as a numpy array with torch's dtype inference;
+    with a `dtype` to come, floats and complex numbers stay in double precision, so that
+    the one cast to it rounds once (tensor([0.1], dtype=float64) holds 0.1, as torch's)."""
     try:
         arr = np.array(_plain(data) if _holds_tensors(data) else data)
     except (ValueError, TypeError) as exc:
@@ -41,8 +43,12 @@ def host_array(data: object, op: str = "tensor") -> np.ndarray:
         return arr
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64)
+    if arr.dtype.kind in "fc" and dtype is not None:
+        return arr
     if arr.dtype.kind == "f":
         return arr.astype(get_default_dtype().np)
+    if arr.dtype.kind == "c":  # Python complex numbers: the default complex dtype
+        return arr.astype(get_default_dtype().to_complex().np)
     # PyTorch: ValueError for text and for an int past int64, RuntimeError for other objects
     huge = any(type(v) is int and not -INT64_MAX - 1 <= v <= INT64_MAX for v in arr.reshape(-1))
     raise (ShrewValueError if huge or arr.dtype.kind in "US" else DTypeError)(
@@ -98,9 +104,12 @@ def init_tensor(t: Tensor, data: TensorData, dtype: DTypeLike | None, device: st
         host = np.asarray(data)
         inferred = from_numpy_dtype(data.dtype)
     else:
-        host = host_array(data)
+        host = host_array(data, "tensor", dtype)
         inferred = _BY_NUMPY[host.dtype]
     dtype = inferred if dtype is None else as_dtype(dtype)
+    if dtype.is_complex:  # a complex tensor is a ComplexTensor (ops/complex/), not a Tensor
+        raise DTypeError(f"Tensor: cannot hold {dtype} values; shrew.tensor(data) makes a "
+                         f"complex tensor")
     check_device_dtype(backend, dtype, "tensor")
     if requires_grad and not dtype.is_floating_point:
         raise DTypeError(f"tensor: only floating-point tensors can require grad, got {dtype}")
@@ -120,6 +129,8 @@ def new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequenc
     if dtype is None:
         dtype = get_default_dtype() if default is None else default
     dtype = as_dtype(dtype)
+    if dtype.is_complex:  # complex tensors are real pairs (ops/complex/)
+        return _complex_new(op, data_fn, shape, dtype, device, requires_grad)
     check_device_dtype(backend, dtype, op)
     if requires_grad and not dtype.is_floating_point:
         raise DTypeError(f"{op}: only floating-point tensors can require grad, got {dtype}")
@@ -134,15 +145,47 @@ def new(op: str, data_fn: Callable[[Backend, np.dtype], Storage], shape: Sequenc
     return leaf(data, backend, requires_grad)
 
 
+def _complex_new(op: str, data_fn: Callable[[Backend, np.dtype], Storage],
+                 shape: Sequence[int], dtype: DType, device: DeviceLike | None,
+                 requires_grad: bool) -> Tensor:
+    """A complex leaf: the fills' real parts from data_fn and imaginary parts 0; rand's and
+    randn's two parts drawn each, randn's scaled by sqrt(1/2) (a variance of 1 in all, as
+    PyTorch's complex normal)."""
+    from .complex import arith
+    real = new(op, data_fn, shape, dtype.to_real(), device, False)
+    if op in ("zeros", "ones", "full", "empty"):
+        return arith.to_dtype(real, dtype).requires_grad_(requires_grad)
+    if op not in ("rand", "randn"):
+        raise UnsupportedError(f"{op}: complex dtypes are not supported ({dtype})")
+    imag = new(op, data_fn, shape, dtype.to_real(), device, False)
+    z = arith.pack(real, imag)
+    if op == "randn":
+        z = arith.make(arith.view_as_real(z) * math.sqrt(0.5))
+    return z.requires_grad_(requires_grad)
+
+
 def full(size: ShapeLike, fill_value: Scalar, *, dtype: DTypeLike | None = None,
          device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """A tensor of `size` filled with `fill_value`; the dtype follows the value (bool,
     int64 or the default float dtype) unless given."""
     shape = shape_arg("full", (size,) if isinstance(size, int) else (tuple(size),))
-    if not isinstance(fill_value, numbers.Number) or isinstance(fill_value, complex):
-        raise ShrewTypeError(f"full: fill_value must be a real number, got {fill_value!r}")
+    if not isinstance(fill_value, numbers.Number):
+        raise ShrewTypeError(f"full: fill_value must be a number, got {fill_value!r}")
+    if isinstance(fill_value, complex) or (dtype is not None and as_dtype(dtype).is_complex):
+        return _complex_full(shape, complex(fill_value), dtype, device, requires_grad)
     return new("full", lambda be, dt: be.full(shape, fill_value, dt), shape, dtype, device,
                requires_grad, result_type(fill_value))
+
+
+def _complex_full(shape: tuple, value: complex, dtype: DTypeLike | None,
+                  device: DeviceLike | None, requires_grad: bool) -> Tensor:
+    from .complex import arith
+    kind = get_default_dtype().to_complex() if dtype is None else as_dtype(dtype)
+    if not kind.is_complex:
+        raise DTypeError(f"full: a complex fill_value needs a complex dtype, got {kind}")
+    parts = [full(shape, v, dtype=kind.to_real(), device=device) for v in (value.real,
+                                                                           value.imag)]
+    return arith.pack(*parts).requires_grad_(requires_grad)
 
 
 def zeros(*args: ShapeLike, size: ShapeLike | None = None, out: Tensor | None = None,
@@ -381,6 +424,9 @@ def from_numpy(a: np.ndarray, device: str = "cpu") -> Tensor:
         raise ShrewTypeError(f"from_numpy: expected a numpy.ndarray, got {type_name(a)}")
     backend = get_backend(device)
     from_numpy_dtype(a.dtype, "from_numpy")
+    if a.dtype.kind == "c" and backend.device == "cpu":
+        from .complex import pair
+        return pair.share_host(a, backend)
     if backend.device != "cpu":
         return tensor(a, device=device)
     return wrap(a, backend)
@@ -389,9 +435,31 @@ def from_numpy(a: np.ndarray, device: str = "cpu") -> Tensor:
 def tensor(data: TensorData, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
            requires_grad: bool = False) -> Tensor:
     """The same as ``Tensor(data, ...)``: a new leaf tensor holding a copy of `data`."""
+    if _foreign(data):  # a torch tensor: read through DLPack
+        data = from_foreign(data, "tensor")
+    elif not isinstance(data, (AnyTensor, np.ndarray, np.generic)):
+        data = host_array(data, "tensor", dtype)  # Python data, as torch infers its dtype
+    if _is_complex_data(data, dtype):
+        return _complex_tensor(data, dtype, device, requires_grad)
     t = blank()
     init_tensor(t, data, dtype, device, requires_grad)
     return t
+
+
+def _is_complex_data(data: Tensor | np.ndarray | np.generic, dtype: DTypeLike | None) -> bool:
+    """Whether tensor(data, dtype) makes a complex tensor (ops/complex/pair.py)."""
+    if dtype is not None:
+        return as_dtype(dtype).is_complex
+    return data.dtype.is_complex if isinstance(data, AnyTensor) else data.dtype.kind == "c"
+
+
+def _complex_tensor(data: Tensor | np.ndarray | np.generic, dtype: DTypeLike | None,
+                    device: DeviceLike | None, requires_grad: bool) -> Tensor:
+    from .complex import pair
+    host = data._host() if isinstance(data, AnyTensor) else np.asarray(data)
+    if dtype is None:
+        dtype = from_numpy_dtype(host.dtype)
+    return pair.from_host(host, get_backend(device), as_dtype(dtype), requires_grad)
 
 
 DLPACK_DEVICES = {1: "cpu", 2: "cuda"}
@@ -417,7 +485,9 @@ def from_dlpack(x: Any) -> Tensor:
         data = backend.from_dlpack(x)
     except (BufferError, RuntimeError, TypeError) as exc:
         raise ShrewTypeError(f"from_dlpack: cannot import the {type_name(x)}: {exc}") from None
-    from_numpy_dtype(data.dtype, "from_dlpack")
+    if from_numpy_dtype(data.dtype, "from_dlpack").is_complex:
+        from .complex import pair
+        return pair.share_host(data, backend)
     return wrap(data, backend)
 
 

@@ -409,8 +409,8 @@ def as_recorded(op: O.Op, node_id: int) -> O.Op:
     if type(op) is O.Checkpoint:
         return dataclasses.replace(op, captured=tuple(resolve(x, node_id)
                                                       for x in op.captured))
-    return dataclasses.replace(op, **{name: resolve(getattr(op, name), node_id)
-                                      for name in op.TENSORS})
+    return dataclasses.replace(op, **{name: resolve(x, node_id) for name in op.TENSORS
+                                      if (x := getattr(op, name)) is not None})
 
 
 def check_versions(node: Tensor, op: O.Op) -> None:

@@ -6,20 +6,24 @@ from __future__ import annotations
 import numbers
 from typing import TYPE_CHECKING
 
+from ..core.autocast import autocast_op
 from ..core import op as O
 from ..backends.base import fast_path
 from ..core.dtype import FLOAT, as_dtype, check_float, float32
-from ..core.errors import type_name
+from ..core.errors import not_a_tensor
 from ..core.errors import ShapeError, ShrewTypeError
 from ..core.fields import AnyTensor, record, wrap
 from ..core.shape import fmt, normalize_dim
 from .elementwise.recorded import add_bias
+from .sparse.coo import SparseTensor
+from .sparse.products import log_softmax as sparse_log_softmax, softmax as sparse_softmax
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
     from ..typing import DTypeLike
 
 
+@autocast_op("softmax")
 def softmax(x: Tensor, dim: int, log: bool = False, dtype: DTypeLike | None = None) -> Tensor:
     """exp(x) normalised to sum to 1 along dim (its log with `log`), computed stably for any
     magnitude; in `dtype` if given (x is cast first, as PyTorch)."""
@@ -38,20 +42,24 @@ def softmax(x: Tensor, dim: int, log: bool = False, dtype: DTypeLike | None = No
 
 
 def softmax_function(input: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor:  # noqa: A002
-    """shrew.softmax (torch.softmax)."""
+    """shrew.softmax (torch.softmax); of a sparse tensor, torch.sparse.softmax."""
+    if isinstance(input, SparseTensor):
+        return sparse_softmax(input, dim, dtype)
     return softmax(input, dim, False, dtype)
 
 
 def log_softmax_function(input: Tensor, dim: int,  # noqa: A002
                          dtype: DTypeLike | None = None) -> Tensor:
-    """shrew.log_softmax (torch.log_softmax)."""
+    """shrew.log_softmax (torch.log_softmax); of a sparse tensor, torch.sparse.log_softmax."""
+    if isinstance(input, SparseTensor):
+        return sparse_log_softmax(input, dim, dtype)
     return softmax(input, dim, True, dtype)
 
 
 def _norm_dims(op: str, x: Tensor, ndims: int, eps: float) -> tuple[int, ...]:
     """The last `ndims` dims of x, once x, ndims and eps are checked."""
     if not isinstance(x, AnyTensor):
-        raise ShrewTypeError(f"{op}: input must be a shrew.Tensor, got {type_name(x)}")
+        raise not_a_tensor(op, "input", x)
     check_float(x.dtype, op)
     if isinstance(ndims, bool) or not isinstance(ndims, int) or not 1 <= ndims <= x.ndim:
         raise ShapeError(f"{op}: ndims must be an int from 1 to {x.ndim} for input "

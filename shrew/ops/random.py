@@ -41,9 +41,13 @@ def _random(draw: str, shape: tuple, dtype: DTypeLike | None, device: DeviceLike
     or from `generator`'s host stream."""
     shape = shape_arg(draw, shape)
     dtype = get_default_dtype() if dtype is None else as_dtype(dtype)
-    check_float(dtype, draw, UnsupportedError)  # PyTorch: NotImplementedError
+    if not dtype.is_complex:  # (a complex draw: both parts, ops/creation.py)
+        check_float(dtype, draw, UnsupportedError)  # PyTorch: NotImplementedError
     check_generator(draw, generator)
     if generator is not None:
+        if dtype.is_complex:
+            raise UnsupportedError(f"{draw}: generator= with a complex dtype is not supported; "
+                                   f"draw the real and imaginary parts and combine them")
         values = _HOST_DRAWS[draw](generator.numpy(), shape)
         return new(draw, lambda be, dt: be.from_numpy(np.asarray(values, dtype=dt)), shape,
                    dtype, device, requires_grad)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from ..core.autocast import autocast_op
 from ..core import op as O
 from .. import return_types
 from ..core.dtype import DType, as_dtype, bfloat16, bool_, check_float, float16, float32, int64
@@ -19,6 +20,7 @@ from .elementwise.recorded import where
 from .index.recorded import gather
 from .elementwise.composed import maximum, minimum
 from .scan import scan
+from .sparse.coo import SparseTensor
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -69,16 +71,27 @@ def reduce(fn: str, x: Tensor, dim: Dims, keepdim: bool, recorded: str | None = 
     return record(data, x._backend, O.Reduce(recorded or fn, x, dims, bool(keepdim)), x)
 
 
+@autocast_op("sum")
 @numpy_keywords
 def sum(x: Tensor, dim: Dims = None, keepdim: bool = False, *,  # noqa: A001
         dtype: DTypeLike | None = None) -> Tensor:
-    return reduce("sum", _cast(x, dtype), dim, keepdim)
+    if isinstance(x, SparseTensor):  # torch.sum of a sparse tensor: torch.sparse.sum
+        return x.sum(dim, keepdim, dtype)
+    x = _cast(x, dtype)
+    if x.dtype.is_complex:
+        from .complex import arith
+        return arith.reduce("sum", x, dim, keepdim)
+    return reduce("sum", x, dim, keepdim)
 
 
 @numpy_keywords
 def mean(x: Tensor, dim: Dims = None, keepdim: bool = False, *,
          dtype: DTypeLike | None = None) -> Tensor:
-    return reduce("mean", _cast(x, dtype), dim, keepdim)
+    x = _cast(x, dtype)
+    if x.dtype.is_complex:
+        from .complex import arith
+        return arith.reduce("mean", x, dim, keepdim)
+    return reduce("mean", x, dim, keepdim)
 
 
 @numpy_keywords
@@ -98,6 +111,7 @@ def nanmean(x: Tensor, dim: Dims = None, keepdim: bool = False, *,
     return nansum(x, dim, keepdim) / present
 
 
+@autocast_op("prod")
 @numpy_keywords
 def prod(x: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: DTypeLike | None = None) -> Tensor:
@@ -244,6 +258,7 @@ def _sqrt_zero_safe(var: Tensor) -> Tensor:
     return where(zero, var, where(zero, 1.0, var).sqrt())
 
 
+@autocast_op("logsumexp")
 @numpy_keywords
 def logsumexp(x: Tensor, dim: Dims, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) over dims, shifted by the (constant) maximum so nothing overflows;
@@ -281,6 +296,7 @@ def count_nonzero(x: Tensor, dim: Dims = None) -> Tensor:
 
 
 # -- vector norms ------------------------------------------------------------------------
+@autocast_op("linalg_vector_norm")
 @numpy_keywords
 def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = False, *,  # noqa: A002
                 dtype: DTypeLike | None = None, op: str = "linalg.vector_norm") -> Tensor:
@@ -303,6 +319,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Dims = None, keepdim: bool = Fal
     return record(value._data, x._backend, O.VectorNorm(x, float(ord), dims, bool(keepdim)), x)
 
 
+@autocast_op("norm")
 @numpy_keywords
 def norm(x: Tensor, p: Any = "fro", dim: Dims = None, keepdim: bool = False,
          dtype: DTypeLike | None = None) -> Tensor:

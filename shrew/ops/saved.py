@@ -34,7 +34,7 @@ def saved_tensors(op: O.Op, out: Tensor) -> Saved:
     match op:
         case O.Binary("add" | "sub") | O.Reduce("sum" | "mean") | O.Scan("sum") | \
                 O.Affine() | O.Contiguous() | O.Reshape() | O.Transpose() | O.Narrow() | \
-                O.AsStrided() | \
+                O.AsStrided() | O.FFT() | \
                 O.Pad() | O.Cat() | O.ToDtype() | O.ToDevice() | O.Gather() | \
                 O.ScatterAdd() | O.Scatter(reduce="none") | O.Im2Col() | O.Col2Im() | \
                 O.CustomFunction():  # a Function's ctx checks what it saved itself

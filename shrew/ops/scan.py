@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..core.autocast import autocast_op
 from ..core import op as O
 from .. import return_types
 from ..core.dtype import as_dtype, bool_, check_float, int64
@@ -44,11 +45,13 @@ def scan(fn: str, x: Tensor, dim: int, dtype: DTypeLike | None = None) -> Tensor
     return out.reshape() if x.ndim == 0 else out
 
 
+@autocast_op("cumsum")
 @numpy_keywords
 def cumsum(x: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tensor:
     return scan("sum", x, dim, dtype)
 
 
+@autocast_op("cumprod")
 @numpy_keywords
 def cumprod(x: Tensor, dim: int, *, dtype: DTypeLike | None = None) -> Tensor:
     return scan("prod", x, dim, dtype)

@@ -10,6 +10,7 @@ from ..autograd.engine import GradStore
 from ..core.errors import type_name
 from ..core.errors import ShrewTypeError, ShrewValueError, UnsupportedError
 from ..core.grad_mode import enable_grad, no_grad
+from ..ops.complex.pair import view_as_real
 from ..ops.creation import zeros_like
 from ..core.shape import fmt
 from .._tensor import Tensor
@@ -153,6 +154,8 @@ class Optimizer:
                 for p in group["params"]:
                     g = p.grad if grads is None else grads.get(p)
                     if g is not None:
+                        if p.dtype.is_complex:  # as PyTorch's: the real pairs are updated
+                            p, g = view_as_real(p), view_as_real(g)
                         self._step_one(p, g, group)
         return loss
 

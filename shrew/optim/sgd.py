@@ -42,9 +42,8 @@ class SGD(Optimizer):
         if momentum:
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = grad
-            else:
-                buf = buf * momentum + grad * (1.0 - group["dampening"])
-            state["momentum_buffer"] = buf
+                buf = state["momentum_buffer"] = grad.detach().clone()
+            else:  # in place, as PyTorch's: the buffer stays one tensor (shrew.compile reads
+                buf.mul_(momentum).add_(grad, alpha=1.0 - group["dampening"])  # it in place)
             grad = grad + buf * momentum if group["nesterov"] else buf
         return grad, -group["lr"]

@@ -88,8 +88,9 @@ def _buffer_place(t: Tensor, data: Any) -> _Place | None:
 
 
 def _place(t: Tensor) -> _Place:
-    data, found = t._data, None
-    if t.numel() > 0:
+    complex_values = t.dtype.is_complex  # stored as real pairs (ops/complex/): written copied
+    data, found = (None if complex_values else t._data), None
+    if t.numel() > 0 and not complex_values:
         if isinstance(data, np.ndarray) or hasattr(getattr(data, "data", None), "ptr"):
             found = _array_place(t, data)
         elif hasattr(data, "buffer") and hasattr(data, "offset"):
@@ -102,7 +103,8 @@ def _place(t: Tensor) -> _Place:
         steps.append(acc)
         acc *= max(n, 1)
     return _Place((id(t), "copy"), 0, tuple(reversed(steps)),
-                  lambda n: t._backend.to_numpy(data).reshape(-1))
+                  lambda n: np.ascontiguousarray(t._host() if complex_values
+                                                 else t._backend.to_numpy(data)).reshape(-1))
 
 
 def _extent(t: Tensor, strides: tuple[int, ...]) -> int:

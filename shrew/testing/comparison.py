@@ -15,7 +15,13 @@ from ..core.fields import AnyTensor
 
 # (rtol, atol) by dtype, PyTorch's table; integers and bool compare exactly.
 _TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
-               "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+               "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+               "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}  # their parts'
+
+
+def _widened(array: np.ndarray) -> np.ndarray:
+    """float64, or complex128 for complex values (whose parts are compared together)."""
+    return array.astype(np.complex128 if array.dtype.kind == "c" else np.float64)
 
 
 class CloseError(ShrewError, AssertionError):
@@ -107,7 +113,7 @@ def _tensors(actual: Any, expected: Any, rtol: float | None, atol: float | None,
 
 def _host(value: Any) -> np.ndarray:
     array = value.detach().cpu().numpy() if isinstance(value, AnyTensor) else value
-    return np.asarray(array).astype(np.float64)
+    return _widened(np.asarray(array))
 
 
 def _mismatches(a: np.ndarray, e: np.ndarray, rtol: float, atol: float, equal_nan: bool,

@@ -9,10 +9,14 @@ import numpy as np
 from ..core.errors import ArgumentError
 from ..core.grad_mode import no_grad
 from .._tensor import Tensor
+from ..ops.complex.pair import view_as_real
 
 
 def _as_outputs(result: Tensor | Iterable[Tensor]) -> tuple[Tensor, ...]:
-    return (result,) if isinstance(result, Tensor) else tuple(result)
+    """The outputs, a complex one as its real pairs (PyTorch's gradients of complex
+    outputs are those of their real and imaginary parts)."""
+    outs = (result,) if isinstance(result, Tensor) else tuple(result)
+    return tuple(view_as_real(o) if o.dtype.is_complex else o for o in outs)
 
 
 def gradcheck(fn: Callable[..., Tensor | Sequence[Tensor]], inputs: Iterable[Any],

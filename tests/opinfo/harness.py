@@ -22,6 +22,8 @@ import torch
 import shrew
 
 DTYPES = (torch.float32, torch.float64)
+# tried only for entries that take none of DTYPES (view_as_real, imag, istft): complex inputs
+COMPLEX_DTYPES = (torch.complex64, torch.complex128)
 MAX_SAMPLES = 12  # samples tried per entry and dtype: enough to see keywords and shapes
 
 
@@ -90,7 +92,7 @@ def _dtype(dt: torch.dtype) -> Any:
 
 def to_shrew(value: Any, requires_grad: bool = False) -> Any:
     if isinstance(value, torch.Tensor):
-        arr = value.detach().cpu().numpy().copy()
+        arr = _numpy(value).copy()
         t = shrew.tensor(arr)
         if requires_grad and value.requires_grad:
             t.requires_grad_()
@@ -110,6 +112,21 @@ def to_shrew(value: Any, requires_grad: bool = False) -> Any:
     return value
 
 
+def _numpy(t: torch.Tensor) -> np.ndarray:
+    """t's values on the host (force: a conjugate view or a ZeroTensor resolved, which
+    numpy() refuses)."""
+    return t.detach().cpu().numpy(force=True)
+
+
+def _weighted(o: Any, w: np.ndarray, lib: Any) -> Any:
+    """sum(o * w), a real number: a complex output is weighted by its real pairs (w has
+    the output's shape plus a last dim of 2), as PyTorch's gradients of complex numbers are
+    those of a real function of the real and imaginary parts."""
+    if o.dtype.is_complex:
+        o = lib.view_as_real(o.resolve_conj())
+    return (o * (torch.from_numpy(w) if lib is torch else shrew.tensor(w))).sum()
+
+
 def _flat_outputs(value: Any) -> list[Any]:
     if isinstance(value, (tuple, list)):
         out: list[Any] = []
@@ -117,6 +134,21 @@ def _flat_outputs(value: Any) -> list[Any]:
             out.extend(_flat_outputs(v))
         return out
     return [value]
+
+
+def _densified(value: Any) -> Any:
+    """Sparse outputs (torch's and shrew's COO) as their dense form, which compares and
+    differentiates like any output."""
+    if isinstance(value, (tuple, list)):
+        items = [_densified(v) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value  # as it was (a named tuple keeps its type)
+        return list(items) if isinstance(value, list) else tuple(items)
+    if isinstance(value, torch.Tensor) and value.layout == torch.sparse_coo:
+        return value.to_dense()
+    if isinstance(value, shrew.sparse.SparseTensor):
+        return value.to_dense()
+    return value
 
 
 def _leaves(value: Any) -> Iterator[Any]:
@@ -133,7 +165,7 @@ def _leaves(value: Any) -> Iterator[Any]:
 
 
 def _tolerance(dtype: torch.dtype) -> tuple[float, float]:
-    return (1e-4, 1e-5) if dtype == torch.float32 else (1e-7, 1e-9)
+    return (1e-4, 1e-5) if dtype in (torch.float32, torch.complex64) else (1e-7, 1e-9)
 
 
 def _compare(ours: Any, ref: Any, dtype: torch.dtype) -> str | None:
@@ -153,7 +185,7 @@ def _compare(ours: Any, ref: Any, dtype: torch.dtype) -> str | None:
                 return f"output {i} dtype {a.dtype.name}, torch {want}"
             if b.dtype == torch.bfloat16:  # numpy has no bfloat16 of its own: compare in float32
                 a, b = a.float(), b.float()
-            got, exp = np.asarray(a.numpy()), b.detach().numpy()
+            got, exp = np.asarray(a.numpy()), _numpy(b)
             if got.dtype == np.bool_ or np.issubdtype(got.dtype, np.integer):
                 if not np.array_equal(got, exp):
                     return f"output {i} values differ"
@@ -173,11 +205,11 @@ def _compare(ours: Any, ref: Any, dtype: torch.dtype) -> str | None:
 
 def _check_sample(op: Any, fn: Callable[..., Any], sample: Any, dtype: torch.dtype,
                   grads: bool) -> str | None:
-    ref = op(sample.input, *sample.args, **sample.kwargs)
+    ref = _densified(op(sample.input, *sample.args, **sample.kwargs))
     x = to_shrew(sample.input, grads)
     args = to_shrew(sample.args, grads)
     kwargs = to_shrew(sample.kwargs, grads)
-    ours = fn(x, *args, **kwargs)
+    ours = _densified(fn(x, *args, **kwargs))
     reason = _compare(ours, ref, dtype)
     if reason or not grads:
         return reason
@@ -189,11 +221,12 @@ def _check_sample(op: Any, fn: Callable[..., Any], sample: Any, dtype: torch.dty
     if len(our_outs) != len(ref_outs):
         return "shrew output does not require grad where torch's does"
     rng = np.random.default_rng(0)
-    weights = [rng.standard_normal(tuple(o.shape)) for o in ref_outs]
-    ref_loss = sum((o * torch.from_numpy(w)).sum() for o, w in zip(ref_outs, weights))
+    weights = [rng.standard_normal(tuple(o.shape) + ((2,) if o.dtype.is_complex else ()))
+               for o in ref_outs]
+    ref_loss = sum(_weighted(o, w, torch) for o, w in zip(ref_outs, weights))
     ref_leaves = list(_leaves((sample.input, sample.args, sample.kwargs)))
     ref_grads = torch.autograd.grad(ref_loss, ref_leaves, allow_unused=True)
-    our_loss = sum((o * shrew.tensor(w)).sum() for o, w in zip(our_outs, weights))
+    our_loss = sum(_weighted(o, w, shrew) for o, w in zip(our_outs, weights))
     our_leaves = list(_leaves((x, args, kwargs)))
     store = our_loss.backward()
     rtol, atol = _tolerance(dtype)
@@ -205,7 +238,7 @@ def _check_sample(op: Any, fn: Callable[..., Any], sample: Any, dtype: torch.dty
             if torch.count_nonzero(g_ref):
                 return f"no gradient for input {i}"
             continue
-        if not np.allclose(g.numpy(), g_ref.numpy(), rtol=rtol, atol=atol, equal_nan=True):
+        if not np.allclose(g.numpy(), _numpy(g_ref), rtol=rtol, atol=atol, equal_nan=True):
             return f"gradient of input {i} differs"
     return None
 
@@ -216,10 +249,12 @@ def run_entry(op: Any) -> EntryResult:
     if fn is None:
         return result
     result.found = True
-    for dtype in DTYPES:
-        if dtype not in op.supported_dtypes("cpu"):
+    supported = op.supported_dtypes("cpu")
+    dtypes = DTYPES if any(d in supported for d in DTYPES) else COMPLEX_DTYPES
+    for dtype in dtypes:
+        if dtype not in supported:
             continue
-        grads = dtype == torch.float64 and op.supports_autograd
+        grads = dtype in (torch.float64, torch.complex128) and op.supports_autograd
         try:
             samples = list(op.sample_inputs("cpu", dtype, requires_grad=grads))[:MAX_SAMPLES]
         except Exception as exc:  # torch's own sample generator failing is not our failure

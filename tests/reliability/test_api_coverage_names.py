@@ -101,5 +101,6 @@ def test_dtype_constants_and_autocast():
         assert getattr(shrew, name) == getattr(torch, name)
     assert np.isnan(shrew.nan) and np.isnan(torch.nan)
     assert shrew.autocast is shrew.amp.autocast
-    with shrew.autocast("cpu", dtype=shrew.bfloat16):
-        assert (shrew.ones(2) @ shrew.ones(2)).dtype == shrew.float32
+    with shrew.autocast("cpu", dtype=shrew.bfloat16), torch.autocast("cpu", dtype=torch.bfloat16):
+        assert (shrew.ones(2) @ shrew.ones(2)).dtype == shrew.bfloat16  # as PyTorch's:
+        assert (torch.ones(2) @ torch.ones(2)).dtype == torch.bfloat16  # autocast casts

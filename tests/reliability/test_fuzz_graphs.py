@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 import shrew
 from shrew.core import op as O
-from shrew.backends.base import BINARY_FNS, REDUCE_FNS, UNARY_FNS
+from shrew.backends.base import (BINARY_FNS, REDUCE_FNS, SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS,
+                                 UNARY_FNS)
 from shrew.autograd.diagnostics import _graph, op_name
 from shrew.testing import gradcheck
 from shrew.testing.conformance.calls import SinTimes
@@ -72,10 +73,13 @@ def _positive(x):
     return x * x + 0.5
 
 
-# Integer-only functions: never recorded in these float graphs.
+# Integer-only functions: never recorded in these float graphs; nor the special functions,
+# defined on parts of the line, some without a gradient (tests/test_special_torch.py).
 INTEGER_ONLY = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")
-FLOAT_BINARY_FNS = tuple(fn for fn in BINARY_FNS if fn not in INTEGER_ONLY)
-FLOAT_UNARY_FNS = tuple(fn for fn in UNARY_FNS if fn not in INTEGER_ONLY)
+FLOAT_BINARY_FNS = tuple(fn for fn in BINARY_FNS
+                         if fn not in INTEGER_ONLY and fn not in SPECIAL_BINARY_FNS)
+FLOAT_UNARY_FNS = tuple(fn for fn in UNARY_FNS
+                        if fn not in INTEGER_ONLY and fn not in SPECIAL_UNARY_FNS)
 # the Reduce functions recorded: the backend's, and amax / amin (max and min over dims,
 # with their own gradient rule)
 RECORDED_REDUCE_FNS = (*REDUCE_FNS, "amax", "amin")

@@ -19,8 +19,8 @@ EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
 
 
 def _device(name: str, dtype: str) -> str:
-    """The device, or a skip naming why it lacks the dtype (OpenCL C has no bfloat16;
-    POCL has no float16, cl_khr_fp16)."""
+    """The device, or a skip naming why it lacks the dtype (POCL has no float16,
+    cl_khr_fp16; bfloat16 is on every device)."""
     device = device_or_fail(name)
     backend = shrew.backends.registry.get_backend(device)
     if np.dtype(getattr(shrew, dtype).np) not in backend.dtypes:

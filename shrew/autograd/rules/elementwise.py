@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from ...core.errors import StateError
+from ...core.errors import StateError, UnsupportedError
 from ...ops.creation import zeros_like
 from ...ops.elementwise.recorded import binary, unary, where
 from .common import fast_gradient
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _GELU_A = 0.044715
@@ -53,7 +54,20 @@ def binary_grads(fn: str, a: Tensor, b: Tensor, y: Tensor,
             return binary("tanh_backward", g, b), g * a * b * -2.0
         case "sigmoid_backward":  # a b (1 - b)
             return binary("sigmoid_backward", g, b), g * a * (1.0 - b * 2.0)
+        case "igamma" | "igammac":  # d/dx: the gamma density x^(a-1) e^-x / Gamma(a)
+            _not_differentiable(fn, a, "input")
+            density = ((a - 1.0) * b.log() - b - unary("lgamma", a)).exp()
+            return None, g * density if fn == "igamma" else -(g * density)
+        case "zeta":  # d/dq zeta(s, q) = -s zeta(s + 1, q)
+            _not_differentiable(fn, a, "input")
+            return None, -(g * a * binary("zeta", a + 1.0, b))
     raise StateError(f"backward: no gradient rule for binary {fn!r}")
+
+
+def _not_differentiable(fn: str, x: Tensor, name: str) -> None:
+    """Raise where PyTorch has no derivative: igamma's, igammac's and zeta's first argument."""
+    if x.requires_grad:
+        raise UnsupportedError(f"{fn}: the derivative for '{fn}: {name}' is not implemented")
 
 
 def unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
@@ -141,6 +155,28 @@ def unary_grad(fn: str, x: Tensor, y: Tensor, g: Tensor) -> Tensor:
             return g * (x * x - 1.0).rsqrt()
         case "atanh":
             return g / (1.0 - x * x)
+        case "lgamma":
+            return g * unary("digamma", x)
+        case "digamma":  # polygamma(1, x) = zeta(2, x)
+            return g * binary("zeta", x, 2.0, reflected=True)
+        case "erfcx":  # 2 x erfcx(x) - 2 / sqrt(pi)
+            return g * (x * y * 2.0 - _TWO_OVER_SQRT_PI)
+        case "ndtri":  # 1 / Phi'(y) = sqrt(2 pi) e^(y^2 / 2)
+            return g * (y * y * 0.5).exp() * _SQRT_2PI
+        case "log_ndtr":  # Phi'(x) / Phi(x) = e^(-x^2 / 2 - log Phi(x)) / sqrt(2 pi)
+            return g * (x * x * -0.5 - y).exp() * _INV_SQRT_2PI
+        case "i0":
+            return g * unary("i1", x)
+        case "i0e":  # I1e(x) - sign(x) I0e(x)
+            return g * (unary("i1e", x) - x.sign() * y)
+        case "i1" | "i1e":  # I0 - I1 / x (scaled: I0e - I1e (sign(x) + 1 / x)); 1/2 at 0
+            zero = x == 0
+            ratio = y / where(zero, 1.0, x)
+            if fn == "i1":
+                slope = unary("i0", x) - ratio
+            else:
+                slope = unary("i0e", x) - ratio - x.sign() * y
+            return g * where(zero, 0.5, slope)
         case "floor" | "ceil" | "round" | "sign" | "trunc":
             return zeros_like(x)
     raise StateError(f"backward: no gradient rule for unary {fn!r}")

@@ -21,10 +21,11 @@ from .conv import ConvPrimitives
 from .elementwise import ElementwisePrimitives
 from .index import IndexPrimitives
 from .pool import PoolPrimitives
+from .rnn import RnnPrimitives
 
 
 class ArrayModuleBackend(ElementwisePrimitives, ConvPrimitives, PoolPrimitives,
-                         IndexPrimitives):
+                         IndexPrimitives, RnnPrimitives):
     """Implements every primitive with ``xp`` (numpy or a numpy-compatible module).
 
     Which module of this package supplies what:
@@ -35,7 +36,8 @@ class ArrayModuleBackend(ElementwisePrimitives, ConvPrimitives, PoolPrimitives,
     - conv.py: im2col, col2im, and base.FastConv's conv2d and conv2d_backward
       (folded_conv.py);
     - pool.py: max_pool2d, avg_pool2d, and base.FastPool's max_pool2d_backward;
-    - index.py: gather, scatter_add, scatter.
+    - index.py: gather, scatter_add, scatter;
+    - rnn.py: rnn_cell, rnn_cell_backward.
     """
 
     xp = np
@@ -96,6 +98,17 @@ class ArrayModuleBackend(ElementwisePrimitives, ConvPrimitives, PoolPrimitives,
         out = self.xp.full(shape, value, dtype=x.dtype)
         out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, pads))] = x
         return out
+
+    def fft(self, x: Storage, dims: tuple, inverse: bool) -> Storage:
+        # numpy's pocketfft on cpu, cuFFT through cupy.fft on cuda; pairs read as complex
+        pairs = self.xp.ascontiguousarray(x)
+        if not dims or pairs.size == 0:
+            return pairs.copy()
+        z = pairs.view(np.complex64 if x.dtype == np.float32 else np.complex128)[..., 0]
+        fft = self.xp.fft
+        out = fft.ifftn(z, axes=dims, norm="forward") if inverse else fft.fftn(z, axes=dims)
+        out = self.xp.ascontiguousarray(out.astype(z.dtype, copy=False))
+        return out[..., None].view(x.dtype)
 
     def cast(self, x: Storage, dtype: np.dtype) -> Storage:
         dtype = np.dtype(dtype)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..base import Storage
-from ..kernels import window_output
+from ..kernels import accumulator, window_output
 from . import folded_conv
 from .pool import windows
 
@@ -67,12 +67,23 @@ class ConvPrimitives:
                groups: int) -> Storage:
         if not self._folds(w, dilation, groups):
             return NotImplemented
+        wide = accumulator(x.dtype)
+        if wide != x.dtype:  # float16 and bfloat16 accumulate in float32, rounded once
+            out = folded_conv.conv2d(self.xp, self.gemm, x.astype(wide), w.astype(wide),
+                                     stride, padding)
+            return out.astype(x.dtype)
         return folded_conv.conv2d(self.xp, self.gemm, x, w, stride, padding)
 
     def conv2d_backward(self, x: Storage, w: Storage, g: Storage, stride: tuple, padding: tuple,
                         dilation: tuple, groups: int, need_x: bool, need_w: bool) -> tuple:
         if not self._folds(w, dilation, groups):
             return NotImplemented
+        wide = accumulator(x.dtype)
+        if wide != x.dtype:
+            grads = folded_conv.conv2d_backward(self.xp, self.gemm, x.astype(wide),
+                                                w.astype(wide), g.astype(wide), stride,
+                                                padding, need_x, need_w)
+            return tuple(None if d is None else d.astype(x.dtype) for d in grads)
         return folded_conv.conv2d_backward(self.xp, self.gemm, x, w, g, stride, padding,
                                           need_x, need_w)
 

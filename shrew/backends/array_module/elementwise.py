@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ..base import Storage
-from ..kernels import wrapped
+from ..kernels import accumulator, wrapped
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
@@ -27,6 +27,17 @@ _XP_BINARY = {"pow": "power", "atan2": "arctan2", "maximum": "maximum", "minimum
               "fmod": "fmod", "remainder": "remainder", "floor_divide": "floor_divide",
               "copysign": "copysign", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
               "bitwise_xor": "bitwise_xor"}
+# The special functions, by their scipy.special names (airy_ai: the first of airy's four).
+_SPECIAL_UNARY = {"lgamma": "gammaln", "digamma": "psi", "erfcx": "erfcx", "ndtri": "ndtri",
+                  "log_ndtr": "log_ndtr", "i0": "i0", "i0e": "i0e", "i1": "i1", "i1e": "i1e",
+                  "bessel_j0": "j0", "bessel_j1": "j1", "bessel_y0": "y0", "bessel_y1": "y1",
+                  "modified_bessel_k0": "k0", "modified_bessel_k1": "k1",
+                  "scaled_modified_bessel_k0": "k0e", "scaled_modified_bessel_k1": "k1e"}
+_SPECIAL_BINARY = {"igamma": "gammainc", "igammac": "gammaincc", "zeta": "zeta"}
+
+
+# unary functions exact in any float dtype: no need to widen the 16-bit floats
+_IN_DTYPE = frozenset(("neg", "abs", "relu", "sign", "floor", "ceil", "trunc", "round"))
 
 
 class ElementwisePrimitives:
@@ -36,6 +47,11 @@ class ElementwisePrimitives:
     xp: Any
 
     def unary(self, fn: str, x: Storage) -> Storage:
+        wide = accumulator(x.dtype)
+        if wide != x.dtype and fn not in _IN_DTYPE:
+            # float16 and bfloat16 computed in float32 and rounded once (PyTorch's opmath;
+            # numpy would widen bfloat16 to float32 at the first Python-float constant)
+            return self.unary(fn, x.astype(wide)).astype(x.dtype)
         xp = self.xp
         name = _XP_UNARY.get(fn)
         if name is not None:
@@ -67,6 +83,13 @@ class ElementwisePrimitives:
             return 1 / x
         if fn in ("erfc", "erfinv"):
             return self.special(fn)(x).astype(x.dtype, copy=False)
+        if fn in _SPECIAL_UNARY:
+            y = self.special(_SPECIAL_UNARY[fn])(x)
+            if fn == "lgamma":  # scipy's gammaln(-inf) is -inf; PyTorch's (and C's) inf
+                y = xp.where(xp.isneginf(x), xp.inf, y)
+            return y.astype(x.dtype, copy=False)
+        if fn == "airy_ai":
+            return self.special("airy")(x)[0].astype(x.dtype, copy=False)
         raise NotImplementedError(f"unary function {fn!r}")
 
     def _gelu_tanh(self, x: Storage, derivative: bool) -> Storage:
@@ -94,7 +117,7 @@ class ElementwisePrimitives:
         return t.reshape(shape)
 
     def special(self, name: str) -> Any:
-        """A function of xp's scipy.special (erf, erfc, erfinv)."""
+        """A function of xp's scipy.special (erf, erfc, erfinv, gammaln, j0, ...)."""
         import scipy.special
         return getattr(scipy.special, name)
 
@@ -118,7 +141,43 @@ class ElementwisePrimitives:
             return self._int_pow(a, b)
         if fn in _XP_BINARY:
             return getattr(self.xp, _XP_BINARY[fn])(a, b)
+        if "_polynomial_" in fn:
+            return self._orthogonal_polynomial(fn, a, b)
+        if fn in _SPECIAL_BINARY:
+            y = self.special(_SPECIAL_BINARY[fn])(a, b)
+            if fn == "zeta":  # scipy's zeta(s, inf) is 0; PyTorch's NaN
+                y = self.xp.where(self.xp.isposinf(b), self.xp.nan, y)
+            return y.astype(a.dtype, copy=False)
         raise NotImplementedError(f"binary function {fn!r}")
+
+    def _orthogonal_polynomial(self, fn: str, x: Storage, n: Storage) -> Storage:
+        """P_n(x) of one of PyTorch's orthogonal polynomial families by its three-term
+        recurrence, run once up to the largest degree with each element kept at its own;
+        n truncated to an integer, 0 where it is negative (or infinite, or NaN)."""
+        xp = self.xp
+        x, n = xp.broadcast_arrays(x, n)
+        degree = xp.trunc(xp.where(xp.isfinite(n), n, -1))  # PyTorch's cast: inf, NaN < 0
+        kind = fn.rsplit("_", 1)[1]
+        one = xp.ones_like(x)
+        first = {"t": x, "u": 2 * x, "v": 2 * x - 1, "w": 2 * x + 1, "h": 2 * x, "he": x,
+                 "l": 1 - x, "p": x}[kind]
+        out = xp.where(degree == 0, one, first)
+        previous, current = one, first
+        top = int(degree.max()) if degree.size else 0
+        for j in range(1, top):  # current = P_j: the next is P_(j+1)
+            if kind in ("t", "u", "v", "w"):
+                following = 2 * x * current - previous
+            elif kind == "h":
+                following = 2 * x * current - 2 * j * previous
+            elif kind == "he":
+                following = x * current - j * previous
+            elif kind == "l":
+                following = ((2 * j + 1 - x) * current - j * previous) / (j + 1)
+            else:
+                following = ((2 * j + 1) * x * current - j * previous) / (j + 1)
+            out = xp.where(degree == j + 1, following, out)
+            previous, current = current, following
+        return xp.where(degree < 0, 0, out).astype(x.dtype, copy=False)
 
     def _int_pow(self, a: Storage, b: Storage) -> Storage:
         """Integer powers; a negative exponent gives 1 for a base of 1, +-1 for -1 and 0
@@ -156,6 +215,15 @@ class ElementwisePrimitives:
         # wrap as PyTorch's do.
         if x.dtype.kind in "iu":
             mul, add = wrapped(mul, x.dtype), wrapped(add, x.dtype)
+        wide = accumulator(x.dtype)
+        if wide != x.dtype:
+            # float16 and bfloat16 (which numpy would widen to float32 for a Python
+            # float): computed in float32 and rounded once, as PyTorch's opmath does
+            return self._affine(x.astype(wide), mul, add).astype(x.dtype)
+        return self._affine(x, mul, add)
+
+    @staticmethod
+    def _affine(x: Storage, mul: float, add: float) -> Storage:
         if add == 0:
             return x * mul
         if mul == 1:
@@ -170,6 +238,10 @@ class ElementwisePrimitives:
         return self.xp.power(x, x.dtype.type(exponent))
 
     def clamp(self, x: Storage, lo: float | None, hi: float | None) -> Storage:
+        if accumulator(x.dtype) != x.dtype:
+            # bounds in x's dtype, or numpy would widen bfloat16 to float32 (rounding is
+            # monotonic: the same result as comparing in float32 and rounding)
+            lo, hi = (None if v is None else x.dtype.type(v) for v in (lo, hi))
         if lo is not None:
             x = self.xp.maximum(x, lo)
         if hi is not None:

@@ -1,11 +1,11 @@
 """The CPU backend: numpy, the reference every other backend is tested against, with
-optional fast paths on two of the libraries PyTorch's CPU build uses, where
-``shrew[cpu-fast]`` is installed:
+optional fast paths on two of the libraries PyTorch's CPU build uses, where they are
+installed (shrew's dependencies on x86-64 Linux):
 
 - backend.py: the CPUBackend class, and at its top the table of which call goes to oneDNN,
   MKL or numpy (order, dtypes, sizes, files);
-- onednn/: oneDNN, for float32 convolutions and pooling, and on large arrays softmax,
-  standardize, layer norm, GELU and relu's gradient;
+- onednn/: oneDNN, for float32 convolutions, pooling and recurrent layers (RNN, LSTM,
+  GRU), and on large arrays softmax, standardize, layer norm, GELU and relu's gradient;
 - mkl/: MKL, for float32 and float64 matrix products, and on large arrays a bias's sums and
   adds, same-shaped add, sub and mul, relu, and attention's products;
 - thresholds.py: the sizes from which each library call serves;

@@ -1,5 +1,6 @@
 """The cpu backend: numpy, the reference every other backend is tested against, with the
-fast paths of ``shrew[cpu-fast]`` (oneDNN in onednn/, MKL in mkl/) where they serve.
+fast paths of oneDNN (onednn/) and MKL (mkl/), shrew's dependencies on x86-64 Linux, where
+they serve.
 
 The table below is the whole of how a call picks oneDNN, MKL or numpy; the switches that
 turn a library off are in switches.py.
@@ -26,6 +27,7 @@ from .onednn import conv as onednn_conv
 from .onednn import elementwise as onednn_eltwise
 from .onednn import max_pool as onednn_max_pool
 from .onednn import pool as onednn_pool
+from .onednn import rnn as onednn_rnn
 
 # -- How a call picks oneDNN, MKL or numpy -------------------------------------------------
 # Each primitive with a fast path: the steps tried in order (a step declines, and the next
@@ -79,6 +81,9 @@ from .onednn import pool as onednn_pool
 #                        here
 # scatter_add            sorted rows, one reduceat (whole rows, f32, f64)   any
 #                        -> numpy; here
+# rnn_layer, backward    oneDNN's RNN primitives (LSTM, GRU, tanh/relu RNN; any
+#   (one direction of    not packed sequences) -> core: rnn_cell per step
+#   one layer)           (ops/rnn.py); onednn/rnn.py
 
 # The unary functions oneDNN computes for the cpu backend (float32, large arrays): the
 # GELUs, and their derivatives (GELU's gradient rule), as oneDNN's eltwise backward.
@@ -105,7 +110,7 @@ class CPUBackend(ArrayModuleBackend):
             return np.where(cond, a, b)
         bits = np.dtype(f"i{size}")
         a_bits, b_bits = a.view(bits), b.view(bits)
-        mask = cond.astype(bits)
+        mask = np.array(cond, dtype=bits)  # an array even for a 0-d cond held as a numpy scalar
         if b.ndim == 0 and not b_bits:  # a or +0 (relu's backward, dropout): a & mask
             np.negative(mask, out=mask)
             return np.bitwise_and(a_bits, mask).view(a.dtype)
@@ -365,6 +370,18 @@ class CPUBackend(ArrayModuleBackend):
             if ds is NotImplemented:
                 return NotImplemented
         return mkl_attention.input_gradients(buffers, ds, q, k, g, weights, scale)
+
+    def rnn_layer(self, mode: str, x: Storage, h0: Storage, c0: Storage | None,
+                  w_ih: Storage, w_hh: Storage, b_ih: Storage | None, b_hh: Storage | None,
+                  reverse: bool) -> Any:  # base.FastRecurrent
+        return onednn_rnn.rnn_layer(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse)
+
+    def rnn_layer_backward(self, mode: str, gy: Storage, gh: Storage, gc: Storage | None,
+                           x: Storage, h0: Storage, c0: Storage | None, y: Storage,
+                           h_n: Storage, c_n: Storage | None, ws: Any,
+                           reverse: bool) -> Any:  # base.FastRecurrent
+        return onednn_rnn.rnn_layer_backward(mode, gy, gh, gc, x, h0, c0, y, h_n, c_n, ws,
+                                             reverse)
 
     def avg_pool2d_backward(self, g: Storage, shape: tuple, kernel: tuple, stride: tuple,
                             padding: tuple, ceil_mode: bool, count_include_pad: bool,

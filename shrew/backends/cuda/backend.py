@@ -12,7 +12,10 @@ What runs where, and what checks it without a GPU:
   col2im on conv.cl), PoolLaunches (kernels/pool.py: max_pool2d, avg_pool2d on pool.cl),
   IndexLaunches (kernels/index.py: gather, scatter_add, scatter on index.cl),
   ScanLaunches and SortLaunches (kernels/scan.py, sort.py: scan, arg_scan, argsort on
-  scan.cl, sort.cl) and PhiloxRNG (kernels/random.py: the generator, on random.cl).
+  scan.cl, sort.cl), RnnLaunches (kernels/rnn.py: rnn_cell and its backward on rnn.cl) and
+  PhiloxRNG (kernels/random.py: the generator, on random.cl).
+  The special functions of unary and binary (base.SPECIAL_UNARY_FNS, SPECIAL_BINARY_FNS)
+  run special.cl, as on OpenCL, on contiguous operands (_special_kernel).
   tests/test_cuda_nvrtc.py compiles them for CUDA with NVRTC, and
   tests/test_cuda_backend.py runs this very class, numpy arrays standing in for CuPy's and
   each launch executed through OpenCL, through the conformance suite.
@@ -32,12 +35,13 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from ..base import FAST_PATHS, PRIMITIVES, Storage
+from ..base import FAST_PATHS, PRIMITIVES, SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, Storage
 from ..array_module import ArrayModuleBackend
 from ..kernels.conv import ConvLaunches
 from ..kernels.index import IndexLaunches
 from ..kernels.pool import PoolLaunches
 from ..kernels.random import PhiloxRNG
+from ..kernels.rnn import RnnLaunches
 from ..kernels.scan import ScanLaunches
 from ..kernels.sort import SortLaunches
 
@@ -45,7 +49,7 @@ _META_CACHE_SIZE = 4096
 
 
 class CUDABackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLaunches,
-                  SortLaunches, ArrayModuleBackend):
+                  SortLaunches, RnnLaunches, ArrayModuleBackend):
     """The primitive kernel set on one CUDA device, through CuPy.
 
     `xp` is cupy, `special` cupyx.scipy.special and `launch` a launch.Launcher; the tests
@@ -70,6 +74,31 @@ class CUDABackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLaun
 
     def special(self, name: str) -> Any:
         return getattr(self._special, name)
+
+    # -- the special functions (special.cl) ---------------------------------------------
+    def unary(self, fn: str, x: Storage) -> Storage:
+        if fn in SPECIAL_UNARY_FNS:
+            return self._special_kernel(f"unary_{fn}", x)
+        return ArrayModuleBackend.unary(self, fn, x)
+
+    def binary(self, fn: str, a: Storage, b: Storage) -> Storage:
+        if fn in SPECIAL_BINARY_FNS:
+            return self._special_kernel(f"binary_{fn}", a, b)
+        return ArrayModuleBackend.binary(self, fn, a, b)
+
+    def _special_kernel(self, name: str, *inputs: Storage) -> Storage:
+        """special.cl's kernel `name` over the broadcast inputs, made contiguous first (these
+        are rare ops: one layout, a flat run, serves them), one thread per element."""
+        xp = self.xp
+        shape = np.broadcast_shapes(*(x.shape for x in inputs))
+        flat = [xp.ascontiguousarray(xp.broadcast_to(x, shape)) for x in inputs]
+        out = xp.empty(shape, inputs[0].dtype)
+        n = out.size
+        if n:
+            meta = self._meta((n,) + (1, 0) * len(flat))  # one dim; each operand stride 1
+            self._launch("special", out.dtype, name, n, np.int64(n), np.int64(1), np.int32(1),
+                         meta, *flat, out)
+        return out
 
     # -- plumbing ------------------------------------------------------------------------
     def _meta(self, values: tuple) -> Storage:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS
 from ..kernels import dtype_defines, source
 
 BLOCK = 256  # threads per block; these 1-D kernels use no shared memory
@@ -24,13 +25,20 @@ KERNELS = {
     "scan": ("scan_sum", "scan_prod", "scan_logsumexp", "arg_scan_max", "arg_scan_min"),
     "sort": ("argsort",),
     "random": ("rand_uniform", "rand_normal"),
+    "rnn": ("rnn_tanh_cell", "rnn_relu_cell", "rnn_tanh_cell_backward",
+            "rnn_relu_cell_backward", "lstm_cell", "lstm_cell_backward", "gru_cell",
+            "gru_cell_backward"),
+    "special": (*(f"unary_{fn}" for fn in SPECIAL_UNARY_FNS),
+                *(f"binary_{fn}" for fn in SPECIAL_BINARY_FNS)),
 }
-FLOAT_ONLY = frozenset({"random"})  # rand and randn are asked for float dtypes only
+# rand and randn, the recurrent cells and the special functions are asked for float dtypes
+# only
+FLOAT_ONLY = frozenset({"random", "rnn", "special"})
 FLOAT_ONLY_KERNELS = frozenset({"scan_logsumexp"})  # built under `#if IS_FLOAT` only
 
 # The device-level -D values every program gets (WG_SIZE and TILE only size the OpenCL
 # reduce and matmul kernels, which CUDA leaves to CuPy; common.h documents all four).
-DEVICE_DEFINES = {"HAS_F64": 1, "HAS_F16": 1, "WG_SIZE": BLOCK, "TILE": 16}
+DEVICE_DEFINES = {"HAS_F64": 1, "HAS_F16": 1, "HAS_BF16": 0, "WG_SIZE": BLOCK, "TILE": 16}
 
 
 def programs(dtypes: Iterable[Any]) -> list:

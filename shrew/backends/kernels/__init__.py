@@ -1,16 +1,18 @@
 """Kernel sources shared by the OpenCL and CUDA backends, and the launches of those both run.
 
 Each family (``elementwise``, ``cast``, ``reduce``, ``matmul``, ``conv``, ``pool``,
-``norm``, ``index``, ``scan``, ``sort``, ``random``) is one ``.cl`` file written against a
-few macros; ``source`` prefixes it with the dialect's prelude and ``common.h``, and
-``dtype_defines`` gives the -D values that specialise it to one element type.
+``norm``, ``index``, ``scan``, ``sort``, ``random``, ``special``) is one ``.cl`` file
+written against a few macros; ``source`` prefixes it with the dialect's prelude and
+``common.h``, and ``dtype_defines`` gives the -D values that specialise it to one element
+type.
 
 The families both backends launch the same way have a Python module of the same name
 beside their ``.cl`` file, a mixin that allocates the outputs and sets up the launch
 arguments once: conv.py (im2col, col2im), pool.py (max_pool2d, avg_pool2d), index.py
 (gather, scatter_add, scatter), scan.py (scan, arg_scan), sort.py (argsort) and random.py
 (the Philox generator's state).  Each is a ``KernelLaunches``, whose hooks the backend
-supplies.
+supplies.  fft.py (fft.cl, a direct DFT) is launched by the OpenCL backend only: CUDA
+has cuFFT (through CuPy).
 """
 from __future__ import annotations
 
@@ -28,9 +30,12 @@ from ..base import Storage
 KERNEL_DIR = Path(__file__).resolve().parent
 DIALECTS = ("opencl", "cuda")
 
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
 # storage type, compute type, accumulator, type of a sum
 _TYPES = {
     np.dtype(np.float16): ("half", "float", "float", "half"),
+    np.dtype(ml_dtypes.bfloat16): ("bf16", "float", "float", "bf16"),  # 16 bits, widened
     np.dtype(np.float32): ("float", "float", "float", "float"),
     np.dtype(np.float64): ("double", "double", "double", "double"),
     np.dtype(np.uint8): ("u8", "int", "i64", "i64"),
@@ -44,6 +49,7 @@ _TYPES = {
 # numpy dtype of CT where it differs from the storage dtype
 _COMPUTE: dict[np.dtype, np.dtype] = {
     np.dtype(np.float16): np.dtype(np.float32),
+    np.dtype(ml_dtypes.bfloat16): np.dtype(np.float32),
     **{np.dtype(t): np.dtype(np.int32) for t in (np.bool_, np.uint8, np.int8, np.int16)}}
 
 
@@ -62,8 +68,9 @@ def dtype_defines(dtype: np.dtype) -> dict:
     t, ct, acc, sum_t = _TYPES[dtype]
     return {
         "ELEM_T": t, "CALC_T": ct, "ACC_T": acc, "SUM_T": sum_t,
-        "IS_FLOAT": int(dtype.kind == "f"), "IS_BOOL": int(dtype.kind == "b"),
-        "UNIFORM_BITS": {"e": 11, "f": 24, "d": 53}.get(dtype.char, 0),
+        "IS_FLOAT": int(dtype.kind == "f" or dtype == _BFLOAT16), "IS_BOOL": int(dtype.kind == "b"),
+        "IS_BF16": int(dtype == _BFLOAT16),
+        "UNIFORM_BITS": 8 if dtype == _BFLOAT16 else {"e": 11, "f": 24, "d": 53}.get(dtype.char, 0),
     }
 
 

@@ -24,3 +24,6 @@ CAST(float64, double, (double)v)
 #if HAS_F16
 CAST(float16, half, (half)v)
 #endif
+#if HAS_BF16
+CAST(bfloat16, bf16, float_to_bf16((float)v))
+#endif

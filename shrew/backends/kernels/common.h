@@ -1,18 +1,36 @@
 /* Shared by every kernel family.  Each program is built with these defines (see
    shrew/backends/kernels/__init__.py): ELEM_T, the storage type; CALC_T, the type elements
    are computed in (float for half, int for bool); ACC_T, the reduction accumulator; SUM_T,
-   the type of a sum; IS_FLOAT, IS_BOOL, UNIFORM_BITS; HAS_F64, HAS_F16, WG_SIZE and TILE
+   the type of a sum; IS_FLOAT, IS_BOOL, IS_BF16 (bfloat16, stored as bf16's 16 bits: every
+   kernel reads elements with LOAD and writes them with TO_T), UNIFORM_BITS; HAS_F64, HAS_F16, WG_SIZE and TILE
    for the device.  (No one-letter macros: they would break C++ templates under NVRTC.) */
 typedef ELEM_T T;
 typedef CALC_T CT;
 typedef ACC_T ACC;
 
+/* bfloat16: the top 16 bits of a float.  Widening is exact; narrowing rounds to nearest
+   even, as ml_dtypes and PyTorch do, and keeps a NaN a (quiet) NaN. */
+DEVICE float bf16_to_float(const bf16 h) { return FLOAT_OF_BITS(((u32)h) << 16); }
+DEVICE bf16 float_to_bf16(const float f)
+{
+    const u32 u = BITS_OF_FLOAT(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (bf16)((u >> 16) | 0x40u);
+    return (bf16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+#if IS_BF16
+#define TO_T(v) float_to_bf16((float)(v))
+#define TO_SUM(v) float_to_bf16((float)(v))
+#define LOAD(p, i) bf16_to_float((p)[i])
+#else
 #if IS_BOOL
 #define TO_T(v) ((T)((v) != 0))     /* a bool holds exactly 0 or 1, as in numpy */
 #else
 #define TO_T(v) ((T)(v))
 #endif
+#define TO_SUM(v) ((SUM_T)(v))
 #define LOAD(p, i) ((CT)(p)[i])
+#endif
 #define IS_NAN(v) ((v) != (v))      /* always false for integers */
 
 /* Strided operands travel as one int64 "meta" array: the iteration shape[0..ndim), then
@@ -81,6 +99,42 @@ DEVICE void line_start(i64 line, const int ndim, const int dim, const GLOBAL i64
 #define RUN_STEP(j) (ndim ? LAYOUT(meta, ndim, j)[ndim - 1] : 0)
 /* The body for each output of the current run: i + k, k = 0 .. run - 1. */
 #define RUN_LOOP(...) for (i64 k = 0; k < run; ++k) { __VA_ARGS__ }
+
+/* out[i] = expr for every output of the span, expr reading v = x's element. */
+#define MAP1(x, expr)                                                                     \
+    FOR_RUNS(const GLOBAL T* px = RUN_AT(x, 0);                                           \
+             const i64 sx = RUN_STEP(0);                                                  \
+             RUN_LOOP(const CT v = LOAD(px, k * sx); out[i + k] = expr;))
+
+/* The same with x = a's element and y = b's.  An operand broadcast along the run (stride 0:
+   a column of a matrix) is loaded once, so that the loop still vectorizes. */
+#define MAP2(a, b, expr)                                                                  \
+    FOR_RUNS(const GLOBAL T* pa = RUN_AT(a, 0);                                           \
+             const GLOBAL T* pb = RUN_AT(b, 1);                                           \
+             const i64 sa = RUN_STEP(0), sb = RUN_STEP(1);                                \
+             if (sb == 0) {                                                               \
+                 const CT y = LOAD(pb, 0);                                                \
+                 RUN_LOOP(const CT x = LOAD(pa, k * sa); out[i + k] = expr;)              \
+             } else if (sa == 0) {                                                        \
+                 const CT x = LOAD(pa, 0);                                                \
+                 RUN_LOOP(const CT y = LOAD(pb, k * sb); out[i + k] = expr;)              \
+             } else {                                                                     \
+                 RUN_LOOP(const CT x = LOAD(pa, k * sa); const CT y = LOAD(pb, k * sb);   \
+                          out[i + k] = expr;)                                             \
+             })
+
+/* The kernels unary_<name> and binary_<name> (elementwise.cl, special.cl). */
+#define UNARY(name, expr)                                                                 \
+KERNEL void unary_##name(SPAN_ARGS, const GLOBAL T* x, GLOBAL T* out)                     \
+{                                                                                         \
+    MAP1(x, TO_T(expr))                                                                   \
+}
+
+#define BINARY(name, expr)                                                                \
+KERNEL void binary_##name(SPAN_ARGS, const GLOBAL T* a, const GLOBAL T* b, GLOBAL T* out)  \
+{                                                                                         \
+    MAP2(a, b, TO_T(expr))                                                                \
+}
 
 #if defined(__OPENCL_VERSION__) && IS_FLOAT && UNIFORM_BITS != 53
 /* exp and tanh for a float CT (float32, float16) in plain arithmetic, which vectorizes:

@@ -3,29 +3,6 @@
    stride 0) are read in place, never copied.
    Each work-item walks its span of outputs in runs (FOR_RUNS in common.h). */
 
-/* out[i] = expr for every output of the span, expr reading v = x's element. */
-#define MAP1(x, expr)                                                                     \
-    FOR_RUNS(const GLOBAL T* px = RUN_AT(x, 0);                                           \
-             const i64 sx = RUN_STEP(0);                                                  \
-             RUN_LOOP(const CT v = LOAD(px, k * sx); out[i + k] = expr;))
-
-/* The same with x = a's element and y = b's.  An operand broadcast along the run (stride 0:
-   a column of a matrix) is loaded once, so that the loop still vectorizes. */
-#define MAP2(a, b, expr)                                                                  \
-    FOR_RUNS(const GLOBAL T* pa = RUN_AT(a, 0);                                           \
-             const GLOBAL T* pb = RUN_AT(b, 1);                                           \
-             const i64 sa = RUN_STEP(0), sb = RUN_STEP(1);                                \
-             if (sb == 0) {                                                               \
-                 const CT y = LOAD(pb, 0);                                                \
-                 RUN_LOOP(const CT x = LOAD(pa, k * sa); out[i + k] = expr;)              \
-             } else if (sa == 0) {                                                        \
-                 const CT x = LOAD(pa, 0);                                                \
-                 RUN_LOOP(const CT y = LOAD(pb, k * sb); out[i + k] = expr;)              \
-             } else {                                                                     \
-                 RUN_LOOP(const CT x = LOAD(pa, k * sa); const CT y = LOAD(pb, k * sb);   \
-                          out[i + k] = expr;)                                             \
-             })
-
 /* A plain span loop over [0, n) for kernels without inputs. */
 #define FOR_SPAN(i) for (i64 i = GID0 * per_item, end_ = min(n, i + per_item); i < end_; ++i)
 
@@ -49,12 +26,6 @@ KERNEL void copy(SPAN_ARGS, const GLOBAL T* src, GLOBAL T* dst)
 }
 
 /* ---- unary ------------------------------------------------------------------------- */
-#define UNARY(name, expr)                                                                 \
-KERNEL void unary_##name(SPAN_ARGS, const GLOBAL T* x, GLOBAL T* out)                     \
-{                                                                                         \
-    MAP1(x, TO_T(expr))                                                                   \
-}
-
 UNARY(neg, -v)
 UNARY(square, v * v)
 UNARY(relu, v < (CT)0 ? (CT)0 : v)   /* NaN passes through, as numpy.maximum */
@@ -158,12 +129,6 @@ UNARY(bitwise_not, IS_BOOL ? (CT)(v == (CT)0) : ~v)   /* on bool: logical not */
 #endif
 
 /* ---- binary and comparisons (inputs broadcast through stride-0 dims) --------------- */
-#define BINARY(name, expr)                                                                \
-KERNEL void binary_##name(SPAN_ARGS, const GLOBAL T* a, const GLOBAL T* b, GLOBAL T* out)  \
-{                                                                                         \
-    MAP2(a, b, TO_T(expr))                                                                \
-}
-
 BINARY(add, x + y)
 BINARY(sub, x - y)
 BINARY(mul, x * y)

@@ -23,6 +23,10 @@ typedef unsigned char u8;
 typedef signed char i8;
 typedef short i16;
 #define INFINITY __int_as_float(0x7f800000)  /* OpenCL C's constant; NVRTC has no math.h */
+#define NAN __int_as_float(0x7fffffff)
+typedef unsigned short bf16;        /* bfloat16's 16 bits (common.h widens them) */
+#define FLOAT_OF_BITS(u) __uint_as_float(u)
+#define BITS_OF_FLOAT(f) __float_as_uint(f)
 
 #if HAS_F16
 #include <cuda_fp16.h>

@@ -31,4 +31,8 @@ typedef uint u32;
 typedef uchar u8;
 typedef char i8;
 typedef short i16;
-/* half is a built-in type under cl_khr_fp16. */
+/* half is a built-in type under cl_khr_fp16.  bfloat16 is stored as its 16 bits and
+   widened to float by common.h's bf16_to_float. */
+typedef ushort bf16;
+#define FLOAT_OF_BITS(u) as_float(u)
+#define BITS_OF_FLOAT(f) as_uint(f)

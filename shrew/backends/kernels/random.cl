@@ -53,7 +53,7 @@ KERNEL void rand_uniform(const i64 n, const u32 k0, const u32 k1, const u64 coun
     u32 c[4];
     philox_block(t, k0, k1, counter, c);
     for (int j = 0; j < PER_BLOCK && first + j < n; ++j)
-        out[first + j] = (T)uniform(c, j);
+        out[first + j] = TO_T(uniform(c, j));
 }
 
 /* Box-Muller: each pair of uniforms gives two independent standard normals. */
@@ -67,7 +67,7 @@ KERNEL void rand_normal(const i64 n, const u32 k0, const u32 k1, const u64 count
     for (int j = 0; j < PER_BLOCK; j += 2) {
         const CT radius = sqrt((CT)-2 * log((CT)1 - uniform(c, j)));   /* 1 - u > 0 */
         const CT angle = (CT)6.283185307179586 * uniform(c, j + 1);
-        if (first + j < n) out[first + j] = (T)(radius * cos(angle));
-        if (first + j + 1 < n) out[first + j + 1] = (T)(radius * sin(angle));
+        if (first + j < n) out[first + j] = TO_T(radius * cos(angle));
+        if (first + j + 1 < n) out[first + j + 1] = TO_T(radius * sin(angle));
     }
 }

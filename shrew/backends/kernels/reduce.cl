@@ -64,7 +64,7 @@ DEVICE ACC reduce_group(const int op, const i64 R, const int nk, const int nr,
 
 /* Runs of outputs o .. o + run - 1 along the innermost kept dim (stride ks), so that their
    rows start at base + k * ks. */
-#define REDUCE_SPANS(op, OUT, finish)                                                     \
+#define REDUCE_SPANS(op, OUT, TO_OUT, finish)                                                     \
     const i64 k_in = nk ? meta[nk - 1] : 1, ks = nk ? meta[2 * nk - 1] : 0;               \
     const i64 end = min(n_out, (GID0 + 1) * SPAN_OUTPUTS);                                \
     ACC accs[SPAN_OUTPUTS];                                                               \
@@ -80,33 +80,33 @@ DEVICE ACC reduce_group(const int op, const i64 R, const int nk, const int nr,
         }                                                                                 \
         for (int k = 0; k < run; ++k) {                                                   \
             const ACC acc = accs[k];                                                      \
-            out[o + k] = (OUT)(finish);                                                   \
+            out[o + k] = TO_OUT(finish);                                                   \
         }                                                                                 \
     }
 
-#define REDUCE(name, op, OUT, finish)                                                     \
+#define REDUCE(name, op, OUT, TO_OUT, finish)                                                     \
 KERNEL void name##_spans(REDUCE_ARGS, GLOBAL OUT* out)                                    \
 {                                                                                         \
-    REDUCE_SPANS(op, OUT, finish)                                                         \
+    REDUCE_SPANS(op, OUT, TO_OUT, finish)                                                         \
 }                                                                                         \
 KERNEL void name##_rows(REDUCE_ARGS, GLOBAL OUT* out)                                     \
 {                                                                                         \
     const i64 o = GID0;                                                                   \
     if (o >= n_out) return;                                                               \
     const ACC acc = reduce_row(op, o, R, nk, nr, meta, x, 0, 1);                          \
-    out[o] = (OUT)(finish);                                                               \
+    out[o] = TO_OUT(finish);                                                               \
 }                                                                                         \
 KERNEL void name##_groups(REDUCE_ARGS, GLOBAL OUT* out)                                   \
 {                                                                                         \
     LOCAL_ARRAY ACC part[WG_SIZE];                                                        \
     const ACC acc = reduce_group(op, R, nk, nr, meta, x, part);                           \
-    if (LID0 == 0) out[GROUP0] = (OUT)(finish);                                           \
+    if (LID0 == 0) out[GROUP0] = TO_OUT(finish);                                           \
 }
 
-REDUCE(sum, OP_SUM, SUM_T, acc)
-REDUCE(max, OP_MAX, T, acc)
-REDUCE(min, OP_MIN, T, acc)
-REDUCE(mean, OP_SUM, T, acc / (ACC)R)   /* integers truncate toward zero, as numpy */
+REDUCE(sum, OP_SUM, SUM_T, TO_SUM, acc)
+REDUCE(max, OP_MAX, T, TO_T, acc)
+REDUCE(min, OP_MIN, T, TO_T, acc)
+REDUCE(mean, OP_SUM, T, TO_T, acc / (ACC)R)   /* integers truncate toward zero, as numpy */
 
 /* ---- argmax / argmin: the first index of the extreme value (a NaN counts as the
    extreme, as numpy).  Ties keep the lower index, so the tree gives the sequential answer. */

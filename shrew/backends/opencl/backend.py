@@ -12,18 +12,21 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pyopencl as cl
 import pyopencl.tools
 
 from ..array_module.linalg import linalg as xp_linalg
-from ..base import Storage
+from ..base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, Storage
 from ..host_memory import keep_freed_memory
 from ..kernels import compute_dtype, wrapped
 from ..kernels.conv import ConvLaunches
+from ..kernels.fft import FFTLaunches
 from ..kernels.index import IndexLaunches
 from ..kernels.pool import PoolLaunches
 from ..kernels.random import PhiloxRNG
+from ..kernels.rnn import RnnLaunches
 from ..kernels.scan import ScanLaunches
 from ..kernels.sort import SortLaunches
 from .discovery import DeviceInfo
@@ -31,13 +34,14 @@ from .programs import Programs
 from .storage import CLStorage, broadcast_layout, collapse, contiguous_strides, view_strides
 
 _i64, _i32 = np.int64, np.int32
+_SPECIAL_FNS = frozenset(SPECIAL_UNARY_FNS + SPECIAL_BINARY_FNS)  # special.cl's kernels
 _META_CACHE_SIZE = 4096
 # matmul.cl's RM, RN, MM_LX, MM_LY and PACK_W
 _MM_RM, _MM_RN, _MM_LX, _MM_LY, _MM_PACK_W = 4, 16, 4, 4, 16
 
 
 class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLaunches,
-                    SortLaunches):
+                    SortLaunches, FFTLaunches, RnnLaunches):
     """The primitive kernel set on one OpenCL device.
 
     Defined here, each section naming its ../kernels/<family>.cl: host transfer and
@@ -49,6 +53,8 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
     - IndexLaunches (kernels/index.py): gather, scatter_add, scatter;
     - ScanLaunches (kernels/scan.py): scan, arg_scan;
     - SortLaunches (kernels/sort.py): argsort;
+    - FFTLaunches (kernels/fft.py): fft, a direct DFT per dim (OpenCL only: CUDA has cuFFT);
+    - RnnLaunches (kernels/rnn.py): rnn_cell, rnn_cell_backward;
     - PhiloxRNG (kernels/random.py): manual_seed, rand, randn, get_rng_state,
       set_rng_state.
     """
@@ -67,10 +73,12 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
         # the largest buffer the device allocates (base.Backend.max_alloc_bytes): a larger
         # request is refused by the core, not by pyopencl's raw INVALID_BUFFER_SIZE
         self.max_alloc_bytes = int(cl_device.max_mem_alloc_size)
-        # No bfloat16: OpenCL C has no such type.
-        dtypes = ["float32", "uint8", "int8", "int16", "int32", "int64", "bool"]
+        # bfloat16 on every device: OpenCL C has no such type, so the kernels store its 16
+        # bits (ushort) and compute in float (kernels/common.h); float16 needs cl_khr_fp16.
+        dtypes = ["float32", "bfloat16", "uint8", "int8", "int16", "int32", "int64", "bool"]
         dtypes += ["float64"] * info.float64 + ["float16"] * info.float16
-        self.dtypes = frozenset(np.dtype(t) for t in dtypes)
+        self.dtypes = frozenset(np.dtype(ml_dtypes.bfloat16 if t == "bfloat16" else t)
+                                for t in dtypes)
         # 1-D work-groups of wg items (a power of two), within what the device allows for a
         # work-group, its first dimension, and the reductions' two local arrays of wg
         # 8-byte values (reduce.cl).
@@ -83,7 +91,7 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
         self._span, self._span_wg = (4096, 1) if info.kind == "CPU" else (1, self.wg)
         self._programs = Programs(self.context, {
             "HAS_F64": int(np.dtype("float64") in self.dtypes),
-            "HAS_F16": int(np.dtype("float16") in self.dtypes),
+            "HAS_F16": int(np.dtype("float16") in self.dtypes), "HAS_BF16": 1,
             "WG_SIZE": self.wg, "TILE": self.tile})
         self._pool = cl.tools.MemoryPool(cl.tools.ImmediateAllocator(self.queue))
         self._metas: dict = {}
@@ -178,7 +186,7 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
         if host.size == 0:
             return self._empty(host.shape, host.dtype)
         buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                        hostbuf=host)
+                        hostbuf=_transferable(host))
         return CLStorage(buf, host.shape, host.dtype)
 
     def to_numpy(self, x: Storage) -> np.ndarray:
@@ -186,8 +194,8 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
         if host.size:
             if not x.is_contiguous:
                 x = self.contiguous(x)
-            cl.enqueue_copy(self.queue, host, x.buffer, src_offset=x.offset * x.dtype.itemsize,
-                            is_blocking=True)
+            cl.enqueue_copy(self.queue, _transferable(host), x.buffer,
+                            src_offset=x.offset * x.dtype.itemsize, is_blocking=True)
         return host
 
     def full(self, shape: tuple, value: float, dtype: np.dtype) -> Storage:
@@ -264,11 +272,13 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
 
     # -- elementwise (elementwise.cl) --------------------------------------------------------
     def unary(self, fn: str, x: Storage) -> Storage:
-        return self._map("elementwise", f"unary_{fn}", x.dtype, x.dtype, x.shape, [x])
+        family = "special" if fn in _SPECIAL_FNS else "elementwise"
+        return self._map(family, f"unary_{fn}", x.dtype, x.dtype, x.shape, [x])
 
     def binary(self, fn: str, a: Storage, b: Storage) -> Storage:
         shape = np.broadcast_shapes(a.shape, b.shape)
-        return self._map("elementwise", f"binary_{fn}", a.dtype, a.dtype, shape, [a, b])
+        family = "special" if fn in _SPECIAL_FNS else "elementwise"
+        return self._map(family, f"binary_{fn}", a.dtype, a.dtype, shape, [a, b])
 
     def compare(self, fn: str, a: Storage, b: Storage) -> Storage:
         shape = np.broadcast_shapes(a.shape, b.shape)
@@ -420,3 +430,9 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
                     ) -> None:  # base.FastAccumulate: a narrow is a view of dst's buffer
         part = self.narrow(dst, dim, start, src.shape[dim])
         self._copy_into(part, self.binary("add", part, src))
+
+
+def _transferable(host: np.ndarray) -> np.ndarray:
+    """host as pyopencl can copy it: ml_dtypes' bfloat16 has no buffer format, so its
+    bits travel as uint16 (the same memory)."""
+    return host.view(np.uint16) if host.dtype == ml_dtypes.bfloat16 else host

@@ -62,6 +62,7 @@ class DeviceInfo:
         return (f"{self.device}: {self.title()}, {self.kind}, "
                 f"float64 {'yes' if self.float64 else 'no'}, "
                 f"float16 {'yes' if self.float16 else 'no'}, "
+                f"bfloat16 yes (16-bit storage, float arithmetic), "
                 f"work-group <= {self.max_work_group_size}, preferred vector widths: {widths}")
 
 
@@ -114,7 +115,7 @@ def _build(cl: Any, cl_device: Any) -> tuple[Any, Any]:
     its context."""
     from .programs import quiet_compiler  # imports pyopencl, which discover() found
     context = cl.Context([cl_device])
-    defines = {**dtype_defines(np.dtype(np.float32)), "HAS_F64": 0, "HAS_F16": 0,
+    defines = {**dtype_defines(np.dtype(np.float32)), "HAS_F64": 0, "HAS_F16": 0, "HAS_BF16": 0,
                "WG_SIZE": 1, "TILE": 1}
     with quiet_compiler():
         program = cl.Program(context, _probe_source()).build(

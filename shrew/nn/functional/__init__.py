@@ -29,21 +29,20 @@ from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, ctc_l
 from .normalization import group_norm, layer_norm, local_response_norm, normalize, rms_norm
 from .padding import pad
 from .pixelshuffle import pixel_shuffle, pixel_unshuffle
+from .sampling import affine_grid, grid_sample
 from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                       adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
                       max_unpool1d, max_unpool2d)
 from .sparse import embedding, embedding_bag, one_hot
-from .upsampling import interpolate
+from .upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest
 # the OpInfo functions and API coverage (issue 30)
 from .activation import rrelu
 from .attention import multi_head_attention_forward
 from .distance import pdist
 from .linear import bilinear
-from .loss import multilabel_margin_loss, triplet_margin_with_distance_loss
+from .loss import linear_cross_entropy, multilabel_margin_loss, triplet_margin_with_distance_loss
 from .pixelshuffle import channel_shuffle
 from .pooling import fractional_max_pool2d
-from .loss import linear_cross_entropy
-from .upsampling import upsample_bilinear, upsample_nearest
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
@@ -63,8 +62,10 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "avg_pool1d", "fold", "max_pool1d", "max_unpool1d", "max_unpool2d", "unfold",
     "gumbel_softmax",
+    # sampling layers (sampling.py, upsampling.py)
+    "affine_grid", "grid_sample", "upsample", "upsample_bilinear", "upsample_nearest",
     # the OpInfo functions and API coverage (issue 30)
     "rrelu", "multi_head_attention_forward", "pdist", "bilinear", "multilabel_margin_loss",
     "triplet_margin_with_distance_loss", "channel_shuffle", "fractional_max_pool2d",
-    "linear_cross_entropy", "upsample_bilinear", "upsample_nearest",
+    "linear_cross_entropy",
 ]

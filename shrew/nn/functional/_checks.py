@@ -1,7 +1,7 @@
 """Argument checks shared by the functional modules."""
 from __future__ import annotations
 
-from ...core.errors import ShrewTypeError, type_name
+from ...core.errors import not_a_tensor
 from ..._tensor import Tensor
 
 
@@ -11,5 +11,5 @@ def tensor_arg(op: str, name: str, x: object) -> Tensor:
     if not isinstance(x, Tensor):
         hint = "; convert it with shrew.as_tensor(x)" if hasattr(x, "__dlpack__") or \
             hasattr(x, "__array_interface__") else ""
-        raise ShrewTypeError(f"{op}: {name} must be a shrew.Tensor, got {type_name(x)}{hint}")
+        raise not_a_tensor(op, name, x, hint)
     return x

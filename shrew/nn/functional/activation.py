@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ...core.autocast import autocast_op
 from ...ops.creation import empty_like, zeros_like
 from ...ops.elementwise.recorded import where
 from ...core.dtype import DType
@@ -42,6 +43,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return where(_tensor("leaky_relu", "input", input) > 0, input, input * negative_slope)
 
 
+@autocast_op("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """leaky_relu with a learned slope: one for all channels, or one per channel (dim 1)."""
     _tensor("prelu", "input", input)
@@ -93,6 +95,7 @@ def _softplus(x: Tensor) -> Tensor:
     return x.relu() + ((-x.abs()).exp() + 1.0).log()
 
 
+@autocast_op("softplus")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
     x = _tensor("softplus", "input", input)

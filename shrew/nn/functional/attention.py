@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from ...core.autocast import autocast_op
 from ...ops.attention import fused_attention
 from ...ops.creation import arange
 from ...ops.elementwise.recorded import where
@@ -65,6 +66,7 @@ def causal_mask(tq: int, tk: int, device: str) -> Tensor:
     return rows >= arange(tk, device=device).reshape(1, tk)
 
 
+@autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,

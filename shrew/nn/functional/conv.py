@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...core.autocast import autocast_op
 from ...ops.conv import conv1d as _conv1d
 from ...ops.conv import conv2d as _conv2d
 from ...ops.conv import conv_transpose1d as _conv_transpose1d
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     IntOrOne = int | tuple[int, ...]  # a 1-d size: an int or a 1-tuple
 
 
+@autocast_op("conv1d")
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntOrOne = 1,
            padding: IntOrOne | str = 0, dilation: IntOrOne = 1, groups: int = 1) -> Tensor:
     """1-d convolution of [N, C_in, L] with w [C_out, C_in/groups, k], plus an optional
@@ -34,6 +36,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     return y if b is None else add_bias(y, b.reshape(-1, 1))
 
 
+@autocast_op("conv2d")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntOrPair = 1,
            padding: IntOrPair | str = 0, dilation: IntOrPair = 1, groups: int = 1) -> Tensor:
     """2-d convolution of [N, C_in, H, W] with w [C_out, C_in/groups, kh, kw], plus an
@@ -68,6 +71,7 @@ def _per_dim(value: object, dims: int) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
 
 
+@autocast_op("conv_transpose1d")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: IntOrOne = 1, padding: IntOrOne = 0, output_padding: IntOrOne = 0,
                      groups: int = 1, dilation: IntOrOne = 1) -> Tensor:
@@ -83,6 +87,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
     return y if b is None else y + b.reshape(1, -1, 1)
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: IntOrPair = 1, padding: IntOrPair = 0, output_padding: IntOrPair = 0,
                      groups: int = 1, dilation: IntOrPair = 1) -> Tensor:

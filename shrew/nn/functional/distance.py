@@ -1,6 +1,7 @@
 """Distances as functions: pairwise_distance, cosine_similarity and pdist."""
 from __future__ import annotations
 
+from ...core.autocast import autocast_op
 from ...core.errors import ArgumentError, ShapeError
 from ...core.shape import fmt, normalize_dim
 from ...ops.creation import triu_indices
@@ -17,6 +18,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                        op="pairwise_distance")
 
 
+@autocast_op("cosine_similarity")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """x1 . x2 / (max(||x1||, eps) max(||x2||, eps)) along dim, x1 and x2 broadcast."""
     _tensor("cosine_similarity", "x1", x1)

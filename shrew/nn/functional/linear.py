@@ -1,6 +1,7 @@
 """linear as a function: x @ w.T + b (one backend call where it has one)."""
 from __future__ import annotations
 
+from ...core.autocast import autocast_op
 from ...core.errors import ShapeError
 from ...core.shape import fmt
 from ...ops.linalg.matmul import linear as _linear
@@ -13,6 +14,7 @@ def _check_bias(op: str, b: Tensor | None, n: int) -> None:
         raise ShapeError(f"{op}: bias must have shape [{n}], got {fmt(b.shape)}")
 
 
+@autocast_op("linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ w.T + b, with w of shape [out, in] and x of shape [..., in]."""
     x, w, b = input, weight, bias  # torch's parameter names, short names below

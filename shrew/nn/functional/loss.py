@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...core.autocast import autocast_op
 from ...ops.creation import arange
 from ...ops.creation import full as _full
 from ...ops.elementwise.recorded import where
@@ -128,6 +129,7 @@ def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_in
     return picked.mean()
 
 
+@autocast_op("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
              reduction: str = "mean") -> Tensor:
@@ -141,6 +143,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return _nll("nll_loss", input, target, weight, ignore_index, red, dim)
 
 
+@autocast_op("cross_entropy")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
@@ -196,6 +199,7 @@ def _weighted(op: str, loss: Tensor, weight: Tensor | None, name: str = "weight"
     return loss * weight
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Tensor:
@@ -209,6 +213,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return _reduce(_weighted("binary_cross_entropy", loss, weight), red)
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: Any = None, reduce: Any = None,
                                      reduction: str = "mean",
@@ -227,6 +232,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 
 
 # -- regression -----------------------------------------------------------------------------
+@autocast_op("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
              reduction: str = "mean") -> Tensor:
     """(input - target) ** 2 of two same-shaped tensors."""
@@ -234,6 +240,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
     return _reduce(_elementwise("mse_loss", input, target).square(), red)
 
 
+@autocast_op("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
             reduction: str = "mean") -> Tensor:
     """|input - target|."""
@@ -247,6 +254,7 @@ def _huber(diff: Tensor, delta: float) -> Tensor:
     return where(size < delta, diff.square() * 0.5, (size - 0.5 * delta) * delta)
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """huber_loss(delta=beta) / beta: quadratic below beta, |d| - beta / 2 above
@@ -259,6 +267,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     return _reduce(loss, red)
 
 
+@autocast_op("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",
                delta: float = 1.0) -> Tensor:
     """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2), d = input - target."""
@@ -274,6 +283,7 @@ def _xlogy(x: Tensor, y: Tensor) -> Tensor:
     return where(nonzero, x * where(nonzero, y, 1.0).log(), 0.0)
 
 
+@autocast_op("kl_div")
 def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """target (log target - input) for log-probabilities `input` (target as
@@ -291,6 +301,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
     return _reduce(loss, red)
 
 
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
                      size_average: Any = None, eps: float = 1e-8, reduce: Any = None,
                      reduction: str = "mean") -> Tensor:
@@ -337,6 +348,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
 
 
 # -- margins and embeddings ------------------------------------------------------------------
+@autocast_op("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
     """log(1 + exp(-y x)) for targets y in {-1, 1}."""
@@ -358,6 +370,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     return _reduce(loss.mean(-1) if input.ndim else loss, red)
 
 
+@autocast_op("multi_margin_loss")
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average: Any = None,
                       reduce: Any = None, reduction: str = "mean") -> Tensor:
@@ -387,6 +400,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return _reduce(where(others, hinge, 0.0).sum(dim) * (1.0 / classes), red)
 
 
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         size_average: Any = None, reduce: Any = None,
                         reduction: str = "mean") -> Tensor:
@@ -398,6 +412,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0.0), red)
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Tensor:
@@ -410,6 +425,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     return _reduce(where(target != -1, input, 0.0) + below, red)
 
 
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           size_average: Any = None, reduce: Any = None,
                           reduction: str = "mean") -> Tensor:
@@ -431,6 +447,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return _reduce(loss, red)
 
 
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average: Any = None, reduce: Any = None,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...core.autocast import autocast_op
 from ...ops.norm import layer_norm_affine, standardize
 from ...ops.reduce import vector_norm
 from ...core.dtype import check_float
@@ -39,6 +40,7 @@ def _check_channels(op: str, x: Tensor, **tensors: Tensor | None) -> int:
     return c
 
 
+@autocast_op("layer_norm")
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing dims `normalized_shape` (biased variance)."""
@@ -57,6 +59,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     return y * weight
 
 
+@autocast_op("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise each group of C / num_groups channels of [N, C, ...] over its channels and
@@ -70,6 +73,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     return _affine(y, weight, bias)
 
 
+@autocast_op("rms_norm")
 def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
              weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x^2) + eps) over the trailing dims normalized_shape, times weight;

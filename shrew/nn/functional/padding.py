@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...core import autocast as _autocast
 from ...core.errors import ArgumentError, ShapeError, UnsupportedError
 from ...core.shape import fmt
 from ...ops.creation import tensor
@@ -71,6 +72,16 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         raise ArgumentError(f"pad: a value is only for mode='constant', got {value!r} with "
                             f"mode={mode!r}")
     _check_modal(mode, x, pads)
+    if _autocast.armed:  # reflect and replicate are in PyTorch's cpu float32 list
+        return _autocast.dispatch(_AUTOCAST_NAMES.get(mode, mode), _modal_pad, x, pads, mode)
+    return _modal_pad(x, pads, mode)
+
+
+_AUTOCAST_NAMES = {"reflect": "reflection_pad", "replicate": "replication_pad"}
+
+
+def _modal_pad(x: Tensor, pads: tuple, mode: str) -> Tensor:
+    """x padded by reflecting, replicating or wrapping (pads checked)."""
     for i in range(len(pads) // 2):
         dim, lo, hi = x.ndim - 1 - i, pads[2 * i], pads[2 * i + 1]
         size = x.shape[dim]

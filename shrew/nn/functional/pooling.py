@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...core.autocast import autocast_op
 from ...core.dtype import int64
 from ...core.errors import ShapeError
 from ...ops.creation import arange, new_tensor, zeros
@@ -226,6 +227,7 @@ def _unpool_size(op: str, x: Tensor, kernel: Sequence[int], stride: Sequence[int
     return sizes
 
 
+@autocast_op("max_unpool2d")
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntOrPair,  # noqa: A002
                  stride: IntOrPair | None = None, padding: IntOrPair = 0,
                  output_size: Sequence[int] | None = None) -> Tensor:

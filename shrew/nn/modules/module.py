@@ -78,13 +78,22 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        compiled = self.__dict__.get("_compiled_call_impl")
-        if compiled is not None:
+        compiled = self.__dict__.get("_compiled_call")
+        if compiled is not None:  # Module.compile()
             return compiled(*args, **kwargs)
         return self._call_impl(*args, **kwargs)
 
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's calls in place (torch.nn.Module.compile): `shrew.compile`'s
+        arguments; the module stays itself (no OptimizedModule, no "_orig_mod." keys)."""
+        from ...compiler import compile as compile_
+
+        compiled = compile_(self._call_impl, *args, **kwargs)
+        if hasattr(compiled, "modules"):  # their training flags are guarded
+            compiled.modules.extend(self.modules())
+        self._compiled_call = compiled
+
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
-        """forward with the module's hooks around it: what __call__ runs, or compiles."""
         # getattr: a subclass that skipped Module.__init__ still runs (without hooks).
         pre, post = getattr(self, "_forward_pre_hooks", None), getattr(self, "_forward_hooks", None)
         forward: Callable[..., Any] = self.forward
@@ -206,13 +215,6 @@ class Module:
             raise SubmoduleError(f"{op}: {type(module).__name__} has no {kind} {name!r} "
                                  f"(path {target!r})")
         return value
-
-    def compile(self, *args: Any, **kwargs: Any) -> None:
-        """Compile this module's forward (with its hooks) in place with shrew.compile's
-        arguments (backend=, mode=, fullgraph=, ...): calling the module then runs the
-        compiled function, as PyTorch's Module.compile."""
-        from ...compiler import compile as compile_fn  # compiler imports nn in the future
-        self.__dict__["_compiled_call_impl"] = compile_fn(self._call_impl, *args, **kwargs)
 
     def apply(self: _M, fn: Callable[[Module], Any]) -> _M:
         """Call fn on every sub-module, children before parents, then on self (the usual
@@ -480,6 +482,12 @@ def _to_args(args: tuple, kwargs: dict[str, Any]) -> tuple[Any, DTypeLike | None
 def _move(t: Tensor, device: str | DType | None, dtype: DTypeLike | None) -> None:
     """Rebind t's storage to a converted copy: a move changes where the memory lives, so
     it cannot be a copy into the old storage."""
+    if t.dtype.is_complex:  # its real pairs move (a module's dtype casts leave complex alone)
+        from ...ops.complex.pair import view_as_real
+        pair = view_as_real(t)
+        _move(pair, device, None)
+        t._backend = pair._backend
+        return
     moved = t.detach().to(device=device, dtype=dtype)
     if moved._data is t._data:
         return

@@ -1,9 +1,14 @@
 """Recurrent layers: RNN, LSTM, GRU and their single-step cells, as torch.nn has them
 (arguments, parameter names, initialisation, results).
 
-They run step by step on the existing Tensor operations, and backward is autograd through
-the steps.  Each layer multiplies all its input steps by weight_ih in one GEMM up front
-(adding both biases there); only the hidden-state product is left inside the loop."""
+Each layer and direction is one recorded op: a backend's whole-layer call where it has
+one (base.FastRecurrent: oneDNN's RNN primitives on the cpu, for unpacked float32 input);
+else one GEMM multiplies all the input steps by weight_ih up front (adding both biases
+there, except a GRU's bias_hh) and ops/rnn.py's loop runs, per step a product by
+weight_hh and one fused cell kernel (base.Backend's rnn_cell), forward and backward.  A
+cell's single step is that loop's one step.  An LSTM with proj_size, and every layer
+where FUSED is False, runs step by step on recorded Tensor operations instead (backward is
+autograd through the steps; create_graph=True works there, not through the fused ops)."""
 from __future__ import annotations
 
 import math
@@ -13,6 +18,7 @@ from typing import Any
 from ...core.errors import type_name
 from ...core.errors import ShapeError, ShrewValueError
 from ...ops.creation import zeros
+from ...ops.rnn import recurrent, recurrent_layer
 from ...ops.shape.recorded import cat, stack
 from ...core.shape import fmt
 from ...typing import DeviceLike, DTypeLike
@@ -80,6 +86,55 @@ def _input_products(mode: str, x: Tensor, w_ih: Tensor, b_ih: Tensor | None,
     if mode == "GRU" or b_hh is None or b_ih is None:
         return F.linear(x, w_ih, b_ih), hidden
     return F.linear(x, w_ih, b_ih + b_hh), [w_hh, None, w_hr]
+
+
+FUSED = True
+"""Whether layers and cells run their time loop as one fused op (ops/rnn.py)."""
+_CELL_MODES = {"RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu", "LSTM": "lstm", "GRU": "gru"}
+
+
+def _fusable(first: Tensor, more: Sequence[Tensor | None], w_hr: Tensor | None) -> bool:
+    """Whether the fused paths apply: FUSED on, no projection, a non-empty input, and
+    tensors of one dtype and device (else _run composes, and reports any mismatch)."""
+    return (FUSED and w_hr is None and 0 not in first.shape
+            and all(t is None or (t.dtype is first.dtype and t._backend is first._backend)
+                    for t in more))
+
+
+def _unpack(y: Tensor, rows: int, state: State) -> tuple[Tensor, State]:
+    """(outputs, final states) from a fused op's packed result (ops/rnn.py)."""
+    batch = state[0].shape[0]
+    return y.narrow(0, 0, rows), tuple(y.narrow(0, rows + i * batch, batch)
+                                       for i in range(len(state)))
+
+
+def _fused(mode: str, gx: Tensor, batch_sizes: list[int], state: State,
+           rest: Sequence[Tensor | None], reverse: bool) -> tuple[Tensor, State] | None:
+    """_run's result from one fused loop (ops/rnn.py: rnn_cell per step), or None where
+    it does not apply (_fusable)."""
+    w_hh, b_hh, w_hr = rest
+    if w_hh is None or not batch_sizes or not _fusable(gx, (*state, w_hh, b_hh), w_hr):
+        return None
+    c0 = state[1] if mode == "LSTM" else None
+    y = recurrent(_CELL_MODES[mode], gx, tuple(batch_sizes), state[0], c0, w_hh, b_hh,
+                  reverse)
+    return _unpack(y, gx.shape[0], state)
+
+
+def _whole_layer(mode: str, data: Tensor, steps: int, state: State, w_ih: Tensor,
+                 b_ih: Tensor | None, rest: Sequence[Tensor | None],
+                 reverse: bool) -> tuple[Tensor, State] | None:
+    """_run's result for unpacked steps from one backend call (base.FastRecurrent:
+    oneDNN's RNN primitives on the cpu), or None where it does not apply or the backend
+    declines."""
+    w_hh, b_hh, w_hr = rest
+    if (w_hh is None or not steps
+            or not _fusable(data, (*state, w_ih, b_ih, w_hh, b_hh), w_hr)):
+        return None
+    x = data.reshape(steps, data.shape[0] // steps, data.shape[1])
+    c0 = state[1] if mode == "LSTM" else None
+    y = recurrent_layer(_CELL_MODES[mode], x, state[0], c0, w_ih, w_hh, b_ih, b_hh, reverse)
+    return None if y is None else _unpack(y, data.shape[0], state)
 
 
 _Step = Callable[[Tensor, State, Sequence["Tensor | None"]], State]
@@ -234,9 +289,14 @@ class RNNBase(Module):
             for direction in range(directions):
                 w_ih, b_ih, rest = self._weights(layer, direction)
                 index = layer * directions + direction
-                gx, rest = _input_products(self.mode, data, w_ih, b_ih, rest)
-                out, state = _run(step, gx, batch_sizes, tuple(s[index] for s in initial),
-                                  rest, bool(direction))
+                start = tuple(s[index] for s in initial)
+                got = None if packed is not None else _whole_layer(
+                    self.mode, data, len(batch_sizes), start, w_ih, b_ih, rest, bool(direction))
+                if got is None:
+                    gx, rest = _input_products(self.mode, data, w_ih, b_ih, rest)
+                    got = (_fused(self.mode, gx, batch_sizes, start, rest, bool(direction))
+                           or _run(step, gx, batch_sizes, start, rest, bool(direction)))
+                out, state = got
                 outs.append(out)
                 for kept, s in zip(finals, state):
                     kept.append(s)
@@ -348,7 +408,8 @@ class RNNCellBase(Module):
             hx = hx if batched else tuple(s.unsqueeze(0) for s in hx)
         gx, rest = _input_products(self.mode, x, self.weight_ih, self.bias_ih,
                                    [self.weight_hh, self.bias_hh, None])
-        new = _STEPS[self.mode](gx, hx, rest)
+        got = _fused(self.mode, gx, [x.shape[0]], hx, rest, False)
+        new = got[1] if got is not None else _STEPS[self.mode](gx, hx, rest)
         return new if batched else tuple(s.squeeze(0) for s in new)
 
     def extra_repr(self) -> str:

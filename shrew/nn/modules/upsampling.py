@@ -1,4 +1,5 @@
-"""Upsample: F.interpolate as a layer."""
+"""Upsample: F.interpolate as a layer; UpsamplingNearest2d and UpsamplingBilinear2d, its
+older fixed-mode forms."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -8,7 +9,7 @@ from .. import functional as F
 from .module import Module
 
 
-__all__ = ["Upsample"]
+__all__ = ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
 
 
 class Upsample(Module):
@@ -32,3 +33,19 @@ class Upsample(Module):
         shown = (f"size={self.size}" if self.size is not None
                  else f"scale_factor={self.scale_factor}")
         return f"{shown}, mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Upsample(mode="nearest") on 4-d input."""
+
+    def __init__(self, size: int | Sequence[int] | None = None,
+                 scale_factor: float | Sequence[float] | None = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Upsample(mode="bilinear", align_corners=True) on 4-d input."""
+
+    def __init__(self, size: int | Sequence[int] | None = None,
+                 scale_factor: float | Sequence[float] | None = None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

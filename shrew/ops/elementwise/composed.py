@@ -10,8 +10,9 @@ import numbers
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeAlias
 
+from ...core.autocast import autocast_op
 from ...core.dtype import bool_, finfo
-from ...core.errors import type_name
+from ...core.errors import not_a_tensor
 from ...core.errors import ArgumentError, DTypeError, ShrewTypeError
 from ...core.fields import AnyTensor
 from ..common import scalar_like
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 def _tensor(value: object, op: str) -> Tensor:
     if not isinstance(value, AnyTensor):
-        raise ShrewTypeError(f"{op}: input must be a shrew.Tensor, got {type_name(value)}")
+        raise not_a_tensor(op, "input", value)
     return value
 
 
@@ -158,12 +159,14 @@ def div(input: Tensor, other: Operand, *, rounding_mode: str | None = None) -> T
 divide = div
 
 
+@autocast_op("addcmul")
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,  # noqa: A002
             value: Scalar = 1) -> Tensor:
     """input + value * tensor1 * tensor2."""
     return add(input, binary("mul", _tensor(tensor1, "addcmul"), tensor2), alpha=value)
 
 
+@autocast_op("addcdiv")
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,  # noqa: A002
             value: Scalar = 1) -> Tensor:
     """input + value * tensor1 / tensor2 (floats: integer division is refused, as torch)."""

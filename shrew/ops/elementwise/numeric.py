@@ -1,6 +1,6 @@
 """The rarer elementwise functions of torch, composed of the elementwise primitives: integer
 arithmetic (gcd, lcm, the bit shifts), a float's parts and neighbours (frexp, ldexp,
-nextafter), log-space addition, heaviside, float_power, sinc, angle units, positive, rsub.
+nextafter), log-space addition, heaviside, float_power, angle units, positive, rsub.
 Their gradients, where torch has them, follow from their parts."""
 from __future__ import annotations
 
@@ -168,16 +168,6 @@ def float_power(input: Operand, exponent: Operand) -> Tensor:  # noqa: A002
     return x.to_dtype(float64) ** e.to_dtype(float64)
 
 
-def sinc(input: Tensor) -> Tensor:  # noqa: A002
-    """sin(pi x) / (pi x), and 1 at 0."""
-    x = _tensor(input, "sinc")
-    if not x.dtype.is_floating_point:
-        x = x.to_dtype(get_default_dtype())
-    zero = x == 0
-    px = where(zero, 1.0, x) * math.pi
-    return where(zero, 1.0, unary("sin", px) / px)
-
-
 def deg2rad(input: Tensor) -> Tensor:  # noqa: A002
     """Degrees to radians (the default float dtype for integer input)."""
     x = _tensor(input, "deg2rad")
@@ -211,8 +201,3 @@ def rsub(input: Operand, other: Operand, alpha: Scalar = 1) -> Tensor:  # noqa: 
     a, b = _operands("rsub", input, other)
     return b - (a if alpha == 1 else a * alpha)
 
-
-def isreal(input: Tensor) -> Tensor:  # noqa: A002
-    """Whether each element is real: True throughout, shrew's dtypes being real."""
-    x = _tensor(input, "isreal")
-    return (x == x) | (x != x)  # NaN too

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...core import autocast as _autocast
+from ...core.autocast import autocast_op
 from ...core import op as O
-from ...backends.base import fast_path
-from ...core.dtype import FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
+from ...backends.base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, fast_path
+from ...core.dtype import COMPLEX, FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
 from ...core.errors import type_name
 from ...core.errors import ArgumentError, DTypeError, DivisionByZeroError, ShrewTypeError
 from ...core.fields import AnyTensor, record, wrap
@@ -29,10 +31,11 @@ _FLOAT_UNARY = frozenset((
     "exp", "log", "sqrt", "sigmoid", "tanh", "gelu", "gelu_tanh", "silu", "sin", "cos", "erf",
     "gelu_derivative", "gelu_tanh_derivative", "rsqrt", "reciprocal", "log1p", "expm1", "log2",
     "log10", "exp2", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-    "erfc", "erfinv"))
+    "erfc", "erfinv", *SPECIAL_UNARY_FNS))
 # Binary functions by the dtypes they take (add, sub, mul, maximum, minimum take any):
 # integers are promoted to float
-_FLOAT_BINARY = frozenset(("div", "atan2", "copysign", "tanh_backward", "sigmoid_backward"))
+_FLOAT_BINARY = frozenset(("div", "atan2", "copysign", "tanh_backward", "sigmoid_backward",
+                           *SPECIAL_BINARY_FNS))
 _INT_BINARY = frozenset(("bitwise_and", "bitwise_or", "bitwise_xor"))  # integers and bool
 _BOOL_BINARY = _INT_BINARY | {"add", "mul", "maximum", "minimum"}  # the ones bool takes
 _AFFINE_FNS = frozenset(("add", "sub", "mul"))
@@ -41,7 +44,16 @@ _DIVISIONS = frozenset(("floor_divide", "remainder", "fmod"))
 
 
 def unary(fn: str, x: Tensor) -> Tensor:
+    if _autocast.armed:  # exp, log, ... are in the GPU devices' float32 list
+        return _autocast.dispatch(fn, _unary, fn, x)
+    return _unary(fn, x)
+
+
+def _unary(fn: str, x: Tensor) -> Tensor:
     if x.dtype.category != FLOAT:
+        if x.dtype.category == COMPLEX:
+            from ..complex import arith
+            return arith.unary(fn, x)
         if fn in _FLOAT_UNARY:
             x = x.to_dtype(get_default_dtype())
         elif x.dtype is bool_ and fn not in ("abs", "bitwise_not"):
@@ -86,6 +98,8 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
     if not isinstance(other, AnyTensor):
         if not isinstance(other, numbers.Number):
             return NotImplemented
+        if isinstance(other, (complex, np.complexfloating)) or x.dtype.category == COMPLEX:
+            return _complex_binary(fn, x, other, reflected)
         fast = _scalar_affine(fn, x, other, reflected)
         if fast is not None:
             return fast
@@ -103,6 +117,8 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
     if a.shape != b.shape:
         broadcast_shapes(fn, a.shape, b.shape)  # raises for shapes that do not broadcast
     if a.dtype is not b.dtype or a.dtype.category != FLOAT:
+        if COMPLEX in (a.dtype.category, b.dtype.category):
+            return _complex_binary(fn, a, b, False)
         dtype = result_type((a.dtype, a.ndim), (b.dtype, b.ndim))
         if fn in _FLOAT_BINARY and not dtype.is_floating_point:
             dtype = get_default_dtype()
@@ -119,6 +135,11 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
     if (a.requires_grad or b.requires_grad) and is_grad_enabled():
         return wrap(data, a._backend, O.Binary(fn, a, b))
     return wrap(data, a._backend)
+
+
+def _complex_binary(fn: str, x: Any, other: Any, reflected: bool) -> Tensor:
+    from ..complex import arith  # complex numbers are pairs of reals: ops/complex/
+    return arith.binary(fn, other, x) if reflected else arith.binary(fn, x, other)
 
 
 def _check_divisor(fn: str, a: Tensor, b: Tensor) -> None:
@@ -174,6 +195,7 @@ def _scalar_affine(fn: str, x: Tensor, value: Any, reflected: bool) -> Tensor | 
     return affine(x, *_affine_params(fn, value, reflected))
 
 
+@autocast_op("pow")
 def pow(x: Tensor | Scalar, exponent: Tensor | Scalar) -> Tensor:  # noqa: A001  (torch's name)
     """x ** exponent, either a number: a float tensor with a number exponent is one Powf;
     anything else is the Binary pow, with PyTorch's promotion (int ** int stays integer)."""
@@ -278,6 +300,9 @@ def where(cond: Tensor, a: Tensor | Scalar, b: Tensor | Scalar) -> Tensor:
     like = a if isinstance(a, AnyTensor) else b if isinstance(b, AnyTensor) else None
     operands = [(x.dtype, x.ndim) if isinstance(x, AnyTensor) else x for x in (a, b)]
     dtype = result_type(*operands) if like is not None else result_type(a, b)
+    if dtype.category == COMPLEX:
+        from ..complex import arith  # a choice between pairs
+        return arith.where(cond, a, b, dtype)
     backend = cond._backend
     a, b = (x.to_dtype(dtype) if isinstance(x, AnyTensor) else
             constant((), x, dtype, backend) for x in (a, b))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...core.autocast import autocast_op
 from ...core.dtype import bool_, float64, int64
 from ...core.errors import type_name
 from ...core.errors import ArgumentError, DTypeError, ShapeError, ShrewIndexError
@@ -138,6 +139,7 @@ def scatter(x: Tensor, dim: int, index: Tensor, src: Tensor | Scalar | None = No
     return scatter_into("scatter", x, dim, index, given, _TORCH_SCATTER_REDUCE[reduce])
 
 
+@autocast_op("scatter_add")
 def scatter_add(x: Tensor | Sequence[int], dim: int, index: Tensor, src: Tensor) -> Tensor:
     """torch.scatter_add(x, dim, index, src): x with src added at index along dim.  Given a
     shape in place of x, zeros of that shape with index and src of one shape (the adjoint of
@@ -220,6 +222,7 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *,
                         "sum")
 
 
+@autocast_op("index_copy")
 def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     return _index_write("index_copy", x, dim, index, source, "none")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from ...core.autocast import autocast_op
 from ...core import op as O
 from ... import return_types as R
 from ...core.dtype import check_float, finfo
@@ -30,6 +31,7 @@ _MATRIX_ORDS = ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2)
 
 
 # -- matrix norms -----------------------------------------------------------------------------
+@autocast_op("linalg_matrix_norm")
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1), keepdim: bool = False,  # noqa: N803, A002
                 *, dtype: DTypeLike | None = None, op: str = "linalg.matrix_norm") -> Tensor:
     """The matrix norm `ord` of the matrices in dims `dim`: 'fro', 'nuc' (sum of singular
@@ -146,6 +148,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None,  # noqa: N803
     return wrap(value._data, A._backend, O.Decomposition("pinv", A, 0, ()))
 
 
+@autocast_op("pinverse")
 def pinverse(x: Tensor, rcond: float = 1e-15) -> Tensor:
     return pinv(x, rtol=rcond)
 
@@ -199,6 +202,7 @@ def _triangle(A: Tensor, upper: bool, unitriangular: bool) -> Tensor:  # noqa: N
     return strict + diag_embed(A.diagonal(0, -2, -1) * 0 + 1)
 
 
+@autocast_op("linalg_vecdot")
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot products of x and y (broadcast) along dim."""
     return (x * y).sum(dim)
@@ -258,6 +262,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
     return D.solve(_triangle(A, upper, unitriangular), B, left=left)
 
 
+@autocast_op("cholesky_solve")
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     """X with (L L^T) X = B, L the lower (or, upper=True, upper) Cholesky factor."""
     D.check_matrices("cholesky_solve", L)
@@ -265,6 +270,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa
     return D.solve(lower.mT, D.solve(lower, B))
 
 
+@autocast_op("cholesky_inverse")
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     """(L L^T)^-1 from the Cholesky factor L (upper=True: L^T L)."""
     D.check_matrices("cholesky_inverse", L)
@@ -277,6 +283,7 @@ _CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
                 "donot_use_mm_for_euclid_dist")
 
 
+@autocast_op("cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = _CDIST_MODES[0]) -> Tensor:
     """The p-norm distance between each row of x1 [..., P, M] and each row of x2
     [..., R, M]: [..., P, R].  Always computed from the differences (the accurate way;

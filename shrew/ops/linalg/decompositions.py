@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...core.autocast import autocast_op
 from ...core import op as O
 from ... import return_types as R
 from ...core.errors import type_name
@@ -69,6 +70,7 @@ def _is_vector_rhs(a: Tensor, b: Tensor) -> bool:
     return b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
 
 
+@autocast_op("linalg_solve")
 def solve_ex(a: Tensor, b: Tensor, *, left: bool = True, check_errors: bool = False,
              op: str = "linalg.solve_ex") -> R.linalg_solve_ex:
     """(X, info): X solves a @ X = b (left) or X @ a = b, info nonzero where a is singular
@@ -109,10 +111,12 @@ def solve_ex(a: Tensor, b: Tensor, *, left: bool = True, check_errors: bool = Fa
     return R.linalg_solve_ex(x, info)
 
 
+@autocast_op("linalg_solve")
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803  (torch's names)
     return solve_ex(A, B, left=left, check_errors=True, op="linalg.solve").result
 
 
+@autocast_op("linalg_inv_ex")
 def inv_ex(A: Tensor, *, check_errors: bool = False, op: str = "linalg.inv_ex") -> R.linalg_inv_ex:  # noqa: N803
     """(inverse, info): a @ X = I solved for X; info nonzero where A is singular."""
     check_matrices(op, A)
@@ -121,10 +125,12 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, op: str = "linalg.inv_ex") 
                                      op=op))
 
 
+@autocast_op("linalg_inv")
 def inv(A: Tensor) -> Tensor:  # noqa: N803
     return inv_ex(A, check_errors=True, op="linalg.inv").inverse
 
 
+@autocast_op("inverse")
 def inverse(x: Tensor) -> Tensor:
     return inv_ex(x, check_errors=True, op="inverse").inverse
 
@@ -153,6 +159,7 @@ def logdet(x: Tensor) -> Tensor:
 
 
 # -- factorizations ---------------------------------------------------------------------------
+@autocast_op("linalg_cholesky_ex")
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,  # noqa: N803
                 op: str = "linalg.cholesky_ex") -> R.linalg_cholesky_ex:
     """(L, info) with A = L L^T, L lower (or U = L^T with upper=True); info nonzero where
@@ -164,10 +171,12 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,  
     return R.linalg_cholesky_ex(factor.mT if upper else factor, info)
 
 
+@autocast_op("linalg_cholesky")
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     return cholesky_ex(A, upper=upper, check_errors=True, op="linalg.cholesky").L
 
 
+@autocast_op("cholesky")
 def torch_cholesky(x: Tensor, upper: bool = False) -> Tensor:
     return cholesky_ex(x, upper=upper, check_errors=True, op="cholesky").L
 
@@ -175,6 +184,7 @@ def torch_cholesky(x: Tensor, upper: bool = False) -> Tensor:
 _QR_MODES = ("reduced", "complete", "r")
 
 
+@autocast_op("linalg_qr")
 def qr(A: Tensor, mode: str = "reduced", op: str = "linalg.qr") -> R.linalg_qr:  # noqa: N803
     """A = Q R, Q with orthonormal columns, R upper triangular; mode 'r' gives R alone
     (and an empty Q), as PyTorch."""
@@ -188,10 +198,12 @@ def qr(A: Tensor, mode: str = "reduced", op: str = "linalg.qr") -> R.linalg_qr: 
     return R.linalg_qr(q, r)
 
 
+@autocast_op("qr")
 def torch_qr(x: Tensor, some: bool = True) -> R.qr:
     return R.qr(*qr(x, "reduced" if some else "complete", op="qr"))
 
 
+@autocast_op("linalg_svd")
 def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None,  # noqa: N803
         op: str = "linalg.svd") -> R.linalg_svd:
     """A = U diag(S) Vh with S descending.  Singular vectors are unique only up to sign (and
@@ -204,6 +216,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None,  # 
     return R.linalg_svd(*_routine("svd", A, bool(full_matrices), differentiable=(0, 1, 2)))
 
 
+@autocast_op("svd")
 def torch_svd(x: Tensor, some: bool = True, compute_uv: bool = True) -> R.svd:
     """torch.svd: (U, S, V) with V, not Vh; compute_uv=False gives the singular values and
     zero U [m, m] and V [n, n], as PyTorch."""
@@ -217,6 +230,7 @@ def torch_svd(x: Tensor, some: bool = True, compute_uv: bool = True) -> R.svd:
     return R.svd(u, s, vh.mT)
 
 
+@autocast_op("linalg_svdvals")
 def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:  # noqa: N803
     """The singular values, descending.  With grad, computed by the full svd, whose U and Vh
     the gradient needs."""
@@ -234,6 +248,7 @@ def _check_uplo(op: str, uplo: str) -> None:
         raise ArgumentError(f"{op}: UPLO must be 'L' or 'U', got {uplo!r}")
 
 
+@autocast_op("linalg_eigh")
 def eigh(A: Tensor, UPLO: str = "L") -> R.linalg_eigh:  # noqa: N803
     """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices, read from
     the UPLO triangle.  Eigenvectors are unique only up to sign (and rotations within a
@@ -244,6 +259,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> R.linalg_eigh:  # noqa: N803
     return R.linalg_eigh(*_routine("eigh", A, UPLO, differentiable=(0, 1)))
 
 
+@autocast_op("linalg_eigvalsh")
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     check_matrices("linalg.eigvalsh", A)
     _check_uplo("linalg.eigvalsh", UPLO)

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...core.autocast import autocast_op
 from ...core.errors import type_name
 from ...core.errors import DTypeError, ShapeError, ShrewError, ShrewTypeError
 from ...core.fields import AnyTensor
@@ -189,6 +190,7 @@ def _from_sublists(args: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
     return (lhs + "->" + term(args[-1])) if len(args) % 2 else lhs, operands
 
 
+@autocast_op("einsum")
 def einsum(*args: Any) -> Tensor:
     """einsum(equation, *operands), einsum(equation, [operands]) or the sublist form
     einsum(op0, sublist0, op1, sublist1, ..., [sublist_out])."""
@@ -204,6 +206,10 @@ def einsum(*args: Any) -> Tensor:
         if not isinstance(x, AnyTensor):
             raise ShrewTypeError(f"einsum: operands must be tensors, got {type_name(x)} "
                                  f"(equation {equation!r})")
+    if any(x.dtype.is_complex for x in operands):
+        from ..complex import arith  # real einsums of the parts
+        return arith.einsum(equation, list(operands))
+    for x in operands:
         if not x.dtype.is_floating_point:  # shrew's matmul, which einsum lowers to, is float-only
             raise _error(equation, f"needs floating-point operands, got {x.dtype}", DTypeError)
     if len({x.dtype for x in operands}) > 1:

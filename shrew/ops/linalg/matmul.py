@@ -3,23 +3,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...core.autocast import autocast_op
 from ...core import op as O
 from ...backends.base import fast_path
 from ...core.dtype import check_float
 from ...core.errors import type_name
-from ...core.errors import DTypeError, ShapeError, ShrewTypeError
+from ...core.errors import DTypeError, ShapeError, ShrewTypeError, sparse_unsupported
 from ...core.fields import AnyTensor, record
 from ...core.shape import broadcast_shapes, fmt
 from ..common import same_device
+from ..sparse.coo import SparseTensor
+from ..sparse.products import mm as sparse_mm
 from ..elementwise.recorded import add_bias
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
 
 
+def _sparse_matmul(x: object, other: object) -> Tensor:
+    """A product with a sparse COO operand (ops/sparse), dense where both operands are."""
+    if isinstance(x, SparseTensor):
+        return x @ other
+    if isinstance(other, SparseTensor) and isinstance(x, AnyTensor) and x.ndim == 2:
+        return sparse_mm(other.t(), x.t()).t()  # dense @ sparse = (sparse^T @ dense^T)^T
+    bad = other if isinstance(x, AnyTensor) else x
+    if isinstance(bad, SparseTensor):
+        raise sparse_unsupported("matmul of a sparse tensor and a non-matrix")
+    raise ShrewTypeError(f"matmul: both operands must be tensors, got {type_name(bad)}")
+
+
+@autocast_op("matmul")
 def matmul(x: Tensor, other: Tensor) -> Tensor:
-    if not isinstance(other, AnyTensor):
-        raise ShrewTypeError(f"matmul: both operands must be tensors, got {type_name(other)}")
+    if not isinstance(other, AnyTensor) or not isinstance(x, AnyTensor):
+        return _sparse_matmul(x, other)
     same_device("matmul", x, other)
     a, b = x, other
     if a.ndim == 0 or b.ndim == 0:
@@ -27,6 +43,9 @@ def matmul(x: Tensor, other: Tensor) -> Tensor:
                          f"{fmt(a.shape)} @ {fmt(b.shape)}")
     if a.dtype is not b.dtype:
         raise DTypeError(f"matmul: operands must share a dtype, got {a.dtype} @ {b.dtype}")
+    if a.dtype.is_complex:
+        from ..complex import arith  # four real products
+        return arith.matmul(a, b)
     check_float(a.dtype, "matmul")
     if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
         raise ShapeError(f"matmul: inner dimensions differ: {fmt(a.shape)} @ {fmt(b.shape)} "

@@ -7,14 +7,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...core.errors import type_name
-from ...core.errors import ArgumentError, ShapeError, ShrewTypeError
+from ...core.autocast import autocast_op
+from ...core.errors import ArgumentError, ShapeError, ShrewTypeError, not_a_tensor
 from ...core.fields import AnyTensor
 from ...core.shape import broadcast_shapes, fmt, normalize_dim
 from ..shape.composed import diag_embed
 from ..shape.recorded import cat, expand, narrow, permute
 from .decompositions import inv_ex
 from .matmul import matmul
+from ..sparse.coo import SparseTensor
+from ..sparse.products import addmm as sparse_addmm
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 def _need(op: str, ndims: Sequence[int], *tensors: Any) -> None:
     for t, n in zip(tensors, ndims):
         if not isinstance(t, AnyTensor):
-            raise ShrewTypeError(f"{op}: expects tensors, got {type_name(t)}")
+            raise not_a_tensor(op, "every operand", t)
         if t.ndim != n:
             shown = ", ".join(fmt(x.shape) for x in tensors)
             raise ShapeError(f"{op}: expects {'-d, '.join(map(str, ndims))}-d tensors, "
@@ -37,12 +39,16 @@ def _inner_sizes(op: str, x: Tensor, other: Tensor) -> None:
                          f"{fmt(other.shape)}")
 
 
+@autocast_op("mm")
 def mm(x: Tensor, mat2: Tensor) -> Tensor:
+    if isinstance(x, SparseTensor) or isinstance(mat2, SparseTensor):
+        return matmul(x, mat2)  # a sparse operand (ops/sparse)
     _need("mm", (2, 2), x, mat2)
     _inner_sizes("mm", x, mat2)
     return matmul(x, mat2)
 
 
+@autocast_op("bmm")
 def bmm(x: Tensor, mat2: Tensor) -> Tensor:
     _need("bmm", (3, 3), x, mat2)
     if x.shape[0] != mat2.shape[0]:
@@ -51,12 +57,14 @@ def bmm(x: Tensor, mat2: Tensor) -> Tensor:
     return matmul(x, mat2)
 
 
+@autocast_op("mv")
 def mv(x: Tensor, vec: Tensor) -> Tensor:
     _need("mv", (2, 1), x, vec)
     _inner_sizes("mv", x, vec)
     return matmul(x, vec)
 
 
+@autocast_op("dot")
 def dot(x: Tensor, other: Tensor) -> Tensor:
     _need("dot", (1, 1), x, other)
     if x.shape != other.shape:
@@ -65,6 +73,7 @@ def dot(x: Tensor, other: Tensor) -> Tensor:
     return (x * other).sum()
 
 
+@autocast_op("inner")
 def inner(x: Tensor, other: Tensor) -> Tensor:
     """Sum over the last dims of both (a plain product when either is 0-d)."""
     if x.ndim == 0 or other.ndim == 0:
@@ -72,6 +81,7 @@ def inner(x: Tensor, other: Tensor) -> Tensor:
     return tensordot(x, other, ([-1], [-1]))
 
 
+@autocast_op("outer")
 def outer(x: Tensor, vec2: Tensor) -> Tensor:
     _need("outer", (1, 1), x, vec2)
     return x.reshape(-1, 1) * vec2.reshape(1, -1)
@@ -91,31 +101,39 @@ def _scaled_sum(op: str, x: Tensor, product: Tensor, beta: Scalar, alpha: Scalar
     return (x if beta == 1 else x * beta) + scaled
 
 
+@autocast_op("addmm")
 def addmm(x: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Scalar = 1,
           alpha: Scalar = 1) -> Tensor:
+    if isinstance(mat1, SparseTensor):
+        return sparse_addmm(x, mat1, mat2, beta=beta, alpha=alpha)
     return _scaled_sum("addmm", x, mm(mat1, mat2), beta, alpha)
 
 
+@autocast_op("addmv")
 def addmv(x: Tensor, mat: Tensor, vec: Tensor, *, beta: Scalar = 1, alpha: Scalar = 1,
           ) -> Tensor:
     return _scaled_sum("addmv", x, mv(mat, vec), beta, alpha)
 
 
+@autocast_op("addr")
 def addr(x: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Scalar = 1, alpha: Scalar = 1,
          ) -> Tensor:
     return _scaled_sum("addr", x, outer(vec1, vec2), beta, alpha)
 
 
+@autocast_op("baddbmm")
 def baddbmm(x: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Scalar = 1,
             alpha: Scalar = 1) -> Tensor:
     return _scaled_sum("baddbmm", x, bmm(batch1, batch2), beta, alpha)
 
 
+@autocast_op("addbmm")
 def addbmm(x: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Scalar = 1,
            alpha: Scalar = 1) -> Tensor:
     return _scaled_sum("addbmm", x, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
+@autocast_op("tensordot")
 def tensordot(a: Tensor, b: Tensor, dims: int | Sequence[Any] = 2) -> Tensor:
     """Contract the last `dims` dims of a with the first of b, or the listed dim pairs."""
     if isinstance(dims, int):
@@ -150,6 +168,7 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence[Any] = 2) -> Tensor:
     return matmul(lhs, rhs).reshape(*out_shape)
 
 
+@autocast_op("kron")
 def kron(x: Tensor, other: Tensor) -> Tensor:
     n = max(x.ndim, other.ndim)
     a = x.reshape(*(1,) * (n - x.ndim), *x.shape)
@@ -160,6 +179,7 @@ def kron(x: Tensor, other: Tensor) -> Tensor:
     return prod.reshape(*[sa * sb for sa, sb in zip(a.shape, b.shape)])
 
 
+@autocast_op("cross")
 def cross(x: Tensor, other: Tensor, dim: int | None = None, op: str = "cross") -> Tensor:
     """The 3-vector cross product along dim (torch.cross: the first dim of size 3 when
     dim is None; linalg.cross passes -1)."""
@@ -204,6 +224,7 @@ def matrix_power(x: Tensor, n: int) -> Tensor:
     return result
 
 
+@autocast_op("multi_dot")
 def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     """Matrices multiplied left to right; the first may be a row vector, the last a column."""
     tensors = list(tensors)
@@ -220,6 +241,7 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     return out
 
 
+@autocast_op("chain_matmul")
 def chain_matmul(*matrices: Tensor) -> Tensor:
     if len(matrices) == 1:
         return matrices[0]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...core.autocast import autocast_op
 from ...core.dtype import bool_
 from ...core.errors import ArgumentError, ShapeError, ShrewTypeError
 from ...core.fields import AnyTensor, wrap
@@ -328,6 +329,7 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
     raise ShapeError(f"diag: expects a 1-d or 2-d tensor, got {fmt(x.shape)}")
 
 
+@autocast_op("trace")
 def trace(x: Tensor) -> Tensor:
     if x.ndim != 2:
         raise ShapeError(f"trace: expects a matrix, got {fmt(x.shape)}")

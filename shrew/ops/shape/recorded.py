@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 
+from ...core.autocast import autocast_op
 from ...core import op as O
 from ...core.dtype import bool_, result_type
 from ...core.errors import (ArgumentError, ShapeError, ShrewIndexError, ShrewTypeError,
@@ -172,6 +173,7 @@ def pad(x: Tensor, pads: Sequence[int], value: Scalar = 0.0) -> Tensor:
     return out
 
 
+@autocast_op("cat")
 def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; they agree elsewhere and promote to one dtype."""
     tensors = tuple(tensors)
@@ -181,6 +183,9 @@ def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
         raise ShrewTypeError("cat: every element must be a Tensor")
     same_device("cat", *tensors)
     dtype = result_type(*[(t.dtype, t.ndim) for t in tensors])
+    if dtype.is_complex:
+        from ..complex import arith  # the pairs joined
+        return arith.cat(tensors, dim, dtype)
     shown = ", ".join(fmt(t.shape) for t in tensors)
     # PyTorch's legacy rule: 1-D empty tensors are left out (their dtype still counts)
     tensors = tuple(t for t in tensors if t.shape != (0,)) or tensors[:1]
@@ -196,10 +201,11 @@ def cat(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     return record(data, first._backend, O.Cat(tensors, d), *tensors)
 
 
+@autocast_op("stack")
 def stack(tensors: Iterable[Tensor], dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dim."""
     tensors = tuple(tensors)
     if not tensors:
         raise ArgumentError("stack: needs at least one tensor")
     d = normalize_dim(dim, tensors[0].ndim, "stack", extra=1)
-    return cat([unsqueeze(t, d) for t in tensors], d)
+    return cat([t.unsqueeze(d) for t in tensors], d)

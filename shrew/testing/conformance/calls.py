@@ -139,3 +139,27 @@ class SinTimes(shrew.autograd.Function):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * (x.sin() + x * x.cos())
+
+
+def recurrent(x, h0, w_ih, w_hh, b_ih, b_hh, *c0, mode, sizes, reverse=False):
+    """One direction of one recurrent layer over packed steps of `sizes` rows (x [R, I]),
+    as nn.RNN/LSTM/GRU run it (ops/rnn.py): its outputs, h_n and an LSTM's c_n, packed."""
+    from shrew.ops.rnn import recurrent as run
+    if mode == "gru":
+        gx = Fn.linear(x, w_ih, b_ih)
+        return run(mode, gx, sizes, h0, None, w_hh, b_hh, reverse)
+    gx = Fn.linear(x, w_ih, b_ih + b_hh)
+    return run(mode, gx, sizes, h0, c0[0] if c0 else None, w_hh, None, reverse)
+
+
+def recurrent_layer(x, h0, w_ih, w_hh, b_ih, b_hh, *c0, mode, reverse=False):
+    """One direction of one recurrent layer over x [T, N, I] as nn.RNN/LSTM/GRU run it: one
+    backend call where the backend has base.FastRecurrent (a RecurrentLayer node), else
+    the input product and the core's loop (`recurrent`)."""
+    from shrew.ops.rnn import recurrent_layer as whole
+    y = whole(mode, x, h0, c0[0] if c0 else None, w_ih, w_hh, b_ih, b_hh, reverse)
+    if y is None:
+        steps, batch, width = x.shape
+        y = recurrent(x.reshape(steps * batch, width), h0, w_ih, w_hh, b_ih, b_hh, *c0,
+                      mode=mode, sizes=(batch,) * steps, reverse=reverse)
+    return y

@@ -17,13 +17,15 @@ import numpy as np
 import shrew
 import shrew.nn.functional as Fn
 from shrew.core import op as O
-from shrew.backends.base import BINARY_FNS, COMPARE_FNS, UNARY_FNS
+from shrew.backends.base import (BINARY_FNS, COMPARE_FNS, SPECIAL_BINARY_FNS,
+                                 SPECIAL_UNARY_FNS, UNARY_FNS)
 from shrew.ops.elementwise.recorded import binary, unary
 
 from . import strategies as gen
 from .calls import (reduced, normalised, inner, svd_terms, window, kernel, uniform, normal,
                     well_conditioned, distinct_spectrum, spd, all_true, rng_replay, copy_into,
-                    add_into, sdpa, checkpointed, SinTimes)
+                    add_into, sdpa, checkpointed, recurrent, recurrent_layer,
+                    SinTimes)
 from .spec import ALL, FLOAT, INTEGRAL, NUMERIC, Case, F, Fixed, I, M, S, Sample
 
 LINALG = ("float32", "float64")  # LAPACK's real dtypes
@@ -36,7 +38,16 @@ UNARY_DOMAIN = {"log": "positive", "sqrt": "positive", "round": "halves", "floor
                 "ceil": "wide", "trunc": "wide", "rsqrt": "positive", "log1p": "positive",
                 "log2": "positive", "log10": "positive", "reciprocal": "nonzero",
                 "asin": "unit", "acos": "unit", "atanh": "unit", "erfinv": "unit",
-                "acosh": "above_one"}
+                "acosh": "above_one",
+                # special functions: their poles and branch cuts left out
+                "lgamma": "positive", "digamma": "positive", "ndtri": "probability",
+                "bessel_y0": "positive", "bessel_y1": "positive",
+                "modified_bessel_k0": "positive", "modified_bessel_k1": "positive",
+                "scaled_modified_bessel_k0": "positive", "scaled_modified_bessel_k1": "positive"}
+# Special functions without a gradient in PyTorch (ops/special.py records none)
+_UNARY_NO_GRAD = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+                  "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+                  "airy_ai")
 _INT_UNARY = ("neg", "abs", "square", "relu", "sign", "floor", "ceil", "round", "trunc")
 _UNARY_JACOBIAN = ("gelu", "sigmoid", "erfinv")
 
@@ -47,14 +58,16 @@ def _unary(fn: str) -> Case:
                     grad=False, shapes=gen.elementwise(), raises=(S(F(3)),))
     if fn == "gelu_tanh":
         call = lambda x: x.gelu(approximate="tanh")  # noqa: E731
-    elif fn.endswith("_derivative"):  # serve gradient rules; no Tensor method
-        call = functools.partial(unary, fn)
+    elif fn.endswith("_derivative") or fn in SPECIAL_UNARY_FNS:  # no Tensor method (or
+        call = functools.partial(unary, fn)            # ops/special.py's names differ)
     else:
         call = operator.methodcaller(fn)
     domain = UNARY_DOMAIN.get(fn, "normal")
-    return Case(fn, call, (S(F(5, 7, domain=domain)),), (O.Unary,), ("unary",),
-                dtypes=NUMERIC if fn in _INT_UNARY else FLOAT,
-                jacobian=fn in _UNARY_JACOBIAN, shapes=gen.elementwise(domain=domain))
+    differentiable = fn not in _UNARY_NO_GRAD
+    return Case(fn, call, (S(F(5, 7, domain=domain)),), (O.Unary,) if differentiable else (),
+                ("unary",), dtypes=NUMERIC if fn in _INT_UNARY else FLOAT,
+                grad=differentiable, jacobian=fn in _UNARY_JACOBIAN,
+                shapes=gen.elementwise(domain=domain))
 
 
 # Binary fns: (domain of the left operand, of the right one, dtypes).  maximum and minimum
@@ -92,6 +105,26 @@ def _binary(fn: str) -> Case:
                 jacobian=fn in ("div", "pow", "atan2"),
                 shapes=gen.elementwise(2, domain=right),
                 raises=(S(F(3, 4), F(5, domain=right)),))
+
+
+def _special_binary(fn: str) -> Case:
+    """igamma, igammac and zeta: differentiable in their second argument only (as PyTorch's),
+    so the first is made on the device from the second's shape alone, 1.1 to about 3 (a of
+    the incomplete gamma functions, and zeta's s > 1): finite differences leave it alone.
+    The orthogonal polynomials (no gradient): x drawn in (-0.9, 0.9), its degrees n 0 to 3
+    made alike (higher degrees cancel to float32's precision near their roots)."""
+    polynomial = "_polynomial_" in fn
+
+    def call(x):
+        n = x.numel()
+        made = shrew.arange(n, dtype=x.dtype, device=x.device).reshape(x.shape)
+        if polynomial:
+            return binary(fn, x, made.remainder(4.0))
+        return binary(fn, made * (2.0 / max(n, 1)) + 1.1, x)
+    domain = "unit" if polynomial else "positive"
+    return Case(fn, call, (S(F(3, 5, domain=domain)), S(F(4, 1, 5, domain=domain))),
+                () if polynomial else (O.Binary,), ("binary",), dtypes=FLOAT,
+                grad=not polynomial, shapes=gen.elementwise(domain=domain))
 
 
 def _compare(fn: str) -> Case:
@@ -170,7 +203,8 @@ CASES: tuple = (
          grad=False, check=all_true),
     # elementwise
     *(_unary(fn) for fn in UNARY_FNS),
-    *(_binary(fn) for fn in BINARY_FNS),
+    *(_binary(fn) for fn in BINARY_FNS if fn not in SPECIAL_BINARY_FNS),
+    *(_special_binary(fn) for fn in SPECIAL_BINARY_FNS),
     Case("affine", lambda x, mul, add: x.affine(mul, add),
          (S(F(4, 5), mul=3, add=-2), S(F(4, 5), mul=-0.5, add=0.25)), (O.Affine,), ("affine",),
          dtypes=NUMERIC, shapes=gen.elementwise(mul=1.5, add=-0.5)),
@@ -226,6 +260,16 @@ CASES: tuple = (
           S(F(3, 5, 7), F(7)), S(F(9, 300), F(300, 17)), S(F(3, 0), F(0, 4))),
          (O.Matmul,), ("matmul",), jacobian=True, terms=inner, shapes=gen.matmuls(),
          raises=(S(F(3, 4), F(5, 2)), S(F(), F(3)), S(F(2, 3, 4), F(3, 4, 5)))),
+    # Fourier transforms: the fft primitive over complex pairs (ops/spectral.py); their
+    # outputs compared as real pairs, their gradients through them
+    Case("fft.fft", lambda x, dim=-1, norm=None: shrew.view_as_real(
+        shrew.fft.fft(x, dim=dim, norm=norm)),
+         (S(F(3, 8)), S(F(5, 4, 3), dim=1, norm="ortho"), S(F(17), norm="forward")),
+         (O.FFT,), ("fft",), dtypes=LINALG, jacobian=True, terms=_line,
+         raises=(S(F(4), dim=2), S(F(4), norm="none"))),
+    Case("fft.irfft2", lambda x, s=None: shrew.fft.irfft2(
+        shrew.view_as_complex(x), s=s), (S(F(4, 3, 2)), S(F(2, 5, 4, 2), s=(6, 7))),
+         (O.FFT,), ("fft",), dtypes=LINALG, terms=_line, raises=(S(F(4, 3, 2), s=(0, 4)),)),
     # decompositions and solvers: the linalg primitive (the host's LAPACK on opencl).  The
     # values compared do not depend on the sign choices of singular and eigenvectors.
     Case("linalg.solve", lambda a, b: shrew.linalg.solve(well_conditioned(a), b),
@@ -478,6 +522,26 @@ CASES: tuple = (
          (O.Standardize,), ("standardize",), jacobian=True,
          terms=lambda s: math.isqrt(math.prod(s.args[0].shape[-s.kwargs["ndims"]:])),
          shapes=gen.standardizes(), raises=(S(F(4, 6), ndims=3), S(F(4, 6), ndims=0))),
+    # A recurrent layer's time loop, one Recurrent node on rnn_cell (ops/rnn.py); packed
+    # steps of 3, 3, 2 and 1 rows, forwards and backwards in time.
+    *(Case(f"rnn_{mode}", functools.partial(recurrent, mode=mode),
+           (S(F(9, 3), F(3, 4), F(gates * 4, 3), F(gates * 4, 4), F(gates * 4), F(gates * 4),
+              *((F(3, 4),) if mode == "lstm" else ()), sizes=(3, 3, 2, 1)),
+            S(F(8, 5), F(2, 6), F(gates * 6, 5), F(gates * 6, 6), F(gates * 6), F(gates * 6),
+              *((F(2, 6),) if mode == "lstm" else ()), sizes=(2, 2, 2, 2), reverse=True)),
+           (O.Linear, O.Binary, O.Matmul, O.Transpose, O.Recurrent),
+           ("rnn_cell", "rnn_cell_backward"), terms=lambda s: 24)
+      for mode, gates in (("rnn_tanh", 1), ("rnn_relu", 1), ("lstm", 4), ("gru", 3))),
+    # The same over a whole unpacked sequence: one backend call where it has
+    # base.FastRecurrent (oneDNN's RNN primitive on the cpu, float32), else the loop above.
+    *(Case(f"{mode}_layer", functools.partial(recurrent_layer, mode=mode),
+           (S(F(5, 3, 4), F(3, 6), F(gates * 6, 4), F(gates * 6, 6), F(gates * 6),
+              F(gates * 6), *((F(3, 6),) if mode == "lstm" else ())),
+            S(F(4, 2, 3), F(2, 5), F(gates * 5, 3), F(gates * 5, 5), F(gates * 5),
+              F(gates * 5), *((F(2, 5),) if mode == "lstm" else ()), reverse=True)),
+           (O.Binary, O.Matmul, O.Transpose, O.Reshape, O.Recurrent, O.RecurrentLayer),
+           ("rnn_cell", "rnn_cell_backward"), terms=lambda s: 24)
+      for mode, gates in (("rnn_tanh", 1), ("lstm", 4), ("gru", 3))),
     Case("mse_loss", lambda a, b: Fn.mse_loss(a, b), (S(F(4, 6), F(4, 6)),),
          (O.Reduce, O.Binary), ("reduce", "binary"), terms=lambda s: math.prod(s.args[0].shape),
          raises=(S(F(4, 6), F(4, 5)),)),

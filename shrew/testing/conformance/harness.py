@@ -100,6 +100,7 @@ def _values(arg, dtype: np.dtype, rng) -> np.ndarray:
          "positive": lambda: rng.uniform(0.5, 2.0, shape),
          "nonzero": lambda: rng.uniform(0.5, 2.0, shape) * rng.choice((-1, 1), shape),
          "unit": lambda: rng.uniform(-0.9, 0.9, shape),
+         "probability": lambda: rng.uniform(0.05, 0.95, shape),
          "above_one": lambda: rng.uniform(1.2, 3.0, shape),
          "halves": lambda: rng.integers(-4, 4, shape) + 0.5,
          "ties": lambda: rng.integers(-2, 3, shape).astype(np.float64)}[arg.domain]()
@@ -298,6 +299,39 @@ def check_repeatable(device, case, sample, layout, dtype="float32") -> None:
             what = "output" if i == 0 else f"gradient {i - 1}"
             raise AssertionError(f"{_where(case, sample, dtype, layout, device)}: the {what} "
                                  f"differs between two identical runs")
+
+
+def check_compiled(device, case, sample, layout, dtype="float32") -> None:
+    """shrew.compile of the case's call gives eager's output and gradients bit for bit, on
+    the captures and on the replays that follow (a graph break runs eagerly: also equal).
+    Unfused: this checks that the backend's primitives replay (fusion, which builds a
+    kernel per program, is tested on models and on a chain of every fusable function)."""
+    hosts = make_inputs(case, sample, dtype, layout)
+    eager = _attempt(lambda: _run_with_grads(case, sample, hosts, layout, device, dtype, None))
+    if isinstance(eager, Exception):
+        return  # (check_raises covers the error)
+    compiled = shrew.compile(lambda *leaves: _call(case, sample, leaves, layout),
+                             options={"fuse": False})
+    for call in range(4):  # two captures settle the program, then replays
+        got = _run_with_grads(case, sample, hosts, layout, device, dtype, compiled)
+        for i, (a, b) in enumerate(zip(got, eager)):
+            if a.shape != b.shape or a.tobytes() != b.tobytes():
+                what = "output" if i == 0 else f"gradient {i - 1}"
+                raise AssertionError(f"{_where(case, sample, dtype, layout, device)}: compiled "
+                                     f"call {call}'s {what} differs from eager's")
+
+
+def _run_with_grads(case, sample, hosts, layout, device, dtype, compiled) -> list:
+    """[output, leaf gradients...] as host arrays, from fn or its compiled twin."""
+    shrew.manual_seed(1234)
+    leaves = _leaves(sample, hosts, device, dtype, requires_grad=case.grad)
+    out = compiled(*leaves) if compiled is not None else _call(case, sample, leaves, layout)
+    if out.requires_grad:
+        rng = np.random.default_rng(zlib.crc32(f"cotangent {case.name}{sample!r}".encode()))
+        cot = np.asarray(rng.standard_normal(out.shape)).astype(dtype)
+        (out * shrew.tensor(cot, dtype=out.dtype, device=out.device)).sum().backward()
+    return [out.detach().numpy()] + [np.zeros(0) if t.grad is None else t.grad.numpy()
+                                     for t in leaves if t.requires_grad]
 
 
 def check_raises(device, case, sample, layout=DEFAULT_LAYOUT) -> None:

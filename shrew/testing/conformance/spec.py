@@ -24,7 +24,8 @@ class Arg:
 
     shape: tuple
     kind: str = "data"
-    # normal | wide | positive | nonzero | unit (-0.9, 0.9) | above_one | halves | ties | lowest
+    # normal | wide | positive | nonzero | unit (-0.9, 0.9) | probability (0.05, 0.95)
+    # | above_one | halves | ties | lowest
     domain: str = "normal"
     high: int = 0
     value: Any = None

@@ -1,4 +1,4 @@
-"""Intel MKL (libmkl_rt, the ``mkl`` wheel of ``shrew[cpu-fast]``) for the cpu backend, by
+"""Intel MKL (libmkl_rt, the ``mkl`` wheel, a dependency on x86-64 Linux) for the cpu backend, by
 ctypes: float32 and float64 matrix products, and on large arrays a bias's sums and adds,
 same-shaped add, sub and mul, relu, and in-place adds.  Which call the backend hands to MKL
 is cpu/backend.py's table.

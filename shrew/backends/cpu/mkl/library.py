@@ -98,11 +98,11 @@ class Runtime:
 def _load() -> Runtime:
     path = library_path("SHREW_MKL_LIBRARY", ("libmkl_rt.so.3", "libmkl_rt.so.2"), "mkl_rt")
     if path is None:
-        raise OSError("libmkl_rt not found (pip install shrew[cpu-fast])")
+        raise OSError("libmkl_rt not found (pip install mkl; shrew installs it on x86-64 Linux)")
     try:
         import threadpoolctl
     except ImportError as exc:   # without it OpenBLAS's threads would compete (package doc)
-        raise OSError("shrew's MKL path needs threadpoolctl (pip install shrew[cpu-fast])"
+        raise OSError("shrew's MKL path needs threadpoolctl (pip install threadpoolctl)"
                       ) from exc
     runtime = Runtime(ctypes.CDLL(path))
     _quiet_openblas(threadpoolctl)

@@ -162,7 +162,8 @@ def check(status: int, what: str) -> None:
 def _load() -> Runtime:
     path = library_path("SHREW_ONEDNN_LIBRARY", ("libdnnl.so.3",), "dnnl")
     if path is None:
-        raise OSError("libdnnl.so.3 not found (pip install shrew[cpu-fast])")
+        raise OSError("libdnnl.so.3 not found (pip install onednn-cpu-gomp==2023.2.0; shrew "
+                      "installs it on x86-64 Linux)")
     # Where OpenBLAS serves the GEMMs (MKL is not there), idle OpenMP threads sleep instead
     # of spinning, so that they leave the cores to OpenBLAS's threads between two
     # convolutions (measured: a conv and a GEMM alternating cost 1.2-1.35x their sum

@@ -25,13 +25,18 @@ class Primitive:
     layout of its own for an argument (the descriptor was made with format ``any``), a
     buffer in that layout is kept here with a reorder from (inputs) or to (outputs) the
     plain numpy buffer; where it kept the plain layout, the numpy buffer is used as is.
+    ``inputs`` names the arguments it reads (reordered before it runs; the others after);
+    ``tags`` gives the format tag of a numpy buffer laid out otherwise than plain.
     ``workspace`` is the byte size of the workspace (max pooling), 0 if none."""
 
-    def __init__(self, runtime: Runtime, pd: Handle, descs: dict, hint: Handle | None = None):
+    def __init__(self, runtime: Runtime, pd: Handle, descs: dict, hint: Handle | None = None,
+                 inputs: frozenset = INPUTS, tags: dict | None = None):
         self.lib, self.runtime = runtime.lib, runtime
         self.pd: Handle | None = pd
         self.hint = hint
         self.busy = threading.Lock()  # held by the one call using its buffers (using)
+        self.inputs = inputs        # the arguments it reads (the others it writes)
+        self.tags = tags or {}      # argument -> the numpy buffer's format tag, if not plain
         self.owned: list = []       # (destroy function name, handle), freed by close()
         self.user: list = []        # (arg, memory object that takes the numpy buffer)
         try:
@@ -68,13 +73,14 @@ class Primitive:
         """The memory object the primitive reads or writes for `arg`: the numpy buffer's
         own, or a buffer in the primitive's layout with its reorder queued."""
         lib = self.lib
-        plain = self._own("dnnl_memory_desc_destroy", _md(lib, shape, any_layout=False))
+        plain = self._own("dnnl_memory_desc_destroy",
+                          _md(lib, shape, any_layout=False, tag=self.tags.get(arg)))
         user = self._memory(plain, None, user=arg)
         chosen = lib.dnnl_primitive_desc_query_md(self.pd, QUERY_EXEC_ARG_MD, arg)
         if lib.dnnl_memory_desc_equal(chosen, plain):
             return user
         inner = self._memory(chosen, ALLOCATE)
-        if arg in INPUTS:
+        if arg in self.inputs:
             src_md, dst_md, src, dst, queue = plain, chosen, user, inner, before
         else:
             src_md, dst_md, src, dst, queue = chosen, plain, inner, user, after
@@ -121,9 +127,10 @@ def _exec_args(pairs: list) -> ctypes.Array[ExecArg]:
     return args
 
 
-def _md(lib: ctypes.CDLL, shape: tuple, any_layout: bool) -> Handle:
+def _md(lib: ctypes.CDLL, shape: tuple, any_layout: bool, tag: int | None = None) -> Handle:
     md = Handle()
-    tag = FORMAT_ANY if any_layout else len(shape) + PLAIN_TAG_OFFSET
+    if tag is None:
+        tag = FORMAT_ANY if any_layout else len(shape) + PLAIN_TAG_OFFSET
     check(lib.dnnl_memory_desc_create_with_tag(ctypes.byref(md), len(shape), Dims(*shape),
                                                F32, tag), "memory_desc_create_with_tag")
     return md

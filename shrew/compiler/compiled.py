@@ -1,0 +1,440 @@
+"""A compiled function: guards, captures, and replays.
+
+Each call is keyed by its guards: every tensor argument's shape, dtype, device and
+requires_grad, every other argument's value (numbers, strings) or identity (objects), grad
+mode, and, for the modules and optimizers the call was seen to use, their training flags
+and hyperparameters.  For a new key the call is captured while it runs eagerly
+(capture.py); when two consecutive captures of a key record the same program on the same
+storage, later calls replay it (program.py).  A capture that meets a graph break, or a key
+whose captures never settle (a Python value that changes every call, such as Adam's step
+count), runs eagerly from then on, its reason kept for `explain`.
+
+A function whose results require grad (a model's forward) is captured with its backward as
+AOTAutograd does: the capture also runs the backward from placeholder gradients, and each
+replay returns results whose backward replays that recorded backward.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+from ..autograd import engine
+from ..autograd.function import Function
+from ..core import op as O
+from ..core.errors import UnsupportedError
+from ..core import autocast, fields
+from ..core.fields import wrap
+from ..core.grad_mode import is_grad_enabled
+from .._tensor import Tensor
+from . import capture as C
+from .fuse import fuse
+from .program import Step, difference, run, steps
+
+RECOMPILE_LIMIT = 8
+"""Guard sets kept per compiled function (torch._dynamo.config.recompile_limit)."""
+CAPTURE_LIMIT = 4
+"""Captures of one guard set that may differ before it runs eagerly for good."""
+
+_active = [False]  # a capture is running: a compiled function inside it runs eagerly
+
+
+def capturing() -> bool:
+    return _active[0]
+
+
+# -- flattening arguments and results ------------------------------------------------
+def flatten(value: Any, leaves: list[Any]) -> Any:
+    """The structure of `value` with its leaves replaced by their index in `leaves`."""
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value), tuple(flatten(v, leaves) for v in value)
+    if isinstance(value, tuple):  # a named tuple
+        return type(value), tuple(flatten(v, leaves) for v in value)
+    if isinstance(value, dict):
+        return dict, tuple((k, flatten(v, leaves)) for k, v in value.items())
+    leaves.append(value)
+    return len(leaves) - 1
+
+
+def unflatten(spec: Any, leaves: list[Any]) -> Any:
+    if isinstance(spec, int):
+        return leaves[spec]
+    kind, items = spec
+    if kind is dict:
+        return {k: unflatten(v, leaves) for k, v in items}
+    values = [unflatten(v, leaves) for v in items]
+    return kind(*values) if hasattr(kind, "_fields") else kind(values)
+
+
+def _leaf_guard(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return ("tensor", tuple(value.shape), str(value.dtype), str(value.device),
+                value.requires_grad, tuple(getattr(value._data, "strides", ())))
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return (type(value), value)
+    return (type(value), id(value))
+
+
+# -- what a capture found ------------------------------------------------------------
+@dataclass
+class Program:
+    """A settled capture, ready to replay."""
+
+    slots: int
+    forward: list[Step]
+    backward: list[Step] | None
+    inputs: list[tuple[int, int]]                 # (slot, input index)
+    lives: list[tuple[int, Any, list[Tensor]]]    # (slot, storage, the tensors holding it)
+    results: list[tuple[str, Any]]   # per result leaf: ("slot", s), ("input", k), ("object",
+    spec: Any                        # a tensor from before the call), ("const", value)
+    write_backs: list[tuple[Tensor, tuple[str, Any]]]   # .grad set: ("slot", s), ("none", _)..
+    backend_of: dict[int, Any]
+    targets: list[tuple[Any, int | None]] = field(default_factory=list)  # (input k or
+    grad_outputs: list[int] = field(default_factory=list)  # tensor, its grad slot); the
+    grad_positions: list[int] = field(default_factory=list)  # placeholders, which result
+    grad_layouts: list[tuple] = field(default_factory=list)  # each stands for, its layout
+    plan: list[tuple[list[C.Call], set[int]]] = field(default_factory=list)  # until finish()
+    layouts: list[C.Layout] = field(default_factory=list)
+
+    def finish(self, fusing: bool) -> None:
+        """Make the replay's steps from the plan: the forward's (and the backward's), with
+        their elementwise runs fused unless `fusing` is False."""
+        made = [steps(fuse(calls, self.layouts, keep) if fusing else calls, keep)
+                for calls, keep in self.plan]
+        self.forward, self.backward = made[0], (made[1] if len(made) > 1 else None)
+        self.plan, self.layouts = [], []
+
+    def valid(self) -> str | None:
+        """Why the storage this program reads in place is no longer where it was, or None."""
+        for _, array, owners in self.lives:
+            for t in owners:
+                if t._data is not array:
+                    return "a tensor's storage was replaced (.data =, load_state_dict, set_)"
+        return None
+
+    def replay(self, inputs: list[Tensor]) -> Any:
+        env: list[Any] = [None] * self.slots
+        for slot, k in self.inputs:
+            env[slot] = inputs[k]._data
+        for slot, array, _ in self.lives:
+            env[slot] = array
+        run(self.forward, env)
+        for t, (kind, where) in self.write_backs:
+            t._grad = None if kind == "none" else where if kind == "object" else wrap(
+                env[where], self.backend_of[where])
+        leaves = [wrap(env[where], self.backend_of[where]) if kind == "slot"
+                  else inputs[where] if kind == "input" else where
+                  for kind, where in self.results]
+        if self.backward is not None:
+            leaves = self._differentiable(leaves, env, inputs)
+        return unflatten(self.spec, leaves)
+
+    def _differentiable(self, leaves: list[Any], env: list[Any], inputs: list[Tensor]
+                        ) -> list[Any]:
+        """The tensor results, attached to the graph through one Function whose backward
+        replays the recorded backward on this call's saved values."""
+        program = self
+        args = [inputs[t] if isinstance(t, int) else t for t, _ in self.targets]
+        positions = [i for i, (kind, _) in enumerate(self.results) if kind == "slot"]
+        made = tuple(leaves[i] for i in positions)
+
+        class Replayed(Function):
+            @staticmethod
+            def forward(ctx: Any, *tensors: Any) -> Any:
+                ctx.env = env
+                return made if len(made) != 1 else made[0]
+
+            @staticmethod
+            def backward(ctx: Any, *grads: Any) -> Any:
+                return program.run_backward(ctx.env, grads)
+
+        out = Replayed.apply(*args)
+        result = list(leaves)
+        for i, t in zip(positions, out if isinstance(out, tuple) else (out,)):
+            result[i] = t
+        return result
+
+    def run_backward(self, saved: list[Any], grads: tuple) -> tuple:
+        env = list(saved)
+        for slot, position, (shape, dtype) in zip(self.grad_outputs, self.grad_positions,
+                                                  self.grad_layouts):
+            g = grads[position]
+            env[slot] = g._data if g is not None else self.backend_of[slot].full(
+                shape, 0.0, dtype)
+        assert self.backward is not None
+        run(self.backward, env)
+        return tuple(None if slot is None else wrap(env[slot], self.backend_of[slot])
+                     for _, slot in self.targets)
+
+
+@dataclass
+class Entry:
+    """One guard set: its last capture, its program once settled, or why it runs eagerly."""
+
+    last: C.Recording | None = None
+    program: Program | None = None
+    eager: str | None = None
+    captures: int = 0
+    change: str = ""  # what differed between the last two captures
+
+
+class CompiledFunction:
+    """`shrew.compile(fn)`: calls fn through captured programs (see the module's doc)."""
+
+    def __init__(self, fn: Callable[..., Any], fullgraph: bool = False,
+                 recompile_limit: int | None = None, fusing: bool = True) -> None:
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.fusing = fusing
+        self.recompile_limit = RECOMPILE_LIMIT if recompile_limit is None else recompile_limit
+        self.entries: dict[Any, Entry] = {}
+        self.modules: list[Any] = []
+        self.optimizers: list[Any] = []
+        self.breaks: list[str] = []
+        self.recompiles: list[str] = []
+        self.replays = 0
+        self.__wrapped__ = fn
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+
+    def _key(self, leaves: list[Any]) -> Any:
+        state = (is_grad_enabled(), _autocast_state(), tuple(m.training for m in self.modules),
+                 tuple(_hyperparameters(o) for o in self.optimizers))
+        return state, tuple(_leaf_guard(v) for v in leaves)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _active[0]:
+            return self.fn(*args, **kwargs)
+        leaves: list[Any] = []
+        flatten((args, kwargs), leaves)
+        key = self._key(leaves)
+        entry = self.entries.get(key)
+        if entry is None:
+            if len(self.entries) >= self.recompile_limit:
+                if not self.recompiles or "limit" not in self.recompiles[-1]:
+                    self.recompiles.append(f"recompile_limit ({self.recompile_limit}) reached: "
+                                           f"new guard sets run eagerly")
+                    warnings.warn(f"shrew.compile: {self.__name__} hit recompile_limit "
+                                  f"({self.recompile_limit}); later new guard sets run eagerly",
+                                  stacklevel=2)
+                return self.fn(*args, **kwargs)
+            if self.entries:
+                self.recompiles.append(_why_new(self.entries, key))
+            entry = self.entries[key] = Entry()
+        if entry.eager is not None:
+            return self.fn(*args, **kwargs)
+        if entry.program is not None:
+            why = entry.program.valid()
+            if why is None:
+                self.replays += 1
+                inputs = [v for v in leaves if isinstance(v, Tensor)]
+                return entry.program.replay(inputs)
+            self.recompiles.append(why)
+            entry.program, entry.last = None, None
+        return self._capture(entry, args, kwargs, leaves)
+
+    def _capture(self, entry: Entry, args: tuple, kwargs: dict, leaves: list[Any]) -> Any:
+        inputs = [v for v in leaves if isinstance(v, Tensor)]
+        rec = C.Recording(start_id=next(fields._ids))
+        input_slots = []
+        for k, t in enumerate(inputs):
+            slot = rec.by_id.get(id(t._data))
+            if slot is None:
+                slot = rec.add(t._data, ("input", k))
+            input_slots.append((slot, k))
+        _active[0] = True
+        try:
+            with C.recording(rec, self.fullgraph):
+                result = self.fn(*args, **kwargs)
+                split = len(rec.calls)
+                found = None if rec.breaks else _capture_backward(rec, result, inputs)
+        finally:
+            _active[0] = False
+        entry.captures += 1
+        try:
+            if rec.breaks:
+                raise C.GraphBreak(rec.breaks[0])
+            program = _program(rec, result, inputs, input_slots, split, found)
+        except C.GraphBreak as exc:
+            return self._give_up(entry, f"graph break: {exc}", result)
+        finally:
+            holders, rec.existing, rec.holders = rec.holders, None, []  # (not to be kept)
+        if self._watch(program, holders, rec.stepped):  # the guards grew: re-key the entry
+            for key, known in list(self.entries.items()):
+                if known is entry:
+                    del self.entries[key]
+            self.entries[self._key(leaves)] = entry
+        change = "first capture" if entry.last is None else difference(entry.last, rec)
+        if change is None:  # settled: replay from the next call
+            program.finish(self.fusing)
+            entry.program, entry.last = program, None
+        elif entry.captures >= CAPTURE_LIMIT:
+            return self._give_up(entry, f"the captures keep changing: {change}", result)
+        else:
+            entry.last, entry.change = rec, change
+        return result  # this call ran eagerly: its result and graph are eager's
+
+    def _give_up(self, entry: Entry, reason: str, result: Any) -> Any:
+        if self.fullgraph:
+            raise UnsupportedError(f"compile(fullgraph=True): {self.__name__}: {reason}")
+        entry.eager = reason
+        self.breaks.append(reason)
+        return result
+
+    def _watch(self, program: Program, holders: list[Any], stepped: set[int]) -> bool:
+        """Guard the training flags of the modules and the hyperparameters of the optimizers
+        (among `holders`, found by the capture) that hold the storage the call read, but
+        not of those it stepped (their steps run eagerly); whether any was new."""
+        count = len(self.modules) + len(self.optimizers)
+        held = {id(t) for _, _, owners in program.lives for t in owners}
+        from ..nn.modules.module import Module
+        for obj in holders:
+            if isinstance(obj, Module):
+                if obj not in self.modules and any(
+                        id(t) in held for t in (*obj.parameters(), *obj.buffers())):
+                    self.modules.extend(m for m in obj.modules() if m not in self.modules)
+            elif obj not in self.optimizers and id(obj) not in stepped and any(
+                    id(p) in held for g in obj.param_groups for p in g["params"]):
+                self.optimizers.append(obj)
+        return len(self.modules) + len(self.optimizers) > count
+
+
+def _autocast_state() -> Any:
+    """Which device types autocast is on for, and to which dtype (None: off everywhere)."""
+    if not autocast.armed:
+        return None
+    enabled, dtypes, cache, suspended = autocast.snapshot()
+    return (tuple(sorted(k for k, on in enabled.items() if on)),
+            tuple(sorted((k, str(v)) for k, v in dtypes.items())), suspended)
+
+
+def _hyperparameters(optimizer: Any) -> tuple:
+    return tuple(tuple((k, v) for k, v in group.items() if k != "params"
+                       and isinstance(v, (int, float, bool, str, tuple, type(None))))
+                 for group in optimizer.param_groups)
+
+
+def _why_new(entries: dict[Any, Entry], key: Any) -> str:
+    old = next(reversed(entries))
+    if old[0] != key[0]:
+        return ("grad mode, autocast, a module's training flag or an optimizer's "
+                "hyperparameter changed")
+    for i, (a, b) in enumerate(zip(old[1], key[1])):
+        if a != b:
+            return f"argument {i}: {a[1:]} -> {b[1:]}"
+    return f"{len(old[1])} arguments, then {len(key[1])}"
+
+
+# -- building a program from a capture ----------------------------------------------
+def _capture_backward(rec: C.Recording, result: Any, inputs: list[Tensor]
+                      ) -> tuple[list[Tensor], list[int], list[Any]] | None:
+    """For results that require grad: run their backward from placeholder gradients
+    inside the recording, stopping at the inputs; (roots, placeholder slots, targets)."""
+    leaves: list[Any] = []
+    flatten(result, leaves)
+    roots = [t for t in leaves if isinstance(t, Tensor) and t._op is not None
+             and not isinstance(t._op, O.Released)]  # (a loss already backpropagated)
+    if not roots or not is_grad_enabled():
+        return None
+    cut = [(t, t._op) for t in inputs if t.requires_grad and t._op is not None]
+    for t, _ in cut:
+        t._op = None  # the graph stops at the inputs: the caller's graph continues there
+    try:
+        order = engine.topological_order(*roots)
+        targets: list[Any] = [k for k, t in enumerate(inputs) if t.requires_grad]
+        known = {id(t) for t in inputs}
+        targets += [t for t in order if t._op is None and t.requires_grad and id(t) not in known
+                    and t.id < rec.start_id]
+        placeholders: list[int] = []
+        pairs = []
+        for t in roots:
+            g = t._backend.full(t.shape, 1.0, t._data.dtype)
+            placeholders.append(rec.add(g, ("grad_out", len(placeholders))))
+            pairs.append((t, wrap(g, t._backend)))
+        tensors = [inputs[k] if isinstance(k, int) else k for k in targets]
+        store = engine.run_backward(pairs[0][0], pairs[0][1], retain_graph=True,
+                                    create_graph=False, accumulate=False, more=pairs[1:],
+                                    capture=frozenset(t.id for t in tensors))
+        grads = [store.get(t) for t in tensors]
+    finally:
+        for t, op in cut:
+            t._op = op
+    return roots, placeholders, list(zip(targets, grads))
+
+
+def _program(rec: C.Recording, result: Any, inputs: list[Tensor],
+             input_slots: list[tuple[int, int]], split: int, found: tuple | None) -> Program:
+    """The Program of a capture; a GraphBreak where its results or side effects reach
+    storage the recording does not know."""
+    input_index = {id(t): k for k, t in enumerate(inputs)}
+
+    def place(t: Tensor, what: str) -> tuple[str, Any]:
+        if id(t) in input_index:
+            return "input", input_index[id(t)]
+        if t.id < rec.start_id:  # a tensor from before the call
+            return "object", t
+        slot = rec.by_id.get(id(t._data))
+        if slot is None:
+            raise C.GraphBreak(f"{what} was made outside the backend protocol")
+        return "slot", slot
+
+    leaves: list[Any] = []
+    spec = flatten(result, leaves)
+    results = [place(v, "a result") if isinstance(v, Tensor) else ("const", v) for v in leaves]
+    write_backs = []
+    for t, grad in rec.grads_set.values():
+        if t._grad is not grad:
+            write_backs.append((t, ("none", None) if t._grad is None
+                                else place(t._grad, "a .grad it set")))
+    rec.signature = [*results, *((id(t), w) for t, w in write_backs)]
+    backend_of = {}
+    for call in rec.calls:
+        for slot in call.outputs:
+            backend_of[slot] = call.backend
+    for slot, k in input_slots:
+        backend_of[slot] = inputs[k]._backend
+    lives = []
+    for slot, (kind, owners) in enumerate(rec.origin):
+        if kind == "live":
+            backend_of[slot] = owners[0]._backend
+            lives.append((slot, rec.held[slot], owners))
+    keep = {w for kind, w in results if kind == "slot"}
+    keep |= {w for _, (kind, w) in write_backs if kind == "slot"}
+    program = Program(len(rec.layouts), [], None, input_slots, lives, results, spec, write_backs,
+                      backend_of, layouts=rec.layouts)
+    if found is None:
+        program.plan = [(rec.calls, keep)]
+        return program
+    roots, placeholders, targets = found
+    made = [i for i, (kind, _) in enumerate(results) if kind == "slot"]
+    root_slots = [rec.by_id[id(t._data)] for t in roots]
+    program.grad_outputs = placeholders
+    program.grad_positions = [made.index(results.index(("slot", s))) for s in root_slots]
+    program.grad_layouts = [(rec.layouts[s].shape, rec.layouts[s].dtype) for s in placeholders]
+    for t, s in zip(roots, placeholders):
+        backend_of[s] = t._backend
+    grad_slots: list[tuple[Any, int | None]] = []
+    for target, g in targets:
+        found_slot = None if g is None else rec.by_id.get(id(g._data))
+        if g is not None and found_slot is None:
+            raise C.GraphBreak("a gradient was made outside the backend protocol")
+        grad_slots.append((target, found_slot))
+    program.targets = grad_slots
+    backward_calls = rec.calls[split:]
+    born = {s for call in backward_calls for s in call.outputs} | set(placeholders)
+    saved = {s for call in backward_calls for s in _reads_of(call)} - born
+    program.plan = [(rec.calls[:split], keep | saved),
+                    (backward_calls, {s for _, s in grad_slots if s is not None})]
+    return program
+
+
+def _reads_of(call: C.Call) -> list[int]:
+    slots = []
+    for arg in call.args:
+        if isinstance(arg, C.Ref):
+            slots.append(arg.slot)
+        elif isinstance(arg, tuple):
+            slots.extend(a.slot for a in arg if isinstance(a, C.Ref))
+    return slots

@@ -1,0 +1,388 @@
+"""shrew.compile: compiled models and training steps give eager's losses, gradients and
+parameters bit for bit (fusion keeps eager's arithmetic), on cpu and OpenCL; graph breaks,
+guards, recompiles, explain and the fallback without a C compiler."""
+from __future__ import annotations
+
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+
+import shrew
+from shrew import nn, optim
+from shrew.compiler import compiled as compiled_module
+from shrew.compiler import fuse, fuse_c
+from shrew.nn import functional as F
+from tests.support import device_or_fail
+
+STEPS = 5
+
+
+# -- the models: the nn tests' kinds and the example programs' ------------------------
+class WordModel(nn.Module):
+    """An LSTM word-language model (PyTorch's word_language_model, small)."""
+
+    def __init__(self, vocab: int = 30, dim: int = 16) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.rnn = nn.LSTM(dim, dim, num_layers=2, batch_first=True)
+        self.drop = nn.Dropout(0.2)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, tokens: shrew.Tensor) -> shrew.Tensor:
+        out, _ = self.rnn(self.drop(self.embed(tokens)))
+        return self.head(self.drop(out))
+
+
+class GPT(nn.Module):
+    """A small GPT: token and position embeddings, causal blocks, final norm, head."""
+
+    def __init__(self, vocab: int = 30, dim: int = 16, length: int = 8,
+                 checkpoint: bool = False) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Parameter(shrew.randn(length, dim) * 0.02)
+        self.blocks = nn.Sequential(*[nn.TransformerBlock(dim, 2, causal=True, dropout=0.1,
+                                                          checkpoint=checkpoint)
+                                      for _ in range(2)])
+        self.ln = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+
+    def forward(self, tokens: shrew.Tensor) -> shrew.Tensor:
+        return self.head(self.ln(self.blocks(self.tok(tokens) + self.pos)))
+
+
+def _mlp() -> nn.Module:
+    return nn.Sequential(nn.Linear(12, 32), nn.ReLU(), nn.Dropout(0.1), nn.Linear(32, 5))
+
+
+def _cnn() -> nn.Module:
+    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                         nn.MaxPool2d(2), nn.Dropout(0.1), nn.Flatten(), nn.Linear(4 * 4 * 4, 5))
+
+
+def _classes(n: int, k: int) -> shrew.Tensor:
+    return shrew.tensor([(3 * i + 1) % k for i in range(n)])
+
+
+MODELS = {
+    "mlp": (_mlp, lambda: (shrew.randn(8, 12), _classes(8, 5))),
+    "cnn": (_cnn, lambda: (shrew.randn(6, 1, 8, 8), _classes(6, 5))),
+    "lstm_word_model": (WordModel, lambda: (_classes(24, 30).reshape(3, 8),
+                                            _classes(24, 30).flip(0).reshape(3, 8))),
+    "gpt": (GPT, lambda: (_classes(16, 30).reshape(2, 8), _classes(16, 30).flip(0).reshape(2, 8))),
+    "checkpointed_transformer": (lambda: GPT(checkpoint=True),
+                                 lambda: (_classes(16, 30).reshape(2, 8),
+                                          _classes(16, 30).flip(0).reshape(2, 8))),
+}
+
+
+def _loss(logits: shrew.Tensor, target: shrew.Tensor) -> shrew.Tensor:
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
+
+
+def _train(name: str, device: str, how: str) -> tuple[list, list, list, object]:
+    """STEPS steps eagerly (how="eager"), with the model compiled ("model", Adam outside)
+    or with the whole step compiled ("step": SGD with momentum, or AdamW and a schedule,
+    inside)."""
+    make_model, make_batch = MODELS[name]
+    shrew.manual_seed(0)
+    model = make_model().to(device)
+    x, y = (t.to(device) for t in make_batch())
+    compiled = None
+    if how == "step":
+        adam = name in ("gpt", "lstm_word_model")
+        opt = (optim.AdamW(model.parameters(), lr=0.01) if adam
+               else optim.SGD(model.parameters(), lr=0.05, momentum=0.9))
+        schedule = optim.lr_scheduler.StepLR(opt, 2, 0.5)
+
+        def step(x: shrew.Tensor, y: shrew.Tensor) -> shrew.Tensor:
+            opt.zero_grad()
+            loss = _loss(model(x), y)
+            loss.backward()
+            opt.step()
+            if adam:
+                schedule.step()
+            return loss
+        run = compiled = shrew.compile(step)
+    else:
+        opt = optim.Adam(model.parameters(), lr=0.01)
+        forward = compiled = shrew.compile(model) if how == "model" else model
+
+        def run(x: shrew.Tensor, y: shrew.Tensor) -> shrew.Tensor:
+            opt.zero_grad()
+            loss = _loss(forward(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+    shrew.manual_seed(1)
+    losses, grads = [], []
+    for _ in range(STEPS):
+        losses.append(run(x, y).item())
+        grads.append([p.grad.numpy().copy() for p in model.parameters() if p.grad is not None])
+    params = [p.detach().numpy().copy() for p in model.parameters()]
+    return losses, grads, params, compiled
+
+
+def _eager_step_reference(name: str, device: str) -> tuple[list, list, list, object]:
+    """The "step" use's eager twin: the same step function, not compiled."""
+    original = shrew.compile
+    shrew.compile = lambda fn, **kw: fn  # type: ignore[assignment]
+    try:
+        return _train(name, device, "step")
+    finally:
+        shrew.compile = original  # type: ignore[assignment]
+
+
+def _check_same(name: str, device: str, how: str) -> None:
+    reference = _eager_step_reference(name, device) if how == "step" else _train(
+        name, device, "eager")
+    got = _train(name, device, how)
+    compiled = got[3]
+    program_runs = compiled._compiled if hasattr(compiled, "_compiled") else compiled
+    assert program_runs.breaks == [], program_runs.breaks
+    assert program_runs.replays >= STEPS - 3  # captured until two captures agree
+    assert got[0] == reference[0]  # losses, bit for bit
+    for a, b in zip(got[1], reference[1]):
+        assert len(a) == len(b)
+        for ga, gb in zip(a, b):
+            np.testing.assert_array_equal(ga, gb)
+    for pa, pb in zip(got[2], reference[2]):
+        np.testing.assert_array_equal(pa, pb)
+
+
+@pytest.mark.parametrize("how", ["model", "step"])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_compiled_training_equals_eager_on_cpu(name: str, how: str) -> None:
+    _check_same(name, "cpu", how)
+
+
+@pytest.mark.parametrize("how", ["model", "step"])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "gpt"])
+def test_compiled_training_equals_eager_on_opencl(name: str, how: str) -> None:
+    _check_same(name, device_or_fail("opencl"), how)
+
+
+# -- graph breaks, guards, recompiles -------------------------------------------------
+def test_a_host_read_is_a_graph_break_that_runs_eagerly() -> None:
+    def f(x: shrew.Tensor) -> shrew.Tensor:
+        y = x * 2
+        if y.sum().item() > 0:  # data-dependent: cannot be replayed
+            return y + 1
+        return y - 1
+    g = shrew.compile(f)
+    for sign in (1.0, -1.0, 1.0):
+        x = shrew.full((3,), sign)
+        np.testing.assert_array_equal(g(x).numpy(), f(x).numpy())
+    assert g.replays == 0
+    assert "Tensor.item() at test_compile.py" in g.breaks[0]
+    with pytest.raises(shrew.UnsupportedError, match="fullgraph=True.*item"):
+        shrew.compile(f, fullgraph=True)(shrew.ones(3))
+
+
+def test_explain_lists_graphs_breaks_and_ops() -> None:
+    report = shrew.compiler.explain(lambda x: (x * 2).relu().sum(), shrew.ones(4))
+    assert (report.graph_count, report.graph_break_count) == (1, 0)
+    assert report.op_count == len(report.ops) >= 3 and "reduce" in report.ops
+    broken = shrew.compiler.explain(lambda x: x * x.max().item(), shrew.ones(4))
+    assert (broken.graph_count, broken.graph_break_count) == (0, 1)
+    assert "item" in broken.break_reasons[0] and "Graph Break Count: 1" in str(broken)
+
+
+def test_new_shapes_recompile_up_to_the_limit() -> None:
+    g = shrew.compile(lambda x: (x * 3).sum(dim=0), recompile_limit=2)
+    for n in (2, 3):
+        for _ in range(3):
+            np.testing.assert_array_equal(g(shrew.ones(n, 4)).numpy(), np.full(4, 3.0 * n))
+    assert len(g.entries) == 2 and g.replays == 2
+    assert "argument 0" in g.recompiles[0] and "(2, 4)" in g.recompiles[0]
+    with pytest.warns(UserWarning, match="recompile_limit"):
+        assert g(shrew.ones(5, 4)).tolist() == [15.0] * 4
+    assert len(g.entries) == 2
+
+
+def test_training_flag_is_guarded_and_the_optimizer_steps_eagerly() -> None:
+    shrew.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    x = shrew.ones(2, 4)
+
+    def step() -> shrew.Tensor:
+        opt.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    g = shrew.compile(step)
+    for _ in range(3):
+        g()
+    model.eval()  # dropout off: not the captured program
+    weight, bias = (t.detach().numpy().copy() for t in (model[0].weight, model[0].bias))
+    loss = g()
+    expected = (x.numpy() @ weight.T + bias).sum()
+    assert loss.item() == pytest.approx(float(expected), rel=1e-6)
+    opt.param_groups[0]["lr"] = 0.0  # read by the optimizer's step, which runs eagerly
+    w = model[0].weight.detach().numpy().copy()
+    for _ in range(3):
+        g()
+    np.testing.assert_array_equal(model[0].weight.detach().numpy(), w)
+    assert len(g.entries) == 2
+
+
+def test_replaced_storage_is_noticed() -> None:
+    layer = nn.Linear(3, 2)
+    g = shrew.compile(layer)
+    x = shrew.ones(1, 3)
+    for _ in range(3):
+        g(x)
+    with shrew.no_grad():
+        layer.weight.data = shrew.zeros(2, 3)  # a new storage, not an in-place write
+    np.testing.assert_allclose(g(x).detach().numpy(), layer.bias.detach().numpy()[None])
+    assert any("storage was replaced" in r for r in g._compiled.recompiles)
+
+
+def test_inference_under_no_grad_and_module_compile_in_place() -> None:
+    shrew.manual_seed(0)
+    model = _mlp().eval()
+    x = shrew.randn(5, 12)
+    expected = model(x).detach().numpy()
+    model.compile()
+    with shrew.no_grad():
+        for _ in range(4):
+            out = model(x)
+            assert not out.requires_grad
+            np.testing.assert_array_equal(out.numpy(), expected)
+    assert list(model.state_dict()) == list(_mlp().state_dict())  # no "_orig_mod." prefix
+
+
+def test_optimized_module_is_torchs() -> None:
+    model = _mlp()
+    compiled = shrew.compile(model)
+    assert isinstance(compiled, shrew.compiler.OptimizedModule)
+    assert compiled._orig_mod is model and compiled.training and compiled.eval() is compiled
+    assert not model.training
+    assert all(k.startswith("_orig_mod.") for k in compiled.state_dict())
+    assert shrew.compile(model, disable=True) is model
+    decorated = shrew.compile(fullgraph=True)(lambda x: x + 1)
+    assert decorated(shrew.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_results_that_are_inputs_or_constants() -> None:
+    def f(x: shrew.Tensor, scale: float) -> tuple:
+        return x, (x * scale).exp(), "tag", scale
+    g = shrew.compile(f)
+    x = shrew.ones(3)
+    for scale in (1.0, 1.0, 1.0, 2.0):
+        got = g(x, scale)
+        assert got[0] is x and got[2:] == ("tag", scale)
+        np.testing.assert_array_equal(got[1].numpy(), np.exp(np.full(3, scale, np.float32)))
+
+
+def test_replay_frees_what_eager_frees() -> None:
+    shrew.manual_seed(0)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(256, 256), nn.ReLU()) for _ in range(6)])
+    x = shrew.randn(256, 256)
+    opt = optim.SGD(model.parameters(), lr=0.01)
+
+    def step() -> shrew.Tensor:
+        opt.zero_grad()
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def peak(fn: object) -> int:
+        tracemalloc.start()
+        fn()  # type: ignore[operator]
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top
+    g = shrew.compile(step)
+    eager = peak(step)
+    peaks = [peak(g) for _ in range(3)]  # two captures (eager, recorded), one replay
+    assert g.replays == 1
+    assert max(peaks) <= eager * 1.05, (peaks, eager)
+
+
+def test_fusion_keeps_eagers_bits_and_runs_fewer_calls() -> None:
+    x = shrew.tensor(np.linspace(-3, 3, 64, dtype=np.float32), requires_grad=True)
+
+    def chain() -> shrew.Tensor:
+        x.grad = None
+        y = x
+        for i in range(30):
+            y = y * 1.01 if i % 3 == 0 else y + 0.1 if i % 3 == 1 else y.tanh()
+        loss = y.square().sum()
+        loss.backward()
+        return loss
+    expected = (chain().item(), x.grad.numpy().copy())
+    g = shrew.compile(chain)
+    for _ in range(4):
+        assert g().item() == expected[0]
+        np.testing.assert_array_equal(x.grad.numpy(), expected[1])
+    program = next(iter(g.entries.values())).program
+    assert fuse.compiler_missing() is None
+    assert any("shrew_fused" in getattr(s.method, "__module__", "") for s in program.forward)
+    assert len(program.forward) < 60  # 30 forward and ~40 backward primitives unfused
+
+
+def test_without_a_c_compiler_programs_replay_unfused(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
+    monkeypatch.setenv("SHREW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(fuse, "_missing", {"cpu": [], "opencl": []})
+    monkeypatch.setattr(fuse_c, "_modules", {})
+    g = shrew.compile(lambda x: ((x + 1) * 2 - 3).relu())
+    x = shrew.tensor([-1.0, 0.5, 2.0])
+    for _ in range(4):
+        assert g(x).tolist() == [0.0, 0.0, 3.0]
+    assert g.replays == 2 and "failed" in fuse.compiler_missing()
+
+
+def test_a_nested_compiled_function_is_captured_by_the_outer_one() -> None:
+    inner = shrew.compile(lambda x: x * 2)
+    outer = shrew.compile(lambda x: inner(x) + 1)
+    for _ in range(4):
+        assert outer(shrew.ones(2)).tolist() == [3.0, 3.0]
+    assert outer.replays == 2 and inner.replays == 0
+
+
+def test_import_shrew_as_torch_compile() -> None:
+    import shrew as torch
+    assert torch.compile is shrew.compile and not torch.compiler.is_compiling()
+    seen = []
+    g = torch.compile(lambda x: seen.append(torch.compiler.is_compiling()) or x + 1)
+    g(shrew.ones(1))
+    assert seen == [True]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.compiler.reset()
+    assert compiled_module.RECOMPILE_LIMIT == 8
+
+
+def test_autocast_is_guarded_and_compiled_like_eager() -> None:
+    def train(compiled: bool, amp: bool) -> tuple[list[float], object]:
+        shrew.manual_seed(0)
+        model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4))
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        x, y = shrew.randn(8, 16), _classes(8, 4)
+
+        def step(x: shrew.Tensor, y: shrew.Tensor) -> shrew.Tensor:
+            opt.zero_grad()
+            with shrew.autocast("cpu", dtype=shrew.bfloat16, enabled=amp):
+                loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        run = shrew.compile(step) if compiled else step
+        return [run(x, y).item() for _ in range(5)], run
+    for amp in (False, True):
+        eager, _ = train(False, amp)
+        got, compiled = train(True, amp)
+        assert got == eager and compiled.replays >= 2  # type: ignore[attr-defined]
+    g = shrew.compile(lambda x: (x @ x).sum())
+    x = shrew.randn(4, 4)
+    g(x)
+    with shrew.autocast("cpu", dtype=shrew.bfloat16):
+        assert g(x).dtype == (x @ x).sum().dtype == shrew.bfloat16
+    assert len(g.entries) == 2 and "autocast" in g.recompiles[0]
