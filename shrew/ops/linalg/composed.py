@@ -214,8 +214,12 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 
 def vander(x: Tensor, N: int | None = None) -> Tensor:  # noqa: N803
     """The powers x^0, x^1, ..., x^(N-1) of x [..., n] along a new last dim (N = n)."""
-    if not isinstance(x, AnyTensor) or x.ndim < 1:
-        raise ShapeError("linalg.vander: x must be a tensor with at least one dim")
+    if not isinstance(x, AnyTensor):
+        raise ShapeError("linalg.vander: x must be a tensor")
+    if x.ndim == 0:  # one point, as PyTorch reads it: [1, N]
+        if N is None:
+            raise ArgumentError("linalg.vander: a 0-d x needs N")
+        x = x.reshape(1)
     n = x.shape[-1] if N is None else N
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ArgumentError(f"linalg.vander: N must be a positive int, got {N!r}")
