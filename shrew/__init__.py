@@ -131,6 +131,40 @@ from .nn.functional.upsampling import (  # noqa: E402,F401  (torch's private nam
     upsample_bilinear2d_aa as _upsample_bilinear2d_aa)
 # torch.distributions (issue 31): shrew/distributions/, one module per family
 from . import distributions  # noqa: E402
+# PyTorch's OpInfo functions (issue 30): the rarer elementwise math, arrangements, the
+# *_copy and *_scatter functions, statistics, calculus, factories and factorisations
+from .ops.elementwise.numeric import (bitwise_left_shift, bitwise_right_shift,  # noqa: E402
+                                      deg2rad, float_power, frexp, gcd, heaviside, lcm, ldexp,
+                                      logaddexp, logaddexp2, nextafter, positive, rad2deg,
+                                      rsub)
+from .ops.shape.arrange import (block_diag, cartesian_prod, combinations, diagflat,  # noqa: E402
+                                dsplit, hsplit, rot90, split_with_sizes, sum_to_size,
+                                unravel_index, unsafe_chunk, unsafe_split, vsplit)
+from .ops.shape.copies import (alias_copy, as_strided_copy, as_strided_scatter,  # noqa: E402
+                               diagonal_copy, diagonal_scatter, expand_copy, narrow_copy,
+                               permute_copy, select_scatter, slice_scatter, split_with_sizes_copy,
+                               squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy,
+                               unsqueeze_copy, view_copy)
+from .ops.statistics import (corrcoef, cov, histogram, histogramdd, isin,  # noqa: E402
+                             nanquantile, quantile)
+from .ops.calculus import cumulative_trapezoid, gradient, trapezoid, trapz  # noqa: E402
+from .ops.creation import empty_permuted, empty_strided, fill, scalar_tensor  # noqa: E402
+from .ops.random import randint_like  # noqa: E402
+from .ops.index.composed import index_reduce, nonzero_static  # noqa: E402
+from .ops.linalg.composed import dist, renorm  # noqa: E402
+from .ops.linalg.factorizations import (geqrf, lu_unpack, matrix_exp, ormqr,  # noqa: E402
+                                        pca_lowrank, svd_lowrank, triangular_solve)
+from .ops.linalg.factorizations import torch_lu as lu, torch_lu_solve as lu_solve  # noqa: E402
+from .func import vmap  # noqa: E402  (torch.vmap)
+from .ops.inplace import resize_as_, zero_  # noqa: E402
+from . import masked  # noqa: E402  (torch.masked's reductions with mask=)
+from .nn.functional.native_norms import (native_batch_norm, native_group_norm,  # noqa: E402
+                                         native_layer_norm)
+from .nn.functional.padding import constant_pad_nd  # noqa: E402
+# API coverage (scripts/api_coverage.py): layouts, nested tensors (refused), ByteStorage
+from .core.layout import jagged  # noqa: E402
+from . import nested  # noqa: E402
+from .ops.legacy import ByteStorage  # noqa: E402
 globals().update(_legacy_types(cuda=False))  # FloatTensor, LongTensor, ... (torch's ten)
 # complex numbers (ops/complex/: pairs of reals) and torch.fft (shrew/fft.py)
 from .core.dtype import complex64, complex128  # noqa: E402
@@ -241,4 +275,22 @@ __all__ = [
     "complex64", "complex128", "cfloat", "cdouble", "view_as_real", "view_as_complex", "real",
     "imag", "angle", "complex", "conj", "conj_physical", "resolve_conj", "isreal", "polar",
     "fft", "stft", "istft",
+    # PyTorch's OpInfo functions (issue 30)
+    "bitwise_left_shift", "bitwise_right_shift", "deg2rad", "float_power", "frexp", "gcd",
+    "heaviside", "lcm", "ldexp", "logaddexp", "logaddexp2", "nextafter", "positive", "rad2deg",
+    "rsub", "block_diag", "cartesian_prod", "combinations", "diagflat", "dsplit",
+    "hsplit", "rot90", "split_with_sizes", "sum_to_size", "unravel_index", "unsafe_chunk",
+    "unsafe_split", "vsplit", "alias_copy", "as_strided_copy", "as_strided_scatter",
+    "diagonal_copy", "diagonal_scatter", "expand_copy", "narrow_copy", "permute_copy",
+    "select_scatter", "slice_scatter", "split_with_sizes_copy", "squeeze_copy", "t_copy",
+    "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "corrcoef",
+    "cov", "histogram", "histogramdd", "isin", "nanquantile", "quantile",
+    "cumulative_trapezoid", "gradient", "trapezoid", "trapz", "empty_permuted",
+    "empty_strided", "fill", "scalar_tensor", "randint_like", "index_reduce", "dist", "renorm",
+    "nonzero_static",
+    "geqrf", "lu_unpack", "matrix_exp", "ormqr", "pca_lowrank", "svd_lowrank",
+    "triangular_solve", "lu", "lu_solve", "vmap", "masked", "native_batch_norm",
+    "native_group_norm", "native_layer_norm", "constant_pad_nd", "resize_as_", "zero_",
+    # API coverage: layouts, nested tensors (refused), ByteStorage
+    "jagged", "nested", "ByteStorage",
 ]

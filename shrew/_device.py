@@ -88,11 +88,11 @@ class DeviceModule:
         """The index set_device chose (0 at first): where .cuda() puts tensors."""
         return self._current
 
-    def set_device(self, which: object) -> None:
-        """Make `which` (an index, "cuda:N" or a device) the device that .cuda() and
+    def set_device(self, device: object) -> None:
+        """Make `device` (an index, "cuda:N" or a device) the device that .cuda() and
         these functions use when given none.  A device string without an index still
         means index 0 elsewhere (shrew keeps no per-thread current device)."""
-        index = self._index(which, "set_device")
+        index = self._index(device, "set_device")
         self.device_string(index, "set_device")
         self._current = index
 
@@ -127,15 +127,15 @@ class DeviceModule:
     def _backend(self, which: object, op: str) -> registry.Backend:
         return registry.get_backend(f"{self.name}:{self._index(which, op)}")
 
-    def get_device_name(self, which: object = None) -> str:
+    def get_device_name(self, device: object = None) -> str:
         """The device's own description (vendor and model)."""
-        backend = self._backend(which, "get_device_name")
+        backend = self._backend(device, "get_device_name")
         return str(getattr(backend, "description", "") or backend.device)
 
-    def synchronize(self, which: object = None) -> None:
+    def synchronize(self, device: object = None) -> None:
         """Wait until the device has finished the work queued on it: a read-back waits
         for all of it, since each device runs its work in order."""
-        backend = self._backend(which, "synchronize")
+        backend = self._backend(device, "synchronize")
         backend.to_numpy(backend.full((1,), 0.0, np.dtype(np.float32)))
 
     def manual_seed(self, seed: int) -> None:

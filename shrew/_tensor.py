@@ -289,6 +289,15 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, LegacyMethods, Shape
                   device: str | None = None, requires_grad: bool = False) -> Tensor:
         return _creation.new_full_like(self, size, 0, dtype, device, requires_grad, "new_empty")
 
+    def new_empty_strided(self, size: Sequence[int], stride: Sequence[int], *,
+                          dtype: DTypeLike | None = None, device: str | None = None,
+                          requires_grad: bool = False, layout: Any = None,
+                          pin_memory: bool = False) -> Tensor:
+        """empty_strided in this tensor's dtype and device unless others are given."""
+        return _creation.empty_strided(size, stride, dtype=dtype or self.dtype,
+                                       device=device or self.device,
+                                       requires_grad=requires_grad)
+
     def new_full(self, size: ShapeLike, fill_value: Scalar, *, dtype: DTypeLike | None = None,
                  device: str | None = None, requires_grad: bool = False) -> Tensor:
         return _creation.new_full_like(self, (size,), fill_value, dtype, device, requires_grad,

@@ -7,6 +7,8 @@ and empty_cache does nothing, while what needs a device (set_device, properties,
 mem_get_info, synchronize, Event) raises a DeviceError saying why there is none."""
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,7 +170,7 @@ class Event:
                                       interprocess=interprocess)
 
     def record(self, stream: Any = None) -> None:
-        self._event.record(stream)
+        self._event.record(stream._stream if isinstance(stream, Stream) else stream)
 
     def synchronize(self) -> None:
         self._event.synchronize()
@@ -184,8 +186,81 @@ class Event:
         return float(self._cupy.cuda.get_elapsed_time(self._event, end_event._event))
 
 
+class Stream:
+    """A CUDA stream (CuPy's): work that shrew queues while it is current (`with
+    shrew.cuda.stream(s):`) runs on it in order.  Without a GPU, a DeviceError (PyTorch
+    built without CUDA refuses it too)."""
+
+    def __init__(self, device: object = None, priority: int = 0, **kwargs: Any) -> None:
+        cupy, index = _cupy(device, "cuda.Stream")
+        with cupy.cuda.Device(index):
+            self._stream = kwargs.get("_wrap") or cupy.cuda.Stream(priority=priority or None)
+        self.device = f"cuda:{index}"
+
+    @property
+    def cuda_stream(self) -> int:
+        """The raw cudaStream_t, as an int."""
+        return int(self._stream.ptr)
+
+    def synchronize(self) -> None:
+        """Wait for the work queued on this stream."""
+        self._stream.synchronize()
+
+    def query(self) -> bool:
+        """Whether all the work queued on this stream has finished."""
+        return bool(self._stream.done)
+
+    def record_event(self, event: Event | None = None) -> Event:
+        event = Event() if event is None else event
+        event.record(self)
+        return event
+
+    def wait_event(self, event: Event) -> None:
+        """Work queued on this stream from now on waits for `event`."""
+        self._stream.wait_event(event._event)
+
+    def wait_stream(self, stream: Stream) -> None:
+        """Work queued on this stream from now on waits for what `stream` has queued."""
+        self.wait_event(stream.record_event())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Stream) and self.cuda_stream == other.cuda_stream
+
+    def __hash__(self) -> int:
+        return hash(self.cuda_stream)
+
+
+def current_stream(device: object = None) -> Stream:
+    """The stream shrew's CUDA work goes to now on `device` (CuPy's current stream)."""
+    cupy, index = _cupy(device, "current_stream")
+    with cupy.cuda.Device(index):
+        return Stream(index, _wrap=cupy.cuda.get_current_stream())
+
+
+def default_stream(device: object = None) -> Stream:
+    """The device's default (null) stream."""
+    cupy, index = _cupy(device, "default_stream")
+    return Stream(index, _wrap=cupy.cuda.Stream.null)
+
+
+@contextlib.contextmanager
+def stream(stream: Stream | None) -> Iterator[None]:
+    """Make `stream` current inside the block (None: change nothing)."""
+    if stream is None:
+        yield
+        return
+    with stream._stream:
+        yield
+
+
+def set_stream(stream: Stream) -> None:
+    """Make `stream` current from now on."""
+    stream._stream.use()
+
+
 __all__ = ["is_available", "device_count", "current_device", "set_device", "get_device_name",
            "synchronize", "manual_seed", "manual_seed_all", "amp", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved",
            "reset_peak_memory_stats", "empty_cache", "mem_get_info", "get_device_properties",
-           "get_device_capability", "is_bf16_supported", "Event"]
+           "get_device_capability", "is_bf16_supported", "Event", "Stream",
+           "current_stream", "default_stream", "stream", "set_stream"]

@@ -19,9 +19,12 @@ from .ops.linalg.decompositions import (cholesky, cholesky_ex, det, eigh, eigval
                                  slogdet, solve, solve_ex, svd, svdvals)
 from .ops.linalg.composed import (cond, diagonal, lstsq, matrix_rank, pinv, solve_triangular,
                                   tensorinv, tensorsolve, vander, vecdot)
+from .ops.linalg.factorizations import (householder_product, lu, lu_factor,  # noqa: E402
+                                        lu_factor_ex, lu_solve, matrix_exp)
 
 __all__ = ["matmul", "cross", "multi_dot", "matrix_power", "norm", "vector_norm",
            "matrix_norm", "LinAlgError", "cholesky", "cholesky_ex", "det", "eigh", "eigvalsh",
            "inv", "inv_ex", "qr", "slogdet", "solve", "solve_ex", "svd", "svdvals", "cond",
            "lstsq", "matrix_rank", "pinv", "solve_triangular", "diagonal", "tensorinv",
-           "tensorsolve", "vander", "vecdot"]
+           "tensorsolve", "vander", "vecdot", "householder_product", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matrix_exp"]

@@ -121,3 +121,63 @@ class linalg_lstsq(NamedTuple):  # noqa: N801
     residuals: Tensor
     rank: Tensor
     singular_values: Tensor
+
+
+# the OpInfo functions (issue 30): a float's parts, histograms, LU and LDL factorisations
+class frexp(NamedTuple):  # noqa: N801
+    mantissa: Tensor
+    exponent: Tensor
+
+
+class histogram(NamedTuple):  # noqa: N801
+    hist: Tensor
+    bin_edges: Tensor
+
+
+class histogramdd(NamedTuple):  # noqa: N801
+    hist: Tensor
+    bin_edges: list[Tensor]
+
+
+class linalg_lu(NamedTuple):  # noqa: N801
+    P: Tensor  # noqa: N815
+    L: Tensor  # noqa: N815
+    U: Tensor  # noqa: N815
+
+
+class linalg_lu_factor(NamedTuple):  # noqa: N801
+    LU: Tensor  # noqa: N815
+    pivots: Tensor
+
+
+class linalg_lu_factor_ex(NamedTuple):  # noqa: N801
+    LU: Tensor  # noqa: N815
+    pivots: Tensor
+    info: Tensor
+
+
+class lu_unpack(NamedTuple):  # noqa: N801
+    P: Tensor  # noqa: N815
+    L: Tensor  # noqa: N815
+    U: Tensor  # noqa: N815
+
+
+class linalg_ldl_factor(NamedTuple):  # noqa: N801
+    LD: Tensor  # noqa: N815
+    pivots: Tensor
+
+
+class linalg_ldl_factor_ex(NamedTuple):  # noqa: N801
+    LD: Tensor  # noqa: N815
+    pivots: Tensor
+    info: Tensor
+
+
+class triangular_solve(NamedTuple):  # noqa: N801
+    solution: Tensor
+    cloned_coefficient: Tensor
+
+
+class geqrf(NamedTuple):  # noqa: N801
+    a: Tensor
+    tau: Tensor

@@ -386,6 +386,41 @@ def fault_exit() -> None:
     dist.all_reduce(shrew.ones(3))
 
 
+def check_surface() -> None:
+    """reduce, broadcast_object_list, the default group by its other names, and
+    SyncBatchNorm against BatchNorm over the whole global batch."""
+    rank, size = dist.get_rank(), dist.get_world_size()
+    g = dist.new_group(backend="mpi")
+    assert dist.get_rank(group=g) == rank and dist.get_world_size(group=g) == size
+    dist.barrier(device_ids=[0])
+    t = shrew.tensor([float(rank + 1), 2.0])
+    dist.reduce(t, dst=size - 1)
+    want = [size * (size + 1) / 2, 2.0 * size] if rank == size - 1 else [rank + 1.0, 2.0]
+    same(t, np.array(want, np.float32), "reduce")
+    objects = [{"rank": rank}, "x"] if rank == 0 else [None, None]
+    dist.broadcast_object_list(objects, src=0)
+    assert objects == [{"rank": 0}, "x"], objects
+    # SyncBatchNorm: each rank normalises its slice with the global batch's statistics
+    shrew.manual_seed(0)
+    data = np.random.default_rng(0).standard_normal((2 * size, 3, 4, 4))
+    reference = nn.BatchNorm2d(3).double()
+    synced = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.BatchNorm2d(3))).double()
+    x_all = shrew.tensor(data, requires_grad=True)
+    x_mine = shrew.tensor(data[2 * rank:2 * rank + 2], requires_grad=True)
+    w = np.random.default_rng(1).standard_normal((2 * size, 3, 4, 4))
+    (reference(x_all) * shrew.tensor(w)).sum().backward()
+    out = synced(x_mine)
+    (out * shrew.tensor(w[2 * rank:2 * rank + 2])).sum().backward()
+    want_out = reference.train()(shrew.tensor(data)).detach().numpy()[2 * rank:2 * rank + 2]
+    np.testing.assert_allclose(out.detach().numpy(), want_out, atol=1e-10)
+    np.testing.assert_allclose(x_mine.grad.numpy(), x_all.grad.numpy()[2 * rank:2 * rank + 2],
+                               atol=1e-10)
+    weight_grad = synced[0].weight.grad.clone()
+    dist.all_reduce(weight_grad)   # each rank holds its part; DDP sums (averages) them
+    np.testing.assert_allclose(weight_grad.numpy(), reference.weight.grad.numpy(), atol=1e-10)
+    say("OK surface")
+
+
 def main() -> None:
     job = sys.argv[1]
     timeout = float(os.environ.get("SHREW_TEST_TIMEOUT", "60"))
@@ -402,6 +437,8 @@ def main() -> None:
         check_ddp()
         check_save_resume()
         say("DIGEST " + params_digest())
+    elif job == "surface":
+        check_surface()
     elif job == "digest":
         say("DIGEST " + params_digest())
     elif job == "fault_raise":

@@ -60,6 +60,13 @@ def test_collectives_ddp_and_resume(n):
         assert "OK collectives opencl" in result.stdout and "OK ddp opencl" in result.stdout
 
 
+@pytest.mark.parametrize("n", [2, None], ids=["2 ranks", "1 process"])
+def test_reduce_objects_groups_and_sync_batchnorm(n):
+    result = _run(n, "surface", timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "OK surface" in result.stdout, result.stdout + result.stderr
+
+
 def test_ddp_reruns_are_bitwise_identical():
     first = _main_job(3)
     again = _run(3, "digest", timeout=120)

@@ -194,8 +194,11 @@ def test_bad_input_is_named():
         lstm(shrew.randn(5, 2, 4))
     with pytest.raises(shrew.ShapeError, match=r"LSTM: h_0 must be \[2, 2, 4\], got \[1, 2, 4\]"):
         lstm(shrew.randn(5, 2, 3), (shrew.zeros(1, 2, 4), shrew.zeros(2, 2, 4)))
-    with pytest.raises(shrew.ShrewError, match=r"LSTM: hx must be a tuple"):
+    with pytest.raises(shrew.ShrewError, match=r"LSTM: hx must be a pair \(h_0, c_0\)"):
         lstm(shrew.randn(5, 2, 3), shrew.zeros(2, 2, 4))
+    # a list of the two states is taken, as torch takes it (detach(states) returns one)
+    out, _ = lstm(shrew.randn(5, 2, 3), [shrew.zeros(2, 2, 4), shrew.zeros(2, 2, 4)])
+    assert out.shape == (5, 2, 4)
     with pytest.raises(shrew.ShrewError, match="not sorted in decreasing order"):
         rnn_utils.pack_padded_sequence(shrew.randn(4, 2, 3), [2, 4])
     with pytest.raises(shrew.ShapeError, match=r"lengths \[0, 4\] must lie in \[1, 4\]"):

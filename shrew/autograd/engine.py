@@ -191,6 +191,11 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
     # later narrow of the same tensor adds into their slice in place rather than padding
     # a full-size copy to sum (chunk and split: attention's q/k/v, an LSTM's gates).
     owned: set[int] = set()
+    # Gradients already stored as some tensor's .grad in this run (and the caller's root
+    # gradient): a rule may hand one tensor to several inputs (add's), and a .grad shared
+    # by two parameters would be scaled twice by an in-place clip (PyTorch's AccumulateGrad
+    # copies a gradient that something else still holds).
+    landed: set[int] = {gradient.id}
     in_place = not create_graph and not anomaly  # (in-place adds record no graph)
     with mode, _autocast.suspended():  # gradients in their tensors' own dtypes
         for node in order:
@@ -201,7 +206,7 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                 grad = run_tensor_hooks(node, grad)
             op = node._op
             if op is None or node._retains_grad or node.id in capture:
-                _land(node, grad, store, accumulate)
+                _land(node, grad, store, accumulate, landed)
             if op is None:
                 continue
             if _inplace.rebased:
@@ -232,7 +237,7 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                 for leaf in early.get(node.id, ()):
                     leaf_grad = grads.pop(leaf.id, None)
                     if leaf_grad is not None:
-                        _land(leaf, leaf_grad, store, accumulate)
+                        _land(leaf, leaf_grad, store, accumulate, landed)
     return store
 
 
@@ -249,11 +254,21 @@ def _add_into_slice(op: O.Narrow, g: Tensor, grads: dict[int, Tensor], owned: se
     return done is not NotImplemented
 
 
-def _land(node: Tensor, grad: Tensor, store: GradStore, accumulate: bool) -> None:
+def _land(node: Tensor, grad: Tensor, store: GradStore, accumulate: bool,
+          landed: set[int]) -> None:
     """A leaf's (or retained tensor's) final gradient of this backward: into the store and
-    .grad, then the tensor's post-accumulate hooks."""
+    .grad (a copy where another .grad of this run, or the caller, holds that tensor, and
+    a contiguous one for an expanded gradient, as PyTorch's AccumulateGrad), then the
+    tensor's post-accumulate hooks."""
+    if accumulate and node._grad is None:  # .grad: writable memory of its own (clip_grad_)
+        if grad.id in landed:
+            grad = grad.clone()
+        elif any(step == 0 and size > 1
+                 for step, size in zip(grad.stride(), grad.shape)):  # type: ignore[arg-type]
+            grad = grad.contiguous()  # an expanded gradient (of a sum): one element, many
     store.insert(node, grad)
     if accumulate:
+        landed.add(grad.id)
         accumulate_grad(node, grad)
         for hook in leaf_hooks.get(node.id, ()):
             hook(node, store)

@@ -7,6 +7,8 @@ whatever they say.  They live here, not in the CUDA backend's package, so that r
 them never needs CuPy."""
 from __future__ import annotations
 
+import contextlib
+
 from ..core.errors import ShrewValueError
 
 _PRECISIONS = ("highest", "high", "medium")
@@ -51,3 +53,17 @@ def is_built() -> bool:
     """Whether shrew can use CUDA at all: its CUDA backend is always there (it needs CuPy
     and a GPU to run: shrew.cuda.is_available() says whether it can)."""
     return True
+
+
+def sdp_kernel(enable_flash: bool = True, enable_math: bool = True,
+               enable_mem_efficient: bool = True,
+               enable_cudnn: bool = True) -> contextlib.AbstractContextManager[None]:
+    """PyTorch's older form of torch.nn.attention.sdpa_kernel: the attention kernels the
+    block may use, by switches.  shrew has one implementation per device, so the choice is
+    recorded (nn.attention.current_backends()) and changes nothing."""
+    from ..nn.attention import SDPBackend, sdpa_kernel  # nn is above the backends
+    chosen = [backend for backend, on in ((SDPBackend.FLASH_ATTENTION, enable_flash),
+                                          (SDPBackend.MATH, enable_math),
+                                          (SDPBackend.EFFICIENT_ATTENTION, enable_mem_efficient),
+                                          (SDPBackend.CUDNN_ATTENTION, enable_cudnn)) if on]
+    return sdpa_kernel(chosen)

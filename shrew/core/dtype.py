@@ -107,11 +107,16 @@ def set_default_dtype(dtype: Any) -> None:
 
 
 def from_numpy_dtype(np_dtype: Any, op: str = "tensor") -> DType:
-    """The shrew dtype for a numpy dtype, or a DTypeError naming the supported ones."""
+    """The shrew dtype for a numpy dtype, or a DTypeError naming the supported ones (a
+    ShrewTypeError, TypeError as PyTorch's, for strings, bytes, objects and dates, which
+    are no numbers at all)."""
     try:
         return _WITH_COMPLEX[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         names = ", ".join(d.name for d in ALL_DTYPES)
+        if np.dtype(np_dtype).kind in "USOVMm":
+            raise ShrewTypeError(f"{op}: can't convert an array of numpy dtype "
+                                 f"{np.dtype(np_dtype)}; shrew supports {names}") from None
         raise DTypeError(f"{op}: unsupported dtype {np.dtype(np_dtype)}; "
                          f"shrew supports {names}") from None
 

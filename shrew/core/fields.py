@@ -254,6 +254,11 @@ def replace_storage(t: Tensor, source: Tensor) -> None:
     t._data, t._backend, t.dtype = source._data, source._backend, source.dtype
 
 
+def resize_storage(t: Tensor, source: Tensor) -> None:
+    """Point `t` at `source`'s storage and shape, keeping its id (Tensor.resize_)."""
+    t._data, t.shape = source._data, _size(source.shape)
+
+
 def own_array(t: Tensor) -> None:
     """Make a 0-d cpu tensor's storage a 0-d array: numpy gives a scalar for a reduction
     over every dim or arithmetic on 0-d arrays, and an in-place write needs memory to

@@ -1,5 +1,6 @@
 """torch.layout: how a tensor's elements are stored.  shrew.strided is every dense tensor's;
-shrew.sparse_coo is a sparse tensor's (shrew/ops/sparse: coordinates and values)."""
+shrew.sparse_coo is a sparse tensor's (shrew/ops/sparse: coordinates and values);
+shrew.jagged names nested tensors' layout, which shrew refuses (shrew.nested)."""
 from __future__ import annotations
 
 
@@ -20,3 +21,4 @@ class layout:  # noqa: N801  (torch's class name)
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+jagged = layout("jagged")

@@ -13,12 +13,14 @@ and reduces in a fixed rank order, so results are bitwise reproducible.  A colle
 waits longer than the group's timeout names the ranks that did not arrive; an uncaught
 exception on any rank aborts the whole job.  See docs/distributed.md."""
 from .collectives import (ReduceOp, all_gather, all_gather_into_tensor, all_reduce, barrier,
-                          broadcast, gather, irecv, isend, recv, reduce_scatter_tensor,
-                          scatter, send)
+                          broadcast, broadcast_object_list, gather, irecv, isend, recv, reduce,
+                          reduce_scatter_tensor, scatter, send)
 from .group import (DEFAULT_TIMEOUT, DistBackendError, DistError, ProcessGroup,
                     destroy_process_group, get_backend, get_rank, get_world_size,
-                    init_process_group, is_available, is_initialized, is_mpi_available)
+                    init_process_group, is_available, is_gloo_available, is_initialized,
+                    is_mpi_available, is_nccl_available, new_group)
 from .work import Work
+from . import tensor  # noqa: E402  (torch.distributed.tensor: DTensor, refused)
 
 __all__ = [
     "init_process_group", "destroy_process_group", "is_available", "is_mpi_available",
@@ -26,4 +28,7 @@ __all__ = [
     "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor", "gather",
     "scatter", "barrier", "send", "recv", "isend", "irecv", "Work", "DistError",
     "DistBackendError", "ProcessGroup", "DEFAULT_TIMEOUT",
+    # API coverage (scripts/api_coverage.py)
+    "reduce", "broadcast_object_list", "new_group", "is_nccl_available", "is_gloo_available",
+    "tensor",
 ]

@@ -8,13 +8,14 @@ tensors in place, on their own device, as PyTorch's collectives do."""
 from __future__ import annotations
 
 import enum
+import pickle  # noqa: S403  (broadcast_object_list, as torch's)
 from typing import Any
 
 import numpy as np
 
 from ..core.errors import type_name
 from ..core.errors import ArgumentError, DTypeError, ShapeError, ShrewTypeError
-from ..ops.creation import from_numpy
+from ..ops.creation import from_numpy, tensor
 from ..core.grad_mode import no_grad
 from ..core.shape import fmt, numel
 from .._tensor import Tensor
@@ -279,10 +280,49 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int =
     return _run("scatter", g, steps(), async_op)
 
 
-def barrier(group: None = None, async_op: bool = False) -> Work | None:
-    """Return once every rank has called barrier (rank 0 names any that does not)."""
+def barrier(group: None = None, async_op: bool = False,
+            device_ids: list[int] | None = None) -> Work | None:
+    """Return once every rank has called barrier (rank 0 names any that does not);
+    device_ids (NCCL's hint of which GPU to sync) is accepted and has nothing to select."""
     g = default_group("barrier")
     return _run("barrier", g, agree(g, "barrier", {}), async_op)
+
+
+def reduce(tensor: Tensor, dst: int, op: ReduceOp = ReduceOp.SUM, group: None = None,
+           async_op: bool = False) -> Work | None:
+    """Combine `tensor` across ranks with `op` into rank `dst`'s tensor; the other ranks'
+    tensors are left as they were."""
+    g = default_group("reduce")
+    t = _check_tensor("reduce", tensor)
+    dst = _check_rank("reduce", g, dst, "dst")
+    op = _check_op("reduce", op, t)
+    flat = _host(t).reshape(-1).copy()
+
+    def steps() -> Steps:
+        yield from all_reduce_array(g, flat, op, meta={**_meta(t), "reduce": op.value,
+                                                       "dst": dst})
+        if g.rank == dst:
+            _write(t, flat)
+    return _run("reduce", g, steps(), async_op)
+
+
+def broadcast_object_list(object_list: list[Any], src: int = 0, group: None = None,
+                          device: Any = None) -> None:
+    """Replace object_list's items on every rank with rank `src`'s (pickled there and
+    unpickled here, as PyTorch's: only use it with ranks you trust)."""
+    g = default_group("broadcast_object_list")
+    src = _check_rank("broadcast_object_list", g, src, "src")
+    if not isinstance(object_list, list):
+        raise ShrewTypeError(f"broadcast_object_list: object_list must be a list, got "
+                             f"{type(object_list).__name__}")
+    payload = pickle.dumps(object_list) if g.rank == src else b""
+    size = tensor([len(payload)])
+    broadcast(size, src)
+    data = tensor(np.frombuffer(payload, np.uint8) if g.rank == src else
+                  np.zeros(int(size.item()), np.uint8))
+    broadcast(data, src)
+    if g.rank != src:
+        object_list[:] = pickle.loads(data.numpy().tobytes())  # noqa: S301  (torch's contract)
 
 
 def _gather_rows(g: ProcessGroup, host: np.ndarray, rows: np.ndarray, name: str) -> Steps:

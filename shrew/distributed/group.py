@@ -132,14 +132,51 @@ def destroy_process_group() -> None:
     sys.excepthook = _previous_excepthook
 
 
-def get_rank() -> int:
+def is_nccl_available() -> bool:
+    """False: shrew communicates through MPI only (no NCCL backend)."""
+    return False
+
+
+def is_gloo_available() -> bool:
+    """False: shrew communicates through MPI only (no Gloo backend)."""
+    return False
+
+
+def get_rank(group: ProcessGroup | None = None) -> int:
     """This process's rank, 0 .. world size - 1."""
-    return default_group("get_rank").rank
+    return check_group("get_rank", group).rank
 
 
-def get_world_size() -> int:
+def get_world_size(group: ProcessGroup | None = None) -> int:
     """The number of processes in the job."""
-    return default_group("get_world_size").size
+    return check_group("get_world_size", group).size
+
+
+def check_group(op: str, group: object) -> ProcessGroup:
+    """The process group a group= argument names: None (or the group new_group returned)
+    is the default group, the only one shrew has."""
+    g = default_group(op)
+    if group is not None and group is not g:
+        raise UnsupportedError(f"{op}: group must be None or the default group (shrew has "
+                               f"no subgroups), got {type(group).__name__}")
+    return g
+
+
+def new_group(ranks: list[int] | None = None, timeout: datetime.timedelta | float | None = None,
+              backend: str | None = None, pg_options: Any = None,
+              use_local_synchronization: bool = False, group_desc: str | None = None,
+              device_id: Any = None) -> ProcessGroup:
+    """A group of every rank: the default group itself.  A group of some ranks only is
+    refused (UnsupportedError): shrew's collectives run over the whole job."""
+    g = default_group("new_group")
+    if backend not in (None, "mpi"):
+        raise ArgumentError(f"new_group: backend {backend!r} is not available; shrew runs on "
+                            f"MPI (backend='mpi')")
+    if ranks is not None and sorted(int(r) for r in ranks) != list(range(g.size)):
+        raise UnsupportedError(f"new_group: a group of ranks {sorted(ranks)} out of {g.size} is "
+                               f"not supported; shrew's collectives span all ranks (use the "
+                               f"default group, group=None)")
+    return g
 
 
 def get_backend() -> str:

@@ -8,6 +8,7 @@ from ..ops.elementwise import composed as _pointwise
 from ..ops.elementwise.recorded import binary as _binary
 from ..ops.elementwise.recorded import compare as _compare
 from ..ops.elementwise.recorded import unary as _unary
+from ..ops.elementwise import numeric as _numeric
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -215,3 +216,23 @@ class ElementwiseMethods:
     def le(self: Any, o: Operand) -> Tensor: return _compare("le", self, o)
     def gt(self: Any, o: Operand) -> Tensor: return _compare("gt", self, o)
     def ge(self: Any, o: Operand) -> Tensor: return _compare("ge", self, o)
+
+    # the rarer elementwise functions (ops/elementwise/numeric.py), as torch's methods
+    bitwise_left_shift = _numeric.bitwise_left_shift
+    bitwise_right_shift = _numeric.bitwise_right_shift
+    positive = _numeric.positive
+    deg2rad = _numeric.deg2rad
+    rad2deg = _numeric.rad2deg
+    frexp = _numeric.frexp
+    ldexp = _numeric.ldexp
+    logaddexp = _numeric.logaddexp
+    logaddexp2 = _numeric.logaddexp2
+    heaviside = _numeric.heaviside
+    gcd = _numeric.gcd
+    lcm = _numeric.lcm
+    nextafter = _numeric.nextafter
+    float_power = _numeric.float_power
+
+    def __rdiv__(self: Any, other: Operand) -> Tensor:
+        """other / self (Python 2's name, kept by torch)."""
+        return self.__rtruediv__(other)

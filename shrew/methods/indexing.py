@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..ops.index import composed as _indexing
 from ..ops.index import subscript as _subscript
 
+
 if TYPE_CHECKING:
     from .._tensor import Tensor
     from ..typing import Index, Scalar
@@ -117,3 +118,6 @@ class IndexingMethods:
 
     def argwhere(self: Any) -> Tensor:
         return _indexing.argwhere(self)
+
+    index_reduce = _indexing.index_reduce
+    nonzero_static = _indexing.nonzero_static

@@ -2,9 +2,11 @@
 history): copy_, add_, zero_, the random fills, x += y, ..."""
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import ShrewTypeError, ShrewValueError
 from ..ops import inplace as _inplace
 from ..ops.elementwise.recorded import unary as _unary
 
@@ -89,17 +91,58 @@ class InplaceMethods:
         return _inplace.write_(self, "lerp_", lambda x: x + (end - x) * weight,
                                sources=(end, weight))
 
-    def uniform_(self: Any, a: Scalar = 0.0, b: Scalar = 1.0) -> Tensor:
-        return _inplace.random_(self, "uniform_", lambda u: u * float(b - a) + float(a))
+    def uniform_(self: Any, a: Scalar = 0.0, b: Scalar = 1.0, *, generator: Any = None) -> Tensor:
+        return _inplace.random_(self, "uniform_", lambda u: u * float(b - a) + float(a),
+                                generator)
 
-    def normal_(self: Any, mean: Scalar = 0.0, std: Scalar = 1.0) -> Tensor:
-        return _inplace.normal_(self, mean, std)
+    def normal_(self: Any, mean: Scalar = 0.0, std: Scalar = 1.0, *,
+                generator: Any = None) -> Tensor:
+        return _inplace.normal_(self, mean, std, generator)
 
-    def bernoulli_(self: Any, p: Scalar | Tensor = 0.5) -> Tensor:
-        return _inplace.random_(self, "bernoulli_", lambda u: (u < p).to_dtype(self.dtype))
+    def log_normal_(self: Any, mean: Scalar = 1.0, std: Scalar = 2.0, *,
+                    generator: Any = None) -> Tensor:
+        """exp of normal draws of mean `mean` and standard deviation `std`."""
+        return _inplace.normal_(self, mean, std, generator, "log_normal_", lambda v: v.exp())
 
-    def exponential_(self: Any, lambd: Scalar = 1.0) -> Tensor:
-        return _inplace.random_(self, "exponential_", lambda u: (1.0 - u).log() * (-1 / lambd))
+    def bernoulli_(self: Any, p: Scalar | Tensor = 0.5, *, generator: Any = None) -> Tensor:
+        return _inplace.random_(self, "bernoulli_", lambda u: (u < p).to_dtype(self.dtype),
+                                generator)
+
+    def exponential_(self: Any, lambd: Scalar = 1.0, *, generator: Any = None) -> Tensor:
+        return _inplace.random_(self, "exponential_",
+                                lambda u: (-u).log1p() * (-1 / lambd), generator)
+
+    def cauchy_(self: Any, median: Scalar = 0.0, sigma: Scalar = 1.0, *,
+                generator: Any = None) -> Tensor:
+        """median + sigma * tan(pi (u - 1/2)): the inverse of Cauchy's distribution function."""
+        return _inplace.random_(self, "cauchy_", lambda u: ((u - 0.5) * math.pi).tan()
+                                * float(sigma) + float(median), generator)
+
+    def geometric_(self: Any, p: Scalar, *, generator: Any = None) -> Tensor:
+        """The number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+        if not 0 < p <= 1:
+            raise ShrewValueError(f"geometric_: expects p in (0, 1], got p={p!r}")
+        return _inplace.random_(self, "geometric_",
+                                lambda u: ((-u).log1p() / math.log1p(-p) if p < 1 else u * 0)
+                                .floor() + 1, generator)
+
+    def random_(self: Any, *args: int, generator: Any = None, **bounds: int) -> Tensor:
+        """random_(), random_(to), random_(from, to) (also from=, to= by keyword):
+        integers uniform in [from, to)."""
+        if bounds:
+            unknown = set(bounds) - {"from", "to"}
+            if unknown or args:
+                raise ShrewTypeError(f"random_: unexpected arguments {sorted(unknown) or args}")
+            args = (bounds.get("from", 0), bounds["to"]) if "to" in bounds else \
+                (bounds["from"], None)  # type: ignore[assignment]
+        return _inplace.random_integers_(self, args, generator)
+
+    def resize_(self: Any, *sizes: Any, memory_format: Any = None) -> Tensor:
+        """This tensor with the given sizes, in place (see ops/inplace.resize_)."""
+        return _inplace.resize_(self, sizes[0] if len(sizes) == 1 else sizes)
+
+    def resize_as_(self: Any, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
+        return _inplace.resize_(self, tuple(the_template.shape), "resize_as_")
 
     def __iadd__(self: Any, o: Tensor | Scalar) -> Tensor:
         return _inplace.add_(self, o, 1, "__iadd__")
@@ -130,3 +173,34 @@ class InplaceMethods:
 
     def __ixor__(self: Any, o: Tensor | Scalar) -> Tensor:
         return _inplace.write_(self, "__ixor__", lambda x: x ^ o, sources=(o,))
+
+
+# The in-place forms of Tensor's elementwise methods (torch's x.op_(...)): each writes
+# x.op(...) into x's memory through ops/inplace.write_ (views, versions and autograd as
+# every write); the result is cast to x's dtype (x.gt_(y) stores 0 and 1 in a float x).
+_WRITES_OF = (
+    "absolute", "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
+    "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
+    "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "ceil", "clip", "copysign", "cos", "cosh", "cumprod", "cumsum", "deg2rad", "divide", "eq",
+    "erf", "erfc", "erfinv", "exp2", "expm1", "fix", "floor_divide", "fmod", "frac", "gcd",
+    "ge", "greater", "greater_equal", "gt", "heaviside", "hypot", "lcm", "ldexp", "le", "less",
+    "less_equal", "log10", "log1p", "log2", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "logit", "lt", "multiply", "nan_to_num", "ne", "negative", "nextafter",
+    "not_equal", "rad2deg", "reciprocal", "remainder", "renorm", "rsqrt", "sgn", "sign", "sin",
+    "sinh", "square", "subtract", "tan", "tril", "triu", "true_divide", "trunc",
+    "addmm", "addbmm", "addmv", "addr", "baddbmm", "index_reduce", "float_power",
+)
+
+
+def _write_of(name: str) -> Callable[..., Tensor]:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Tensor:
+        return _inplace.write_(self, f"{name}_", lambda x: getattr(x, name)(*args, **kwargs),
+                               sources=(*args, *kwargs.values()))
+    method.__name__ = method.__qualname__ = f"{name}_"
+    method.__doc__ = f"In-place Tensor.{name}: writes the result into this tensor's memory."
+    return method
+
+
+for _name in _WRITES_OF:
+    setattr(InplaceMethods, f"{_name}_", _write_of(_name))

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ..ops.linalg import decompositions as _d
 from ..ops.linalg import composed as _lc
 from ..ops.linalg import products as _p
+from ..ops.linalg import factorizations as _f
 
 if TYPE_CHECKING:
     from .. import return_types
@@ -101,3 +102,13 @@ class LinalgMethods:
 
     def pinverse(self: Any, rcond: float = 1e-15) -> Tensor:
         return _lc.pinverse(self, rcond)
+
+    # factorisations composed step by step (ops/linalg/factorizations.py)
+    matrix_exp = _f.matrix_exp
+    triangular_solve = _f.triangular_solve
+    geqrf = _f.geqrf
+    ormqr = _f.ormqr
+    lu = _f.torch_lu
+
+    def lu_solve(self: Any, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+        return _f.torch_lu_solve(self, LU_data, LU_pivots)

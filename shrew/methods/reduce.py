@@ -6,6 +6,8 @@ from ..ops import reduce as _reduce
 from ..ops import scan as _scan
 from ..ops import sort as _sort
 
+from ..ops import statistics as _statistics
+from ..ops.linalg import composed as _linalg_composed
 
 class ReductionMethods:
     """Mixed into Tensor: x.sum(1) is shrew.sum(x, 1)."""
@@ -54,3 +56,12 @@ class ReductionMethods:
     unique_consecutive = _sort.unique_consecutive
     histc = _sort.histc
     bincount = _sort.bincount
+
+    # statistics (ops/statistics.py), dist and renorm (ops/linalg/composed.py)
+    quantile = _statistics.quantile
+    nanquantile = _statistics.nanquantile
+    cov = _statistics.cov
+    corrcoef = _statistics.corrcoef
+    histogram = _statistics.histogram
+    dist = _linalg_composed.dist
+    renorm = _linalg_composed.renorm

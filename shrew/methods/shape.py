@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING, Any
 from ..ops import inplace as _inplace
 from ..ops.shape import composed as _re
 from ..ops.shape import strided as _strided
+from ..core.errors import ShapeError, ShrewTypeError
 from ..core.shape import normalize_dim
+from ..ops.shape import arrange as _arrange
+from ..ops.shape import copies as _copies
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -97,8 +100,14 @@ class ShapeMethods:
         return _re.tensor_split(self, indices_or_sections, dim)
 
     # -- reordering and repeating ----------------------------------------------------------------
-    def flip(self: Any, *dims: int | Sequence[int]) -> Tensor:
-        return _re.flip(self, dims[0] if len(dims) == 1 else dims)  # type: ignore[arg-type]
+    def flip(self: Any, *args: int | Sequence[int],
+             dims: int | Sequence[int] | None = None) -> Tensor:
+        """flip(0, 1), flip((0, 1)) or flip(dims=(0, 1))."""
+        if dims is None:
+            dims = args[0] if len(args) == 1 else args  # type: ignore[assignment]
+        elif args:
+            raise ShrewTypeError("flip: give the dims positionally or as dims=, not both")
+        return _re.flip(self, dims)  # type: ignore[arg-type]
 
     def fliplr(self: Any) -> Tensor:
         return _re.fliplr(self)
@@ -141,6 +150,36 @@ class ShapeMethods:
 
     def triu(self: Any, diagonal: int = 0) -> Tensor:
         return _re.triu(self, diagonal)
+
+    # more arrangements (ops/shape/arrange.py) and the out-of-place scatters and copies
+    # (ops/shape/copies.py), as torch's methods
+    unsafe_chunk = _arrange.unsafe_chunk
+    unsafe_split = _arrange.unsafe_split
+    split_with_sizes = _arrange.split_with_sizes
+    hsplit = _arrange.hsplit
+    vsplit = _arrange.vsplit
+    dsplit = _arrange.dsplit
+    rot90 = _arrange.rot90
+    diagflat = _arrange.diagflat
+    sum_to_size = _arrange.sum_to_size
+    narrow_copy = _copies.narrow_copy
+    diagonal_scatter = _copies.diagonal_scatter
+    select_scatter = _copies.select_scatter
+    slice_scatter = _copies.slice_scatter
+    as_strided_scatter = _copies.as_strided_scatter
+
+    @property
+    def H(self: Any) -> Tensor:  # noqa: N802  (torch's name)
+        """The conjugate transpose of a matrix (shrew's tensors are real: its transpose)."""
+        if self.ndim > 2:
+            raise ShapeError(f"Tensor.H is only supported on matrices (2-D tensors), got "
+                             f"{self.ndim}-D")
+        return self.t()
+
+    @property
+    def mH(self: Any) -> Tensor:  # noqa: N802  (torch's name)
+        """The conjugate transpose of the last two dims (real tensors: mT)."""
+        return _re.mT(self)
 
 
 def _element_strides(data: object, shape: Sequence[int]) -> tuple[int, ...]:

@@ -34,6 +34,8 @@ from . import parallel  # noqa: E402, F401  (DistributedDataParallel: built on t
 # API gaps (issue 30): DataParallel (runs the module) and nn.attention's sdpa_kernel
 from .parallel import DataParallel  # noqa: E402
 from . import attention  # noqa: E402
+# API coverage (scripts/api_coverage.py): batch norm over the process group
+from .modules.batchnorm import SyncBatchNorm  # noqa: E402
 
 __all__ = [
     "functional", "init", "utils", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
@@ -44,7 +46,7 @@ __all__ = [
     "Identity", "LayerNorm", "BatchNorm2d", "MultiheadAttention", "TransformerBlock",
     "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout", "EmbeddingBag",
     "PixelShuffle", "PixelUnshuffle", "Upsample", "BatchNorm1d", "GroupNorm", "InstanceNorm1d",
-    "InstanceNorm2d", "LocalResponseNorm", "RMSNorm",
+    "InstanceNorm2d", "LocalResponseNorm", "RMSNorm", "SyncBatchNorm",
     "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
     "TransformerDecoderLayer",
     # pooling and patches

@@ -528,3 +528,49 @@ def _as_tensor(obj: Any, dtype: DTypeLike | None, device: DeviceLike | None,
                               f"{want} on {where} needs a copy, but copy=False")
     out = obj.to(device=where, dtype=want)
     return clone(out) if copy and out is obj else out
+
+
+# -- strided and permuted allocation, scalars (torch's less common factories) -------------
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: DTypeLike | None = None,
+                  layout: Any = None, device: DeviceLike | None = None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of `size` laid out with `stride` (elements) over memory of its own: a
+    strided view of a zero-filled buffer just large enough (shrew never hands out stale
+    memory)."""
+    from .shape.strided import as_strided  # shape imports creation
+    shape, steps = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(shape) != len(steps) or any(s < 0 for s in (*shape, *steps)):
+        raise ArgumentError(f"empty_strided: size {list(shape)} and stride {list(steps)} must "
+                            f"be non-negative and of equal length")
+    extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, steps))
+    storage = zeros(extent, dtype=dtype, device=device)
+    out = as_strided(storage, shape, steps, 0)
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *,
+                   dtype: DTypeLike | None = None, layout: Any = None,
+                   device: DeviceLike | None = None, requires_grad: bool = False,
+                   pin_memory: bool = False) -> Tensor:
+    """A tensor of `size` whose memory holds its dims in the order physical_layout
+    (empty_permuted((2, 3, 4), (0, 2, 1)): dim 1 varies fastest)."""
+    shape, order = tuple(int(s) for s in size), tuple(int(d) for d in physical_layout)
+    if sorted(order) != list(range(len(shape))):
+        raise ArgumentError(f"empty_permuted: physical_layout {list(order)} must be a "
+                            f"permutation of the {len(shape)} dims")
+    physical = zeros(tuple(shape[d] for d in order), dtype=dtype, device=device)
+    out = physical.permute(*(order.index(d) for d in range(len(shape))))
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+def scalar_tensor(s: Scalar, *, dtype: DTypeLike | None = None, layout: Any = None,
+                  device: DeviceLike | None = None, requires_grad: bool = False,
+                  pin_memory: bool = False) -> Tensor:
+    """A 0-d tensor holding s, in the default float dtype unless dtype is given."""
+    return full((), s, dtype=get_default_dtype() if dtype is None else dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def fill(input: Tensor, value: Scalar | Tensor) -> Tensor:  # noqa: A002
+    """A tensor of input's shape, dtype and device filled with value (input.clone().fill_())."""
+    return input.clone().fill_(value)

@@ -48,15 +48,15 @@ import numpy as np
 from ..core import op as O
 from ..core.dtype import FLOAT, bool_
 from ..core.errors import (DTypeError, DeviceError, MemoryOverlapError, ShapeError, ShrewTypeError,
-                           StateError, type_name)
+                           ShrewValueError, StateError, type_name)
 from ..core.fields import (Alias, AnyTensor, become, live_views, next_id, own_array,
-                       replace_storage, snapshot)
+                       replace_storage, resize_storage, snapshot)
 from ..core.fields import detach_ as factory_detach_
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.shape import broadcast_shapes, fmt, numel
 from ..autograd.node_names import torch_name
 from .common import constant
-from .creation import arange, full
+from .creation import arange, full, tensor
 from .elementwise.recorded import where
 from .index.recorded import forget_host_range, scatter_add_unchecked
 from .saved import saved_tensors
@@ -478,18 +478,90 @@ def copy_(t: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
                   sources=(src,))
 
 
-def random_(t: Tensor, op: str, draw: Callable[[Tensor], Tensor]) -> Tensor:
-    """uniform_, normal_, bernoulli_, exponential_: draw(u) from a tensor of t's shape,
-    uniform in [0, 1) from t's device generator (a float tensor only)."""
+def random_(t: Tensor, op: str, draw: Callable[[Tensor], Tensor],
+            generator: Any = None) -> Tensor:
+    """uniform_, bernoulli_, exponential_, cauchy_, geometric_, log_normal_: draw(u) from a
+    tensor of t's shape, uniform in [0, 1) from t's device generator or from `generator`'s
+    host stream (a float tensor only)."""
     from .random import rand  # random -> sort -> index.composed imports this module
     if t.dtype.category != FLOAT:
         raise DTypeError(f"{op}: needs a floating-point tensor, got {t.dtype}")
-    return write_(t, op, lambda x: draw(rand(*t.shape, dtype=t.dtype, device=t.device)))
+    return write_(t, op, lambda x: draw(rand(*t.shape, generator=generator, dtype=t.dtype,
+                                             device=t.device)))
 
 
-def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None,
+            op: str = "normal_", then: Callable[[Tensor], Tensor] | None = None) -> Tensor:
+    """mean + std * N(0, 1) written into t (log_normal_ passes exp as `then`)."""
     from .random import randn  # random -> sort -> index.composed imports this module
     if t.dtype.category != FLOAT:
-        raise DTypeError(f"normal_: needs a floating-point tensor, got {t.dtype}")
-    return write_(t, "normal_", lambda x: randn(*t.shape, dtype=t.dtype, device=t.device)
-                  * float(std) + float(mean))
+        raise DTypeError(f"{op}: needs a floating-point tensor, got {t.dtype}")
+
+    def draw(x: Tensor) -> Tensor:
+        value = randn(*t.shape, generator=generator, dtype=t.dtype, device=t.device) \
+            * float(std) + float(mean)
+        return value if then is None else then(value)
+    return write_(t, op, draw)
+
+
+def random_integers_(t: Tensor, args: tuple, generator: Any = None) -> Tensor:
+    """Tensor.random_(), random_(to), random_(from, to): integers uniform in [from, to),
+    by default [0, 2**mantissa] for a float dtype and the dtype's whole non-negative range
+    for an integer one (as PyTorch).  Drawn exactly on the host from `generator`'s stream,
+    or from one seeded by t's device generator, then copied in."""
+    from .random import check_generator, randint  # random -> sort -> index.composed
+    if len(args) > 2:
+        raise ShrewTypeError(f"random_: takes at most (from, to), got {len(args)} arguments")
+    low, high = (0, None) if not args else (0, args[0]) if len(args) == 1 else args
+    check_generator("random_", generator)
+    if high is None:
+        if t.dtype is bool_:
+            high = 2
+        elif t.dtype.category == FLOAT:
+            high = 2 ** int(np.finfo(t.dtype.np).nmant + 1) + 1
+        else:
+            high = int(np.iinfo(t.dtype.np).max) + 1
+    if not (isinstance(low, int) and isinstance(high, int)) or low >= high:
+        raise ShrewValueError(f"random_: expects from < to, got from={low!r}, to={high!r}")
+    if generator is None:
+        seed = int(randint(2 ** 62, (1,), device=t.device).item())
+        rng = np.random.default_rng(seed)
+    else:
+        rng = generator.numpy()
+    values = rng.integers(low, high, size=t.shape, dtype=np.int64 if high <= 2 ** 63 else
+                          np.uint64)
+    return write_(t, "random_", lambda x: tensor(values.astype(t.dtype.np), device=t.device))
+
+
+def resize_(t: Tensor, size: Any, op: str = "resize_") -> Tensor:
+    """t with `size`, in place: its elements in memory order kept as far as they reach,
+    new ones 0 (PyTorch leaves them uninitialised).  A tensor that requires grad, a view
+    and a tensor with views are refused: their memory is shared or recorded."""
+    from .creation import zeros  # creation -> inplace at import
+    from .shape.recorded import cat
+    shape = tuple(int(s) for s in (size if isinstance(size, (tuple, list)) else (size,)))
+    if any(s < 0 for s in shape):
+        raise ShapeError(f"{op}: sizes must be non-negative, got {list(shape)}")
+    if t.requires_grad:
+        raise StateError(f"{op}: cannot resize a tensor that requires grad")
+    if getattr(t, "_view", None) is not None or live_views(t):
+        raise StateError(f"{op}: cannot resize a view or a tensor that has views (they share "
+                         f"its memory); resize a clone")
+    n, flat = numel(shape), t.detach().reshape(-1)
+    if n <= flat.numel():
+        values = flat.narrow(0, 0, n).clone()
+    else:
+        values = cat([flat, zeros(n - flat.numel(), dtype=t.dtype, device=t.device)])
+    resize_storage(t, values.reshape(shape).contiguous().clone())
+    bump(t, op)
+    return t
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:  # noqa: A002
+    """torch.resize_as_: input resized in place to the_template's shape."""
+    return resize_(input, tuple(the_template.shape), "resize_as_")
+
+
+def zero_(input: Tensor) -> Tensor:  # noqa: A002
+    """torch.zero_: input filled with zeros, in place."""
+    return fill_(input, 0, "zero_")

@@ -125,3 +125,23 @@ def legacy_types(cuda: bool) -> dict[str, type]:
     return {f"{k}Tensor": _LegacyType(f"{k}Tensor", (), {
         "dtype": as_dtype(v), "is_cuda": cuda, "__module__": module,
         "__qualname__": f"{k}Tensor"}) for k, v in _NAMES.items()}
+
+
+class ByteStorage:
+    """torch.ByteStorage's uses in programs: ByteStorage.from_buffer(bytes) (the pickled
+    object exchanged by distributed all_gather helpers) and ByteStorage(n).  shrew has no
+    storage objects apart from tensors, so both give a 1-d uint8 tensor, which
+    ByteTensor(storage) and .to(device) then take as they are."""
+
+    def __new__(cls, size: int = 0, *, device: DeviceLike | None = None) -> Any:
+        from .creation import zeros
+        return zeros(int(size), dtype="uint8", device=device)
+
+    @staticmethod
+    def from_buffer(buffer: Any, byte_order: str | None = None, count: int = -1,
+                    offset: int = 0) -> Tensor:
+        """The bytes of `buffer` (anything with the buffer protocol) from `offset`,
+        `count` of them (-1: all), as a new 1-d uint8 tensor."""
+        from .creation import tensor
+        data = np.frombuffer(buffer, dtype=np.uint8, count=count, offset=offset)
+        return tensor(data.copy())

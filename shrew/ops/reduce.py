@@ -327,6 +327,13 @@ def norm(x: Tensor, p: Any = "fro", dim: Dims = None, keepdim: bool = False,
     the 2-norm over those dims."""
     if p is None or p == "fro":
         p = 2
+    if p == "nuc":  # the nuclear norm of the matrices in dim (the last two of a 2-d input)
+        if dim is None and x.ndim != 2:
+            raise ArgumentError(f"norm: p='nuc' needs a 2-d input or two dims, got input "
+                                f"{fmt(x.shape)}")
+        from .linalg.composed import matrix_norm  # linalg builds on the reductions
+        dims = (-2, -1) if dim is None else dim
+        return matrix_norm(_cast(x, dtype), "nuc", dims, keepdim)  # type: ignore[arg-type]
     if isinstance(p, str):
         raise ArgumentError(f"norm: p={p!r} is a matrix norm; use shrew.linalg.matrix_norm")
     return vector_norm(x, p, dim, keepdim, dtype=dtype, op="norm")

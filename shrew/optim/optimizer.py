@@ -17,6 +17,18 @@ from .._tensor import Tensor
 
 Params: TypeAlias = Tensor | Iterable[Tensor] | Iterable[dict[str, Any]]
 """What optimizers take: tensors, or parameter groups (dicts with "params" and options)."""
+ParamsT: TypeAlias = Params  # torch.optim.optimizer's name for it
+
+
+class _RequiredParameter:
+    """torch.optim.optimizer.required: the default of an option that must be given (old
+    optimizers written against PyTorch's base use it as `lr=required`)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
 
 Step: TypeAlias = tuple[Tensor, float] | Tensor | None
 """What `Optimizer.update` returns: (direction, scale) for p += scale * direction, p's new

@@ -5,6 +5,7 @@ their pickle (torch_zip.py)."""
 from .allowlist import (add_safe_globals, clear_safe_globals, get_safe_globals,
                         safe_globals)
 from .save_load import load, save
+from .globals_scan import get_unsafe_globals_in_checkpoint
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
-           "safe_globals", "save"]
+           "safe_globals", "save", "get_unsafe_globals_in_checkpoint"]

@@ -136,3 +136,16 @@ def _mismatches(a: np.ndarray, e: np.ndarray, rtol: float, atol: float, equal_na
         bound = "" if exact else f" (up to {allowed} allowed)"
         lines.append(f"Greatest {label} difference: {shown} at index {where}{bound}")
     raise CloseError("\n".join(lines))
+
+
+def assert_allclose(actual: Any, expected: Any, rtol: float | None = None,
+                    atol: float | None = None, equal_nan: bool = True, msg: str = "") -> None:
+    """PyTorch's older assert_close: `expected` (a tensor, number or sequence) is compared in
+    `actual`'s dtype, NaNs equal by default."""
+    from .._tensor import Tensor
+    from ..ops.creation import tensor
+    actual = actual if isinstance(actual, Tensor) else tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = tensor(expected, dtype=actual.dtype, device=actual.device)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_dtype=False, msg=msg or None)

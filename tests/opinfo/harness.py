@@ -59,6 +59,9 @@ def _rebound_lambda(fn: Any) -> Callable[..., Any] | None:
     if not isinstance(fn, types.FunctionType) or fn.__name__ != "<lambda>":
         return None
     names = set(fn.__code__.co_names)
+    for const in fn.__code__.co_consts:  # a lambda inside it (wrapper_set_seed(lambda ...))
+        if isinstance(const, types.CodeType):
+            names |= set(const.co_names)
     if not names & {"torch", "F"}:
         return None
     scope = {**fn.__globals__, "torch": shrew, "F": shrew.nn.functional}
@@ -73,6 +76,8 @@ def counterpart(op: Any) -> tuple[Callable[..., Any] | None, str]:
         kind = "function"
     elif "." not in op.name and callable(getattr(shrew.Tensor, op.name, None)):
         fn, kind = getattr(shrew.Tensor, op.name), "method"
+    elif "." not in op.name and isinstance(getattr(shrew.Tensor, op.name, None), property):
+        return op.op, "property"  # T, H, mT, mH: op.op reads the attribute of its input
     else:
         return None, ""
     rebound = _rebound_lambda(op.op)

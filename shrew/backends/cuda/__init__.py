@@ -72,4 +72,4 @@ def device_count() -> int:
 factory.device_count = device_count  # type: ignore[attr-defined]
 
 
-from ..cuda_flags import is_built, matmul  # noqa: E402,F401  (torch.backends.cuda's switches)
+from ..cuda_flags import is_built, matmul, sdp_kernel  # noqa: E402,F401  (torch.backends.cuda's switches)

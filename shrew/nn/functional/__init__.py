@@ -38,6 +38,14 @@ from .pooling import (adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, max_
                       max_unpool3d)
 from .sparse import embedding, embedding_bag, one_hot
 from .upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest
+# the OpInfo functions and API coverage (issue 30)
+from .activation import rrelu
+from .attention import multi_head_attention_forward
+from .distance import pdist
+from .linear import bilinear
+from .loss import linear_cross_entropy, multilabel_margin_loss, triplet_margin_with_distance_loss
+from .pixelshuffle import channel_shuffle
+from .pooling import fractional_max_pool2d
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
@@ -62,4 +70,8 @@ __all__ = [
     # 3-d convolution and pooling
     "conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d",
     "adaptive_max_pool3d", "max_unpool3d",
+    # the OpInfo functions and API coverage (issue 30)
+    "rrelu", "multi_head_attention_forward", "pdist", "bilinear", "multilabel_margin_loss",
+    "triplet_margin_with_distance_loss", "channel_shuffle", "fractional_max_pool2d",
+    "linear_cross_entropy",
 ]

@@ -6,6 +6,7 @@ program that relies on the input itself changing does not (docs/porting.md)."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 from ...core.autocast import autocast_op
 from ...ops.creation import empty_like, zeros_like
@@ -51,7 +52,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     if weight.ndim > 1 or n not in (1, channels):
         raise ShapeError(f"prelu: weight {fmt(weight.shape)} must hold 1 or {channels} (the "
                          f"channels of input {fmt(input.shape)}) slopes")
-    slope = weight.reshape(n, *(1,) * (input.ndim - 2)) if input.ndim >= 2 else weight
+    slope = weight.reshape(n, *(1,) * (input.ndim - 2)) if input.ndim >= 2 else \
+        weight.reshape(()) if input.ndim == 0 else weight  # a 0-d input stays 0-d
     return where(input > 0, input, input * slope)
 
 
@@ -220,3 +222,19 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     index = y_soft.max(dim, keepdim=True)[1]
     y_hard = zeros_like(logits).scatter_(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A002
+          training: bool = False, inplace: bool = False) -> Tensor:
+    """leaky_relu whose slope for negative inputs is (lower + upper) / 2 in eval, and drawn
+    uniformly from [lower, upper] per element in training."""
+    x = _tensor("rrelu", "input", input)
+    if lower > upper:
+        raise ShapeError(f"rrelu: lower ({lower}) must not exceed upper ({upper})")
+    if training:
+        from ...ops.random import rand  # random imports elementwise
+        slope: Any = rand(*x.shape, dtype=x.dtype, device=x.device) * (upper - lower) + lower
+    else:
+        slope = (lower + upper) / 2
+    out = where(x >= 0, x, x * slope)
+    return input.copy_(out) if inplace else out

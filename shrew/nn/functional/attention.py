@@ -106,3 +106,61 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                              f"the scores {fmt(scores_shape)}")
         bias = attention_bias(attn_mask, query.dtype, op)
     return attend(query, key, value, bias, dropout_p, factor, need_weights=False)[0]
+
+
+def multi_head_attention_forward(
+        query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+        in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
+        bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float,
+        out_proj_weight: Tensor, out_proj_bias: Tensor | None, training: bool = True,
+        key_padding_mask: Tensor | None = None, need_weights: bool = True,
+        attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
+        q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
+        v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+        static_v: Tensor | None = None, average_attn_weights: bool = True,
+        is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+    """MultiheadAttention's forward with its parameters given as tensors (query, key and
+    value [L, N, E] or unbatched [L, E]), as torch.nn.functional's."""
+    from ..modules.activation import MultiheadAttention  # modules import functional
+    if static_k is not None or static_v is not None:
+        raise ArgumentError("multi_head_attention_forward: static_k and static_v are not "
+                            "supported; pass the keys and values as key and value")
+    e = query.shape[-1]
+    if e != embed_dim_to_check:
+        raise ShapeError(f"multi_head_attention_forward: was expecting embedding dimension of "
+                         f"{embed_dim_to_check}, but got {e}")
+    if num_heads < 1 or e % num_heads:
+        raise ShapeError(f"multi_head_attention_forward: embed_dim {e} not divisible by "
+                         f"num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise ArgumentError("multi_head_attention_forward: use_separate_proj_weight needs "
+                                "q_proj_weight, k_proj_weight and v_proj_weight")
+        kdim, vdim = k_proj_weight.shape[1], v_proj_weight.shape[1]
+    elif in_proj_weight is None:
+        raise ArgumentError("multi_head_attention_forward: in_proj_weight is None (give it, or "
+                            "use_separate_proj_weight=True with the three weights)")
+    else:
+        kdim = vdim = e
+    from ..modules.module import Module
+    from ..modules.linear import Linear
+    # A MultiheadAttention over the given tensors: Module's bookkeeping, no new parameters.
+    mha = MultiheadAttention.__new__(MultiheadAttention)
+    Module.__init__(mha)
+    mha.embed_dim, mha.num_heads, mha.dropout = e, num_heads, dropout_p
+    mha.kdim, mha.vdim, mha.batch_first, mha.add_zero_attn = kdim, vdim, False, add_zero_attn
+    mha.head_dim = e // num_heads
+    mha._qkv_same_embed_dim = not use_separate_proj_weight
+    out_proj = Linear.__new__(Linear)
+    Module.__init__(out_proj)
+    vars(out_proj).update(weight=out_proj_weight, bias=out_proj_bias,
+                          in_features=e, out_features=e)
+    vars(mha).update(
+        in_proj_weight=None if use_separate_proj_weight else in_proj_weight,
+        q_proj_weight=q_proj_weight if use_separate_proj_weight else None,
+        k_proj_weight=k_proj_weight if use_separate_proj_weight else None,
+        v_proj_weight=v_proj_weight if use_separate_proj_weight else None,
+        in_proj_bias=in_proj_bias, bias_k=bias_k, bias_v=bias_v, out_proj=out_proj)
+    mha.training = training
+    return mha.forward(query, key, value, key_padding_mask, need_weights, attn_mask,
+                       average_attn_weights, is_causal)

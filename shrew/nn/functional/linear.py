@@ -30,3 +30,19 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     flat = x.reshape(-1, x.shape[-1]) if x.ndim > 2 else x
     y = _linear(flat, w, b)
     return y.reshape(*x.shape[:-1], w.shape[0]) if x.ndim > 2 else y
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
+             bias: Tensor | None = None) -> Tensor:
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    from ...ops.linalg.einsum import einsum  # linalg imports nn's checks
+    x1, x2 = _tensor("bilinear", "input1", input1), _tensor("bilinear", "input2", input2)
+    w = _tensor("bilinear", "weight", weight)
+    if w.ndim != 3 or x1.shape[-1:] != w.shape[1:2] or x2.shape[-1:] != w.shape[2:3] or \
+            x1.shape[:-1] != x2.shape[:-1]:
+        raise ShapeError(f"bilinear: input1 {fmt(x1.shape)} and input2 {fmt(x2.shape)} must "
+                         f"share their leading dims and match weight [out, in1, in2] "
+                         f"{fmt(w.shape)}")
+    _check_bias("bilinear", bias, w.shape[0])
+    y = einsum("...i,oij,...j->...o", x1, w, x2)
+    return y if bias is None else y + bias

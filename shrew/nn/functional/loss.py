@@ -380,7 +380,10 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     red = _reduction(op, size_average, reduce, reduction)
     if p not in (1, 2):
         raise ArgumentError(f"{op}: p must be 1 or 2, got {p!r}")
-    if _tensor(op, "input", input).ndim not in (1, 2):
+    if _tensor(op, "input", input).ndim == 0:  # one class (PyTorch takes it): its loss is 0
+        return multi_margin_loss(input.reshape(1), target.reshape(()), p, margin, weight,
+                                 reduction=red)
+    if input.ndim not in (1, 2):
         raise ShapeError(f"{op}: input must be [N, C] or [C], got {fmt(input.shape)}")
     dim = _class_dim(op, input)
     _check_index_target(op, input, target)
@@ -461,3 +464,72 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
         between = pairwise_distance(positive, negative, p, eps)
         to_negative = where(between < to_negative, between, to_negative)
     return _reduce((to_positive - to_negative + margin).clamp(min=0.0), red)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
+                           reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """Per sample, the sum over its target classes j (target's entries up to the first -1)
+    and the other classes i of max(0, 1 - (x[j] - x[i])), divided by the number of classes;
+    input [N, C] or [C], target int64 of the same shape."""
+    op = "multilabel_margin_loss"
+    red = _reduction(op, size_average, reduce, reduction)
+    x = _tensor(op, "input", input)
+    if x.ndim > 2 or _tensor(op, "target", target).shape != x.shape:
+        raise ShapeError(f"{op}: input must be [N, C] or [C] (or 0-d) and target of its shape, "
+                         f"got input {fmt(x.shape)} and target {fmt(target.shape)}")
+    if target.dtype is not int64:
+        raise DTypeError(f"{op}: target must be int64, got {target.dtype}")
+    rows = x.reshape(-1, x.shape[-1] if x.ndim else 1)
+    t = target.reshape(rows.shape)
+    c = rows.shape[1]
+    if t.numel() and bool(((t < -1) | (t >= c)).any()):
+        raise ShrewIndexError(f"{op}: target values must lie in [-1, {c}) for {c} classes")
+    listed = (t >= 0).to_dtype(int64).cumprod(1) > 0      # entries before the first -1
+    classes = arange(c, device=x.device)
+    is_target = ((t.unsqueeze(2) == classes) & listed.unsqueeze(2)).any(1)   # [N, C]
+    picked = gather(rows, 1, where(listed, t, 0))                           # [N, J]
+    margins = (1 - picked.unsqueeze(2) + rows.unsqueeze(1)).clamp_min(0)     # [N, J, C]
+    keep = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = where(keep, margins, 0.0).sum((1, 2)) / c
+    loss = loss.reshape(x.shape[:-1]) if x.ndim == 2 else loss.reshape(())
+    return _reduce(loss, red)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Any = None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)) with d the given distance function (pairwise
+    distance by default); swap uses min(d(a, n), d(p, n)) as the negative distance."""
+    op = "triplet_margin_with_distance_loss"
+    red = _reduction(op, None, None, reduction)
+    if margin <= 0:
+        raise ArgumentError(f"{op}: margin must be greater than 0, got {margin}")
+    for name, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
+        _tensor(op, name, t)
+    distance = pairwise_distance if distance_function is None else distance_function
+    to_positive = distance(anchor, positive)
+    to_negative = distance(anchor, negative)
+    if swap:
+        to_negative = to_negative.minimum(distance(positive, negative))
+    return _reduce((margin + to_positive - to_negative).clamp_min(0), red)
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,  # noqa: A002
+                         linear_bias: Tensor | None = None, weight: Tensor | None = None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:
+    """cross_entropy of the logits input @ linear_weight^T (+ linear_bias) against target.
+    linear_weight is [C, in], or [C, d_1, ..., d_K, in] for a K-dimensional loss (logits
+    [N, C, d_1, ..., d_K]).  PyTorch's options (how to chunk the batch to save memory)
+    change no value and are accepted."""
+    from .linear import linear  # linear's module imports nothing of the losses
+    out_shape = tuple(linear_weight.shape[:-1])
+    logits = linear(input, linear_weight.reshape(-1, linear_weight.shape[-1]))
+    logits = logits.reshape(*input.shape[:-1], *out_shape)
+    if linear_bias is not None:
+        if tuple(linear_bias.shape) != out_shape:
+            raise ShapeError(f"linear_cross_entropy: expected linear_bias shape "
+                             f"{fmt(out_shape)}, got {fmt(linear_bias.shape)}")
+        logits = logits + linear_bias
+    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None
+                         else ignore_index, reduction=reduction, label_smoothing=label_smoothing)

@@ -96,3 +96,11 @@ def _modal_pad(x: Tensor, pads: tuple, mode: str) -> Tensor:
         if lo or hi:
             x = take(x, dim, _source_index(mode, size, lo, hi))
     return x
+
+
+_pad = pad  # constant_pad_nd's parameter, named pad as torch's, hides the function
+
+
+def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tensor:  # noqa: A002
+    """torch.constant_pad_nd: pad(input, pad, "constant", value)."""
+    return _pad(input, pad, "constant", value)

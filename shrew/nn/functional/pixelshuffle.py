@@ -31,3 +31,13 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     y = x.reshape(*lead, c, h // r, r, w // r, r)
     y = y.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
     return y.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
+    """[N, C, *] with its channels, seen as [groups, C / groups], transposed (ShuffleNet)."""
+    x = _tensor("channel_shuffle", "input", input)
+    if x.ndim < 3 or groups <= 0 or x.shape[1] % groups:
+        raise ShapeError(f"channel_shuffle: input must be [N, C, *] with C divisible by "
+                         f"groups={groups}, got {fmt(x.shape)}")
+    n, c, *rest = x.shape
+    return x.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(x.shape)

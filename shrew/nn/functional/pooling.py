@@ -17,7 +17,8 @@ import numpy as np
 from ...core.autocast import autocast_op
 from ...core.dtype import int64
 from ...core.errors import ShapeError
-from ...ops.creation import new_tensor, zeros
+from ...ops.creation import arange, new_tensor, zeros
+from ...ops.shape.recorded import cat
 from ...ops.pool import avg_pool2d as _avg_pool2d
 from ...ops.pool import avg_pool3d as _avg_pool3d
 from ...ops.pool import is_default_stride, window_pair
@@ -337,3 +338,65 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: int,  # noqa: A002
     y = max_unpool2d(input.unsqueeze(-2), tensor_arg(op, "indices", indices).unsqueeze(-2),
                      kernel, stride_2d, padding_2d, (1, size[0]))
     return y.squeeze(-2)
+
+
+def _fractional_starts(samples: Tensor, size: int, pool: int, out: int) -> Tensor:
+    """Each output's window start along one dim, from uniform samples u [N, C, 1]: PyTorch's
+    pseudo-random sequence floor((i + u) alpha) - floor(u alpha), alpha = (size - pool) /
+    (out - 1), and the last window flush with the end."""
+    if out == 1:
+        return (samples * 0 + (size - pool)).to_dtype(int64)
+    alpha = (size - pool) / (out - 1)
+    i = arange(out - 1, dtype=samples.dtype, device=samples.device)
+    starts = ((i + samples) * alpha).floor() - (samples * alpha).floor()
+    last = (samples * 0 + (size - pool))
+    return cat([starts, last], -1).to_dtype(int64)
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size: IntOrPair,  # noqa: A002
+                          output_size: IntOrPair | None = None,
+                          output_ratio: float | tuple[float, float] | None = None,
+                          return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Pooled:
+    """Max over kernel_size windows at pseudo-random, increasing starts that give
+    output_size (or input size * output_ratio) outputs per plane (Graham's fractional
+    max-pooling); [N, C, H, W] or [C, H, W].  The samples are drawn per plane from the
+    device's generator unless _random_samples [N, C, 2] is given; with return_indices
+    also each maximum's flat h*W+w index."""
+    op = "fractional_max_pool2d"
+    x, added = _batched(op, input, 2)
+    kh, kw = window_pair(kernel_size, "kernel_size", op, 1)
+    n, c, h, w = x.shape
+    if output_size is not None:
+        oh, ow = window_pair(output_size, "output_size", op, 1)
+    elif output_ratio is not None:
+        rh, rw = (output_ratio, output_ratio) if isinstance(output_ratio, (int, float)) else \
+            output_ratio
+        if not (0 < rh < 1 and 0 < rw < 1):
+            raise ShapeError(f"{op}: output_ratio must be in (0, 1), got {output_ratio}")
+        oh, ow = int(h * rh), int(w * rw)
+    else:
+        raise ShapeError(f"{op}: give output_size or output_ratio")
+    if oh + kh - 1 > h or ow + kw - 1 > w:
+        raise ShapeError(f"{op}: output size ({oh}, {ow}) with kernel ({kh}, {kw}) is too "
+                         f"large for input {fmt(x.shape)}")
+    if _random_samples is None:
+        from ...ops.random import rand  # random imports shape ops
+        samples = rand(n, c, 2, dtype=x.dtype, device=x.device)
+    else:
+        samples = _random_samples.to_dtype(x.dtype)
+        if samples.shape != (n, c, 2):
+            raise ShapeError(f"{op}: _random_samples must be [{n}, {c}, 2], got "
+                             f"{fmt(samples.shape)}")
+    rows = _fractional_starts(samples.narrow(2, 1, 1), h, kh, oh)   # [N, C, oh]
+    cols = _fractional_starts(samples.narrow(2, 0, 1), w, kw, ow)   # [N, C, ow]
+    rows = rows.unsqueeze(-1) + arange(kh, device=x.device)         # [N, C, oh, kh]
+    cols = cols.unsqueeze(-1) + arange(kw, device=x.device)         # [N, C, ow, kw]
+    flat = rows.reshape(n, c, oh, 1, kh, 1) * w + cols.reshape(n, c, 1, ow, 1, kw)
+    flat = flat.reshape(n, c, oh, ow, kh * kw)
+    windows = x.reshape(n, c, 1, 1, h * w).expand(n, c, oh, ow, h * w) \
+        .gather(-1, flat)
+    values, which = windows.max(-1)
+    if not return_indices:
+        return _unbatch(values, added)
+    return _unbatch((values, flat.gather(-1, which.unsqueeze(-1)).squeeze(-1)), added)

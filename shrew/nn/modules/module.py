@@ -13,7 +13,7 @@ from ...core.fields import replace_storage
 from ...core.grad_mode import no_grad
 from ...core.shape import fmt
 from ..._tensor import Tensor
-from ...ops.cast import _BY_TENSOR_TYPE, _is_dtype as is_dtype
+from ...ops.cast import _is_dtype as is_dtype, _legacy_type
 from ..parameter import Parameter
 from .backward_hooks import call_with_backward_hooks
 
@@ -197,6 +197,25 @@ class Module:
             module = child
         return module
 
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path `target` ("block.0.weight")."""
+        return self._get_state(target, "get_parameter", "parameter")
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path `target` ("bn.running_mean")."""
+        return self._get_state(target, "get_buffer", "buffer")
+
+    def _get_state(self, target: str, op: str, kind: str) -> Any:
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        value = vars(module).get(name)
+        found = isinstance(value, Parameter) if kind == "parameter" else \
+            name in module._buffer_names and value is not None
+        if not found:
+            raise SubmoduleError(f"{op}: {type(module).__name__} has no {kind} {name!r} "
+                                 f"(path {target!r})")
+        return value
+
     def apply(self: _M, fn: Callable[[Module], Any]) -> _M:
         """Call fn on every sub-module, children before parents, then on self (the usual
         way to run a custom weight initialisation); returns self."""
@@ -346,8 +365,10 @@ class Module:
     def type(self: _M, dst_type: DTypeLike | str) -> _M:
         """Cast every parameter and buffer, integer ones too, to dst_type (a dtype or a
         name such as "torch.DoubleTensor")."""
-        if isinstance(dst_type, str):
-            dst_type = _BY_TENSOR_TYPE.get(dst_type, dst_type)
+        legacy = _legacy_type(dst_type)
+        if legacy is not None:  # shrew.FloatTensor, "torch.cuda.FloatTensor": also a device
+            dtype, on_cuda = legacy
+            return self._convert("cuda" if on_cuda else "cpu", dtype, floating_only=False)
         return self._convert(None, as_dtype(dst_type), floating_only=False)
 
     def float(self: _M) -> _M:

@@ -241,12 +241,12 @@ class RNNBase(Module):
         sizes = [self.proj_size or self.hidden_size]
         if self.mode == "LSTM":
             sizes.append(self.hidden_size)
-            if hx is not None and not (isinstance(hx, tuple) and len(hx) == 2):
-                raise ShrewValueError("LSTM: hx must be a tuple (h_0, c_0)")
+            if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+                raise ShrewValueError("LSTM: hx must be a pair (h_0, c_0): a tuple or list")
         if hx is None:
             return [zeros(layers, batch, s, dtype=like.dtype, device=like.device)
                     for s in sizes]
-        states = list(hx) if isinstance(hx, tuple) else [hx]
+        states = list(hx) if isinstance(hx, (tuple, list)) else [hx]
         out = []
         for name, s, size in zip(("h_0", "c_0"), states, sizes):
             expected = (layers, batch, size) if batched else (layers, size)

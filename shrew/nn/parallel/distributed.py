@@ -57,8 +57,13 @@ class DistributedDataParallel(Module):
     def __init__(self, module: Module, device_ids: list[int] | None = None,
                  output_device: int | None = None, *, broadcast_buffers: bool = True,
                  process_group: None = None, bucket_cap_mb: float = 25,
-                 find_unused_parameters: bool = False) -> None:
+                 find_unused_parameters: bool = False, check_reduction: bool = False,
+                 gradient_as_bucket_view: bool = False, static_graph: bool = False) -> None:
         super().__init__()
+        # static_graph and gradient_as_bucket_view are PyTorch's optimisation hints (reuse
+        # the first iteration's bucket order; alias .grad into the buckets): shrew's
+        # reduction order is fixed already and its buckets are host arrays, so both are
+        # accepted and change nothing; check_reduction is deprecated in PyTorch too.
         # PyTorch's placement and group options: the module stays where it is and the
         # default group is the only one, so only their defaults make sense here.
         for name, value, default in (("device_ids", device_ids, None),

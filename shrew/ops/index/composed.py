@@ -388,3 +388,42 @@ def in_place(op: str, fn: Callable[..., Tensor], dst: Tensor, *args: Any,
     if op in _NO_OVERLAP:
         check_overlap(dst, op, *args, *kwargs.values(), exact_ok=False)
     return write_into(op, dst, lambda before: fn(before, *args, **kwargs))
+
+
+def index_reduce(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """torch.index_reduce: source's slices along dim combined into x's slices index[i] by
+    prod, mean, amax or amin (scatter_reduce with index spread over source's other dims)."""
+    op = "index_reduce"
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise ArgumentError(f"{op}: reduce must be one of prod, mean, amax, amin, got "
+                            f"{reduce!r}")
+    if not isinstance(index, AnyTensor) or index.ndim > 1 or index.dtype.is_floating_point:
+        raise ShapeError(f"{op}: index must be a 1-d integer tensor")
+    if x.ndim == 0:
+        return index_reduce(x.reshape(1), dim, index, source.reshape(-1), reduce,
+                            include_self=include_self).reshape(())
+    d = normalize_dim(dim, x.ndim, op)
+    src = source.reshape(1) if source.ndim == 0 else source
+    if src.ndim != x.ndim or src.shape[d] != index.numel() or any(
+            s != n for i, (s, n) in enumerate(zip(src.shape, x.shape)) if i != d):
+        raise ShapeError(f"{op}: source {fmt(source.shape)} must match input "
+                         f"{fmt(x.shape)} off dim {d} and have index's {index.numel()} "
+                         f"slices along it")
+    spread = index.reshape([-1 if i == d else 1 for i in range(x.ndim)]).expand(*src.shape)
+    return scatter_reduce(x, d, spread, src, reduce, include_self=include_self)
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002
+    """nonzero's [count, ndim] coordinates cut or padded with fill_value to exactly `size`
+    rows (a shape known in advance; the coordinates are still read back, as nonzero's)."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ArgumentError(f"nonzero_static: size must be a non-negative int, got {size!r}")
+    coords = nonzero(input)
+    assert isinstance(coords, AnyTensor)
+    found = coords.shape[0]
+    if found >= size:
+        return coords.narrow(0, 0, size)
+    pad = constant((size - found, coords.shape[1]), int(fill_value), int64, input._backend)
+    from ..shape.recorded import cat  # shape imports index
+    return cat([coords, pad], 0)

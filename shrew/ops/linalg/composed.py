@@ -214,8 +214,12 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 
 def vander(x: Tensor, N: int | None = None) -> Tensor:  # noqa: N803
     """The powers x^0, x^1, ..., x^(N-1) of x [..., n] along a new last dim (N = n)."""
-    if not isinstance(x, AnyTensor) or x.ndim < 1:
-        raise ShapeError("linalg.vander: x must be a tensor with at least one dim")
+    if not isinstance(x, AnyTensor):
+        raise ShapeError("linalg.vander: x must be a tensor")
+    if x.ndim == 0:  # one point, as PyTorch reads it: [1, N]
+        if N is None:
+            raise ArgumentError("linalg.vander: a 0-d x needs N")
+        x = x.reshape(1)
     n = x.shape[-1] if N is None else N
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ArgumentError(f"linalg.vander: N must be a positive int, got {N!r}")
@@ -310,3 +314,29 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = _CDIST_MOD
                             f"{compute_mode!r}")
     broadcast_shapes(op, x1.shape[:-2], x2.shape[:-2])
     return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1, op=op)
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
+    """The p-norm of input - other (broadcast), as one number."""
+    return vector_norm(input - other, p)
+
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
+    """input with each slice along dim (the sub-tensors input.select(dim, i)) whose p-norm
+    exceeds maxnorm scaled down to norm maxnorm (PyTorch's factor maxnorm / (norm + 1e-7))."""
+    x = input
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"renorm: needs a floating-point tensor, got {x.dtype}")
+    if p <= 0:
+        raise ArgumentError(f"renorm: non-positive norm not supported, got p={p}")
+    if maxnorm < 0:
+        raise ArgumentError(f"renorm: expected maxnorm to be >= 0, got {maxnorm}")
+    if x.ndim <= 1:
+        raise ShapeError(f"renorm: input needs at least 2 dimensions, got {fmt(x.shape)}")
+    (d,) = normalize_dims((dim,), x.ndim, "renorm")
+    others = tuple(i for i in range(x.ndim) if i != d)
+    norms = vector_norm(x, p, others, keepdim=True)
+    with no_grad():
+        over = norms > maxnorm
+    factor = (maxnorm / (norms + 1e-7)).where(over, 1.0)
+    return x * factor

@@ -136,8 +136,10 @@ def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise ShapeError(f"unfold: size is {size} but must be >= 0")
     if step <= 0:
         raise ArgumentError(f"unfold: step is {step} but must be > 0")
-    strides = elem_strides(x._data) if x.ndim else (1,)
-    shape = x.shape if x.ndim else (1,)
+    if x.ndim == 0:  # PyTorch: the one window, [size]
+        return strided(x, (size,), (1,), 0, "UnfoldBackward0")
+    strides = elem_strides(x._data)
+    shape = x.shape
     windows = (length - size) // step + 1
     out_size = shape[:d] + (windows,) + shape[d + 1:] + (size,)
     out_stride = strides[:d] + (strides[d] * step,) + strides[d + 1:] + (strides[d],)

@@ -122,3 +122,13 @@ def text(tag: str, text_string: str) -> Summary:
                          tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]))
     return Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=metadata,
                                         tensor=tensor)])
+
+
+def hparams(hparam_dict: dict[str, Any] | None = None, metric_dict: dict[str, Any] | None = None,
+            hparam_domain_discrete: dict[str, list[Any]] | None = None,
+            ) -> tuple[Summary, Summary, Summary]:
+    """torch.utils.tensorboard.summary.hparams: the experiment, session-start and
+    session-end summaries that SummaryWriter.add_hparams writes (for writing with
+    file_writer.add_summary)."""
+    from .hparams import hparams as make  # hparams imports this module
+    return make(hparam_dict or {}, metric_dict or {}, hparam_domain_discrete or {})

@@ -4,19 +4,30 @@ decorators ``ignore``, ``unused`` and ``export`` return the function they decora
 ``Final`` is ``typing.Final``.  Compiling to TorchScript (``script``, ``trace``) and its
 files (``save``, ``load``) raise UnsupportedError: run the module as it is, or write a
 training step as C with ``shrew.export``."""
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Final, TypeVar  # Final: re-exported under torch.jit's name
 
-from .core.errors import UnsupportedError
+from ..core.errors import UnsupportedError
+
+from . import annotations  # noqa: E402  (torch.jit.annotations: typing's names)
 
 __all__ = ["Final", "ignore", "unused", "export", "is_scripting", "is_tracing", "script",
-           "trace", "save", "load"]
+           "trace", "save", "load", "annotate", "annotations", "TracerWarning"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _INSTEAD = ("shrew has no TorchScript; run the module as it is (shrew runs Python), or write "
             "a training step as C with shrew.export.trace_training")
+
+
+class TracerWarning(Warning):
+    """torch.jit's warning about code a trace cannot capture (programs filter it; shrew
+    never traces, so never issues it)."""
+
+
+def annotate(the_type: Any, the_value: Any) -> Any:
+    """`the_value` itself: the type is TorchScript's hint, and nothing is scripted."""
+    return the_value
 
 
 def is_scripting() -> bool:
