@@ -465,6 +465,22 @@ def g_as_strided(draw, pool):
     return (i,), lambda x: x.unfold(d, size, step)
 
 
+def g_recurrent(draw, pool):
+    """One recurrent layer (tanh RNN, LSTM or GRU, fixed weights) over a tensor of the pool
+    read as a sequence [T, 1, 1]."""
+    i = _pick(draw, pool)
+    mode = draw(st.sampled_from(["RNN", "LSTM", "GRU"]))
+
+    def run(x):
+        layer = getattr(shrew.nn, mode)(1, 2, dtype=x.dtype, device=x.device)
+        with shrew.no_grad():
+            for k, p in enumerate(layer.parameters()):
+                p.copy_((shrew.arange(p.numel(), dtype=x.dtype) * 0.1 - 0.2 + 0.05 * k)
+                        .reshape(p.shape))
+        return layer(x.reshape(-1, 1, 1))[0]
+    return (i,), run
+
+
 TABLE = {
     O.Contiguous: g_contiguous, O.AsStrided: g_as_strided, O.Binary: g_binary,
     O.Unary: g_unary, O.Reduce: g_reduce,
@@ -478,6 +494,7 @@ TABLE = {
     O.LayerNorm: g_layer_norm, O.Attention: g_attention, O.Linear: g_linear,
     O.Checkpoint: g_checkpoint, O.Prod: g_prod, O.VectorNorm: g_vector_norm, O.Scan: g_scan,
     O.CustomFunction: g_custom_function, O.Solve: g_solve, O.Decomposition: g_decomposition,
+    O.Recurrent: g_recurrent, O.RecurrentLayer: g_recurrent,
 }
 
 
@@ -556,7 +573,11 @@ def test_random_graphs_match_gradcheck(other_device, program):
 _FUNCTIONS = {O.Unary: FLOAT_UNARY_FNS, O.Binary: FLOAT_BINARY_FNS,
               O.Reduce: RECORDED_REDUCE_FNS}
 KINDS = [(v, f"{v.__name__}.{fn}" if v in _FUNCTIONS else v.__name__)
-         for v in O.VARIANTS for fn in _FUNCTIONS.get(v, [None])]
+         for v in O.VARIANTS for fn in _FUNCTIONS.get(v, [None])
+         if v is not O.RecurrentLayer]
+"""RecurrentLayer is recorded only where oneDNN runs a whole float32 layer, never in the
+float64 programs gradcheck needs (its layers run as Recurrent there); tests/
+test_rnn_fused_torch.py checks its values and gradients against PyTorch's."""
 
 
 @pytest.mark.parametrize("variant, kind", KINDS, ids=[kind for _, kind in KINDS])
