@@ -9,7 +9,8 @@ from ..core.shape import Size
 from .._tensor import Tensor
 from .utils import lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["BinaryProbsLogits", "ProbsOrLogitsParam", "expand_given_probs_or_logits",
+__all__ = ["BaseDistProbsLogits", "BinaryProbsLogits", "CategoricalProbsLogits",
+           "ProbsOrLogitsParam", "expand_given_probs_or_logits",
            "given_probs_or_logits"]
 
 
@@ -61,3 +62,47 @@ class BinaryProbsLogits:
     @lazy_property
     def probs(self) -> Tensor:
         return logits_to_probs(self.logits, is_binary=True)
+
+
+class CategoricalProbsLogits:
+    """probs, logits, param_shape and _new of a family built on an inner Categorical
+    (`self._categorical`), which holds the parameter and normalises it."""
+    _categorical: Any
+
+    def _categorical_shapes(self) -> tuple[Size, Size]:
+        """(batch_shape, event_shape) of a K-vector-valued family over the inner
+        Categorical: the Categorical's batch shape, and (K,)."""
+        return self._categorical.batch_shape, self._categorical.param_shape[-1:]
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    @property
+    def param_shape(self) -> Size:
+        return self._categorical.param_shape
+
+    def _new(self, *args: Any, **kwargs: Any) -> Tensor:
+        return self._categorical._new(*args, **kwargs)
+
+
+class BaseDistProbsLogits:
+    """temperature, probs and logits of a relaxed family, read from its base distribution
+    (the Logit/Exp-relaxed one that holds them)."""
+    base_dist: Any
+
+    @property
+    def temperature(self) -> Any:
+        return self.base_dist.temperature
+
+    @property
+    def logits(self) -> Tensor:
+        return self.base_dist.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self.base_dist.probs

@@ -9,7 +9,7 @@ import shrew
 from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
-from ._probs_or_logits import (BinaryProbsLogits, ProbsOrLogitsParam,
+from ._probs_or_logits import (BaseDistProbsLogits, BinaryProbsLogits, ProbsOrLogitsParam,
                                given_probs_or_logits)
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
@@ -58,7 +58,7 @@ class LogitRelaxedBernoulli(BinaryProbsLogits, ProbsOrLogitsParam, Distribution)
         return temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(BaseDistProbsLogits, TransformedDistribution):
     """A continuous relaxation of Bernoulli on (0, 1), sharper as temperature falls:
     sigmoid of a LogitRelaxedBernoulli sample; rsample is differentiable."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -75,14 +75,3 @@ class RelaxedBernoulli(TransformedDistribution):
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
 
-    @property
-    def temperature(self) -> Any:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
