@@ -8,6 +8,7 @@ import shrew
 from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
+from ._location import MeanAndModeAtLoc
 from ._scale_matrix import ScaleTrilMatrices, given_scale_matrix
 from .distribution import Distribution
 
@@ -30,7 +31,7 @@ def _batch_mahalanobis(bL: Tensor, bx: Tensor) -> Tensor:  # noqa: N803 (torch's
     return solved.pow(2).sum(-1)
 
 
-class MultivariateNormal(ScaleTrilMatrices, Distribution):
+class MultivariateNormal(MeanAndModeAtLoc, ScaleTrilMatrices, Distribution):
     """The multivariate normal with mean `loc` (..., n), parameterised by exactly one of a
     covariance matrix, a precision matrix, or a lower-triangular scale_tril with positive
     diagonal (the Cholesky factor of the covariance), each (..., n, n)."""
@@ -73,14 +74,6 @@ class MultivariateNormal(ScaleTrilMatrices, Distribution):
 
     def _matrix_shape(self) -> tuple[int, ...]:
         return tuple(self._batch_shape) + tuple(self._event_shape) + tuple(self._event_shape)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:
