@@ -132,6 +132,12 @@ def _inf_where(mask: Tensor, value: Tensor) -> Tensor:
     return where(mask, _infinite_like(value), value)
 
 
+def _zero_where(mask: Tensor, value: Tensor) -> Tensor:
+    """value, 0 where mask: a term p gives no mass to adds nothing, even where q's log is
+    infinite."""
+    return where(mask, shrew.zeros_like(value), value)
+
+
 def _x_log_x(t: Tensor) -> Tensor:
     """x log x, 0 at x = 0."""
     return shrew.xlogy(t, t)
@@ -197,11 +203,9 @@ def _uniform_mean_log1m(p: Uniform) -> Tensor:
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
     t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
-    t1 = _inf_where(q.probs == 0, t1)
-    t1 = where(p.probs == 0, shrew.zeros_like(t1), t1)
+    t1 = _zero_where(p.probs == 0, _inf_where(q.probs == 0, t1))
     t2 = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
-    t2 = _inf_where(q.probs == 1, t2)
-    t2 = where(p.probs == 1, shrew.zeros_like(t2), t2)
+    t2 = _zero_where(p.probs == 1, _inf_where(q.probs == 1, t2))
     return t1 + t2
 
 
@@ -226,8 +230,7 @@ def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Tensor:
 @register_kl(Categorical, Categorical)
 def _kl_categorical_categorical(p: Categorical, q: Categorical) -> Tensor:
     t = p.probs * (p.logits - q.logits)
-    t = _inf_where((q.probs == 0).expand_as(t), t)
-    t = where((p.probs == 0).expand_as(t), shrew.zeros_like(t), t)
+    t = _zero_where((p.probs == 0).expand_as(t), _inf_where((q.probs == 0).expand_as(t), t))
     return t.sum(-1)
 
 
@@ -314,30 +317,36 @@ def _check_same_event(p: Distribution, q: Distribution, names: str) -> None:
                          "cannot be computed")
 
 
+def _gaussian_scale_tril(d: MultivariateNormal | LowRankMultivariateNormal) -> Tensor:
+    """The Cholesky factor of d's covariance, unbroadcast where d keeps one."""
+    if isinstance(d, MultivariateNormal):
+        return d._unbroadcasted_scale_tril
+    # The low-rank family goes through the dense factor of its covariance: O(n^3) where
+    # torch's Woodbury forms are O(n m^2).
+    return d.scale_tril
+
+
+def _kl_gaussians(p: MultivariateNormal | LowRankMultivariateNormal,
+                  q: MultivariateNormal | LowRankMultivariateNormal, names: str) -> Tensor:
+    _check_same_event(p, q, names)
+    return _gaussian_kl(p.loc, _gaussian_scale_tril(p), q.loc, _gaussian_scale_tril(q))
+
+
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
-    _check_same_event(p, q, "Multivariate Normals")
-    return _gaussian_kl(p.loc, p._unbroadcasted_scale_tril, q.loc, q._unbroadcasted_scale_tril)
+    return _kl_gaussians(p, q, "Multivariate Normals")
 
 
-# The low-rank pairs go through the dense Cholesky factor of the low-rank covariance
-# (LowRankMultivariateNormal.scale_tril): O(n^3) where torch's Woodbury forms are O(n m^2).
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
 def _kl_lowrank_lowrank(p: LowRankMultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
-    _check_same_event(p, q, "Low Rank Multivariate Normals")
-    return _gaussian_kl(p.loc, p.scale_tril, q.loc, q.scale_tril)
+    return _kl_gaussians(p, q, "Low Rank Multivariate Normals")
 
 
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)
-def _kl_mvn_lowrank(p: MultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
-    _check_same_event(p, q, "(Low Rank) Multivariate Normals")
-    return _gaussian_kl(p.loc, p._unbroadcasted_scale_tril, q.loc, q.scale_tril)
-
-
 @register_kl(LowRankMultivariateNormal, MultivariateNormal)
-def _kl_lowrank_mvn(p: LowRankMultivariateNormal, q: MultivariateNormal) -> Tensor:
-    _check_same_event(p, q, "(Low Rank) Multivariate Normals")
-    return _gaussian_kl(p.loc, p.scale_tril, q.loc, q._unbroadcasted_scale_tril)
+def _kl_mvn_lowrank(p: MultivariateNormal | LowRankMultivariateNormal,
+                    q: MultivariateNormal | LowRankMultivariateNormal) -> Tensor:
+    return _kl_gaussians(p, q, "(Low Rank) Multivariate Normals")
 
 
 @register_kl(Normal, Normal)
