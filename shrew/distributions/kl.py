@@ -401,25 +401,53 @@ def _kl_cauchy_cauchy(p: Cauchy, q: Cauchy) -> Tensor:
 
 
 # -- different families ----------------------------------------------------------------
+# Pairs whose KL is p's entropy against q's cross entropy from p's mean (and variance)
+# alone, whatever p's family.
+@register_kl(Beta, Normal)
+@register_kl(ContinuousBernoulli, Normal)
+@register_kl(Exponential, Normal)
+@register_kl(Gamma, Normal)
+@register_kl(Gumbel, Normal)
+@register_kl(Laplace, Normal)
+@register_kl(Uniform, Normal)
+def _kl_by_moments_normal(p: Distribution, q: Normal) -> Tensor:
+    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
+
+
+@register_kl(Beta, Exponential)
+@register_kl(ContinuousBernoulli, Exponential)
+@register_kl(Gamma, Exponential)
+def _kl_by_mean_exponential(p: Distribution, q: Exponential) -> Tensor:
+    return -p.entropy() + _ce_exponential(p.mean, q)
+
+
+# p puts mass on the whole real line; q's support leaves part of it out.
+@register_kl(Gumbel, Beta)
+@register_kl(Gumbel, Exponential)
+@register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
+@register_kl(Gumbel, Uniform)
+@register_kl(Laplace, Beta)
+@register_kl(Laplace, Exponential)
+@register_kl(Laplace, Gamma)
+@register_kl(Laplace, Uniform)
+@register_kl(Normal, Beta)
+@register_kl(Normal, Exponential)
+@register_kl(Normal, Gamma)
+@register_kl(Normal, Uniform)
+def _kl_real_line_infinity(p: Gumbel | Laplace | Normal, q: Distribution) -> Tensor:
+    return _infinite_like(p.loc)
+
+
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p: Bernoulli, q: Poisson) -> Tensor:
     # log k! is 0 on {0, 1}
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
 
 
-@register_kl(Beta, Exponential)
-def _kl_beta_exponential(p: Beta, q: Exponential) -> Tensor:
-    return -p.entropy() + _ce_exponential(p.mean, q)
-
-
 @register_kl(Beta, Gamma)
 def _kl_beta_gamma(p: Beta, q: Gamma) -> Tensor:
     return -p.entropy() + _ce_gamma(p.mean, _beta_mean_logs(p)[0], q)
-
-
-@register_kl(Beta, Normal)
-def _kl_beta_normal(p: Beta, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
 
 
 @register_kl(Beta, Uniform)
@@ -440,46 +468,10 @@ def _kl_exponential_gamma(p: Exponential, q: Gamma) -> Tensor:
     return -p.entropy() + _ce_gamma(p.mean, mean_log, q)
 
 
-@register_kl(Exponential, Normal)
-def _kl_exponential_normal(p: Exponential, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
-
-
 @register_kl(Gamma, Beta)
 @register_kl(Gamma, Uniform)
 def _kl_gamma_infinity(p: Gamma, q: Distribution) -> Tensor:
     return _infinite_like(p.concentration)
-
-
-@register_kl(Gamma, Exponential)
-def _kl_gamma_exponential(p: Gamma, q: Exponential) -> Tensor:
-    return -p.entropy() + _ce_exponential(p.mean, q)
-
-
-@register_kl(Gamma, Normal)
-def _kl_gamma_normal(p: Gamma, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
-
-
-@register_kl(Laplace, Beta)
-@register_kl(Laplace, Exponential)
-@register_kl(Laplace, Gamma)
-@register_kl(Laplace, Uniform)
-def _kl_laplace_infinity(p: Laplace, q: Distribution) -> Tensor:
-    return _infinite_like(p.loc)
-
-
-@register_kl(Laplace, Normal)
-def _kl_laplace_normal(p: Laplace, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
-
-
-@register_kl(Normal, Beta)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p: Normal, q: Distribution) -> Tensor:
-    return _infinite_like(p.loc)
 
 
 @register_kl(Normal, Laplace)
@@ -514,11 +506,6 @@ def _kl_uniform_gamma(p: Uniform, q: Gamma) -> Tensor:
     return _inf_where(p.low < 0, result)
 
 
-@register_kl(Uniform, Normal)
-def _kl_uniform_normal(p: Uniform, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
-
-
 # -- Gumbel and Pareto -----------------------------------------------------------------
 @register_kl(Gumbel, Gumbel)
 def _kl_gumbel_gumbel(p: Gumbel, q: Gumbel) -> Tensor:
@@ -549,20 +536,6 @@ def _kl_normal_gumbel(p: Normal, q: Gumbel) -> Tensor:
 def _kl_uniform_gumbel(p: Uniform, q: Gumbel) -> Tensor:
     mean_exp = q.scale * ((-p.low / q.scale).exp() - (-p.high / q.scale).exp()) / (p.high - p.low)
     return -p.entropy() + _ce_gumbel(p.mean, mean_exp, q)
-
-
-@register_kl(Gumbel, Normal)
-def _kl_gumbel_normal(p: Gumbel, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
-
-
-@register_kl(Gumbel, Beta)
-@register_kl(Gumbel, Exponential)
-@register_kl(Gumbel, Gamma)
-@register_kl(Gumbel, Pareto)
-@register_kl(Gumbel, Uniform)
-def _kl_gumbel_infinity(p: Gumbel, q: Distribution) -> Tensor:
-    return _infinite_like(p.loc)
 
 
 def _pareto_mean_log(p: Pareto) -> Tensor:
@@ -628,16 +601,6 @@ def _kl_uniform_cb(p: Uniform, q: ContinuousBernoulli) -> Tensor:
     result = -p.entropy() + _ce_continuous_bernoulli(p.mean, q)
     # as torch: infinite unless p lies strictly inside (0, 1)
     return _inf_where((p.high >= 1) | (p.low <= 0), result)
-
-
-@register_kl(ContinuousBernoulli, Exponential)
-def _kl_cb_exponential(p: ContinuousBernoulli, q: Exponential) -> Tensor:
-    return -p.entropy() + _ce_exponential(p.mean, q)
-
-
-@register_kl(ContinuousBernoulli, Normal)
-def _kl_cb_normal(p: ContinuousBernoulli, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
 
 
 @register_kl(ContinuousBernoulli, Uniform)
