@@ -439,6 +439,19 @@ def _kl_real_line_infinity(p: Gumbel | Laplace | Normal, q: Distribution) -> Ten
     return _infinite_like(p.loc)
 
 
+# p's support is unbounded above; q's is bounded.
+@register_kl(Exponential, Beta)
+@register_kl(Exponential, Uniform)
+@register_kl(Gamma, Beta)
+@register_kl(Gamma, Uniform)
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, Uniform)
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_unbounded_above_infinity(p: Distribution, q: Distribution) -> Tensor:
+    return _infinite_like(p.mean)
+
+
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p: Bernoulli, q: Poisson) -> Tensor:
     # log k! is 0 on {0, 1}
@@ -456,22 +469,10 @@ def _kl_beta_uniform(p: Beta, q: Uniform) -> Tensor:
     return _inf_where((q.low > 0) | (q.high < 1), result)
 
 
-@register_kl(Exponential, Beta)
-@register_kl(Exponential, Uniform)
-def _kl_exponential_infinity(p: Exponential, q: Distribution) -> Tensor:
-    return _infinite_like(p.rate)  # q's support is bounded, p's is not
-
-
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p: Exponential, q: Gamma) -> Tensor:
     mean_log = -euler_constant - p.rate.log()
     return -p.entropy() + _ce_gamma(p.mean, mean_log, q)
-
-
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p: Gamma, q: Distribution) -> Tensor:
-    return _infinite_like(p.concentration)
 
 
 @register_kl(Normal, Laplace)
@@ -481,12 +482,6 @@ def _kl_normal_laplace(p: Normal, q: Laplace) -> Tensor:
     mean_abs = (math.sqrt(2 / math.pi) * p.scale * (-0.5 * (d / p.scale).pow(2)).exp()
                 + d * (d / (p.scale * math.sqrt(2))).erf())
     return -p.entropy() + (2 * q.scale).log() + mean_abs / q.scale
-
-
-@register_kl(Poisson, Bernoulli)
-@register_kl(Poisson, Binomial)
-def _kl_poisson_infinity(p: Poisson, q: Distribution) -> Tensor:
-    return _infinite_like(p.rate)
 
 
 @register_kl(Uniform, Beta)
@@ -577,12 +572,6 @@ def _kl_uniform_pareto(p: Uniform, q: Pareto) -> Tensor:
 @register_kl(Normal, Pareto)
 def _kl_infinity_pareto(p: Distribution, q: Pareto) -> Tensor:
     return _infinite_like(p.mean)  # p reaches below any Pareto's scale
-
-
-@register_kl(Pareto, Beta)
-@register_kl(Pareto, Uniform)
-def _kl_pareto_infinity(p: Pareto, q: Distribution) -> Tensor:
-    return _infinite_like(p.scale)  # q's support is bounded, p's is not
 
 
 # -- ContinuousBernoulli ---------------------------------------------------------------
