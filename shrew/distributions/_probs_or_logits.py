@@ -1,6 +1,8 @@
 """The probs-or-logits parametrisation shared by the Bernoulli-like and categorical
-families: exactly one of the two is given and stored on the instance (and as `_param`);
-the other is a lazy property computed from it on first access, as in torch."""
+families: exactly one of the two is given and stored on the instance (and, where torch
+keeps one, as `_param`); the other is a lazy property computed from it on first access, as
+in torch.  Families built on another distribution (an inner Categorical, or the base of a
+relaxed TransformedDistribution) read both from it."""
 from __future__ import annotations
 
 from typing import Any
