@@ -342,6 +342,47 @@ def test_lazy_probs_logits_and_param_shape():
     close(SD.Bernoulli(probs=s([0.5])).mode, TD.Bernoulli(probs=t([0.5])).mode)  # nan
 
 
+@pytest.mark.parametrize("name,extra", [
+    ("Bernoulli", ()), ("Binomial", (3.0,)), ("NegativeBinomial", (3.0,)), ("Geometric", ()),
+    ("ContinuousBernoulli", ()), ("LogitRelaxedBernoulli", (0.5,)), ("Categorical", ())])
+@pytest.mark.parametrize("given", ["probs", "logits"])
+def test_probs_or_logits_held_and_lazy_as_torch(name, extra, given):
+    # the given parameter is held on the instance, the other computed on first access (and
+    # then held); expand() carries over exactly what is held, as torch's lazy_property does
+    value = [[0.2, 0.3], [0.6, 0.1]]
+    # LogitRelaxedBernoulli is not exported at the top level, in torch either
+    s_cls = getattr(SD, name, None) or SD.relaxed_bernoulli.LogitRelaxedBernoulli
+    t_cls = getattr(TD, name, None) or TD.relaxed_bernoulli.LogitRelaxedBernoulli
+    sd, td = s_cls(*extra, **{given: s(value)}), t_cls(*extra, **{given: t(value)})
+
+    def held(d):
+        return sorted(k for k in ("probs", "logits") if k in d.__dict__)
+    assert held(sd) == held(td) == [given]
+    if hasattr(td, "_param"):
+        assert sd._param is getattr(sd, given)
+        assert tuple(sd.param_shape) == tuple(td.param_shape)
+    wider = (3,) + tuple(td.batch_shape)
+    expanded_s, expanded_t = sd.expand(wider), td.expand(wider)
+    assert held(expanded_s) == held(expanded_t) == [given]
+    close(expanded_s.probs, expanded_t.probs)
+    assert held(sd) == held(td) == [given]
+    close(sd.probs, td.probs)
+    close(sd.logits, td.logits)
+    assert held(sd) == held(td) == ["logits", "probs"]
+    both_s, both_t = sd.expand(wider), td.expand(wider)
+    assert held(both_s) == held(both_t) == ["logits", "probs"]
+    if hasattr(td, "_param"):
+        assert both_s._param is both_s.logits
+
+
+def test_half_normal_and_half_cauchy_log_prob_off_support_as_torch():
+    values = [-1.0, 0.0, 0.5, float("nan")]
+    for name in ("HalfNormal", "HalfCauchy"):
+        sd = getattr(SD, name)(s([1.0, 2.0, 0.5, 1.0]), validate_args=False)
+        td = getattr(TD, name)(t([1.0, 2.0, 0.5, 1.0]), validate_args=False)
+        close(sd.log_prob(s(values)), td.log_prob(t(values)))
+
+
 def test_scalar_parameters_give_empty_batch_shape():
     for name, args in [("Normal", (0.0, 1.0)), ("Exponential", (2.0,)), ("Uniform", (0.0, 2.0)),
                        ("Laplace", (0.5, 1.0)), ("Gamma", (2.0, 3.0)),

@@ -7,13 +7,14 @@ import shrew
 from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
+from ._probs_or_logits import ProbsOrLogitsParam, given_probs_or_logits
 from .distribution import Distribution
 from .utils import lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical"]
 
 
-class Categorical(Distribution):
+class Categorical(ProbsOrLogitsParam, Distribution):
     """Category i in range(K) with probability probs[..., i] (normalised over the last
     dim) or softmax(logits)[..., i]; give exactly one."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -21,18 +22,13 @@ class Categorical(Distribution):
 
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            if probs.ndim < 1:
-                raise ValueError("`probs` parameter must be at least one-dimensional.")
-            self.probs = probs / probs.sum(-1, keepdim=True)
+        name, given = given_probs_or_logits(probs, logits)
+        if given.ndim < 1:
+            raise ValueError(f"`{name}` parameter must be at least one-dimensional.")
+        if name == "probs":
+            self._hold_param(name, probs / probs.sum(-1, keepdim=True))
         else:
-            if logits.ndim < 1:
-                raise ValueError("`logits` parameter must be at least one-dimensional.")
-            # Normalize
-            self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
-        self._param = self.probs if probs is not None else self.logits
+            self._hold_param(name, logits - logits.logsumexp(dim=-1, keepdim=True))
         self._num_events = self._param.size()[-1]
         batch_shape = self._param.size()[:-1] if self._param.ndim > 1 else Size()
         super().__init__(batch_shape, validate_args=validate_args)
@@ -41,19 +37,11 @@ class Categorical(Distribution):
         new = self._get_checked_instance(Categorical, _instance)
         batch_shape = Size(batch_shape)
         param_shape = tuple(batch_shape) + (self._num_events,)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
+        self._expand_param_into(new, param_shape)
         new._num_events = self._num_events
         super(Categorical, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args: Any, **kwargs: Any) -> Tensor:
-        return self._param.new_tensor(*args, **kwargs)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> constraints.Constraint:
@@ -66,10 +54,6 @@ class Categorical(Distribution):
     @lazy_property
     def probs(self) -> Tensor:
         return logits_to_probs(self.logits)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     @property
     def mean(self) -> Tensor:

@@ -49,54 +49,56 @@ biject_to = ConstraintRegistry()
 transform_to = ConstraintRegistry()
 
 
-@biject_to.register(constraints.real)
-@transform_to.register(constraints.real)
+def _bijection_for(*constraint_types: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Registers the decorated factory with both biject_to and transform_to for each type:
+    its transform is a bijection onto the constraint, so it serves both."""
+    def decorator(factory: Callable[..., Any]) -> Callable[..., Any]:
+        for constraint_type in constraint_types:
+            biject_to.register(constraint_type, factory)
+            transform_to.register(constraint_type, factory)
+        return factory
+    return decorator
+
+
+def _independent_through(registry: ConstraintRegistry) -> Callable[..., transforms.Transform]:
+    """The factory for an independent constraint: the registry's transform for the base
+    constraint, its event dims widened the same way."""
+    def factory(constraint: Any) -> transforms.Transform:
+        return transforms.IndependentTransform(registry(constraint.base_constraint),
+                                               constraint.reinterpreted_batch_ndims)
+    return factory
+
+
+biject_to.register(constraints.independent, _independent_through(biject_to))
+transform_to.register(constraints.independent, _independent_through(transform_to))
+
+
+def _exp_then_affine(loc: Any, scale: Any) -> transforms.Transform:
+    return transforms.ComposeTransform([transforms.ExpTransform(),
+                                        transforms.AffineTransform(loc, scale)])
+
+
+@_bijection_for(constraints.real)
 def _transform_to_real(constraint: Any) -> transforms.Transform:
     return transforms.identity_transform
 
 
-@biject_to.register(constraints.independent)
-def _biject_to_independent(constraint: Any) -> transforms.Transform:
-    base_transform = biject_to(constraint.base_constraint)
-    return transforms.IndependentTransform(base_transform,
-                                           constraint.reinterpreted_batch_ndims)
-
-
-@transform_to.register(constraints.independent)
-def _transform_to_independent(constraint: Any) -> transforms.Transform:
-    base_transform = transform_to(constraint.base_constraint)
-    return transforms.IndependentTransform(base_transform,
-                                           constraint.reinterpreted_batch_ndims)
-
-
-@biject_to.register(constraints.positive)
-@biject_to.register(constraints.nonnegative)
-@transform_to.register(constraints.positive)
-@transform_to.register(constraints.nonnegative)
+@_bijection_for(constraints.positive, constraints.nonnegative)
 def _transform_to_positive(constraint: Any) -> transforms.Transform:
     return transforms.ExpTransform()
 
 
-@biject_to.register(constraints.greater_than)
-@biject_to.register(constraints.greater_than_eq)
-@transform_to.register(constraints.greater_than)
-@transform_to.register(constraints.greater_than_eq)
+@_bijection_for(constraints.greater_than, constraints.greater_than_eq)
 def _transform_to_greater_than(constraint: Any) -> transforms.Transform:
-    return transforms.ComposeTransform([transforms.ExpTransform(),
-                                        transforms.AffineTransform(constraint.lower_bound, 1)])
+    return _exp_then_affine(constraint.lower_bound, 1)
 
 
-@biject_to.register(constraints.less_than)
-@transform_to.register(constraints.less_than)
+@_bijection_for(constraints.less_than)
 def _transform_to_less_than(constraint: Any) -> transforms.Transform:
-    return transforms.ComposeTransform([transforms.ExpTransform(),
-                                        transforms.AffineTransform(constraint.upper_bound, -1)])
+    return _exp_then_affine(constraint.upper_bound, -1)
 
 
-@biject_to.register(constraints.interval)
-@biject_to.register(constraints.half_open_interval)
-@transform_to.register(constraints.interval)
-@transform_to.register(constraints.half_open_interval)
+@_bijection_for(constraints.interval, constraints.half_open_interval)
 def _transform_to_interval(constraint: Any) -> transforms.Transform:
     lower_is_0 = isinstance(constraint.lower_bound, numbers.Number) and constraint.lower_bound == 0
     upper_is_1 = isinstance(constraint.upper_bound, numbers.Number) and constraint.upper_bound == 1
@@ -129,7 +131,6 @@ def _transform_to_positive_definite(constraint: Any) -> transforms.Transform:
     return transforms.PositiveDefiniteTransform()
 
 
-@biject_to.register(constraints.corr_cholesky)
-@transform_to.register(constraints.corr_cholesky)
+@_bijection_for(constraints.corr_cholesky)
 def _transform_to_corr_cholesky(constraint: Any) -> transforms.Transform:
     return transforms.CorrCholeskyTransform()

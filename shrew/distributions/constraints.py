@@ -145,34 +145,40 @@ class _OneHot(Constraint):
         return is_boolean & is_normalized
 
 
-class _IntegerInterval(Constraint):
-    is_discrete = True
+# Bases for the constraints parameterised by bounds: they hold the bounds and give torch's
+# repr (the class name without its underscore); each subclass says which values pass.
+class _LowerBound(Constraint):
+    def __init__(self, lower_bound: Any) -> None:
+        self.lower_bound = lower_bound
+        super().__init__()
 
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+
+
+class _TwoBounds(Constraint):
     def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
         super().__init__()
-
-    def check(self, value: Tensor) -> Tensor:
-        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
 
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
                 f"upper_bound={self.upper_bound})")
 
 
-class _IntegerGreaterThan(Constraint):
+class _IntegerInterval(_TwoBounds):
     is_discrete = True
 
-    def __init__(self, lower_bound: Any) -> None:
-        self.lower_bound = lower_bound
-        super().__init__()
+    def check(self, value: Tensor) -> Tensor:
+        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
+
+
+class _IntegerGreaterThan(_LowerBound):
+    is_discrete = True
 
     def check(self, value: Tensor) -> Tensor:
         return (value % 1 == 0) & (value >= self.lower_bound)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
 
 
 class _Real(Constraint):
@@ -180,28 +186,14 @@ class _Real(Constraint):
         return value == value  # false only for NaN
 
 
-class _GreaterThan(Constraint):
-    def __init__(self, lower_bound: Any) -> None:
-        self.lower_bound = lower_bound
-        super().__init__()
-
+class _GreaterThan(_LowerBound):
     def check(self, value: Tensor) -> Tensor:
         return self.lower_bound < value
 
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
 
-
-class _GreaterThanEq(Constraint):
-    def __init__(self, lower_bound: Any) -> None:
-        self.lower_bound = lower_bound
-        super().__init__()
-
+class _GreaterThanEq(_LowerBound):
     def check(self, value: Tensor) -> Tensor:
         return self.lower_bound <= value
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
 
 
 class _LessThan(Constraint):
@@ -216,18 +208,9 @@ class _LessThan(Constraint):
         return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
 
 
-class _Interval(Constraint):
-    def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-        super().__init__()
-
+class _Interval(_TwoBounds):
     def check(self, value: Tensor) -> Tensor:
         return (self.lower_bound <= value) & (value <= self.upper_bound)
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
 
 
 class _HalfOpenInterval(_Interval):

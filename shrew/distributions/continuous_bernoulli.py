@@ -12,13 +12,14 @@ from ..core.shape import Size
 from ..ops.elementwise.recorded import where
 from .._tensor import Tensor
 from . import constraints
+from ._probs_or_logits import ProbsOrLogitsParam, given_probs_or_logits
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(ProbsOrLogitsParam, ExponentialFamily):
     """Density C(p) p^x (1 - p)^(1 - x) on [0, 1], C(p) = logit(p) / (2p - 1) (2 at
     p = 1/2).  The closed forms divide by 2p - 1: for p inside `lims` they are replaced
     by their Taylor expansions around 1/2.  rsample inverts the CDF."""
@@ -30,21 +31,16 @@ class ContinuousBernoulli(ExponentialFamily):
     def __init__(self, probs: Any = None, logits: Any = None,
                  lims: tuple[float, float] = (0.499, 0.501),
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, numbers.Number)
-            (self.probs,) = broadcast_all(probs)
+        name, given = given_probs_or_logits(probs, logits)
+        (param,) = broadcast_all(given)
+        if name == "probs":
             # validated before clamping, which would hide values outside [0, 1]
             if validate_args is not None and not bool(
-                    self.arg_constraints["probs"].check(self.probs).all()):
+                    self.arg_constraints["probs"].check(param).all()):
                 raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-        else:
-            is_scalar = isinstance(logits, numbers.Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = Size() if is_scalar else self._param.size()
+            param = clamp_probs(param)
+        self._hold_param(name, param)
+        batch_shape = Size() if isinstance(given, numbers.Number) else self._param.size()
         self._lims = lims
         super().__init__(batch_shape, validate_args=validate_args)
 
@@ -52,18 +48,10 @@ class ContinuousBernoulli(ExponentialFamily):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         new._lims = self._lims
         batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        self._expand_param_into(new, batch_shape)
         super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args: Any, **kwargs: Any) -> Tensor:
-        return self._param.new_tensor(*args, **kwargs)
 
     def _outside_unstable_region(self) -> Tensor:
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
@@ -111,10 +99,6 @@ class ContinuousBernoulli(ExponentialFamily):
     @lazy_property
     def probs(self) -> Tensor:
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         with shrew.no_grad():

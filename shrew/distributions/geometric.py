@@ -9,30 +9,26 @@ from ..core.shape import Size
 from ..ops.elementwise.recorded import where
 from .._tensor import Tensor
 from . import constraints
+from ._probs_or_logits import (BinaryProbsLogits, expand_given_probs_or_logits,
+                               given_probs_or_logits)
 from ._scalar_params import batch_shape_of
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbsLogits, Distribution):
     """P(k) = (1 - p)^k p for k = 0, 1, 2, ... with p = probs (or sigmoid(logits))."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            param = self.probs
-        else:
-            (self.logits,) = broadcast_all(logits)
-            param = self.logits
-        raw = probs if probs is not None else logits
-        super().__init__(batch_shape_of((raw,), param), validate_args=validate_args)
+        name, given = given_probs_or_logits(probs, logits)
+        (param,) = broadcast_all(given)
+        setattr(self, name, param)  # shadows that lazy property; the other stays lazy
+        super().__init__(batch_shape_of((given,), param), validate_args=validate_args)
         if self._validate_args and probs is not None:
             # p = 0 never succeeds: beyond unit_interval, torch asks for p > 0
             value = self.probs
@@ -46,10 +42,7 @@ class Geometric(Distribution):
     def expand(self, batch_shape: Any, _instance: Any = None) -> Geometric:
         new = self._get_checked_instance(Geometric, _instance)
         batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
+        expand_given_probs_or_logits(self, new, batch_shape)
         super(Geometric, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -65,14 +58,6 @@ class Geometric(Distribution):
     @property
     def variance(self) -> Tensor:
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)

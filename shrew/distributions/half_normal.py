@@ -4,17 +4,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import shrew
 from .._tensor import Tensor
 from . import constraints
+from ._folded import FoldedAtZero
 from .normal import Normal
-from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
 
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(TransformedDistribution):
+class HalfNormal(FoldedAtZero):
     """The half-normal distribution: a Normal(0, scale) folded onto x >= 0."""
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
@@ -30,34 +29,9 @@ class HalfNormal(TransformedDistribution):
         return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
 
     @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
-
-    @property
     def mean(self) -> Tensor:
         return self.scale * math.sqrt(2 / math.pi)
 
     @property
-    def mode(self) -> Tensor:
-        return shrew.zeros_like(self.scale)
-
-    @property
     def variance(self) -> Tensor:
         return self.scale.pow(2) * (1 - 2 / math.pi)
-
-    def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return log_prob.masked_fill(value.expand(log_prob.shape) < 0, -float("inf"))
-
-    def cdf(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob: Tensor) -> Tensor:
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self) -> Tensor:
-        return self.base_dist.entropy() - math.log(2)

@@ -132,6 +132,12 @@ def _inf_where(mask: Tensor, value: Tensor) -> Tensor:
     return where(mask, _infinite_like(value), value)
 
 
+def _zero_where(mask: Tensor, value: Tensor) -> Tensor:
+    """value, 0 where mask: a term p gives no mass to adds nothing, even where q's log is
+    infinite."""
+    return where(mask, shrew.zeros_like(value), value)
+
+
 def _x_log_x(t: Tensor) -> Tensor:
     """x log x, 0 at x = 0."""
     return shrew.xlogy(t, t)
@@ -197,11 +203,9 @@ def _uniform_mean_log1m(p: Uniform) -> Tensor:
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
     t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
-    t1 = _inf_where(q.probs == 0, t1)
-    t1 = where(p.probs == 0, shrew.zeros_like(t1), t1)
+    t1 = _zero_where(p.probs == 0, _inf_where(q.probs == 0, t1))
     t2 = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
-    t2 = _inf_where(q.probs == 1, t2)
-    t2 = where(p.probs == 1, shrew.zeros_like(t2), t2)
+    t2 = _zero_where(p.probs == 1, _inf_where(q.probs == 1, t2))
     return t1 + t2
 
 
@@ -226,8 +230,7 @@ def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Tensor:
 @register_kl(Categorical, Categorical)
 def _kl_categorical_categorical(p: Categorical, q: Categorical) -> Tensor:
     t = p.probs * (p.logits - q.logits)
-    t = _inf_where((q.probs == 0).expand_as(t), t)
-    t = where((p.probs == 0).expand_as(t), shrew.zeros_like(t), t)
+    t = _zero_where((p.probs == 0).expand_as(t), _inf_where((q.probs == 0).expand_as(t), t))
     return t.sum(-1)
 
 
@@ -314,30 +317,36 @@ def _check_same_event(p: Distribution, q: Distribution, names: str) -> None:
                          "cannot be computed")
 
 
+def _gaussian_scale_tril(d: MultivariateNormal | LowRankMultivariateNormal) -> Tensor:
+    """The Cholesky factor of d's covariance, unbroadcast where d keeps one."""
+    if isinstance(d, MultivariateNormal):
+        return d._unbroadcasted_scale_tril
+    # The low-rank family goes through the dense factor of its covariance: O(n^3) where
+    # torch's Woodbury forms are O(n m^2).
+    return d.scale_tril
+
+
+def _kl_gaussians(p: MultivariateNormal | LowRankMultivariateNormal,
+                  q: MultivariateNormal | LowRankMultivariateNormal, names: str) -> Tensor:
+    _check_same_event(p, q, names)
+    return _gaussian_kl(p.loc, _gaussian_scale_tril(p), q.loc, _gaussian_scale_tril(q))
+
+
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
-    _check_same_event(p, q, "Multivariate Normals")
-    return _gaussian_kl(p.loc, p._unbroadcasted_scale_tril, q.loc, q._unbroadcasted_scale_tril)
+    return _kl_gaussians(p, q, "Multivariate Normals")
 
 
-# The low-rank pairs go through the dense Cholesky factor of the low-rank covariance
-# (LowRankMultivariateNormal.scale_tril): O(n^3) where torch's Woodbury forms are O(n m^2).
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
 def _kl_lowrank_lowrank(p: LowRankMultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
-    _check_same_event(p, q, "Low Rank Multivariate Normals")
-    return _gaussian_kl(p.loc, p.scale_tril, q.loc, q.scale_tril)
+    return _kl_gaussians(p, q, "Low Rank Multivariate Normals")
 
 
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)
-def _kl_mvn_lowrank(p: MultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
-    _check_same_event(p, q, "(Low Rank) Multivariate Normals")
-    return _gaussian_kl(p.loc, p._unbroadcasted_scale_tril, q.loc, q.scale_tril)
-
-
 @register_kl(LowRankMultivariateNormal, MultivariateNormal)
-def _kl_lowrank_mvn(p: LowRankMultivariateNormal, q: MultivariateNormal) -> Tensor:
-    _check_same_event(p, q, "(Low Rank) Multivariate Normals")
-    return _gaussian_kl(p.loc, p.scale_tril, q.loc, q._unbroadcasted_scale_tril)
+def _kl_mvn_lowrank(p: MultivariateNormal | LowRankMultivariateNormal,
+                    q: MultivariateNormal | LowRankMultivariateNormal) -> Tensor:
+    return _kl_gaussians(p, q, "(Low Rank) Multivariate Normals")
 
 
 @register_kl(Normal, Normal)
@@ -392,25 +401,66 @@ def _kl_cauchy_cauchy(p: Cauchy, q: Cauchy) -> Tensor:
 
 
 # -- different families ----------------------------------------------------------------
+# Pairs whose KL is p's entropy against q's cross entropy from p's mean (and variance)
+# alone, whatever p's family.
+@register_kl(Beta, Normal)
+@register_kl(ContinuousBernoulli, Normal)
+@register_kl(Exponential, Normal)
+@register_kl(Gamma, Normal)
+@register_kl(Gumbel, Normal)
+@register_kl(Laplace, Normal)
+@register_kl(Uniform, Normal)
+def _kl_by_moments_normal(p: Distribution, q: Normal) -> Tensor:
+    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
+
+
+@register_kl(Beta, Exponential)
+@register_kl(ContinuousBernoulli, Exponential)
+@register_kl(Gamma, Exponential)
+def _kl_by_mean_exponential(p: Distribution, q: Exponential) -> Tensor:
+    return -p.entropy() + _ce_exponential(p.mean, q)
+
+
+# p puts mass on the whole real line; q's support leaves part of it out.
+@register_kl(Gumbel, Beta)
+@register_kl(Gumbel, Exponential)
+@register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
+@register_kl(Gumbel, Uniform)
+@register_kl(Laplace, Beta)
+@register_kl(Laplace, Exponential)
+@register_kl(Laplace, Gamma)
+@register_kl(Laplace, Uniform)
+@register_kl(Normal, Beta)
+@register_kl(Normal, Exponential)
+@register_kl(Normal, Gamma)
+@register_kl(Normal, Uniform)
+def _kl_real_line_infinity(p: Gumbel | Laplace | Normal, q: Distribution) -> Tensor:
+    return _infinite_like(p.loc)
+
+
+# p's support is unbounded above; q's is bounded.
+@register_kl(Exponential, Beta)
+@register_kl(Exponential, Uniform)
+@register_kl(Gamma, Beta)
+@register_kl(Gamma, Uniform)
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, Uniform)
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_unbounded_above_infinity(p: Distribution, q: Distribution) -> Tensor:
+    return _infinite_like(p.mean)
+
+
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p: Bernoulli, q: Poisson) -> Tensor:
     # log k! is 0 on {0, 1}
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
 
 
-@register_kl(Beta, Exponential)
-def _kl_beta_exponential(p: Beta, q: Exponential) -> Tensor:
-    return -p.entropy() + _ce_exponential(p.mean, q)
-
-
 @register_kl(Beta, Gamma)
 def _kl_beta_gamma(p: Beta, q: Gamma) -> Tensor:
     return -p.entropy() + _ce_gamma(p.mean, _beta_mean_logs(p)[0], q)
-
-
-@register_kl(Beta, Normal)
-def _kl_beta_normal(p: Beta, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
 
 
 @register_kl(Beta, Uniform)
@@ -419,58 +469,10 @@ def _kl_beta_uniform(p: Beta, q: Uniform) -> Tensor:
     return _inf_where((q.low > 0) | (q.high < 1), result)
 
 
-@register_kl(Exponential, Beta)
-@register_kl(Exponential, Uniform)
-def _kl_exponential_infinity(p: Exponential, q: Distribution) -> Tensor:
-    return _infinite_like(p.rate)  # q's support is bounded, p's is not
-
-
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p: Exponential, q: Gamma) -> Tensor:
     mean_log = -euler_constant - p.rate.log()
     return -p.entropy() + _ce_gamma(p.mean, mean_log, q)
-
-
-@register_kl(Exponential, Normal)
-def _kl_exponential_normal(p: Exponential, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
-
-
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p: Gamma, q: Distribution) -> Tensor:
-    return _infinite_like(p.concentration)
-
-
-@register_kl(Gamma, Exponential)
-def _kl_gamma_exponential(p: Gamma, q: Exponential) -> Tensor:
-    return -p.entropy() + _ce_exponential(p.mean, q)
-
-
-@register_kl(Gamma, Normal)
-def _kl_gamma_normal(p: Gamma, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
-
-
-@register_kl(Laplace, Beta)
-@register_kl(Laplace, Exponential)
-@register_kl(Laplace, Gamma)
-@register_kl(Laplace, Uniform)
-def _kl_laplace_infinity(p: Laplace, q: Distribution) -> Tensor:
-    return _infinite_like(p.loc)
-
-
-@register_kl(Laplace, Normal)
-def _kl_laplace_normal(p: Laplace, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
-
-
-@register_kl(Normal, Beta)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p: Normal, q: Distribution) -> Tensor:
-    return _infinite_like(p.loc)
 
 
 @register_kl(Normal, Laplace)
@@ -480,12 +482,6 @@ def _kl_normal_laplace(p: Normal, q: Laplace) -> Tensor:
     mean_abs = (math.sqrt(2 / math.pi) * p.scale * (-0.5 * (d / p.scale).pow(2)).exp()
                 + d * (d / (p.scale * math.sqrt(2))).erf())
     return -p.entropy() + (2 * q.scale).log() + mean_abs / q.scale
-
-
-@register_kl(Poisson, Bernoulli)
-@register_kl(Poisson, Binomial)
-def _kl_poisson_infinity(p: Poisson, q: Distribution) -> Tensor:
-    return _infinite_like(p.rate)
 
 
 @register_kl(Uniform, Beta)
@@ -503,11 +499,6 @@ def _kl_uniform_exponential(p: Uniform, q: Exponential) -> Tensor:
 def _kl_uniform_gamma(p: Uniform, q: Gamma) -> Tensor:
     result = -p.entropy() + _ce_gamma(p.mean, _uniform_mean_log(p), q)
     return _inf_where(p.low < 0, result)
-
-
-@register_kl(Uniform, Normal)
-def _kl_uniform_normal(p: Uniform, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
 
 
 # -- Gumbel and Pareto -----------------------------------------------------------------
@@ -540,20 +531,6 @@ def _kl_normal_gumbel(p: Normal, q: Gumbel) -> Tensor:
 def _kl_uniform_gumbel(p: Uniform, q: Gumbel) -> Tensor:
     mean_exp = q.scale * ((-p.low / q.scale).exp() - (-p.high / q.scale).exp()) / (p.high - p.low)
     return -p.entropy() + _ce_gumbel(p.mean, mean_exp, q)
-
-
-@register_kl(Gumbel, Normal)
-def _kl_gumbel_normal(p: Gumbel, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
-
-
-@register_kl(Gumbel, Beta)
-@register_kl(Gumbel, Exponential)
-@register_kl(Gumbel, Gamma)
-@register_kl(Gumbel, Pareto)
-@register_kl(Gumbel, Uniform)
-def _kl_gumbel_infinity(p: Gumbel, q: Distribution) -> Tensor:
-    return _infinite_like(p.loc)
 
 
 def _pareto_mean_log(p: Pareto) -> Tensor:
@@ -597,12 +574,6 @@ def _kl_infinity_pareto(p: Distribution, q: Pareto) -> Tensor:
     return _infinite_like(p.mean)  # p reaches below any Pareto's scale
 
 
-@register_kl(Pareto, Beta)
-@register_kl(Pareto, Uniform)
-def _kl_pareto_infinity(p: Pareto, q: Distribution) -> Tensor:
-    return _infinite_like(p.scale)  # q's support is bounded, p's is not
-
-
 # -- ContinuousBernoulli ---------------------------------------------------------------
 @register_kl(ContinuousBernoulli, ContinuousBernoulli)
 def _kl_cb_cb(p: ContinuousBernoulli, q: ContinuousBernoulli) -> Tensor:
@@ -619,16 +590,6 @@ def _kl_uniform_cb(p: Uniform, q: ContinuousBernoulli) -> Tensor:
     result = -p.entropy() + _ce_continuous_bernoulli(p.mean, q)
     # as torch: infinite unless p lies strictly inside (0, 1)
     return _inf_where((p.high >= 1) | (p.low <= 0), result)
-
-
-@register_kl(ContinuousBernoulli, Exponential)
-def _kl_cb_exponential(p: ContinuousBernoulli, q: Exponential) -> Tensor:
-    return -p.entropy() + _ce_exponential(p.mean, q)
-
-
-@register_kl(ContinuousBernoulli, Normal)
-def _kl_cb_normal(p: ContinuousBernoulli, q: Normal) -> Tensor:
-    return -p.entropy() + _ce_normal(p.mean, p.variance, q)
 
 
 @register_kl(ContinuousBernoulli, Uniform)

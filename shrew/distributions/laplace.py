@@ -6,6 +6,7 @@ from typing import Any
 import shrew
 from .._tensor import Tensor
 from . import constraints
+from ._location import MeanAndModeAtLoc
 from ._scalar_params import batch_shape_of, expand_params
 from .distribution import Distribution
 from .utils import broadcast_all
@@ -13,20 +14,12 @@ from .utils import broadcast_all
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(MeanAndModeAtLoc, Distribution):
     """The Laplace (double exponential) distribution, density exp(-|x - loc| / scale) /
     (2 scale)."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

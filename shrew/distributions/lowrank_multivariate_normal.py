@@ -8,6 +8,7 @@ import shrew
 from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
+from ._location import MeanAndModeAtLoc
 from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
 from .utils import lazy_property
@@ -41,7 +42,7 @@ def _batch_lowrank_mahalanobis(W: Tensor, D: Tensor, x: Tensor,  # noqa: N803
     return mahalanobis_term1 - mahalanobis_term2
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(MeanAndModeAtLoc, Distribution):
     """A multivariate normal whose covariance is cov_factor @ cov_factor.mT +
     diag(cov_diag): loc (..., n), cov_factor (..., n, m), cov_diag (..., n).  Its
     log_prob and entropy cost O(n m^2), not O(n^3)."""
@@ -97,14 +98,6 @@ class LowRankMultivariateNormal(Distribution):
 
     def _matrix_shape(self) -> tuple[int, ...]:
         return tuple(self._batch_shape) + tuple(self._event_shape) + tuple(self._event_shape)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @lazy_property
     def variance(self) -> Tensor:

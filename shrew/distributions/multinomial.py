@@ -8,6 +8,7 @@ from ..core.shape import Size
 from ..ops.elementwise.recorded import where
 from .._tensor import Tensor
 from . import constraints
+from ._probs_or_logits import CategoricalProbsLogits
 from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution
@@ -16,7 +17,7 @@ from .utils import broadcast_all
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
+class Multinomial(CategoricalProbsLogits, Distribution):
     """The counts of each of K categories in total_count independent Categorical draws
     (event_shape (K,)).  total_count is one int for the whole batch, as in torch; log_prob
     does not need it (any counts are scored)."""
@@ -30,9 +31,7 @@ class Multinomial(Distribution):
         self.total_count = total_count
         self._categorical = Categorical(probs=probs, logits=logits)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        super().__init__(*self._categorical_shapes(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Multinomial:
         new = self._get_checked_instance(Multinomial, _instance)
@@ -45,9 +44,6 @@ class Multinomial(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args: Any, **kwargs: Any) -> Tensor:
-        return self._categorical._new(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self) -> constraints.Constraint:
         return constraints.multinomial(self.total_count)
@@ -59,18 +55,6 @@ class Multinomial(Distribution):
     @property
     def variance(self) -> Tensor:
         return self.total_count * self.probs * (1 - self.probs)
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         sample_shape = Size(sample_shape)

@@ -8,8 +8,9 @@ import shrew
 from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
+from ._location import MeanAndModeAtLoc
+from ._scale_matrix import ScaleTrilMatrices, given_scale_matrix
 from .distribution import Distribution
-from .utils import lazy_property
 
 __all__ = ["MultivariateNormal"]
 
@@ -30,16 +31,7 @@ def _batch_mahalanobis(bL: Tensor, bx: Tensor) -> Tensor:  # noqa: N803 (torch's
     return solved.pow(2).sum(-1)
 
 
-def _precision_to_scale_tril(P: Tensor) -> Tensor:  # noqa: N803
-    """The lower Cholesky factor of P^-1 without forming the inverse: flip P, take its
-    Cholesky factor (an upper factor of P once flipped back), invert that triangle."""
-    Lf = shrew.linalg.cholesky(P.flip((-2, -1)))  # noqa: N806
-    L_inv = Lf.flip((-2, -1)).mT  # noqa: N806
-    eye = shrew.eye(P.shape[-1], dtype=P.dtype, device=P.device)
-    return shrew.linalg.solve_triangular(L_inv, eye.expand(L_inv.shape), upper=False)
-
-
-class MultivariateNormal(Distribution):
+class MultivariateNormal(MeanAndModeAtLoc, ScaleTrilMatrices, Distribution):
     """The multivariate normal with mean `loc` (..., n), parameterised by exactly one of a
     covariance matrix, a precision matrix, or a lower-triangular scale_tril with positive
     diagonal (the Cholesky factor of the covariance), each (..., n, n)."""
@@ -55,37 +47,17 @@ class MultivariateNormal(Distribution):
                  validate_args: bool | None = None) -> None:
         if loc.ndim < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        if (covariance_matrix is not None) + (scale_tril is not None) + \
-                (precision_matrix is not None) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
-                             "scale_tril may be specified.")
-        matrix = next(m for m in (scale_tril, covariance_matrix, precision_matrix)
-                      if m is not None)
+        name, matrix = given_scale_matrix(covariance_matrix, precision_matrix, scale_tril)
         if matrix.ndim < 2:
-            which = ("scale_tril matrix" if scale_tril is not None else "covariance_matrix"
-                     if covariance_matrix is not None else "precision_matrix")
+            which = "scale_tril matrix" if name == "scale_tril" else name
             raise ValueError(f"{which} must be at least two-dimensional, with optional "
                              "leading batch dimensions")
         batch_shape = shrew.broadcast_shapes(tuple(matrix.shape[:-2]), tuple(loc.shape[:-1]))
-        full = tuple(batch_shape) + (-1, -1)
-        if scale_tril is not None:
-            self.scale_tril = scale_tril.expand(full)
-        elif covariance_matrix is not None:
-            self.covariance_matrix = covariance_matrix.expand(full)
-        else:
-            assert precision_matrix is not None
-            self.precision_matrix = precision_matrix.expand(full)
+        self._hold_scale_matrix(name, matrix, batch_shape)
         self.loc = loc.expand(tuple(batch_shape) + (-1,))
         event_shape = self.loc.shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = shrew.linalg.cholesky(covariance_matrix)
-        else:
-            assert precision_matrix is not None
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._factor_scale_matrix(name, matrix)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> MultivariateNormal:
         new = self._get_checked_instance(MultivariateNormal, _instance)
@@ -94,9 +66,7 @@ class MultivariateNormal(Distribution):
         cov_shape = loc_shape + tuple(self.event_shape)
         new.loc = self.loc.expand(loc_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(cov_shape))
+        self._expand_held_matrices_into(new, cov_shape)
         super(MultivariateNormal, new).__init__(batch_shape, self.event_shape,
                                                 validate_args=False)
         new._validate_args = self._validate_args
@@ -104,28 +74,6 @@ class MultivariateNormal(Distribution):
 
     def _matrix_shape(self) -> tuple[int, ...]:
         return tuple(self._batch_shape) + tuple(self._event_shape) + tuple(self._event_shape)
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril  # noqa: N806
-        return (L @ L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self) -> Tensor:
-        return shrew.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
-            self._matrix_shape())
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

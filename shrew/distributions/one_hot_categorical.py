@@ -8,13 +8,14 @@ import shrew.nn.functional as F
 from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
+from ._probs_or_logits import CategoricalProbsLogits
 from .categorical import Categorical
 from .distribution import Distribution
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(CategoricalProbsLogits, Distribution):
     """A Categorical whose samples are one-hot vectors of length K (event_shape (K,))."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.one_hot
@@ -23,9 +24,7 @@ class OneHotCategorical(Distribution):
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
         self._categorical = Categorical(probs, logits)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        super().__init__(*self._categorical_shapes(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> OneHotCategorical:
         new = self._get_checked_instance(OneHotCategorical, _instance)
@@ -36,20 +35,9 @@ class OneHotCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args: Any, **kwargs: Any) -> Tensor:
-        return self._categorical._new(*args, **kwargs)
-
     @property
     def _param(self) -> Tensor:
         return self._categorical._param
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
 
     @property
     def mean(self) -> Tensor:
@@ -64,10 +52,6 @@ class OneHotCategorical(Distribution):
     @property
     def variance(self) -> Tensor:
         return self._categorical.probs * (1 - self._categorical.probs)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         sample_shape = Size(sample_shape)

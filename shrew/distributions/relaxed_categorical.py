@@ -9,6 +9,7 @@ import shrew
 from ..core.shape import Size
 from .._tensor import Tensor
 from . import constraints
+from ._probs_or_logits import BaseDistProbsLogits, CategoricalProbsLogits
 from .categorical import Categorical
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
@@ -18,7 +19,7 @@ from .utils import clamp_probs
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(CategoricalProbsLogits, Distribution):
     """The log of a RelaxedOneHotCategorical sample: log_softmax((logits + Gumbel noise) /
     temperature)."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -29,9 +30,7 @@ class ExpRelaxedCategorical(Distribution):
                  validate_args: bool | None = None) -> None:
         self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        super().__init__(*self._categorical_shapes(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> ExpRelaxedCategorical:
         new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
@@ -42,21 +41,6 @@ class ExpRelaxedCategorical(Distribution):
                                                    validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args: Any, **kwargs: Any) -> Tensor:
-        return self._categorical._new(*args, **kwargs)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -77,7 +61,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(BaseDistProbsLogits, TransformedDistribution):
     """A continuous relaxation of OneHotCategorical on the simplex, sharper as temperature
     falls: exp of an ExpRelaxedCategorical sample; rsample is differentiable."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -95,14 +79,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
 
-    @property
-    def temperature(self) -> Any:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs

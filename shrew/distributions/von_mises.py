@@ -9,6 +9,7 @@ from ..core.errors import StateError
 from ..ops.elementwise.recorded import where
 from .._tensor import Tensor
 from . import constraints
+from ._location import MeanAndModeAtLoc
 from ._gamma_sampler import _wide
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property
@@ -27,7 +28,7 @@ def _log_i1(x: Tensor) -> Tensor:
     return shrew.special.i1e(x).log() + x
 
 
-class VonMises(Distribution):
+class VonMises(MeanAndModeAtLoc, Distribution):
     """Density exp(concentration cos(x - loc)) / (2 pi I0(concentration)) on angles;
     loc and values may be any real (read modulo 2 pi), samples lie in [-pi, pi).  mean and
     variance are the circular ones.  Sampled by Best and Fisher's rejection method (1979),
@@ -84,14 +85,6 @@ class VonMises(Distribution):
                 done = done | accept
         raise StateError("VonMises.sample: rejection sampling did not finish; are some "
                          "concentrations nan?")
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @lazy_property
     def variance(self) -> Tensor:

@@ -13,8 +13,7 @@ from .._tensor import Tensor
 from . import constraints
 from .chi2 import Chi2
 from .exp_family import ExponentialFamily
-from .multivariate_normal import _precision_to_scale_tril
-from .utils import lazy_property
+from ._scale_matrix import ScaleTrilMatrices, given_scale_matrix
 
 __all__ = ["Wishart"]
 
@@ -27,7 +26,7 @@ def _mvdigamma(x: Tensor, p: int) -> Tensor:
     return shrew.digamma(x.unsqueeze(-1) - offsets).sum(-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(ScaleTrilMatrices, ExponentialFamily):
     """The Wishart distribution over p x p positive-definite matrices, with df degrees of
     freedom (> p - 1) and scale matrix given by exactly one of covariance_matrix,
     precision_matrix or scale_tril.  rsample is Bartlett's decomposition: L A A^T L^T with
@@ -48,11 +47,7 @@ class Wishart(ExponentialFamily):
     def __init__(self, df: Any, covariance_matrix: Tensor | None = None,
                  precision_matrix: Tensor | None = None, scale_tril: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
-        given = [m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None]
-        if len(given) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
-                             "scale_tril may be specified.")
-        param = given[0]
+        name, param = given_scale_matrix(covariance_matrix, precision_matrix, scale_tril)
         if param.ndim < 2:
             raise ValueError("scale_tril must be at least two-dimensional, with optional "
                              "leading batch dimensions")
@@ -66,24 +61,12 @@ class Wishart(ExponentialFamily):
         p = event_shape[-1]
         if bool((self.df <= p - 1).any()):
             raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {p - 1}.")
-        full = tuple(batch_shape) + (-1, -1)
-        if scale_tril is not None:
-            self.scale_tril = param.expand(full)
-        elif covariance_matrix is not None:
-            self.covariance_matrix = param.expand(full)
-        else:
-            self.precision_matrix = param.expand(full)
+        self._hold_scale_matrix(name, param, batch_shape)
         if bool((self.df < p).any()):
             warnings.warn("Low df values detected. Singular samples are highly likely to occur "
                           "for ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = shrew.linalg.cholesky(covariance_matrix)
-        else:
-            assert precision_matrix is not None
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._factor_scale_matrix(name, param)
         self._dist_chi2 = self._chi2()
 
     def _chi2(self) -> Chi2:
@@ -98,9 +81,7 @@ class Wishart(ExponentialFamily):
         cov_shape = tuple(batch_shape) + tuple(self.event_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(cov_shape)
         new.df = self.df.expand(batch_shape)
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(cov_shape))
+        self._expand_held_matrices_into(new, cov_shape)
         super(Wishart, new).__init__(batch_shape, self.event_shape, validate_args=False)
         new._dist_chi2 = new._chi2()
         new._validate_args = self._validate_args
@@ -108,20 +89,6 @@ class Wishart(ExponentialFamily):
 
     def _matrix_shape(self) -> tuple[int, ...]:
         return tuple(self._batch_shape) + tuple(self._event_shape)
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril  # noqa: N806
-        return (L @ L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self) -> Tensor:
-        return shrew.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
-            self._matrix_shape())
 
     def _df_matrix(self) -> Tensor:
         return self.df.reshape(tuple(self._batch_shape) + (1, 1))
