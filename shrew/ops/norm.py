@@ -64,8 +64,8 @@ def _norm_dims(op: str, x: Tensor, ndims: int, eps: float) -> tuple[int, ...]:
     if isinstance(ndims, bool) or not isinstance(ndims, int) or not 1 <= ndims <= x.ndim:
         raise ShapeError(f"{op}: ndims must be an int from 1 to {x.ndim} for input "
                          f"{fmt(x.shape)}, got {ndims!r}")
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0:
-        raise ShrewTypeError(f"{op}: eps must be a number >= 0, got {eps!r}")
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):  # (any sign: PyTorch's)
+        raise ShrewTypeError(f"{op}: eps must be a number, got {eps!r}")
     return tuple(range(x.ndim - ndims, x.ndim))
 
 

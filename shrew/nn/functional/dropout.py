@@ -103,5 +103,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
                           inplace: bool = False) -> Tensor:
     """alpha_dropout of whole channels."""
+    if not training:  # the input as it is, whatever its shape (PyTorch's)
+        return _alpha_dropout("feature_alpha_dropout", input, p, training, input.shape)
     shape = _channel_mask_shape("feature_alpha_dropout", input, 0)
     return _alpha_dropout("feature_alpha_dropout", input, p, training, shape)
