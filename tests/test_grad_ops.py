@@ -1065,3 +1065,48 @@ def test_larger_shapes_in_random_direction_mode():
     check_grad(lambda p, q: shrew.max_pool2d(shrew.conv2d(p, q, (2, 1), 1).gelu(), 2), x, w,
                directions=8)
     check_grad(lambda p: shrew.avg_pool2d(p, 3, 2, 1).sum((2, 3)), x, directions=8)
+
+
+@covers(O.Recurrent)
+@pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
+def test_recurrent(mode):
+    """One layer's fused time loop (float64: never oneDNN's RecurrentLayer), its input and
+    initial state against finite differences; the weights are fixed."""
+    shrew.manual_seed(0)
+    layer = getattr(shrew.nn, mode)(3, 2, dtype=shrew.float64)
+    x = shrew.tensor(np.random.default_rng(1).standard_normal((4, 2, 3)), requires_grad=True)
+    h0 = shrew.tensor(np.random.default_rng(2).standard_normal((1, 2, 2)), requires_grad=True)
+    state = (h0, h0 * 0.5) if mode == "LSTM" else h0
+    assert "Recurrent" in _kinds(layer(x, state)[0])
+    gradcheck(lambda a, h: layer(a, (h, h * 0.5) if mode == "LSTM" else h)[0], (x, h0))
+
+
+@covers(O.RecurrentLayer)
+@pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
+def test_recurrent_layer_matches_the_fused_loop(mode):
+    """oneDNN's whole-layer RNN (float32 only, so no gradcheck of its own) gives the
+    gradients of the fused loop that test_recurrent checks, to float32 precision."""
+    from shrew.backends.cpu import switches
+    results = []
+    for onednn in (True, False):
+        with switches.use_onednn(onednn):
+            shrew.manual_seed(0)
+            layer = getattr(shrew.nn, mode)(3, 4)
+            x = shrew.tensor(np.random.default_rng(1).standard_normal((5, 2, 3)).astype(
+                np.float32), requires_grad=True)
+            y = layer(x)[0]
+            kinds = _kinds(y)
+            (y * y).sum().backward()
+            results.append((kinds, x.grad.numpy(), [p.grad.numpy() for p in layer.parameters()]))
+    (fused_kinds, gx, gp), (loop_kinds, fx, fp) = results
+    if switches.onednn_active():
+        assert "RecurrentLayer" in fused_kinds and "RecurrentLayer" not in loop_kinds
+    np.testing.assert_allclose(gx, fx, rtol=1e-4, atol=1e-5)
+    for a, b in zip(gp, fp):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def _kinds(y):
+    """The Op variants' names in y's graph."""
+    from shrew.autograd.diagnostics import _graph
+    return {type(t.op).__name__ for t in _graph(y) if t.op is not None}

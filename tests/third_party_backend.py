@@ -311,6 +311,12 @@ class ToyBackend:
     def set_rng_state(self, state):
         self._rng.set_state(state)
 
+    def fft(self, x, dims, inverse):
+        pairs = x.a[..., 0] + 1j * x.a[..., 1]
+        out = (np.fft.ifftn(pairs, axes=dims) * np.prod([pairs.shape[d] for d in dims])
+               if inverse else np.fft.fftn(pairs, axes=dims))  # (unnormalised either way)
+        return self._box(np.stack([out.real, out.imag], -1).astype(x.a.dtype))
+
     # -- the recurrent cell step (PyTorch's gate order; ws as base.Backend.rnn_cell says)
     def rnn_cell(self, mode, gx, gh, state):
         pre = gx.a + gh.a
