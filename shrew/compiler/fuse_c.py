@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -201,7 +202,7 @@ def _cache_dir() -> str:
 def _build(kernels: dict[str, str], missing: list[str]) -> Any:
     """The extension module holding `kernels`, compiled (or found in the cache) and
     imported; None (and the reason in compiler_missing()) where it cannot be built."""
-    key = hashlib.sha256(repr(sorted(kernels.items())).encode()).hexdigest()[:20]
+    key = hashlib.sha256((repr(sorted(kernels.items())) + _machine()).encode()).hexdigest()[:20]
     if missing:
         return None  # (a compiler that failed once fails again)
     if key in _modules:
@@ -220,6 +221,18 @@ def _build(kernels: dict[str, str], missing: list[str]) -> Any:
     return loaded
 
 
+def _machine() -> str:
+    """What the cached modules were built for: they use this CPU's vector instructions
+    (-march=native; still exact: IEEE operations, no fused multiply-adds), so a cache
+    shared between machines keys them by CPU."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            lines = [ln for ln in f if ln.startswith(("model name", "flags"))][:2]
+    except OSError:
+        lines = []
+    return platform.machine() + "".join(lines)
+
+
 def _compile(source: str, directory: str, library: str, missing: list[str]) -> bool:
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     include = sysconfig.get_paths()["include"]
@@ -236,7 +249,8 @@ def _compile(source: str, directory: str, library: str, missing: list[str]) -> b
             f.write(source)
         built = os.path.join(tmp, "fused.so")
         try:
-            done = subprocess.run([compiler, "-O2", "-fPIC", "-shared", "-ffp-contract=off",
+            done = subprocess.run([compiler, "-O3", "-march=native", "-fPIC", "-shared",
+                                   "-ffp-contract=off",
                                    f"-I{include}", f"-I{np.get_include()}", path, "-o", built],
                                   capture_output=True, text=True)
         except OSError as exc:
