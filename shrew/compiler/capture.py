@@ -31,6 +31,7 @@ from ..backends import base
 from ..backends.registry import live_backends
 from ..core import autocast
 from ..core.errors import UnsupportedError
+from ..core.fields import wrap
 from .._tensor import Tensor
 
 IN_PLACE = frozenset(("copy_", "add_", "add_narrow_", "add_into_"))
@@ -108,6 +109,16 @@ class Call:
     outputs: tuple[int, ...]
     returns_tuple: bool
     backend: Any
+
+    def reads(self) -> list[int]:
+        """The slots its arguments read, in order (a tuple of Refs for `xs` flattened)."""
+        slots = []
+        for arg in self.args:
+            if isinstance(arg, Ref):
+                slots.append(arg.slot)
+            elif isinstance(arg, tuple):
+                slots.extend(a.slot for a in arg if isinstance(a, Ref))
+        return slots
 
 
 @dataclass(frozen=True)
@@ -345,7 +356,8 @@ def _eager_segments(rec: Recording, depth: list[int]) -> list[tuple[type, Any]]:
             if "step" in vars(cls):
                 real = vars(cls)["step"]
                 shadowed.append((cls, real))
-                cls.step = _segment(rec, depth, real)  # type: ignore[attr-defined]
+                cls.step = _segment(rec, depth, real,  # type: ignore[attr-defined]
+                                    optimizer=root is Optimizer)
     return shadowed
 
 
@@ -357,7 +369,8 @@ def _subclasses(cls: type) -> list[type]:
     return found
 
 
-def _segment(rec: Recording, depth: list[int], real: Callable[..., Any]) -> Callable[..., Any]:
+def _segment(rec: Recording, depth: list[int], real: Callable[..., Any],
+             optimizer: bool) -> Callable[..., Any]:
     def step(self: Any, *args: Any, **kwargs: Any) -> Any:
         if depth[0]:
             return real(self, *args, **kwargs)
@@ -381,18 +394,13 @@ def _segment(rec: Recording, depth: list[int], real: Callable[..., Any]) -> Call
             tensors.append((t, grad if slot is None else None, grad is not None and
                             slot is not None and grad._backend))
             refs.append(Ref(slot) if slot is not None else None)
-        if isinstance(self, _optimizer_class()):
+        if optimizer:
             rec.stepped.add(id(self))
         rec.calls.append(Call(f"{type(self).__name__}.step#{id(self)}",
                               _replayed_step(self, real, tensors),
                               tuple(r for r in refs if r is not None), (), False, None))
         return out
     return step
-
-
-def _optimizer_class() -> type:
-    from ..optim.optimizer import Optimizer
-    return Optimizer
 
 
 def _replayed_step(owner: Any, real: Callable[..., Any], tensors: list) -> Callable[..., Any]:
@@ -402,14 +410,9 @@ def _replayed_step(owner: Any, real: Callable[..., Any], tensors: list) -> Calla
     def run(*arrays: Any) -> None:
         given = iter(arrays)
         for t, fixed, backend in tensors:
-            t._grad = wrap_storage(next(given), backend) if backend else fixed
+            t._grad = wrap(next(given), backend) if backend else fixed
         real(owner)
     return run
-
-
-def wrap_storage(array: Any, backend: Any) -> Tensor:
-    from ..core.fields import wrap
-    return wrap(array, backend)
 
 
 def _with_keywords(method: Callable[..., Any], keywords: dict[str, Any]) -> Callable[..., Any]:

@@ -424,17 +424,8 @@ def _program(rec: C.Recording, result: Any, inputs: list[Tensor],
     program.targets = grad_slots
     backward_calls = rec.calls[split:]
     born = {s for call in backward_calls for s in call.outputs} | set(placeholders)
-    saved = {s for call in backward_calls for s in _reads_of(call)} - born
+    saved = {s for call in backward_calls for s in call.reads()} - born
     program.plan = [(rec.calls[:split], keep | saved),
                     (backward_calls, {s for _, s in grad_slots if s is not None})]
     return program
 
-
-def _reads_of(call: C.Call) -> list[int]:
-    slots = []
-    for arg in call.args:
-        if isinstance(arg, C.Ref):
-            slots.append(arg.slot)
-        elif isinstance(arg, tuple):
-            slots.extend(a.slot for a in arg if isinstance(a, C.Ref))
-    return slots

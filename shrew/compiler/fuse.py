@@ -86,15 +86,11 @@ def _fuser(backend: Any) -> Fuser | None:
     return None
 
 
-def _slots(call: Call) -> list[int]:
-    return [a.slot for a in call.args if isinstance(a, Ref)]
-
-
 def fuse(calls: Sequence[Call], values: Sequence[Any], keep: set[int]) -> list[Call]:
     """`calls` with each run of fusable elementwise calls replaced by one fused call."""
     last_read: dict[int, int] = {}
     for i, call in enumerate(calls):
-        for slot in _slots(call):
+        for slot in call.reads():
             last_read[slot] = i
     fusers: dict[int, Fuser | None] = {}
     for call in calls:
@@ -131,12 +127,12 @@ def _run_layout(fuser: Fuser | None, call: Call, values: Sequence[Any]) -> tuple
     either laid out as it is or a single value; else None."""
     if fuser is None or len(call.outputs) != 1:
         return None
-    if fuser.expression(call, ["x"] * len(_slots(call))) is None:
+    if fuser.expression(call, ["x"] * len(call.reads())) is None:
         return None
     out = values[call.outputs[0]]
     if out.dtype != _F32 or not _dense(out, fuser.stride_unit):
         return None
-    for slot in _slots(call):
+    for slot in call.reads():
         v = values[slot]
         if v.dtype != _F32 or not (_single(v) or (v.shape, v.strides) == (out.shape,
                                                                            out.strides)):
@@ -167,7 +163,7 @@ def _fused(fuser: Fuser, calls: Sequence[Call], values: Sequence[Any], keep: set
     made = {s for call in calls for s in call.outputs}
     inputs: list[int] = []
     for call in calls:
-        for slot in _slots(call):
+        for slot in call.reads():
             if slot not in made and slot not in inputs:
                 inputs.append(slot)
     outputs = [s for call in calls for s in call.outputs
@@ -182,7 +178,7 @@ def _fused(fuser: Fuser, calls: Sequence[Call], values: Sequence[Any], keep: set
     lines = []
     for n, call in enumerate(calls):
         lines.append(f"const float t{n} = "
-                     f"{fuser.expression(call, [names[s] for s in _slots(call)])};")
+                     f"{fuser.expression(call, [names[s] for s in call.reads()])};")
         names[call.outputs[0]] = f"t{n}"
     name = fuser.add(run, lines, names)
     return Call("fused", name, tuple(Ref(s) for s in inputs), tuple(outputs), True,

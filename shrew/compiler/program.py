@@ -6,7 +6,7 @@ slot is dropped after its last reader, so a replay holds no more memory than eag
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,20 +34,11 @@ def _spec(arg: Any) -> tuple[int, Any]:
     return CONST, arg
 
 
-def _reads(call: Call) -> Iterator[int]:
-    for arg in call.args:
-        kind, value = _spec(arg)
-        if kind == SLOT:
-            yield value
-        elif kind == SLOTS:
-            yield from value
-
-
 def steps(calls: Sequence[Call], keep: set[int]) -> list[Step]:
     """The calls as Steps, each freeing the slots it reads last (except those in keep)."""
     last: dict[int, int] = {}
     for i, call in enumerate(calls):
-        for slot in _reads(call):
+        for slot in call.reads():
             last[slot] = i
         for slot in call.outputs:
             last.setdefault(slot, i)  # never read: dropped at once

@@ -34,19 +34,26 @@ def _widths(op: str, y: Tensor, x: Tensor | None, dx: float | None, d: int) -> A
     return x.narrow(d, 1, x.shape[d] - 1) - x.narrow(d, 0, x.shape[d] - 1)
 
 
+def _trapezoids(op: str, y: Tensor, x: Tensor | None, dx: float | None,
+                dim: int) -> tuple[int, Tensor | None]:
+    """(dim, each interval's trapezoid area along it), None where y has no samples."""
+    if x is not None and dx is not None:
+        raise ArgumentError(f"{op}: give x or dx, not both")
+    if x is not None and not isinstance(x, AnyTensor):
+        dx, x = float(x), None
+    d = normalize_dim(dim, y.ndim, op)
+    n = y.shape[d]
+    if n == 0:
+        return d, None
+    pairs = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
+    return d, _float(pairs) * _widths(op, y, x, dx, d) / 2
+
+
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
               dim: int = -1) -> Tensor:
     """The trapezoid rule's integral of y along dim, with samples at x (or dx apart)."""
-    if x is not None and dx is not None:
-        raise ArgumentError("trapezoid: give x or dx, not both")
-    if x is not None and not isinstance(x, AnyTensor):
-        dx, x = float(x), None
-    d = normalize_dim(dim, y.ndim, "trapezoid")
-    n = y.shape[d]
-    if n == 0:
-        return _float(y).sum(d) * 0
-    pairs = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
-    return (_float(pairs) * _widths("trapezoid", y, x, dx, d)).sum(d) / 2
+    d, areas = _trapezoids("trapezoid", y, x, dx, dim)
+    return _float(y).sum(d) * 0 if areas is None else areas.sum(d)
 
 
 def trapz(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
@@ -58,16 +65,8 @@ def trapz(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
                          dim: int = -1) -> Tensor:
     """The running trapezoid integrals of y along dim (one fewer than y's samples)."""
-    if x is not None and dx is not None:
-        raise ArgumentError("cumulative_trapezoid: give x or dx, not both")
-    if x is not None and not isinstance(x, AnyTensor):
-        dx, x = float(x), None
-    d = normalize_dim(dim, y.ndim, "cumulative_trapezoid")
-    n = y.shape[d]
-    if n == 0:
-        return _float(y)
-    pairs = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
-    return (_float(pairs) * _widths("cumulative_trapezoid", y, x, dx, d) / 2).cumsum(d)
+    d, areas = _trapezoids("cumulative_trapezoid", y, x, dx, dim)
+    return _float(y) if areas is None else areas.cumsum(d)
 
 
 def _spacings(op: str, y: Tensor, spacing: Any, dims: tuple[int, ...]) -> list[Any]:
