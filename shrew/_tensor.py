@@ -13,7 +13,7 @@ from ._device import device as _device
 from .core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError,
                           ShrewTypeError, ShrewValueError)
 from .core.fields import (TensorFields, alias, copy_leaf, own_array, retain_grad, set_grad,
-                          wrap)
+                          with_inputs_resolved, wrap)
 from .methods.cast import CastMethods
 from .methods.elementwise import ElementwiseMethods
 from .methods.indexing import IndexingMethods
@@ -94,7 +94,9 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, LegacyMethods, Shape
 
     @property
     def op(self) -> O.Op | None:
-        return self._op
+        """The Op variant that made this tensor, its inputs the tensors themselves (the
+        graph itself may hold an input graph_only: core/fields.py)."""
+        return with_inputs_resolved(self._op)
 
     @property
     def is_leaf(self) -> bool:
@@ -248,6 +250,9 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, LegacyMethods, Shape
         """As PyTorch: values (summarised when large), then the shape when summarised or
         empty, the device unless cpu, the dtype unless a default one, and grad_fn (the op
         that made it, PyTorch's name: <MulBackward0>) or requires_grad=True for a leaf."""
+        if self._data is None:  # a graph_only stand-in whose tensor is gone (Tensor.op)
+            return (f"tensor(<values freed: the node that held this input saves nothing>, "
+                    f"shape={tuple(self.shape)}, dtype={self.dtype})")
         body = format_values(self._host())
         count = numel(self.shape)
         summarised = count > PRINT_OPTIONS.threshold or (count == 0 and self.ndim > 1)

@@ -303,9 +303,10 @@ def test_replay_frees_what_eager_frees() -> None:
     peaks = [peak(g) for _ in range(3)]  # two captures (eager, recorded), one replay
     assert g.replays == 1
     assert peaks[2] <= eager * 1.05, (peaks, eager)  # the replay
-    # A capture holds none of the step's arrays either; its bookkeeping (the one scan of
-    # the heap for storage from before the call) grows with what else is alive.
-    assert max(peaks[:2]) <= eager * 1.5, (peaks, eager)
+    # A capture holds none of the step's arrays either, nor the .grad tensors it replaces
+    # (it kept the previous step's once); its bookkeeping (the one scan
+    # of the heap for storage from before the call) grows with what else is alive.
+    assert max(peaks[:2]) <= eager * 1.15, (peaks, eager)
 
 
 def test_fusion_keeps_eagers_bits_and_runs_fewer_calls() -> None:

@@ -567,6 +567,30 @@ def test_fused_gradients_match_torch_and_numpy(monkeypatch, kind, fused):
 
 
 @needs_onednn
+def test_relu_is_numpys_maximum_bit_for_bit(monkeypatch):
+    """The cpu backend's relu on oneDNN: numpy's max(x, 0) bit for bit (+0.0 for -0.0, -inf
+    and every negative; subnormals kept), and an x holding a NaN left to the next step,
+    which keeps the NaN (oneDNN's relu gives 0 there)."""
+    served = []
+    real = onednn.elementwise.eltwise
+    monkeypatch.setattr(onednn.elementwise, "eltwise",
+                        lambda x, alg: (lambda out: served.append(out is not NotImplemented)
+                                        or out)(real(x, alg)))
+    be = shrew.tensor([0.0])._backend
+    x = np.random.default_rng(8).standard_normal(LARGE + 5).astype(np.float32)
+    x[:100] *= np.finfo(np.float32).tiny
+    x[100:105] = [np.inf, -np.inf, -0.0, 0.0, 1.0]
+    got = be.unary("relu", x)
+    assert served == [True]
+    np.testing.assert_array_equal(got.view(np.int32), np.maximum(x, np.float32(0)).view(np.int32))
+    x[7] = np.nan
+    served.clear()
+    got = be.unary("relu", x)
+    assert not any(served) and np.isnan(got[7])
+    np.testing.assert_array_equal(got, torch.relu(torch.tensor(x)).numpy())
+
+
+@needs_onednn
 def test_relu_backward_is_a_select_bit_for_bit():
     """onednn.relu_backward: g where x > 0 or x is NaN, +0.0 elsewhere (PyTorch's
     threshold_backward), with subnormal, signed-zero, infinite and NaN x and negative,

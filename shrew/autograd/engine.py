@@ -17,7 +17,7 @@ from .function import custom_grads
 from .hooks import hooked_leaves_by_last_consumer, leaf_hooks, run_tensor_hooks, tensor_hooks
 from ..core.errors import type_name
 from ..core.errors import DeviceError, StateError
-from ..core.fields import accumulate_grad, release
+from ..core.fields import accumulate_grad, release, stood_for
 from .rules.attention import attention_grads
 from .rules.common import InputGrads, cast_like, sum_to_shape
 from .rules.conv import conv1d_grads, conv_grads
@@ -108,6 +108,8 @@ def topological_order(root: Tensor, *more: Tensor) -> list[Tensor]:
             op = _inplace.as_recorded(op, node.id)
         for x in op.inputs():
             if x.requires_grad and x.id not in seen:
+                if x._data is None:  # core.fields.graph_only: the tensor itself if alive
+                    x = stood_for(x)
                 seen[x.id] = x
                 stack.append(x)
     return [seen[i] for i in sorted(seen, reverse=True)]

@@ -136,6 +136,15 @@ def layout(value: Any) -> Layout:
                   tuple(getattr(value, "strides", ())), int(getattr(value, "size", 1)))
 
 
+def grad_replaced(t: Tensor, before: Any) -> bool:
+    """Whether t.grad is another than it was before the call (`before`: Recording.grads_set's
+    weak reference, or None): a .grad that died since was replaced, by None or a tensor."""
+    if before is None:
+        return t._grad is not None
+    old = before()
+    return old is None or t._grad is not old
+
+
 @dataclass
 class Recording:
     """The values one call touched and the primitive calls it made, in order.  A value's
@@ -155,7 +164,8 @@ class Recording:
     held: dict[int, Any] = field(default_factory=dict)
     existing: dict[int, tuple[Any, list[Tensor]]] | None = None  # scanned when first needed
     holders: list[Any] = field(default_factory=list)  # the modules and optimizers then
-    grads_set: dict[int, tuple[Tensor, Any]] = field(default_factory=dict)  # id: (t, old grad)
+    grads_set: dict[int, tuple[Tensor, Any]] = field(default_factory=dict)  # id: (t, a weak
+    # reference to its .grad before the call, or None where it had none)
     start_id: int = 0  # tensors with a smaller .id existed before the call
     stepped: set[int] = field(default_factory=set)  # ids of the optimizers stepped eagerly
     breaks: list[str] = field(default_factory=list)
@@ -302,8 +312,10 @@ def recording(rec: Recording, fullgraph: bool) -> Iterator[None]:
     accumulate = engine.accumulate_grad
 
     def note_grad(t: Tensor) -> None:
-        if id(t) not in rec.grads_set:
-            rec.grads_set[id(t)] = (t, t._grad)
+        if id(t) not in rec.grads_set:  # the .grad before the call, watched, not kept:
+            # eager frees it at zero_grad(), and so must a capture, or its peak grows
+            old = t._grad
+            rec.grads_set[id(t)] = (t, None if old is None else weakref.ref(old))
 
     def set_grad(t: Tensor, value: Any) -> None:
         note_grad(t)

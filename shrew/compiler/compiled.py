@@ -384,8 +384,8 @@ def _program(rec: C.Recording, result: Any, inputs: list[Tensor],
     spec = flatten(result, leaves)
     results = [place(v, "a result") if isinstance(v, Tensor) else ("const", v) for v in leaves]
     write_backs = []
-    for t, grad in rec.grads_set.values():
-        if t._grad is not grad:
+    for t, before in rec.grads_set.values():
+        if C.grad_replaced(t, before):
             write_backs.append((t, ("none", None) if t._grad is None
                                 else place(t._grad, "a .grad it set")))
     rec.signature = [*results, *((id(t), w) for t, w in write_backs)]

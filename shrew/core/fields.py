@@ -18,6 +18,7 @@ import numpy as np
 from .dtype import BY_NUMPY as _BY_NUMPY
 from .errors import DeviceError, DTypeError, ShapeError, ShrewTypeError
 from .grad_mode import is_grad_enabled
+from .op import reads_output as _reads_output
 from .shape import Size
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class TensorFields:
 
     __slots__ = ("_data", "_backend", "shape", "dtype", "_op", "requires_grad", "id",
                  "_grad", "_retains_grad", "_view", "_vc", "_before", "_views",
-                 "__weakref__")
+                 "_stands_for", "__weakref__")
     _data: Storage
     _backend: Backend
     shape: tuple[int, ...]
@@ -75,6 +76,7 @@ class TensorFields:
     _vc: Any  # inplace.Version: the writes into this storage (on the root of a view chain)
     _before: Tensor  # the state this tensor had before an in-place op rebased it
     _views: list  # weak references to the recorded views of this (non-leaf) tensor
+    _stands_for: Any  # on a graph_only stand-in: a weak reference to the tensor itself
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -90,8 +92,9 @@ else:
 """For ``isinstance(x, AnyTensor)`` in the ops: true for every Tensor (Tensor is the only
 direct subclass of TensorFields), without importing _tensor.py; mypy reads it as Tensor."""
 
-FIELDS = TensorFields.__slots__[:-5]
-"""The field names every tensor has set, without the in-place ones and __weakref__."""
+FIELDS = TensorFields.__slots__[:-6]
+"""The field names every tensor has set, without the in-place ones, _stands_for and
+__weakref__."""
 
 
 def init_leaf(t: TensorFields, data: Storage, backend: Backend, dtype: DType,
@@ -154,7 +157,22 @@ def view(data: Storage, backend: Backend, op: O.Op, x: Tensor) -> Tensor:
     t._view = op
     if t._op is not None and x._op is not None:  # a write into x rebases t (ops/inplace)
         _add_view(x, t)
+        # The node reads only x's shape: it holds x graph_only, so that x's memory goes
+        # with the view's (a linear layer's [M, N] product seen as [B, T, N], then added
+        # into a residual).  The view link keeps x itself, for writes through t.
+        t._op = node = _copied(op)
+        node.x = graph_only(x)  # type: ignore[attr-defined]
     return t
+
+
+def _copied(op: O.Op) -> O.Op:
+    """A shallow copy of an Op variant (a slots dataclass, which copy.copy takes the slow
+    way round)."""
+    new = object.__new__(type(op))
+    name: str
+    for name in type(op).__slots__:
+        setattr(new, name, getattr(op, name))
+    return new
 
 
 def _add_view(x: Tensor, t: Tensor) -> None:
@@ -214,6 +232,48 @@ def snapshot(t: Tensor, data: Storage) -> Tensor:
     if before is not None:
         out._before = before
     return out
+
+
+def graph_only(t: Tensor) -> Tensor:
+    """t as the input of a node whose gradient reads none of t's values (a cast, an add or
+    a subtraction: ops/saved.py's nodes that save nothing): where t is an intermediate, a
+    stand-in with t's graph state and id but no storage, so that the node does not keep
+    t's memory alive once nothing else reads it, as PyTorch's autograd keeps only what a
+    node saves.  Autocast's casts and residual adds otherwise held a full-precision copy
+    of every activation until backward.  Leaves and tensors without a graph are returned
+    as they are, and so is a tensor whose own node reads it in backward (an exp's, a
+    softmax's).  Backward walks to t itself while it lives (autograd/engine.py)."""
+    op = t._op
+    if op is None or _reads_output(op):  # t's own node needs t's values in backward
+        return t
+    out = object.__new__(_tensor_class)
+    out._data = None
+    out._backend, out.shape, out.dtype = t._backend, t.shape, t.dtype
+    out._op, out.requires_grad, out.id = t._op, t.requires_grad, t.id
+    out._grad, out._retains_grad = None, False
+    out._stands_for = weakref.ref(t)
+    return out
+
+
+def stood_for(t: Tensor) -> Tensor:
+    """The tensor a graph_only stand-in `t` was made for, where it is alive and still the
+    same node (an in-place write gives it a new id, detach_() drops its op); else `t`."""
+    real = t._stands_for()
+    return real if real is not None and real.id == t.id and real._op is t._op else t
+
+
+def with_inputs_resolved(op: O.Op | None) -> O.Op | None:
+    """op, or where it holds inputs graph_only, a copy holding each input's tensor itself
+    where it lives (Tensor.op: what users walk the graph by)."""
+    if op is None or not any(getattr(getattr(op, name, None), "_data", 0) is None
+                             for name in op.TENSORS):
+        return op
+    copy = _copied(op)
+    for name in op.TENSORS:
+        x = getattr(op, name)
+        if x is not None and x._data is None:
+            setattr(copy, name, stood_for(x))
+    return copy
 
 
 def detach_(t: Tensor) -> None:

@@ -463,3 +463,32 @@ for _variant in (*VARIANTS, Released):
     if _variant.inputs is Op.inputs:  # Cat, Checkpoint, CustomFunction keep their own
         _variant.inputs = _fast_inputs(  # type: ignore[method-assign, assignment]
             _variant.TENSORS)
+
+
+# -- Which nodes read their own output in backward ------------------------------------------
+# A consumer that reads none of an input's values holds it graph_only (core/fields.py), so
+# the input's memory can go; that is safe only where the input's own node does not read its
+# output (the tensor) in its gradient rule (autograd/rules).  The variants below never do;
+# a Binary or Unary depends on its function.  tests/test_graph_memory.py checks the lists
+# against the rules.
+_RULE_IGNORES_OUTPUT = frozenset((
+    Affine, Linear, Matmul, Conv2d, Conv1d, Attention, LayerNorm, Reshape, Transpose, Narrow,
+    AsStrided, Contiguous, ToDtype, ToDevice, Pad, Cat, Gather, Powf, Clamp, WhereCond,
+    AvgPool2d, MaxPool2d, Im2Col, Col2Im, ScatterAdd, FFT))
+BINARY_IGNORES_OUTPUT = frozenset(("add", "sub", "mul"))
+UNARY_READS_OUTPUT = frozenset((
+    "exp", "sqrt", "sigmoid", "tanh", "erfinv", "rsqrt", "reciprocal", "expm1", "exp2", "tan",
+    "erfcx", "ndtri", "log_ndtr", "i0e", "i1", "i1e"))
+
+
+def reads_output(op: Op) -> bool:
+    """Whether op's gradient rule reads the tensor op made (not only its inputs and its
+    saved fields)."""
+    kind = type(op)
+    if kind in _RULE_IGNORES_OUTPUT:
+        return False
+    if kind is Binary:
+        return op.fn not in BINARY_IGNORES_OUTPUT  # type: ignore[attr-defined]
+    if kind is Unary:
+        return op.fn in UNARY_READS_OUTPUT  # type: ignore[attr-defined]
+    return True

@@ -9,7 +9,7 @@ from ..core import op as O
 from ..backends.registry import get_backend
 from ..core.dtype import DType, as_dtype
 from ..core.errors import ArgumentError
-from ..core.fields import AnyTensor, record, wrap
+from ..core.fields import AnyTensor, graph_only, record, wrap
 from .common import check_device_dtype
 from .shape.recorded import contiguous
 from .index.recorded import note_host_range
@@ -120,4 +120,4 @@ def to_dtype(x: Tensor, dtype: DTypeLike) -> Tensor:
     data = x._backend.cast(x._data, dtype.np)
     if not dtype.is_floating_point:
         return wrap(data, x._backend)
-    return record(data, x._backend, O.ToDtype(x), x)
+    return record(data, x._backend, O.ToDtype(graph_only(x)), x)

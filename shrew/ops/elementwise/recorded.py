@@ -15,7 +15,7 @@ from ...backends.base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, fast_path
 from ...core.dtype import COMPLEX, FLOAT, INT, bool_, get_default_dtype, result_type, scalar_dtype
 from ...core.errors import type_name
 from ...core.errors import ArgumentError, DTypeError, DivisionByZeroError, ShrewTypeError
-from ...core.fields import AnyTensor, record, wrap
+from ...core.fields import AnyTensor, graph_only, record, wrap
 from ...core.grad_mode import is_grad_enabled
 from ...core.shape import broadcast_shapes, fmt, numel
 from ..common import constant, number, same_device, scalar_like
@@ -39,6 +39,7 @@ _FLOAT_BINARY = frozenset(("div", "atan2", "copysign", "tanh_backward", "sigmoid
 _INT_BINARY = frozenset(("bitwise_and", "bitwise_or", "bitwise_xor"))  # integers and bool
 _BOOL_BINARY = _INT_BINARY | {"add", "mul", "maximum", "minimum"}  # the ones bool takes
 _AFFINE_FNS = frozenset(("add", "sub", "mul"))
+_READS_NO_VALUES = frozenset(("add", "sub"))  # gradients: g, -g (inputs kept graph_only)
 # Integer divisions: a zero divisor raises, as PyTorch on cpu (rather than a kernel's 0)
 _DIVISIONS = frozenset(("floor_divide", "remainder", "fmod"))
 
@@ -133,6 +134,8 @@ def binary(fn: str, x: Tensor, other: object, reflected: bool = False) -> Tensor
         raise DTypeError(f"{fn}: needs integer or bool tensors, got {a.dtype} and {b.dtype}")
     data = a._backend.binary(fn, a._data, b._data)
     if (a.requires_grad or b.requires_grad) and is_grad_enabled():
+        if fn in _READS_NO_VALUES:
+            a, b = graph_only(a), graph_only(b)
         return wrap(data, a._backend, O.Binary(fn, a, b))
     return wrap(data, a._backend)
 

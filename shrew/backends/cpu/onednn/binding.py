@@ -19,7 +19,7 @@ PLAIN_TAG_OFFSET = 1               # dnnl_a = 2, dnnl_ab = 3, ...: ndims + 1
 FORWARD_TRAINING, FORWARD_INFERENCE = 64, 96
 CONVOLUTION_DIRECT = 0x1
 POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE = 0x1ff, 0x2ff, 0x3ff
-LINEAR, GELU_TANH, GELU_ERF = 0x26, 0x2b, 0x31   # dnnl_eltwise_linear, _gelu_tanh, _gelu_erf
+RELU, LINEAR, GELU_TANH, GELU_ERF = 0x20, 0x26, 0x2b, 0x31   # dnnl_eltwise_relu, _linear, ...
 BINARY_MUL, BINARY_LE = 0x1fff1, 0x1fff8   # dnnl_binary_mul, dnnl_binary_le
 SOFTMAX, SOFTMAX_LOG = 0x30000, 0x30001   # dnnl_softmax_accurate, dnnl_softmax_log
 BACKWARD, BACKWARD_DATA = 128, 160
