@@ -44,6 +44,11 @@ CASES = {
     "cholesky_upper": lambda m, a, b, c: m.linalg.cholesky(_spd(m, a), upper=True),
     "torch.cholesky": lambda m, a, b, c: m.cholesky(_spd(m, a)),
     "cholesky_solve": lambda m, a, b, c: m.cholesky_solve(c, m.linalg.cholesky(_spd(m, a))),
+    # B [4, 4] beside L [2, 4, 4]: a matrix broadcast over L's batch, never vectors
+    "cholesky_solve_square_b": lambda m, a, b, c: m.cholesky_solve(
+        a[0], m.linalg.cholesky(_spd(m, a), upper=True), upper=True),
+    "cholesky_solve_batched_b": lambda m, a, b, c: m.cholesky_solve(
+        c.unsqueeze(1), m.linalg.cholesky(_spd(m, a[0]))),
     "cholesky_inverse": lambda m, a, b, c: m.cholesky_inverse(m.linalg.cholesky(_spd(m, a))),
     "qr_q": lambda m, a, b, c: m.linalg.qr(b).Q,
     "qr_r": lambda m, a, b, c: m.linalg.qr(b).R,
@@ -280,6 +285,10 @@ ERRORS = [
     (lambda: shrew.cdist(shrew.ones(3, 2), shrew.ones(3, 2), compute_mode="x"),
      shrew.ShrewError, "compute_mode"),
     (lambda: shrew.linalg.lstsq(shrew.ones(3, 2), shrew.ones(4, 1)), shrew.ShapeError, "rows"),
+    (lambda: shrew.cholesky_solve(shrew.ones(3), shrew.eye(3)), shrew.ShapeError,
+     "cholesky_solve: B should have at least 2 dimensions"),
+    (lambda: shrew.cholesky_solve(shrew.ones(2, 3, 1), shrew.eye(3).expand(3, 3, 3)),
+     shrew.ShapeError, "broadcast"),
     (lambda: shrew.linalg.matrix_power(shrew.zeros(2, 2), -1), shrew.linalg.LinAlgError,
      "singular"),
 ]

@@ -268,8 +268,18 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
 
 @autocast_op("cholesky_solve")
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
-    """X with (L L^T) X = B, L the lower (or, upper=True, upper) Cholesky factor."""
-    D.check_matrices("cholesky_solve", L)
+    """X with (L L^T) X = B, L the lower (or, upper=True, upper) Cholesky factor.  B is
+    always a matrix or a batch of them (as PyTorch), broadcast against L's batch: both are
+    expanded to it, so that solve never reads B [n, k] beside L [b, n, n] as vectors."""
+    op = "cholesky_solve"
+    D.check_matrices(op, L)
+    if not isinstance(B, AnyTensor):
+        raise ShrewTypeError(f"{op}: B must be a tensor, got {type_name(B)}")
+    if B.ndim < 2:
+        raise ShapeError(f"{op}: B should have at least 2 dimensions, but has {B.ndim} "
+                         f"(shape {fmt(B.shape)})")
+    batch = broadcast_shapes(op, B.shape[:-2], L.shape[:-2])
+    B, L = B.expand(*batch, *B.shape[-2:]), L.expand(*batch, *L.shape[-2:])
     lower = L.mT.tril() if upper else L.tril()
     return D.solve(lower.mT, D.solve(lower, B))
 
