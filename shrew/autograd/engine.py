@@ -85,8 +85,10 @@ def _as_type_of(t: Tensor, grad: Tensor) -> Tensor:
     return view_as_complex(grad) if t.dtype.is_complex and not grad.dtype.is_complex else grad
 
 
-def topological_order(root: Tensor, *more: Tensor) -> list[Tensor]:
-    """Every tensor that needs grad and leads to `root`, consumers before producers.
+def topological_order(root: Tensor, *more: Tensor, stop: frozenset[int] = frozenset()
+                      ) -> list[Tensor]:
+    """Every tensor that needs grad and leads to `root`, consumers before producers; the
+    walk does not go past the tensors whose ids are in `stop`.
 
     An iterative walk (no recursion, so any depth works) collects the nodes; sorting them
     by creation id, newest first, is a valid topological order that depends only on the
@@ -98,7 +100,7 @@ def topological_order(root: Tensor, *more: Tensor) -> list[Tensor]:
     while stack:
         node = stack.pop()
         op = node._op
-        if op is None:
+        if op is None or (stop and node.id in stop):
             continue
         if type(op) is released:
             raise StateError(
@@ -175,11 +177,15 @@ def root_gradient(op: str, root: Tensor, gradient: Tensor | None) -> Tensor:
 
 def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_graph: bool,
                  accumulate: bool, more: Sequence[tuple[Tensor, Tensor]] = (),
-                 capture: frozenset[int] = frozenset()) -> GradStore:
+                 capture: frozenset[int] = frozenset(), stop: frozenset[int] = frozenset()
+                 ) -> GradStore:
     """The engine.  With accumulate=False leaves' .grad is left alone (checkpoint uses it).
     `more`: further (root, gradient) pairs; `capture`: ids of non-leaf tensors whose
-    gradient goes into the store too (autograd.grad's inputs)."""
-    order = topological_order(root, *(t for t, _ in more))
+    gradient goes into the store too (autograd.grad's inputs); `stop`: ids of tensors
+    treated as leaves, their gradients stored, their graphs not entered (a sub-graph's
+    backward: autograd/rules/rnn.py's)."""
+    order = topological_order(root, *(t for t, _ in more), stop=stop)
+    capture |= stop
     store = GradStore()
     grads = {root.id: gradient}
     for t, t_grad in more:
@@ -209,7 +215,7 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
             op = node._op
             if op is None or node._retains_grad or node.id in capture:
                 _land(node, grad, store, accumulate, landed)
-            if op is None:
+            if op is None or (stop and node.id in stop):
                 continue
             if _inplace.rebased:
                 op = _inplace.as_recorded(op, node.id)
@@ -399,9 +405,9 @@ def input_grads(y: Tensor, op: O.Op, g: Tensor) -> InputGrads:
             return layer_norm_grads(x, weight, bias, dims, eps, mean, rstd, g)
         # -- rnn (ops/rnn.py)
         case O.Recurrent():
-            return recurrent_grads(op, g)
+            return recurrent_grads(op, g, run_backward)
         case O.RecurrentLayer():
-            return recurrent_layer_grads(y, op, g)
+            return recurrent_layer_grads(y, op, g, run_backward)
         # -- checkpoint (autograd/checkpoint.py)
         case O.Checkpoint():
             return checkpoint_grads(y, op, g, run_backward)

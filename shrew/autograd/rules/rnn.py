@@ -15,18 +15,28 @@ from .common import InputGrads
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
+    from ..checkpoint import RunBackward
 
 
-_NO_DOUBLE_BACKWARD = ("backward: create_graph=True through a fused recurrent layer (nn.RNN, "
-                       "LSTM, GRU) is not supported; set shrew.nn.modules.rnn.FUSED = False "
-                       "for layers composed step by step, which can be differentiated again")
+def recorded_grads(op: O.Recurrent | O.RecurrentLayer, g: Tensor,
+                   run_backward: RunBackward) -> InputGrads:
+    """The gradients of a fused node's inputs under create_graph=True, recorded so that
+    they can be differentiated again: the layer computed once more from those inputs by
+    its composed steps (nn/modules/rnn.py's recomposed, recorded), then the engine over
+    that sub-graph alone (it stops at the node's inputs), recording too."""
+    from ...nn.modules.rnn import recomposed  # nn builds on autograd: imported when used
+    inputs = [t for t in op.inputs() if t.requires_grad]
+    packed = recomposed(op)
+    store = run_backward(packed, g, retain_graph=True, create_graph=True, accumulate=False,
+                         stop=frozenset(t.id for t in inputs))
+    return [(t, store.get(t)) for t in inputs]
 
 
-def recurrent_grads(op: O.Recurrent, g: Tensor) -> InputGrads:
+def recurrent_grads(op: O.Recurrent, g: Tensor, run_backward: RunBackward) -> InputGrads:
     """((gx, dgx), (h0, dh0), (c0, dc0), (w_hh, dw_hh), (b_hh, db_hh)) from g, the
     gradient of the packed result (outputs, h_n, c_n)."""
-    if is_grad_enabled():
-        raise StateError(_NO_DOUBLE_BACKWARD)
+    if is_grad_enabled():  # create_graph=True
+        return recorded_grads(op, g, run_backward)
     backend, mode, sizes = g._backend, op.mode, op.batch_sizes
     steps, batch, rows = len(sizes), op.h0.shape[0], op.gx.shape[0]
     starts = step_starts(sizes)
@@ -66,11 +76,12 @@ def recurrent_grads(op: O.Recurrent, g: Tensor) -> InputGrads:
     return grads
 
 
-def recurrent_layer_grads(y: Tensor, op: O.RecurrentLayer, g: Tensor) -> InputGrads:
+def recurrent_layer_grads(y: Tensor, op: O.RecurrentLayer, g: Tensor,
+                          run_backward: RunBackward) -> InputGrads:
     """The gradients of a RecurrentLayer's inputs from the backend's rnn_layer_backward
     (base.FastRecurrent)."""
-    if is_grad_enabled():
-        raise StateError(_NO_DOUBLE_BACKWARD)
+    if is_grad_enabled():  # create_graph=True
+        return recorded_grads(op, g, run_backward)
     backend, data, grad = g._backend, y._data, g._data
     steps, batch = op.x.shape[:2]
     rows, hidden = steps * batch, y.shape[-1]

@@ -7,14 +7,17 @@ else one GEMM multiplies all the input steps by weight_ih up front (adding both 
 there, except a GRU's bias_hh) and ops/rnn.py's loop runs, per step a product by
 weight_hh and one fused cell kernel (base.Backend's rnn_cell), forward and backward.  A
 cell's single step is that loop's one step.  An LSTM with proj_size, and every layer
-where FUSED is False, runs step by step on recorded Tensor operations instead (backward is
-autograd through the steps; create_graph=True works there, not through the fused ops)."""
+where FUSED is False, runs step by step on recorded Tensor operations instead.  Backward
+with create_graph=True through a fused op runs the layer again composed step by step from
+the op's inputs (`recomposed`) and differentiates that, so second derivatives work
+everywhere."""
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ...core import op as O
 from ...core.errors import type_name
 from ...core.errors import ShapeError, ShrewValueError
 from ...ops.creation import zeros
@@ -91,6 +94,25 @@ def _input_products(mode: str, x: Tensor, w_ih: Tensor, b_ih: Tensor | None,
 FUSED = True
 """Whether layers and cells run their time loop as one fused op (ops/rnn.py)."""
 _CELL_MODES = {"RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu", "LSTM": "lstm", "GRU": "gru"}
+_NN_MODES = {cell: mode for mode, cell in _CELL_MODES.items()}
+
+
+def recomposed(op: O.Recurrent | O.RecurrentLayer) -> Tensor:
+    """A fused recurrent node's packed result (outputs, h_n, then an LSTM's c_n) computed
+    again from its inputs by the composed steps, recorded: backward with create_graph=True
+    differentiates through it (autograd/rules/rnn.py)."""
+    mode = _NN_MODES[op.mode]
+    state: State = (op.h0,) if op.c0 is None else (op.h0, op.c0)
+    hidden: list[Tensor | None] = [op.w_hh, op.b_hh, None]
+    if isinstance(op, O.RecurrentLayer):
+        steps, batch = op.x.shape[:2]
+        gx, hidden = _input_products(mode, op.x.reshape(steps * batch, op.x.shape[2]),
+                                     op.w_ih, op.b_ih, hidden)
+        sizes = [batch] * steps
+    else:
+        gx, sizes = op.gx, list(op.batch_sizes)
+    out, state = _run(_STEPS[mode], gx, sizes, state, hidden, op.reverse)
+    return cat([out, *state], 0)
 
 
 def _fusable(first: Tensor, more: Sequence[Tensor | None], w_hr: Tensor | None) -> bool:
