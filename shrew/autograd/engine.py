@@ -117,16 +117,28 @@ def topological_order(root: Tensor, *more: Tensor, stop: frozenset[int] = frozen
     return [seen[i] for i in sorted(seen, reverse=True)]
 
 
-_RELEASED: dict[tuple, O.Released] = {}
+_RELEASED: dict[type, O.Released | dict[str, O.Released]] = {}
+"""The stand-ins by variant; for a variant named by its function (Unary, Binary, Reduce),
+a dict of them by function."""
 
 
 def released(op: O.Op) -> O.Released:
     """The stand-in for `op` once backward freed it: one shared instance per name, since
-    every node of a step is released and the name is all a Released holds."""
-    key = (type(op), op.fn if isinstance(op, NAMED_BY_FN) else None)
-    stand_in = _RELEASED.get(key)
+    every node of a step is released and the name is all a Released holds (looked up by
+    type first: this runs for every node of every backward)."""
+    entry = _RELEASED.get(type(op))
+    if type(entry) is O.Released:
+        return entry
+    if entry is None:
+        entry = _RELEASED[type(op)] = {} if isinstance(op, NAMED_BY_FN) else O.Released(
+            op_name(op))
+        if type(entry) is O.Released:
+            return entry
+    by_fn = cast(dict, entry)
+    fn = op.fn  # type: ignore[attr-defined]
+    stand_in = by_fn.get(fn)
     if stand_in is None:
-        stand_in = _RELEASED[key] = O.Released(op_name(op))
+        stand_in = by_fn[fn] = O.Released(op_name(op))
     return stand_in
 
 
