@@ -171,7 +171,7 @@ class RestrictedUnpickler(pickle._Unpickler):
             raise LoadError(f"load: {self._where} makes a {cls!r:.60} from arguments "
                             f"{args!r:.60}; only an allowed class of plain objects, with "
                             f"none, is accepted (its own __new__ is never run)")
-        obj = object.__new__(cls)
+        obj: Any = object.__new__(cls)
         self._made.add(id(obj))
         self.stack.append(obj)
 
