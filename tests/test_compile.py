@@ -390,3 +390,47 @@ def test_autocast_is_guarded_and_compiled_like_eager() -> None:
     with shrew.autocast("cpu", dtype=shrew.bfloat16):
         assert g(x).dtype == (x @ x).sum().dtype == shrew.bfloat16
     assert len(g.entries) == 2 and "autocast" in g.recompiles[0]
+
+
+def test_a_compiled_model_is_not_recaptured_when_the_learning_rate_changes() -> None:
+    """build-nanogpt's loop: `model = torch.compile(model)` and the learning rate set in
+    each param group at every step.  The model's call reads the parameters but not the
+    optimizer: its schedule must not recompile it (it did at every step, reaching
+    recompile_limit and running eagerly)."""
+    shrew.manual_seed(0)
+    eager_model, model = (nn.Sequential(nn.Linear(12, 32), nn.GELU(), nn.Linear(32, 5))
+                          for _ in range(2))
+    model.load_state_dict(eager_model.state_dict())
+    compiled = shrew.compile(model)
+    opts = [optim.AdamW(m.parameters(), lr=1e-3) for m in (eager_model, model)]
+    x, y = shrew.randn(8, 12), shrew.randint(0, 5, (8,))
+    for step in range(6):
+        for m, opt in zip((eager_model, compiled), opts):
+            for group in opt.param_groups:
+                group["lr"] = 1e-3 * (step + 1)
+            opt.zero_grad()
+            F.cross_entropy(m(x), y).backward()
+            opt.step()
+    assert compiled._compiled.recompiles == [] and compiled._compiled.replays == 4
+    for (name, a), b in zip(eager_model.named_parameters(), model.parameters()):
+        np.testing.assert_array_equal(b.detach().numpy(), a.detach().numpy(), err_msg=name)
+
+
+def test_an_update_written_in_the_function_is_recaptured_when_its_learning_rate_changes(
+        ) -> None:
+    """A function that updates the parameters itself, reading the optimizer's lr as a
+    number, still guards that hyperparameter."""
+    layer = nn.Linear(4, 3)
+    opt = optim.SGD(layer.parameters(), lr=0.1)
+
+    def update() -> None:
+        with shrew.no_grad():
+            for p in layer.parameters():
+                p.sub_(opt.param_groups[0]["lr"] * shrew.ones_like(p))
+    g = shrew.compile(update)
+    for lr in (0.1, 0.1, 0.1, 0.5, 0.5, 0.5):
+        opt.param_groups[0]["lr"] = lr
+        before = layer.bias.detach().numpy().copy()
+        g()
+        np.testing.assert_allclose(before - layer.bias.detach().numpy(), lr, rtol=1e-5)
+    assert len(g.recompiles) == 1 and g.replays == 2

@@ -85,3 +85,17 @@ def test_ddp_options_shrew_does_not_have_are_refused():
                          ({"find_unused_parameters": True}, "find_unused_parameters=True")]:
         with pytest.raises(shrew.ShrewError, match=re.escape(text + " is not supported")):
             DistributedDataParallel(nn.Linear(2, 2), **kwargs)
+
+
+def test_default_backend_for_every_device_is_mpi_and_init_process_group_takes_it():
+    """pytorch/examples' minGPT-ddp passes get_default_backend_for_device(device) to
+    init_process_group; torch answers 'gloo' for cpu, shrew 'mpi', its only backend."""
+    assert torch.distributed.get_default_backend_for_device("cpu") == "gloo"
+    for device in ("cpu", shrew.device("cpu"), "cuda:1", "opencl"):
+        assert dist.get_default_backend_for_device(device) == "mpi"
+    with pytest.raises(shrew.ShrewError, match="no backend for device 'meta'") as info:
+        dist.get_default_backend_for_device("meta")
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(shrew.ShrewError, match="expected a device") as info:
+        dist.get_default_backend_for_device(0)
+    assert isinstance(info.value, TypeError)

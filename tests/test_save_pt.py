@@ -3,8 +3,10 @@ weights_only=True) of the installed torch reads it, with the same values, dtypes
 strides, shared storages and parameters, and shrew.load reads it back."""
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import io
+import pickle
 import pickletools
 import zipfile
 from collections import OrderedDict
@@ -279,3 +281,57 @@ def test_tensors_on_any_device_are_written_as_cpu_tensors(tmp_path, device):
         np.testing.assert_array_equal(theirs[k].numpy(), ours.numpy(), err_msg=k)
     ptrs = {theirs[k].untyped_storage().data_ptr() for k in sd}
     assert len(ptrs) == 1  # views of one memory stay views of one storage
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """A checkpoint's config, as build-nanogpt's train_gpt2.py saves its GPTConfig."""
+    n_layer: int = 2
+    name: str = "gpt"
+    scale: object = None
+
+
+class CalledOnLoad:
+    """Pickles as a call of TrainConfig (REDUCE), which loading must never make."""
+
+    def __reduce__(self):
+        return (TrainConfig, (5,))
+
+
+def test_a_plain_object_in_a_checkpoint_is_pickled_as_torch_save_pickles_it(tmp_path):
+    w = shrew.arange(4.0)
+    checkpoint = {"model": {"w": w}, "config": TrainConfig(3, "x", w[1:]), "step": 9}
+    shrew.save(checkpoint, tmp_path / "ckpt.pt")
+    with zipfile.ZipFile(tmp_path / "ckpt.pt") as zf:
+        pickled = zf.read("ckpt/data.pkl")
+    ops = [op.name for op, _, _ in pickletools.genops(pickled)]
+    assert "NEWOBJ" in ops and "REDUCE" in ops  # the object's form, the tensors' form
+    theirs = torch.load(tmp_path / "ckpt.pt", weights_only=False)
+    assert (theirs["config"].n_layer, theirs["config"].name) == (3, "x")
+    assert theirs["config"].scale.tolist() == [1.0, 2.0, 3.0]
+    assert theirs["config"].scale.untyped_storage().data_ptr() == \
+        theirs["model"]["w"].untyped_storage().data_ptr()  # still a view of w
+    with pytest.raises(pickle.UnpicklingError):  # torch's weights_only needs it allowed
+        torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    with torch.serialization.safe_globals([TrainConfig]):
+        assert torch.load(tmp_path / "ckpt.pt", weights_only=True)["config"].n_layer == 3
+    with pytest.raises(shrew.ShrewError, match="add_safe_globals") as info:
+        shrew.load(tmp_path / "ckpt.pt")  # shrew's too
+    assert isinstance(info.value, pickle.UnpicklingError)
+    with shrew.serialization.safe_globals([TrainConfig]):
+        ours = shrew.load(tmp_path / "ckpt.pt")
+        torch.save({"config": TrainConfig(4, "y"), "t": torch.ones(2)}, tmp_path / "t.pt")
+        from_torch = shrew.load(tmp_path / "t.pt")
+    assert ours["config"] == TrainConfig(3, "x", ours["config"].scale) and ours["step"] == 9
+    assert isinstance(ours["config"].scale, shrew.Tensor)
+    assert ours["config"].scale.tolist() == [1.0, 2.0, 3.0]
+    assert from_torch["config"] == TrainConfig(4, "y") and from_torch["t"].tolist() == [1, 1]
+
+
+def test_an_allowed_class_is_never_called_by_a_file(tmp_path):
+    torch.save({"x": CalledOnLoad()}, tmp_path / "call.pt")  # GLOBAL TrainConfig, REDUCE
+    with shrew.serialization.safe_globals([TrainConfig]):
+        with pytest.raises(shrew.ShrewError, match="calls a type"):
+            shrew.load(tmp_path / "call.pt")
+    with pytest.raises(shrew.ShrewError, match="cannot write the CalledOnLoad"):
+        shrew.save({"x": CalledOnLoad()}, tmp_path / "mine.pt")

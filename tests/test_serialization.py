@@ -1,5 +1,6 @@
 """Whole-module save/load, shrew.serialization's allowlist and shrew.nn.modules' class
 paths, against PyTorch's names."""
+import dataclasses
 import io
 import json
 
@@ -174,3 +175,39 @@ def test_nn_modules_paths_are_pytorchs(module):
         expected = nn.Linear if name == "NonDynamicallyQuantizableLinear" else getattr(nn, name)
         assert getattr(ours, name) is expected
     assert set(ours.__all__) <= set(dir(theirs))
+
+
+@dataclasses.dataclass
+class RunConfig:
+    """A checkpoint's config object (build-nanogpt saves its GPTConfig dataclass)."""
+    n_layer: int = 2
+    name: str = "gpt"
+    scale: object = None
+
+
+def test_a_plain_object_in_a_checkpoint_comes_back_once_its_class_is_allowed():
+    w = shrew.arange(3.0)
+    buffer = saved({"config": RunConfig(4, "x", w), "w": w, "again": None})
+    with pytest.raises(shrew.ShrewError, match="RunConfig, which is not allowed"):
+        shrew.load(buffer)
+    buffer.seek(0)
+    with shrew.serialization.safe_globals([RunConfig]):
+        loaded = shrew.load(buffer)
+    config = loaded["config"]
+    assert type(config) is RunConfig and (config.n_layer, config.name) == (4, "x")
+    assert config.scale is loaded["w"] and config.scale.tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(shrew.ShrewError, match="cannot save a object at \\['x'\\]"):
+        shrew.save({"x": object()}, io.BytesIO())
+
+
+def test_a_checkpoint_naming_a_class_with_its_own_new_is_refused():
+    class_name = f"{__name__}:WithNew"
+    with shrew.serialization.safe_globals([WithNew]):
+        with pytest.raises(shrew.ShrewError, match="not an nn.Module class or a class of "
+                                                   "plain objects"):
+            shrew.load(crafted({"object": class_name, "id": "m0", "state": {"dict": []}}))
+
+
+class WithNew:
+    def __new__(cls, *args):
+        raise AssertionError("a file must never run a class's __new__")

@@ -2,12 +2,13 @@
 
 Each call is keyed by its guards: every tensor argument's shape, dtype, device and
 requires_grad, every other argument's value (numbers, strings) or identity (objects), grad
-mode, and, for the modules and optimizers the call was seen to use, their training flags
-and hyperparameters.  For a new key the call is captured while it runs eagerly
-(capture.py); when two consecutive captures of a key record the same program on the same
-storage, later calls replay it (program.py).  A capture that meets a graph break, or a key
-whose captures never settle (a Python value that changes every call, such as Adam's step
-count), runs eagerly from then on, its reason kept for `explain`.
+mode, the training flags of the modules the call was seen to use, and the hyperparameters
+of the optimizers whose parameters it writes other than through their step().  For a new
+key the call is captured while it runs eagerly (capture.py); when two consecutive captures
+of a key record the same program on the same storage, later calls replay it (program.py).
+A capture that meets a graph break, or a key whose captures never settle (a Python value
+that changes every call, such as Adam's step count), runs eagerly from then on, its reason
+kept for `explain`.
 
 A function whose results require grad (a model's forward) is captured with its backward as
 AOTAutograd does: the capture also runs the backward from placeholder gradients, and each
@@ -284,11 +285,18 @@ class CompiledFunction:
         return result
 
     def _watch(self, program: Program, holders: list[Any], stepped: set[int]) -> bool:
-        """Guard the training flags of the modules and the hyperparameters of the optimizers
-        (among `holders`, found by the capture) that hold the storage the call read, but
-        not of those it stepped (their steps run eagerly); whether any was new."""
+        """Guard the training flags of the modules (among `holders`, found by the capture)
+        that hold storage the call read, and the hyperparameters of the optimizers whose
+        parameters or state the call writes in place other than through their step() (an
+        update written in the function, which may read `group["lr"]` as a number; a stepped
+        optimizer's step runs eagerly, and a call that only reads the parameters, a compiled
+        model, leaves its optimizer's schedule free to change); whether any was new."""
         count = len(self.modules) + len(self.optimizers)
         held = {id(t) for _, _, owners in program.lives for t in owners}
+        written_slots = {call.args[0].slot for calls, _ in program.plan for call in calls
+                         if call.name in C.IN_PLACE and isinstance(call.args[0], C.Ref)}
+        written = {id(t) for slot, _, owners in program.lives if slot in written_slots
+                   for t in owners}
         from ..nn.modules.module import Module
         for obj in holders:
             if isinstance(obj, Module):
@@ -296,9 +304,17 @@ class CompiledFunction:
                         id(t) in held for t in (*obj.parameters(), *obj.buffers())):
                     self.modules.extend(m for m in obj.modules() if m not in self.modules)
             elif obj not in self.optimizers and id(obj) not in stepped and any(
-                    id(p) in held for g in obj.param_groups for p in g["params"]):
+                    id(t) in written for t in _optimizer_tensors(obj)):
                 self.optimizers.append(obj)
         return len(self.modules) + len(self.optimizers) > count
+
+
+def _optimizer_tensors(optimizer: Any) -> list[Any]:
+    """The parameters an optimizer updates and the tensors of its state."""
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+    state = [v for per in optimizer.state.values() for v in per.values()
+             if isinstance(v, Tensor)]
+    return params + state
 
 
 def _autocast_state() -> Any:

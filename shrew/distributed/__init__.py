@@ -16,7 +16,8 @@ from .collectives import (ReduceOp, all_gather, all_gather_into_tensor, all_redu
                           broadcast, broadcast_object_list, gather, irecv, isend, recv, reduce,
                           reduce_scatter_tensor, scatter, send)
 from .group import (DEFAULT_TIMEOUT, DistBackendError, DistError, ProcessGroup,
-                    destroy_process_group, get_backend, get_rank, get_world_size,
+                    destroy_process_group, get_backend, get_default_backend_for_device,
+                    get_rank, get_world_size,
                     init_process_group, is_available, is_gloo_available, is_initialized,
                     is_mpi_available, is_nccl_available, new_group)
 from .work import Work
@@ -31,4 +32,5 @@ __all__ = [
     # API coverage (scripts/api_coverage.py)
     "reduce", "broadcast_object_list", "new_group", "is_nccl_available", "is_gloo_available",
     "tensor",
+    "get_default_backend_for_device",
 ]

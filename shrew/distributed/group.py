@@ -12,7 +12,7 @@ import traceback
 from types import TracebackType
 from typing import Any
 
-from ..core.errors import ArgumentError, UnsupportedError
+from ..core.errors import ArgumentError, ShrewTypeError, ShrewValueError, UnsupportedError
 from .reports import report_abort
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
@@ -140,6 +140,21 @@ def is_nccl_available() -> bool:
 def is_gloo_available() -> bool:
     """False: shrew communicates through MPI only (no Gloo backend)."""
     return False
+
+
+def get_default_backend_for_device(device: Any) -> str:
+    """The backend a process group for `device` uses: 'mpi' for every device type (torch
+    answers 'gloo' for cpu and 'nccl' for cuda, which shrew does not have), so a program's
+    `init_process_group(backend=get_default_backend_for_device(device))` runs."""
+    from ..backends.registry import backend_names, parse
+    if not isinstance(device, str):
+        raise ShrewTypeError(f"get_default_backend_for_device: expected a device or a string "
+                             f"such as 'cpu', got {device!r:.60}")
+    kind, _ = parse(device)
+    if kind not in backend_names():
+        raise ShrewValueError(f"get_default_backend_for_device: no backend for device "
+                              f"{device!r}; device types are {backend_names()}")
+    return "mpi"
 
 
 def get_rank(group: ProcessGroup | None = None) -> int:

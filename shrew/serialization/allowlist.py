@@ -72,6 +72,13 @@ class safe_globals:
         _allowed.update(self._before)
 
 
+def allowed_class(name: str) -> type | None:
+    """The class add_safe_globals allowed under `name` ("module:qualname"), or None: what
+    a .pt file's pickle may make an instance of (never calling it)."""
+    found = _allowed.get(name)
+    return found if isinstance(found, type) else None
+
+
 # The modules that held shrew's layers and functions before nn/ took PyTorch's layout, and
 # those that hold them now: a file saved then names, say, shrew.nn.layers:Linear.
 _FORMER_HOMES: dict[str, tuple[str, ...]] = {

@@ -5,7 +5,10 @@ tensor's rebuild uses, and shrew must not need torch to save.
 Only opcodes torch's weights_only unpickler reads are written: PROTO, GLOBAL, REDUCE,
 BUILD (an OrderedDict's attributes), BINPERSID (a storage), MARK, the tuple, list and dict
 opcodes, BININT/BININT1/BININT2/LONG1, BINFLOAT, BINUNICODE, NONE, NEWTRUE/NEWFALSE, and
-BINPUT/BINGET, so that a tensor or container met twice comes back as one object."""
+BINPUT/BINGET, so that a tensor or container met twice comes back as one object.  A plain
+object of a program's own class (a checkpoint's `config` dataclass) is written as pickle's
+protocol 2 writes it, GLOBAL of its class, NEWOBJ and BUILD of its attributes: torch.load
+reads it with weights_only=False, or with the class allowed by add_safe_globals."""
 from __future__ import annotations
 
 import pickle
@@ -32,6 +35,19 @@ class TensorRecord(NamedTuple):
     stride: tuple[int, ...]
     requires_grad: bool
     parameter: bool
+
+
+def plain_object_class(x: Any) -> type | None:
+    """The class of `x` where `x` is a plain object that pickle's protocol 2 writes as
+    "that class's __new__, then set these attributes" (a dataclass, a config object): its
+    class pickles by default, is named at module level, and `x` has a __dict__; else None."""
+    cls = type(x)
+    default = (cls.__reduce_ex__ is object.__reduce_ex__ and cls.__reduce__ is object.__reduce__
+               and getattr(cls, "__getstate__", None) is getattr(object, "__getstate__", None)
+               and not hasattr(cls, "__getnewargs__") and not hasattr(cls, "__getnewargs_ex__")
+               and not hasattr(cls, "__slots__"))
+    named = "<locals>" not in cls.__qualname__ and isinstance(getattr(x, "__dict__", None), dict)
+    return cls if default and named and cls.__new__ is object.__new__ else None
 
 
 class PickleWriter:
@@ -88,8 +104,10 @@ class PickleWriter:
             self.mapping(x)
         elif isinstance(x, list):
             self.list_(x)
-        else:  # a tuple: torch_write.py let nothing else through
+        elif isinstance(x, tuple):
             self.tuple_(x)
+        else:  # torch_write.py let only plain objects through besides the above
+            self.plain_object(x)
 
     def integer(self, v: int) -> None:
         if 0 <= v < 1 << 8:
@@ -151,6 +169,17 @@ class PickleWriter:
         if ordered and vars(x):
             self.mapping(vars(x))
             self.out += pickle.BUILD
+
+    def plain_object(self, x: Any) -> None:
+        """copyreg.__newobj__'s form: the class, NEWOBJ with no arguments, then BUILD with
+        its attributes, as pickle.dumps(x, protocol=2) writes it."""
+        if self.got(("id", id(x))):
+            return
+        self.global_(type(x).__module__, type(x).__qualname__)
+        self.out += pickle.EMPTY_TUPLE + pickle.NEWOBJ
+        self.put(("id", id(x)))
+        self.mapping(vars(x))
+        self.out += pickle.BUILD
 
     def tensor(self, x: Any, record: TensorRecord) -> None:
         """torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad,

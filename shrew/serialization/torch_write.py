@@ -12,7 +12,9 @@ would import torch to check those names.
 
 Tensors that view the same memory (a tied weight, a transposed or sliced view, an expand)
 are written as views of one storage with their own offset and strides, as torch.save does,
-so they share memory again once loaded."""
+so they share memory again once loaded.  A plain object of the program's own class (a
+dataclass holding the model's config) is pickled as its class and attributes, as torch.save
+does; torch.load then needs weights_only=False or the class allowed (add_safe_globals)."""
 from __future__ import annotations
 
 import io
@@ -29,7 +31,7 @@ from ..core.errors import DTypeError, ShrewTypeError, UnsupportedError
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
-from .torch_pickle import PickleWriter, TensorRecord
+from .torch_pickle import PickleWriter, TensorRecord, plain_object_class
 
 # torch's typed storage class for each element type (the persistent id names it)
 _STORAGE_CLASSES = {
@@ -168,15 +170,19 @@ def _collect(obj: Any, storages: _Storages) -> None:
                 f"format cannot hold: torch.load cannot rebuild a shrew class; save its "
                 f"state_dict() to the .pt file, or the module to a .safetensors file "
                 f"(shrew.load rebuilds it)")
-        if not isinstance(x, (Mapping, list, tuple)):
+        plain = not isinstance(x, (Mapping, list, tuple)) and plain_object_class(x)
+        if not isinstance(x, (Mapping, list, tuple)) and not plain:
             raise ShrewTypeError(
                 f"save: cannot write the {type(x).__name__} at {where} in PyTorch's format: "
-                f"a .pt file holds tensors, numbers, strings, None, and dicts, lists and "
-                f"tuples of them (numpy arrays, sets and modules go in a .safetensors file)")
+                f"a .pt file holds tensors, numbers, strings, None, dicts, lists and tuples "
+                f"of them, and plain objects of a class of the program's own (a dataclass) "
+                f"(numpy arrays, sets and modules go in a .safetensors file)")
         if id(x) in seen:
             return
         seen.add(id(x))
-        if isinstance(x, Mapping):
+        if plain:
+            visit(vars(x), f"{where}'s attributes")
+        elif isinstance(x, Mapping):
             for k, v in x.items():
                 visit(k, f"{where} key {k!r:.40}")
                 visit(v, f"{where}[{k!r:.40}]")

@@ -124,6 +124,7 @@ class _Tensors:
     def __init__(self, device: str, where: str, budget: int) -> None:
         self.device, self.where, self.budget = device, where, budget
         self.made: dict[int, Tensor] = {}
+        self.filled: set[int] = set()  # the allowed classes' instances converted
 
     def convert(self, obj: Any) -> Any:
         try:
@@ -146,6 +147,10 @@ class _Tensors:
                             f"tensor")
         if type(x) in (tuple, list, set, frozenset):
             return type(x)(self._convert(v) for v in x)
+        if isinstance(getattr(x, "__dict__", None), dict) and id(x) not in self.filled:
+            # an allowed class's instance (unpickler.py made it): its tensors too
+            self.filled.add(id(x))
+            vars(x).update({k: self._convert(v) for k, v in vars(x).items()})
         return x
 
     def _values(self, x: Rebuilt) -> np.ndarray:

@@ -1,9 +1,10 @@
-"""Nested checkpoints (dicts, lists, tuples, sets of tensors, numbers, strings, None, and
-whole nn.Modules) as a table of arrays plus a JSON description of the structure: what
-shrew.save writes into a safetensors file's metadata, so that loading needs no pickle.
+"""Nested checkpoints (dicts, lists, tuples, sets of tensors, numbers, strings, None, whole
+nn.Modules, and plain objects of a program's own class: a config dataclass) as a table of
+arrays plus a JSON description of the structure: what shrew.save writes into a safetensors
+file's metadata, so that loading needs no pickle.
 
-A module is described by its class's name and its attributes; a function an attribute
-holds (an activation) by its name.  Loading looks those names up in
+A module (or a plain object) is described by its class's name and its attributes; a
+function an attribute holds (an activation) by its name.  Loading looks those names up in
 shrew.serialization's allowlist: nothing a file names is imported or called."""
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import numpy as np
 from ..core.errors import LoadError, ShrewError, ShrewTypeError
 from .._tensor import Tensor
 from .allowlist import global_name
+from .torch_pickle import plain_object_class
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 
@@ -64,14 +66,15 @@ def encode(obj: Any) -> tuple[dict[str, np.ndarray], str]:
             return {"list": [node(v, f"{path}[{i}]") for i, v in enumerate(x)]}
         if isinstance(x, (set, frozenset)):
             return {"set": [node(v, f"{path} item") for v in x]}
-        if isinstance(x, Module):
+        if isinstance(x, Module) or plain_object_class(x) is not None:
             return module(x, path)
         if isinstance(x, (FunctionType, type)) and "<" not in x.__qualname__:
             # by name (a lambda or a local function has none a load could look up)
             return {"global": global_name(x)}
         raise ShrewTypeError(f"save: cannot save a {type(x).__name__} at {path or 'the top'}: a "
                              f"checkpoint holds tensors, numpy arrays, numbers, strings, None, "
-                             f"dicts, lists, tuples and sets of them, and nn.Modules")
+                             f"dicts, lists, tuples and sets of them, nn.Modules, and plain "
+                             f"objects of a class of the program's own (a dataclass)")
 
     return arrays, json.dumps(node(obj, ""))
 
@@ -89,11 +92,12 @@ def decode(description: str, tensor: Callable[[str], Tensor],
 
     def module(x: dict[str, Any]) -> Any:
         cls = resolve(x["object"])
-        if not (isinstance(cls, type) and issubclass(cls, Module)):
+        is_module = isinstance(cls, type) and issubclass(cls, Module)
+        if not is_module and not (isinstance(cls, type) and cls.__new__ is object.__new__):
             raise LoadError(f"load: the checkpoint rebuilds a {x['object']}, which is not "
-                            f"an nn.Module class")
+                            f"an nn.Module class or a class of plain objects")
         # as pickle does: a bare instance (its __init__ not called), then its attributes
-        modules[str(x["id"])] = obj = cls.__new__(cls)
+        modules[str(x["id"])] = obj = cls.__new__(cls) if is_module else object.__new__(cls)
         state = node(x["state"])
         if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
             raise LoadError(f"load: the checkpoint's {x['object']} has malformed attributes")

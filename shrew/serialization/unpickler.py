@@ -2,11 +2,16 @@
 rebuild tensors, parameters and plain containers, like torch.load(weights_only=True).
 
 Three rules keep a crafted pickle from reaching anything else:
-- a name (GLOBAL) resolves only to the stand-ins below, made afresh for each load, so no
-  module, class or function of shrew or Python is ever handed to the file;
+- a name (GLOBAL) resolves only to the stand-ins below, made afresh for each load, or to a
+  class the program allowed (add_safe_globals), so no other module, class or function of
+  shrew or Python is ever handed to the file;
+- an allowed class is never called: NEWOBJ makes an instance with its __new__ and no
+  arguments (torch.save's form for a plain object: a checkpoint's config dataclass), and
+  only the stand-ins may be REDUCEd;
 - BUILD (the opcode that sets attributes) may only touch an OrderedDict the unpickler
-  itself created (torch.save stores a state dict's `_metadata` that way), never a class,
-  function or module: otherwise a file could change what later loads return;
+  itself created (torch.save stores a state dict's `_metadata` that way) or an instance
+  NEWOBJ made, never a class, function or module: otherwise a file could change what
+  later loads return;
 - a tensor is only described here (storage, offset, size, stride), checked against its
   storage; making it into memory is torch_zip.py's job, under a size budget."""
 from __future__ import annotations
@@ -21,6 +26,7 @@ import numpy as np
 
 from ..core.shape import numel
 from ..core.errors import LoadError, RefusedGlobalError
+from .allowlist import allowed_class
 
 # torch's typed storage classes, as pickles name them, and the element type of each
 _STORAGES = {
@@ -126,16 +132,21 @@ class RestrictedUnpickler(pickle._Unpickler):
         super().__init__(file)
         self._storage, self._where, self._weights_only = storage, where, weights_only
         self._names = _stand_ins()
+        self._callable = {id(v) for v in self._names.values() if callable(v)}
+        self._made: set[int] = set()  # the instances NEWOBJ made (BUILD may set theirs)
 
     def find_class(self, module: str, name: str) -> Any:
         found = self._names.get((module, name))
+        if found is None:
+            found = allowed_class(f"{module}:{name}")
         if found is None:
             even = ", even with weights_only=False" if self._weights_only is False else ""
             raise RefusedGlobalError(
                 f"load: {self._where} refers to {module}.{name}, which shrew refuses to load: "
                 f"only tensors, parameters and plain containers (dict, OrderedDict, list, "
                 f"tuple, numbers, strings) are allowed, and nothing in the file is run{even} "
-                f"(save a state_dict instead of a pickled object)")
+                f"(save a state_dict instead of a pickled object, or, if you trust it, allow "
+                f"the class with shrew.serialization.add_safe_globals([{name}]))")
         return found
 
     def persistent_load(self, pid: Any) -> np.ndarray:
@@ -146,14 +157,37 @@ class RestrictedUnpickler(pickle._Unpickler):
         _, kind, key, _location, numel = pid
         return self._storage(kind, str(key), numel)
 
+    def load_reduce(self) -> None:
+        if id(self.stack[-2]) not in self._callable:
+            raise LoadError(f"load: {self._where} calls a {type(self.stack[-2]).__name__}; "
+                            f"only tensors and OrderedDicts are rebuilt by a call (an "
+                            f"allowed class is made without calling it)")
+        super().load_reduce()  # type: ignore[misc]
+
+    def load_newobj(self) -> None:
+        args = self.stack.pop()
+        cls = self.stack.pop()
+        if not isinstance(cls, type) or cls.__new__ is not object.__new__ or args != ():
+            raise LoadError(f"load: {self._where} makes a {cls!r:.60} from arguments "
+                            f"{args!r:.60}; only an allowed class of plain objects, with "
+                            f"none, is accepted (its own __new__ is never run)")
+        obj: Any = object.__new__(cls)
+        self._made.add(id(obj))
+        self.stack.append(obj)
+
+    dispatch[pickle.REDUCE[0]] = load_reduce
+    dispatch[pickle.NEWOBJ[0]] = load_newobj
+
     def load_build(self) -> None:
         state = self.stack.pop()
         target = self.stack[-1]
-        if type(target) is not OrderedDict or not isinstance(state, dict) or not all(
+        made = type(target) is OrderedDict or id(target) in self._made
+        if not made or not isinstance(state, dict) or not all(
                 isinstance(k, str) for k in state):
             raise LoadError(f"load: {self._where} sets attributes on a "
-                            f"{type(target).__name__}; only an OrderedDict's may be set "
-                            f"(nothing else a file names may be changed)")
+                            f"{type(target).__name__}; only an OrderedDict's or an allowed "
+                            f"class's instance's may be set (nothing else a file names may "
+                            f"be changed)")
         target.__dict__.update(state)
 
     dispatch[pickle.BUILD[0]] = load_build
