@@ -54,9 +54,9 @@ from . import widened
 # matmul of float16 or   oneDNN matmul (f32 accumulation, rounded once)     MATMUL_MIN_WORK
 #   bfloat16             -> gemm on float32 copies, rounded once (numpy's   (M*N*K)
 #                        matmul); onednn/matmul.py
-# linear, its backward   16-bit forward: oneDNN matmul with the bias        -
-#                        (MATMUL_MIN_WORK) -> matmul, add_into_; backward:
-#                        matmul, reduce (f32 sums, rounded once); here
+# linear, its backward   matmul, add_into_; 16-bit: oneDNN matmul with the  -
+#                        bias (MATMUL_MIN_WORK) -> that on float32 copies,
+#                        rounded once; backward: matmul, reduce; here
 # add_ (in place)        MKL axpy -> numpy                                  AXPY_MIN_SIZE
 #                        mkl/vector.py
 # add_into_              MKL axpy (same shapes) -> MKL ger (a bias)         AXPY_MIN_SIZE,
@@ -168,13 +168,14 @@ class CPUBackend(ArrayModuleBackend):
     # inputs: 187 us composed, about 130 so).  A GEMM onto the bias copied into the
     # result, as PyTorch's addmm, was 0.15 ms slower on a [1024, 1024] output: that copy
     # is one more single-threaded pass.
-    # float16 and bfloat16: oneDNN's product with the bias added before its one rounding
-    # (PyTorch's addmm on oneDNN), w read transposed in place.
+    # float16 and bfloat16: the bias joins the float32 sums before the one rounding, as in
+    # PyTorch's addmm (a product rounded, then added to the bias, would round twice): on
+    # oneDNN, w read transposed in place, else this float32 call on widened copies.
     def linear(self, x: Storage, w: Storage, b: Storage) -> Storage:
-        if x.dtype in widened.LOW_PRECISION:
+        low = widened.low_dtype(x, w, b)
+        if low is not None:
             y = onednn_matmul.matmul(x, w.T, b)
-            if y is not NotImplemented:
-                return y
+            return widened.call(self.linear, low, (), x, w, b) if y is NotImplemented else y
         y = self.matmul(x, w.T)
         self.add_into_(y, b.reshape(1, -1))
         return y
