@@ -248,3 +248,72 @@ def test_repeated_products_give_the_same_bits():
     first = onednn.matmul.matmul(a, b.T.copy().T)
     for _ in range(3):
         assert np.array_equal(first, onednn.matmul.matmul(a, b.T.copy().T))
+
+
+# -- convolutions ----------------------------------------------------------------------------
+CONVS = [((4, 16, 14, 14), (32, 16, 5, 5), 1, 2, 1, 1), ((8, 3, 20, 20), (16, 3, 3, 3), 1, 1, 1, 1),
+         ((2, 32, 16, 16), (64, 32, 3, 3), 2, 1, 1, 1), ((2, 8, 15, 17), (12, 4, 3, 2), 1, 2, 2, 2),
+         ((3, 6, 12, 12), (6, 1, 3, 3), 2, 1, 1, 6)]
+
+
+def _conv_step(lib, x: np.ndarray, w: np.ndarray, g: np.ndarray, args: tuple) -> list:
+    """conv2d's output under bfloat16 autocast and the float32 gradients of its float32
+    leaves given the output's gradient g, on torch or shrew."""
+    tx, tw = (lib.tensor(v, requires_grad=True) for v in (x, w))
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        y = lib.nn.functional.conv2d(tx, tw, None, *args)
+    assert y.dtype == lib.bfloat16
+    (y.float() * lib.tensor(g)).sum().backward()
+    return [y.detach().float().numpy(), tx.grad.numpy(), tw.grad.numpy()]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, stride, padding, dilation, groups", CONVS)
+def test_bfloat16_convolutions_under_autocast_match_torch(monkeypatch, x_shape, w_shape,
+                                                          stride, padding, dilation, groups):
+    """oneDNN's bfloat16 convolution (as PyTorch's: float32 accumulation, one rounding) each
+    way, against torch under autocast and against the path with oneDNN switched off."""
+    rng = np.random.default_rng(x_shape[1])
+    x, w = (rng.standard_normal(s).astype(BF16).astype(np.float32) for s in (x_shape, w_shape))
+    args = (stride, padding, dilation, groups)
+    y_shape = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), None, *args).shape
+    g = rng.standard_normal(y_shape).astype(BF16).astype(np.float32)
+    calls = []   # (name, the result's dtype, or None where it declined)
+    for name in ("conv2d", "conv2d_backward_data", "conv2d_backward_weights"):
+        real = getattr(onednn.conv, name)
+
+        def counting(*a, real=real, name=name):
+            out = real(*a)
+            calls.append((name, None if out is NotImplemented else out.dtype))
+            return out
+        monkeypatch.setattr(onednn.conv, name, counting)
+    got = _conv_step(shrew, x, w, g, args)
+    if onednn.matmul.serves(BF16):
+        assert [c for c in calls if c[0] == "conv2d"] == [("conv2d", BF16)]
+        # (with MKL off, a shallow input's weight gradient takes the core's lowering:
+        # backend.py's conv2d_backward)
+        assert all(served == BF16 for _, served in calls)
+    with cpu.use_onednn(False):
+        widened = _conv_step(shrew, x, w, g, args)
+    want = _conv_step(torch, x, w, g, args)
+    x64, w64 = torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64)
+    x64.requires_grad_(), w64.requires_grad_()
+    y64 = torch.nn.functional.conv2d(x64, w64, None, *args)
+    (y64 * torch.tensor(g, dtype=torch.float64)).sum().backward()
+    assert x64.grad is not None and w64.grad is not None
+    exact = [y64.detach().numpy(), x64.grad.numpy(), w64.grad.numpy()]
+    for got_, widened_, want_, exact_ in zip(got, widened, want, exact):
+        _assert_one_rounding(got_.astype(BF16), want_.astype(BF16), exact_)
+        # Switched off, the core's lowering adds its im2col columns back in bfloat16
+        # (col2im), and a grouped or dilated one is composed of plain ones: a few
+        # roundings more, where oneDNN's and PyTorch's gradients round once.
+        np.testing.assert_allclose(widened_, exact_, rtol=0,
+                                   atol=TOLERANCE[BF16] * np.abs(exact_).max())
+
+
+def test_float16_convolutions_stay_off_onednn():
+    """oneDNN has no float16 convolution kernels on most CPUs: float16 declines before
+    its cache sees the geometry."""
+    before = onednn.cache_info()["entries"]
+    x, w = _inputs((2, 8, 10, 10), F16, 1), _inputs((4, 8, 3, 3), F16, 2)
+    assert onednn.conv2d(x, w) is NotImplemented
+    assert onednn.cache_info()["entries"] == before

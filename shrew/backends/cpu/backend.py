@@ -39,11 +39,12 @@ from . import widened
 # are this folder's, "here" this file; "numpy" is ArrayModuleBackend's code
 # (backends/array_module, shared with cuda), "core" the op's own composition or gradient
 # rule (ops/, autograd/rules/), which runs where the backend declines.  oneDNN takes
-# float32, and for matrix products bfloat16 and float16 (float16 where the CPU has
-# AVX512-FP16 or AMX-FP16: elsewhere oneDNN has no kernel and declines); MKL float32 and
-# float64.  float16 and bfloat16 attention, its gradient,
-# and softmax_backward and unary_backward take the float32 steps below on widened copies,
-# in pieces of their leading dim, each result rounded once (widened.py).
+# float32, bfloat16 for matrix products and convolutions, and float16 for matrix
+# products where the CPU has AVX512-FP16 or AMX-FP16 (elsewhere oneDNN has no kernel, and
+# declines); bfloat16 needs AVX512 (onednn/matmul.py's serves).  MKL takes float32 and
+# float64.  float16 and bfloat16 attention, its gradient, and softmax_backward and
+# unary_backward take the float32 steps below on widened copies, in pieces of their
+# leading dim, each result rounded once (widened.py).
 #
 # (the sizes' values: thresholds.py)
 #
@@ -79,8 +80,9 @@ from . import widened
 #   layer_norm, backward onednn/elementwise.py
 # attention, backward    MKL's products around oneDNN's softmax, both on    MIN_ELEMENTWISE_SIZE
 #                        -> core; mkl/attention.py, onednn/elementwise.py   scores
-# conv2d, backward       oneDNN -> numpy's folded GEMMs (C*kw at least      any; folded:
-#                        CONV_FOLD_MIN_DEPTH) -> core's im2col lowering;    CONV_FOLD_MIN_DEPTH
+# conv2d, backward       oneDNN (float32, bfloat16) -> numpy's folded GEMMs any; folded:
+#                        (C*kw at least CONV_FOLD_MIN_DEPTH; 16-bit on      CONV_FOLD_MIN_DEPTH
+#                        float32 copies) -> core's im2col lowering;
 #                        with MKL off, a shallower input's weight gradient
 #                        skips oneDNN; onednn/conv.py, backends/array_module/folded_conv.py
 # max_pool2d, backward   oneDNN (no NaN; backward: through the forward's    MIN_ELEMENTWISE_SIZE

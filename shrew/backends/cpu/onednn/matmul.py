@@ -28,7 +28,8 @@ from .binding import (ARG_BIAS, ARG_DST, ARG_SRC, ARG_WEIGHTS, BF16, F16,
                       QUERY_IMPL_INFO_STR, Handle, Runtime, available, check, load)
 from .primitive import Layout, Primitive, create_pd, execute, layout_md
 
-DATA_TYPES = {np.dtype(ml_dtypes.bfloat16): BF16, np.dtype(np.float16): F16}
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+DATA_TYPES = {BFLOAT16: BF16, np.dtype(np.float16): F16}
 """The numpy dtypes this module takes, with their oneDNN data types."""
 
 _INPUTS = frozenset((ARG_SRC, ARG_WEIGHTS, ARG_BIAS))

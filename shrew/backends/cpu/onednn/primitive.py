@@ -140,12 +140,13 @@ def _exec_args(pairs: list) -> ctypes.Array[ExecArg]:
     return args
 
 
-def _md(lib: ctypes.CDLL, shape: tuple, any_layout: bool, tag: int | None = None) -> Handle:
+def _md(lib: ctypes.CDLL, shape: tuple, any_layout: bool, tag: int | None = None,
+        dtype: int = F32) -> Handle:
     md = Handle()
     if tag is None:
         tag = FORMAT_ANY if any_layout else len(shape) + PLAIN_TAG_OFFSET
     check(lib.dnnl_memory_desc_create_with_tag(ctypes.byref(md), len(shape), Dims(*shape),
-                                               F32, tag), "memory_desc_create_with_tag")
+                                               dtype, tag), "memory_desc_create_with_tag")
     return md
 
 
@@ -227,9 +228,10 @@ def create_pd(fn: Callable[..., int], *args: Any) -> Handle | None:
 
 
 def with_mds(lib: ctypes.CDLL, shapes: Iterable[tuple], any_layout: bool,
-             body: Callable[..., Any]) -> Any:
-    """body(*memory descriptors of shapes), the descriptors freed afterwards."""
-    mds = [_md(lib, s, any_layout) for s in shapes]
+             body: Callable[..., Any], dtype: int = F32) -> Any:
+    """body(*memory descriptors of shapes, of oneDNN data type dtype), the descriptors
+    freed afterwards."""
+    mds = [_md(lib, s, any_layout, dtype=dtype) for s in shapes]
     try:
         return body(*mds)
     finally:
