@@ -230,10 +230,21 @@ def test_what_declines():
 
 
 def test_operands_it_cannot_address_are_copied_first():
-    """Negative strides and elements apart are read from a contiguous copy; a broadcast
-    (0-stride) batch dim too; the values are numpy's float32 product, rounded once."""
+    """Negative strides, elements apart, a broadcast (0-stride) batch dim and matrices
+    that overlap are read from a contiguous copy; the attention heads interleaved in the
+    rows of a [N, T, H*D] buffer are read in place; the values are numpy's float32 product,
+    rounded once."""
     a, b = _inputs((96, 128), BF16, 5), _inputs((128, 80), BF16, 6)
-    cases = [(a[::-1], b), (a, b[:, ::-1]), (np.broadcast_to(a, (3, 96, 128)), b)]
+    rows = _inputs((2, 64, 4 * 32), BF16, 7)
+    heads = rows.reshape(2, 64, 4, 32).transpose(0, 2, 1, 3)
+    overlapping = np.lib.stride_tricks.as_strided(a, (3, 64, 128), (a.strides[0] * 8,
+                                                                   *a.strides))
+    cases = [(a[::-1], b), (a, b[:, ::-1]), (np.broadcast_to(a, (3, 96, 128)), b),
+             (overlapping, b), (heads, heads.swapaxes(-1, -2)), (heads, b[:32])]
+    in_place = [onednn.matmul._addressable(x)[0] is x for x, _ in cases]
+    assert in_place == [False, True, False, False, True, True]
+    reversed_b = cases[1][1]
+    assert onednn.matmul._addressable(reversed_b)[0] is not reversed_b
     for x, y in cases:
         got = onednn.matmul.matmul(x, y)
         assert got is not NotImplemented or not onednn.matmul.serves(BF16)

@@ -135,20 +135,20 @@ def _addressable(x: np.ndarray) -> tuple[np.ndarray, tuple]:
 
 
 def _element_strides(x: np.ndarray) -> tuple | None:
-    """x's strides in elements, each size-1 dim's replaced by the span of the dims inside
-    it; None where a stride is negative, not a whole element, or 0 on a dim of size > 1."""
+    """x's strides in elements, each size-1 dim's replaced by the span of the others;
+    None where a stride is negative, not a whole element or 0 on a dim of size > 1, or
+    where two elements share an address (oneDNN rejects such a descriptor).  The dims
+    taken by stride must nest: each at least the span of those inside it."""
     size = x.itemsize
     if not x.flags.aligned or any(s < 0 or s % size for s in x.strides):
         return None
-    out: list[int] = []
-    span = 1   # elements covered by the dims inside the current one
-    for n, s in zip(reversed(x.shape), reversed(x.strides)):
-        stride = s // size if n > 1 else span
-        if stride == 0:
+    moving = sorted((s // size, n) for n, s in zip(x.shape, x.strides) if n > 1)
+    span = 1
+    for stride, n in moving:
+        if stride < span:
             return None
-        out.append(stride)
-        span = max(span, n * stride)
-    return tuple(reversed(out))
+        span = stride * n
+    return tuple(s // size if n > 1 else span for n, s in zip(x.shape, x.strides))
 
 
 def _matrix_layout(shape: tuple, strides: tuple) -> bool:
