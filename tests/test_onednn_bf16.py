@@ -224,7 +224,7 @@ def test_what_declines():
     with cpu.use_onednn(False):
         assert matmul(a, b) is NotImplemented
         assert not onednn.matmul.serves(BF16)
-    # (oneDNN's bfloat16 kernels need AVX512; a CPU without it declines the same way)
+    # (a CPU without oneDNN bfloat16 kernels declines the same way)
     if onednn.matmul.serves(BF16):
         assert matmul(a, b).dtype == BF16
 

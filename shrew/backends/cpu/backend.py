@@ -41,7 +41,8 @@ from . import widened
 # rule (ops/, autograd/rules/), which runs where the backend declines.  oneDNN takes
 # float32, bfloat16 for matrix products and convolutions, and float16 for matrix
 # products where the CPU has AVX512-FP16 or AMX-FP16 (elsewhere oneDNN has no kernel, and
-# declines); bfloat16 needs AVX512 (onednn/matmul.py's serves).  MKL takes float32 and
+# declines); bfloat16 where oneDNN has a kernel for the CPU (AVX512 ones, as a rule:
+# onednn/matmul.py's serves).  MKL takes float32 and
 # float64.  float16 and bfloat16 attention, its gradient, and softmax_backward and
 # unary_backward take the float32 steps below on widened copies, in pieces of their
 # leading dim, each result rounded once (widened.py).

@@ -8,11 +8,13 @@ the GEMM.  Its values are the same up to the order of the float32 sums: within o
 16-bit rounding of each other.
 
 Operands: numpy's matmul semantics for 2-d and batched ones (batch dims broadcast), each
-matrix row- or column-major with any leading dimension and batch strides (a transposed
-view such as linear's w.T is read in place; anything else is copied first).  oneDNN
+matrix row- or column-major with any leading dimension, batch strides that keep the
+matrices apart (a transposed view such as linear's w.T, or attention heads interleaved in
+the rows of one buffer, is read in place; anything else is copied first).  oneDNN
 implements bfloat16 on CPUs with AVX512 (natively with AVX512-BF16 or AMX) and float16 on
-CPUs with AVX512-FP16 or AMX-FP16; elsewhere it has no implementation, and the call
-declines, as it does for any geometry it would serve only with its reference code.
+CPUs with AVX512-FP16 or AMX-FP16; elsewhere it has no implementation but its reference
+one, element by element, and the call declines (serves), as it does for any geometry it
+would serve only with that.
 """
 from __future__ import annotations
 
