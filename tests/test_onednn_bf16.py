@@ -9,12 +9,14 @@ import ml_dtypes
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 import shrew
 from shrew.backends import cpu
 from shrew.backends.cpu import onednn, thresholds
 from shrew.backends.cpu.backend import CPUBackend
-from support import needs_loadable, switched_on
+from support import broadcast_pairs, needs_loadable, switched_on
 
 pytestmark = needs_loadable(onednn)
 onednn_on = switched_on(cpu.use_onednn)
@@ -132,6 +134,24 @@ def test_batched_bfloat16_products_broadcast_as_torch(monkeypatch, a_shape, b_sh
     b64 = b.astype(np.float64)
     exact = a.astype(np.float64) @ (np.swapaxes(b64, -1, -2) if transpose_b else b64)
     _assert_one_rounding(got, want, exact)
+
+
+@given(batches=broadcast_pairs(0, 3), m=st.integers(1, 24), k=st.integers(1, 40),
+       n=st.integers(1, 24), transposed=st.tuples(st.booleans(), st.booleans()),
+       seed=st.integers(0, 2**16))
+def test_any_broadcast_and_layout_matches_torch(batches, m, k, n, transposed, seed):
+    """Every size (the threshold lowered to 0, so that oneDNN takes small products too),
+    batch dims broadcast either way, either operand transposed."""
+    a_batch, b_batch = batches
+    a, b = _inputs(a_batch + (m, k), BF16, seed), _inputs(b_batch + (k, n), BF16, seed + 1)
+    a, b = (_layout(x, "transposed") if t else x for x, t in zip((a, b), transposed))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(thresholds, "MATMUL_MIN_WORK", 0)
+        got = onednn.matmul.matmul(a, b)
+    assert got is not NotImplemented or not onednn.matmul.serves(BF16)
+    if got is not NotImplemented:
+        want = _numpy(torch.matmul(_torch(a), _torch(b)), BF16)
+        _assert_one_rounding(got, want, a.astype(np.float64) @ b.astype(np.float64))
 
 
 def _linear_step(lib, x: np.ndarray, w: np.ndarray, b: np.ndarray, g: np.ndarray) -> list:

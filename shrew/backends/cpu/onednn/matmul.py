@@ -137,10 +137,12 @@ def _addressable(x: np.ndarray) -> tuple[np.ndarray, tuple]:
 
 
 def _element_strides(x: np.ndarray) -> tuple | None:
-    """x's strides in elements, each size-1 dim's replaced by the span of the others;
-    None where a stride is negative, not a whole element or 0 on a dim of size > 1, or
-    where two elements share an address (oneDNN rejects such a descriptor).  The dims
-    taken by stride must nest: each at least the span of those inside it."""
+    """x's strides in elements, each size-1 dim's replaced by the one a row-major layout
+    gives it (the next dim's stride times its size: the stride never moves the address,
+    and oneDNN picks its kernels by the layout it sees); None where a stride is negative,
+    not a whole element or 0 on a dim of size > 1, or where two elements share an address
+    (oneDNN rejects such a descriptor): the dims taken by stride must nest, each at least
+    the span of those inside it."""
     size = x.itemsize
     if not x.flags.aligned or any(s < 0 or s % size for s in x.strides):
         return None
@@ -150,7 +152,12 @@ def _element_strides(x: np.ndarray) -> tuple | None:
         if stride < span:
             return None
         span = stride * n
-    return tuple(s // size if n > 1 else span for n, s in zip(x.shape, x.strides))
+    out: list[int] = []
+    inner = 1   # the next dim's stride times its size
+    for n, s in zip(reversed(x.shape), reversed(x.strides)):
+        out.append(s // size if n > 1 else inner)
+        inner = out[-1] * n
+    return tuple(reversed(out))
 
 
 def _matrix_layout(shape: tuple, strides: tuple) -> bool:
