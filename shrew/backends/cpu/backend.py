@@ -25,6 +25,7 @@ from .onednn import binding as onednn_binding
 from .onednn.binding import GELU_ERF, GELU_TANH, POOL_AVG_INCLUDE, RELU
 from .onednn import conv as onednn_conv
 from .onednn import elementwise as onednn_eltwise
+from .onednn import matmul as onednn_matmul
 from .onednn import max_pool as onednn_max_pool
 from .onednn import pool as onednn_pool
 from .onednn import rnn as onednn_rnn
@@ -38,9 +39,13 @@ from . import widened
 # are this folder's, "here" this file; "numpy" is ArrayModuleBackend's code
 # (backends/array_module, shared with cuda), "core" the op's own composition or gradient
 # rule (ops/, autograd/rules/), which runs where the backend declines.  oneDNN takes
-# float32 only; MKL float32 and float64.  float16 and bfloat16 attention, its gradient,
-# and softmax_backward and unary_backward take the float32 steps below on widened copies,
-# in pieces of their leading dim, each result rounded once (widened.py).
+# float32, bfloat16 for matrix products and convolutions, and float16 for matrix
+# products where the CPU has AVX512-FP16 or AMX-FP16 (elsewhere oneDNN has no kernel, and
+# declines); bfloat16 where oneDNN has a kernel for the CPU (AVX512 ones, as a rule:
+# onednn/matmul.py's serves).  MKL takes float32 and
+# float64.  float16 and bfloat16 attention, its gradient, and softmax_backward and
+# unary_backward take the float32 steps below on widened copies, in pieces of their
+# leading dim, each result rounded once (widened.py).
 #
 # (the sizes' values: thresholds.py)
 #
@@ -48,8 +53,12 @@ from . import widened
 #                        files
 # gemm (every product)   MKL -> numpy                                       any
 #                        mkl/gemm.py
-# linear, its backward   gemm, add_into_ and reduce, as below               -
-#                        here
+# matmul of float16 or   oneDNN matmul (f32 accumulation, rounded once)     MATMUL_MIN_WORK
+#   bfloat16             -> gemm on float32 copies, rounded once (numpy's   (M*N*K)
+#                        matmul); onednn/matmul.py
+# linear, its backward   matmul, add_into_; 16-bit: oneDNN matmul with the  -
+#                        bias (MATMUL_MIN_WORK) -> that on float32 copies,
+#                        rounded once; backward: matmul, reduce; here
 # add_ (in place)        MKL axpy -> numpy                                  AXPY_MIN_SIZE
 #                        mkl/vector.py
 # add_into_              MKL axpy (same shapes) -> MKL ger (a bias)         AXPY_MIN_SIZE,
@@ -72,8 +81,9 @@ from . import widened
 #   layer_norm, backward onednn/elementwise.py
 # attention, backward    MKL's products around oneDNN's softmax, both on    MIN_ELEMENTWISE_SIZE
 #                        -> core; mkl/attention.py, onednn/elementwise.py   scores
-# conv2d, backward       oneDNN -> numpy's folded GEMMs (C*kw at least      any; folded:
-#                        CONV_FOLD_MIN_DEPTH) -> core's im2col lowering;    CONV_FOLD_MIN_DEPTH
+# conv2d, backward       oneDNN (float32, bfloat16) -> numpy's folded GEMMs any; folded:
+#                        (C*kw at least CONV_FOLD_MIN_DEPTH; 16-bit on      CONV_FOLD_MIN_DEPTH
+#                        float32 copies) -> core's im2col lowering;
 #                        with MKL off, a shallower input's weight gradient
 #                        skips oneDNN; onednn/conv.py, backends/array_module/folded_conv.py
 # max_pool2d, backward   oneDNN (no NaN; backward: through the forward's    MIN_ELEMENTWISE_SIZE
@@ -161,7 +171,14 @@ class CPUBackend(ArrayModuleBackend):
     # inputs: 187 us composed, about 130 so).  A GEMM onto the bias copied into the
     # result, as PyTorch's addmm, was 0.15 ms slower on a [1024, 1024] output: that copy
     # is one more single-threaded pass.
+    # float16 and bfloat16: the bias joins the float32 sums before the one rounding, as in
+    # PyTorch's addmm (a product rounded, then added to the bias, would round twice): on
+    # oneDNN, w read transposed in place, else this float32 call on widened copies.
     def linear(self, x: Storage, w: Storage, b: Storage) -> Storage:
+        low = widened.low_dtype(x, w, b)
+        if low is not None:
+            y = onednn_matmul.matmul(x, w.T, b)
+            return widened.call(self.linear, low, (), x, w, b) if y is NotImplemented else y
         y = self.matmul(x, w.T)
         self.add_into_(y, b.reshape(1, -1))
         return y
@@ -171,6 +188,16 @@ class CPUBackend(ArrayModuleBackend):
         return (self.matmul(g, w) if need_x else None,
                 self.matmul(g.T, x) if need_w else None,
                 self.reduce("sum", g, (0,), False) if need_b else None)
+
+    def matmul(self, a: Storage, b: Storage) -> Storage:
+        # float16 and bfloat16 on oneDNN, operands read as they lie, products accumulated
+        # in float32 and rounded once; where it declines, the array module's float32 GEMM
+        # on widened copies (the same values up to the order of the float32 sums)
+        if a.dtype in widened.LOW_PRECISION:
+            out = onednn_matmul.matmul(a, b)
+            if out is not NotImplemented:
+                return out
+        return ArrayModuleBackend.matmul(self, a, b)
 
     def gemm(self, a: Storage, b: Storage, out: Storage | None = None) -> Storage:
         got = mkl_gemm.matmul(a, b, out)

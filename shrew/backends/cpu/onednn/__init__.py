@@ -3,14 +3,16 @@
 Modules: binding (the C API declarations, loading, the switch, threads), primitive (a
 primitive on numpy buffers and the cache), conv, pool, max_pool (max pooling's forward and
 its backward through the forward's workspace), elementwise (GELU, relu's gradient,
-softmax, layer norm), rnn (an RNN, LSTM or GRU layer's whole time loop, each way).
+softmax, layer norm), rnn (an RNN, LSTM or GRU layer's whole time loop, each way), matmul
+(bfloat16 and float16 matrix products, a bias optional: ``onednn.matmul.matmul``).
 
 The cpu backend (cpu/backend.py, whose table says which call goes where) calls these
-modules for its convolutions, pooling, recurrent layers, and large softmax, layer norm
-(with or without its weight and bias), GELU and relu's gradient.  Each returns
-``NotImplemented`` where oneDNN cannot serve the call (library not installed or switched
-off, a dtype other than float32, an array below the table's size, an empty dimension, a
-geometry no implementation takes), and the caller then runs its numpy code.
+modules for its convolutions, pooling, recurrent layers, 16-bit products and linear
+layers, and large softmax, layer norm (with or without its weight and bias), GELU and
+relu's gradient.  Each returns ``NotImplemented`` where oneDNN cannot serve the call
+(library not installed or switched off, a dtype other than float32 (bfloat16, float16 for
+matmul), an array below the table's size, an empty dimension, a geometry no implementation
+takes), and the caller then runs its numpy code.
 
 How a call runs:
 
@@ -18,7 +20,8 @@ How a call runs:
   once per (kind, shapes, parameters, dtype) and kept in a bounded LRU cache
   (``CACHE_SIZE`` entries; evicted entries free their oneDNN objects).
 - numpy buffers are handed over zero-copy (``dnnl_memory_set_data_handle``) as plain
-  row-major memory (nchw data, oihw or goihw weights).  A convolution is created with
+  row-major memory (nchw data, oihw or goihw weights), a product's operands with their
+  own strides (primitive.Layout).  A convolution is created with
   format ``any``: oneDNN picks its blocked layouts (nChw8c, ...) and its direct
   ``jit:avx2``/``avx512`` kernels, and the primitive keeps buffers in those layouts with
   a reorder from and to the numpy buffers, run in the same call.  Plain layouts would
@@ -41,6 +44,7 @@ from .binding import (GELU_ERF, GELU_TANH, POOL_AVG_EXCLUDE, POOL_AVG_INCLUDE, P
                       OneDNNError, available, get_num_threads, load_error, set_enabled,
                       set_num_threads)
 from .conv import conv2d, conv2d_backward_data, conv2d_backward_weights, conv_output_hw
+from . import matmul   # (the module: its matmul would hide it)
 from .elementwise import (eltwise, eltwise_backward, eltwise_derivative,
                           large_float32, layer_norm, layer_norm_affine,
                           layer_norm_affine_backward, relu_backward, softmax,
@@ -54,6 +58,6 @@ __all__ = ["GELU_ERF", "GELU_TANH", "POOL_AVG_EXCLUDE",
            "conv_output_hw", "eltwise", "eltwise_backward", "eltwise_derivative",
            "get_num_threads", "large_float32", "layer_norm", "layer_norm_affine",
            "layer_norm_affine_backward",
-           "load_error", "pool2d", "pool2d_backward", "pool_output_hw", "relu_backward",
+           "load_error", "matmul", "pool2d", "pool2d_backward", "pool_output_hw", "relu_backward",
            "set_enabled", "set_num_threads", "softmax", "softmax_backward",
            "standardized_backward"]

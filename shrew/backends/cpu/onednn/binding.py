@@ -11,7 +11,7 @@ from ..native import LoadOnce, Switch, library_path
 
 # Values from dnnl_types.h / dnnl_common_types.h (oneDNN 3.x).
 SUCCESS, UNIMPLEMENTED = 0, 3
-F32 = 3
+F16, BF16, F32 = 1, 2, 3             # dnnl_data_type_t
 CPU = 1
 STREAM_IN_ORDER = 1
 FORMAT_ANY = 1
@@ -24,8 +24,8 @@ BINARY_MUL, BINARY_LE = 0x1fff1, 0x1fff8   # dnnl_binary_mul, dnnl_binary_le
 SOFTMAX, SOFTMAX_LOG = 0x30000, 0x30001   # dnnl_softmax_accurate, dnnl_softmax_log
 BACKWARD, BACKWARD_DATA = 128, 160
 NORMALIZATION_FLAGS_NONE, USE_SCALE, USE_SHIFT = 0, 0x2, 0x4   # dnnl_normalization_flags_t
-QUERY_WORKSPACE_MD, QUERY_EXEC_ARG_MD = 135, 255
-ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_WORKSPACE = 1, 17, 33, 64
+QUERY_IMPL_INFO_STR, QUERY_WORKSPACE_MD, QUERY_EXEC_ARG_MD = 8, 135, 255
+ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_BIAS, ARG_WORKSPACE = 1, 17, 33, 41, 64
 ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS = 129, 145, 161
 ARG_MEAN, ARG_VARIANCE, ARG_SCALE, ARG_SHIFT = 49, 50, 51, 52
 ARG_DIFF_SCALE, ARG_DIFF_SHIFT = 255, 256
@@ -58,6 +58,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         "dnnl_stream_wait": (status, [h]),
         "dnnl_memory_desc_create_with_tag": (
             status, [out, ctypes.c_int, Dims, ctypes.c_int, ctypes.c_int]),
+        "dnnl_memory_desc_create_with_strides": (
+            status, [out, ctypes.c_int, Dims, ctypes.c_int, Dims]),
         "dnnl_memory_desc_destroy": (status, [h]),
         "dnnl_memory_desc_get_size": (ctypes.c_size_t, [h]),
         "dnnl_memory_desc_equal": (ctypes.c_int, [h, h]),
@@ -96,6 +98,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "dnnl_layer_normalization_backward_primitive_desc_create": (
             status, [out, h, ctypes.c_int, h, h, h, h, ctypes.c_float, ctypes.c_uint, h, h]),
         "dnnl_binary_primitive_desc_create": (status, [out, h, ctypes.c_int, h, h, h, h]),
+        "dnnl_matmul_primitive_desc_create": (status, [out, h, h, h, h, h, h]),
         "dnnl_primitive_attr_create": (status, [out]),
         "dnnl_primitive_attr_destroy": (status, [h]),
         "dnnl_primitive_attr_set_post_ops": (status, [h, h]),

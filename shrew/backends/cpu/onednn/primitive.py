@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,10 +19,21 @@ from .binding import (ALLOCATE, ARG_FROM, ARG_TO, ARG_WORKSPACE, F32, FORMAT_ANY
 CACHE_SIZE = 128
 """Most primitives kept at once; a training loop uses a few per convolution layer."""
 
+
+@dataclass(frozen=True)
+class Layout:
+    """An argument's numpy buffer other than plain float32: its shape, its oneDNN data type
+    (binding's F32, BF16, F16) and its strides in elements (None: row-major)."""
+    shape: tuple
+    dtype: int = F32
+    strides: tuple | None = None
+
+
 class Primitive:
     """One primitive, ready to run on numpy buffers in plain layouts.
 
-    ``descs`` maps each argument (DNNL_ARG_*) to its shape.  Where the primitive chose a
+    ``descs`` maps each argument (DNNL_ARG_*) to its shape (a plain float32 buffer) or its
+    Layout.  Where the primitive chose a
     layout of its own for an argument (the descriptor was made with format ``any``), a
     buffer in that layout is kept here with a reorder from (inputs) or to (outputs) the
     plain numpy buffer; where it kept the plain layout, the numpy buffer is used as is.
@@ -69,12 +81,13 @@ class Primitive:
             self.user.append((user, memory))
         return memory
 
-    def _bind(self, arg: int, shape: tuple, before: list, after: list) -> Handle:
+    def _bind(self, arg: int, desc: tuple | Layout, before: list, after: list) -> Handle:
         """The memory object the primitive reads or writes for `arg`: the numpy buffer's
         own, or a buffer in the primitive's layout with its reorder queued."""
         lib = self.lib
         plain = self._own("dnnl_memory_desc_destroy",
-                          _md(lib, shape, any_layout=False, tag=self.tags.get(arg)))
+                          layout_md(lib, desc) if isinstance(desc, Layout) else
+                          _md(lib, desc, any_layout=False, tag=self.tags.get(arg)))
         user = self._memory(plain, None, user=arg)
         chosen = lib.dnnl_primitive_desc_query_md(self.pd, QUERY_EXEC_ARG_MD, arg)
         if lib.dnnl_memory_desc_equal(chosen, plain):
@@ -98,7 +111,7 @@ class Primitive:
         """Execute on the numpy arrays of `buffers` (DNNL_ARG_* -> C-contiguous array);
         the caller holds ``busy`` (see using)."""
         lib, stream = self.lib, self.runtime.stream
-        for arg, memory in self.user:
+        for arg, memory in self.user:   # (a strided view: its first element's address)
             check(lib.dnnl_memory_set_data_handle(memory, buffers[arg].ctypes.data),
                   "memory_set_data_handle")
         for primitive, args in self.steps:
@@ -127,12 +140,27 @@ def _exec_args(pairs: list) -> ctypes.Array[ExecArg]:
     return args
 
 
-def _md(lib: ctypes.CDLL, shape: tuple, any_layout: bool, tag: int | None = None) -> Handle:
+def _md(lib: ctypes.CDLL, shape: tuple, any_layout: bool, tag: int | None = None,
+        dtype: int = F32) -> Handle:
     md = Handle()
     if tag is None:
         tag = FORMAT_ANY if any_layout else len(shape) + PLAIN_TAG_OFFSET
     check(lib.dnnl_memory_desc_create_with_tag(ctypes.byref(md), len(shape), Dims(*shape),
-                                               F32, tag), "memory_desc_create_with_tag")
+                                               dtype, tag), "memory_desc_create_with_tag")
+    return md
+
+
+def layout_md(lib: ctypes.CDLL, layout: Layout) -> Handle:
+    """A memory descriptor of `layout` (with its strides where it has them)."""
+    md, dims = Handle(), Dims(*layout.shape)
+    if layout.strides is None:
+        status = lib.dnnl_memory_desc_create_with_tag(
+            ctypes.byref(md), len(layout.shape), dims, layout.dtype,
+            len(layout.shape) + PLAIN_TAG_OFFSET)
+    else:
+        status = lib.dnnl_memory_desc_create_with_strides(
+            ctypes.byref(md), len(layout.shape), dims, layout.dtype, Dims(*layout.strides))
+    check(status, "memory_desc_create")
     return md
 
 
@@ -200,9 +228,10 @@ def create_pd(fn: Callable[..., int], *args: Any) -> Handle | None:
 
 
 def with_mds(lib: ctypes.CDLL, shapes: Iterable[tuple], any_layout: bool,
-             body: Callable[..., Any]) -> Any:
-    """body(*memory descriptors of shapes), the descriptors freed afterwards."""
-    mds = [_md(lib, s, any_layout) for s in shapes]
+             body: Callable[..., Any], dtype: int = F32) -> Any:
+    """body(*memory descriptors of shapes, of oneDNN data type dtype), the descriptors
+    freed afterwards."""
+    mds = [_md(lib, s, any_layout, dtype=dtype) for s in shapes]
     try:
         return body(*mds)
     finally:
