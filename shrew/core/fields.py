@@ -255,6 +255,12 @@ def graph_only(t: Tensor) -> Tensor:
     return out
 
 
+def is_stand_in(t: Tensor) -> bool:
+    """Whether t is a graph_only stand-in (read safely on every tensor class: a complex
+    tensor's storage is not readable)."""
+    return getattr(t, "_stands_for", None) is not None
+
+
 def stood_for(t: Tensor) -> Tensor:
     """The tensor a graph_only stand-in `t` was made for, where it is alive and still the
     same node (an in-place write gives it a new id, detach_() drops its op); else `t`."""
@@ -265,13 +271,12 @@ def stood_for(t: Tensor) -> Tensor:
 def with_inputs_resolved(op: O.Op | None) -> O.Op | None:
     """op, or where it holds inputs graph_only, a copy holding each input's tensor itself
     where it lives (Tensor.op: what users walk the graph by)."""
-    if op is None or not any(getattr(getattr(op, name, None), "_data", 0) is None
-                             for name in op.TENSORS):
+    if op is None or not any(is_stand_in(getattr(op, name, None)) for name in op.TENSORS):
         return op
     copy = _copied(op)
     for name in op.TENSORS:
         x = getattr(op, name)
-        if x is not None and x._data is None:
+        if is_stand_in(x):
             setattr(copy, name, stood_for(x))
     return copy
 
