@@ -255,9 +255,9 @@ def graph_only(t: Tensor) -> Tensor:
     return out
 
 
-def is_stand_in(t: Tensor) -> bool:
-    """Whether t is a graph_only stand-in (read safely on every tensor class: a complex
-    tensor's storage is not readable)."""
+def is_stand_in(t: Any) -> bool:
+    """Whether t (a tensor, None, anything) is a graph_only stand-in: read from its own
+    slot, safe on every tensor class (a complex tensor's storage is not readable)."""
     return getattr(t, "_stands_for", None) is not None
 
 
