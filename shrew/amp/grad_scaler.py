@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import warnings
 from collections import defaultdict
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import _tensor
 from ..backends import registry
@@ -282,27 +282,29 @@ class GradScaler:
             self._growth_tracker.fill_(state_dict["_growth_tracker"])
 
 
-class CUDAGradScaler(GradScaler):
+class _DeprecatedGradScaler(GradScaler):
+    """``torch.<device>.amp.GradScaler``: GradScaler(DEVICE, ...), with PyTorch's
+    deprecation warning."""
+
+    DEVICE: ClassVar[str]
+
+    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000,
+                 enabled: bool = True) -> None:
+        warnings.warn(f"`torch.{self.DEVICE}.amp.GradScaler(args...)` is deprecated. Please "
+                      f"use `torch.amp.GradScaler('{self.DEVICE}', args...)` instead.",
+                      FutureWarning, stacklevel=2)
+        super().__init__(self.DEVICE, init_scale, growth_factor, backoff_factor,
+                         growth_interval, enabled)
+
+
+class CUDAGradScaler(_DeprecatedGradScaler):
     """``torch.cuda.amp.GradScaler``: GradScaler("cuda", ...)."""
 
-    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
-                 backoff_factor: float = 0.5, growth_interval: int = 2000,
-                 enabled: bool = True) -> None:
-        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
-                         enabled)
+    DEVICE = "cuda"
 
 
-class CPUGradScaler(GradScaler):
+class CPUGradScaler(_DeprecatedGradScaler):
     """``torch.cpu.amp.GradScaler``: GradScaler("cpu", ...)."""
 
-    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
-                 backoff_factor: float = 0.5, growth_interval: int = 2000,
-                 enabled: bool = True) -> None:
-        warnings.warn("`torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cpu', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cpu", init_scale, growth_factor, backoff_factor, growth_interval,
-                         enabled)
+    DEVICE = "cpu"

@@ -127,18 +127,15 @@ def released(op: O.Op) -> O.Released:
     every node of a step is released and the name is all a Released holds (looked up by
     type first: this runs for every node of every backward)."""
     entry = _RELEASED.get(type(op))
-    if type(entry) is O.Released:
-        return entry
     if entry is None:
         entry = _RELEASED[type(op)] = {} if isinstance(op, NAMED_BY_FN) else O.Released(
             op_name(op))
-        if type(entry) is O.Released:
-            return entry
-    by_fn = cast(dict, entry)
+    if type(entry) is not dict:
+        return cast(O.Released, entry)
     fn = op.fn  # type: ignore[attr-defined]
-    stand_in = by_fn.get(fn)
+    stand_in = entry.get(fn)
     if stand_in is None:
-        stand_in = by_fn[fn] = O.Released(op_name(op))
+        stand_in = entry[fn] = O.Released(op_name(op))
     return stand_in
 
 

@@ -170,8 +170,9 @@ def _collect(obj: Any, storages: _Storages) -> None:
                 f"format cannot hold: torch.load cannot rebuild a shrew class; save its "
                 f"state_dict() to the .pt file, or the module to a .safetensors file "
                 f"(shrew.load rebuilds it)")
-        plain = not isinstance(x, (Mapping, list, tuple)) and plain_object_class(x)
-        if not isinstance(x, (Mapping, list, tuple)) and not plain:
+        container = isinstance(x, (Mapping, list, tuple))
+        plain = not container and plain_object_class(x) is not None
+        if not container and not plain:
             raise ShrewTypeError(
                 f"save: cannot write the {type(x).__name__} at {where} in PyTorch's format: "
                 f"a .pt file holds tensors, numbers, strings, None, dicts, lists and tuples "

@@ -152,15 +152,12 @@ def _md(lib: ctypes.CDLL, shape: tuple, any_layout: bool, tag: int | None = None
 
 def layout_md(lib: ctypes.CDLL, layout: Layout) -> Handle:
     """A memory descriptor of `layout` (with its strides where it has them)."""
-    md, dims = Handle(), Dims(*layout.shape)
     if layout.strides is None:
-        status = lib.dnnl_memory_desc_create_with_tag(
-            ctypes.byref(md), len(layout.shape), dims, layout.dtype,
-            len(layout.shape) + PLAIN_TAG_OFFSET)
-    else:
-        status = lib.dnnl_memory_desc_create_with_strides(
-            ctypes.byref(md), len(layout.shape), dims, layout.dtype, Dims(*layout.strides))
-    check(status, "memory_desc_create")
+        return _md(lib, layout.shape, any_layout=False, dtype=layout.dtype)
+    md = Handle()
+    check(lib.dnnl_memory_desc_create_with_strides(
+        ctypes.byref(md), len(layout.shape), Dims(*layout.shape), layout.dtype,
+        Dims(*layout.strides)), "memory_desc_create_with_strides")
     return md
 
 
