@@ -2,6 +2,7 @@
 
     python benchmarks/run.py [--rounds 15] [--cl-rounds 5] [--only mlp_step,memory]
                              [--quick] [--no-opencl] [--opencl-device opencl:1] [--cuda]
+                             [--no-cpu]
                              [--no-amp] [--compiled] [--scale 1.0] [--out benchmarks/results]
 
 Each (framework, device) runs in its own worker process (worker.py), all built from the
@@ -10,9 +11,10 @@ agree with PyTorch's (rtol 1e-3): the same forward pass, and after one SGD updat
 gradients.  Then the workers take turns round by round, so machine noise hits all alike;
 a round times `repeat` steps of each.  Reported: the median seconds per step, and ratios
 shrew/torch (cpu), opencl/cpu (shrew's two backends) and opencl/tinygrad; with --cuda also
-shrew and PyTorch on the GPU and their ratio (each step ends in loss.item(), a sync).  The
-autocast lanes train mlp_step, cnn_step and transformer_step under bfloat16 autocast,
-shrew's beside PyTorch's on the same device in the same run (their first losses must agree
+shrew and PyTorch on the GPU and their ratio (each step ends in loss.item(), a sync), with
+their autocast lanes and, with --compiled, shrew.compile on cuda; --no-cpu leaves out the
+cpu lanes.  The autocast lanes train mlp_step, cnn_step and transformer_step under bfloat16
+autocast, shrew's beside PyTorch's on the same device in the same run (their first losses must agree
 within bfloat16's tolerance, 2e-2).  With --compiled also shrew.compile'd steps (cpu and
 OpenCL) beside PyTorch's torch.compile'd ones (inductor), the loss read outside the
 compiled step.  `memory` runs transformer_step in fresh workers and reports their peak RSS:
@@ -55,14 +57,19 @@ LANES = [("shrew", "shrew cpu"), ("torch", "torch"), ("opencl", "shrew opencl"),
          ("tinygrad", "tinygrad CL"), ("cuda", "shrew cuda"), ("torch_cuda", "torch cuda"),
          ("shrew_amp", "shrew cpu bf16 autocast"), ("torch_amp", "torch bf16 autocast"),
          ("compiled", "shrew.compile cpu"), ("torch_compiled", "torch.compile"),
-         ("opencl_compiled", "shrew.compile opencl")]
+         ("opencl_compiled", "shrew.compile opencl"), ("cuda_compiled", "shrew.compile cuda"),
+         ("cuda_amp", "shrew cuda bf16 autocast"),
+         ("torch_cuda_amp", "torch cuda bf16 autocast")]
 RATIOS = [("shrew/torch", "shrew", "torch"), ("opencl/cpu", "opencl", "shrew"),
           ("opencl/tinygrad", "opencl", "tinygrad"), ("cuda/torch cuda", "cuda", "torch_cuda"),
           ("bf16 shrew/torch", "shrew_amp", "torch_amp"),
           ("compiled/torch", "compiled", "torch"),
           ("compiled/torch.compile", "compiled", "torch_compiled"),
           ("compiled/eager", "compiled", "shrew"),
-          ("opencl compiled/eager", "opencl_compiled", "opencl")]
+          ("opencl compiled/eager", "opencl_compiled", "opencl"),
+          ("cuda compiled/torch cuda", "cuda_compiled", "torch_cuda"),
+          ("cuda compiled/eager", "cuda_compiled", "cuda"),
+          ("cuda bf16 shrew/torch", "cuda_amp", "torch_cuda_amp")]
 # The workloads with an autocast lane, and how close the first losses of shrew's and
 # PyTorch's bfloat16 runs must be (each rounds its products to bfloat16 its own way).
 AMP_WORKLOADS = ("mlp_step", "cnn_step", "transformer_step")
@@ -292,11 +299,12 @@ def load_average() -> str:
 
 def check_losses(name: str, lanes: list, report: Report) -> list:
     """Lanes whose first losses agree with the reference (torch, else shrew cpu; for the
-    autocast lanes torch's autocast lane, else shrew's, within AMP_RTOL); the others are
-    reported as problems and left out."""
+    autocast lanes torch's autocast lane, else shrew's, within AMP_RTOL; without the cpu
+    lanes, the same on cuda); the others are reported as problems and left out."""
     kept = []
-    for group, keys, rtol in ((False, ("torch", "shrew"), RTOL),
-                              (True, ("torch_amp", "shrew_amp"), AMP_RTOL)):
+    for group, keys, rtol in ((False, ("torch", "shrew", "torch_cuda", "cuda"), RTOL),
+                              (True, ("torch_amp", "shrew_amp", "torch_cuda_amp", "cuda_amp"),
+                               AMP_RTOL)):
         members = [lane for lane in lanes if lane.amp == group]
         if members:
             kept += _agreeing(name, members, keys, rtol, report)
@@ -304,8 +312,7 @@ def check_losses(name: str, lanes: list, report: Report) -> list:
 
 
 def _agreeing(name: str, lanes: list, keys: tuple, rtol: float, report: Report) -> list:
-    reference = next((lane for lane in lanes if lane.key == keys[0]), None) or \
-        next(lane for lane in lanes if lane.key in keys)
+    reference = next((lane for key in keys for lane in lanes if lane.key == key), lanes[0])
     expected = reference.worker.hello["losses"]
     kept = []
     for lane in lanes:
@@ -330,7 +337,8 @@ def bench(workload, lanes: list, scale: float, report: Report) -> dict:
                                  warmup=1 if workload.once else 3, env=lane.env, amp=lane.amp)
         except WorkerError as exc:
             text = f"{workload.name}: {lane.framework} {lane.device} failed: {exc}"
-            if lane.framework == "tinygrad" or lane.key == "torch_cuda":  # not shrew's fault
+            # not shrew's fault
+            if lane.framework == "tinygrad" or lane.key.startswith("torch_cuda"):
                 report.note(text)
             else:
                 report.problem(text)
@@ -498,6 +506,8 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="a fast pass: 3 CPU rounds, 1 OpenCL round, no deep_chain_1m")
     parser.add_argument("--no-opencl", action="store_true", help="skip the OpenCL lanes")
+    parser.add_argument("--no-cpu", action="store_true",
+                        help="skip the cpu lanes (with --cuda: the GPU lanes alone)")
     parser.add_argument("--opencl-device", default="opencl", metavar="opencl:N",
                         help="the OpenCL device (platform) the opencl lane measures; "
                              "`python -m shrew.backends.opencl` lists them (default: opencl, "
@@ -546,26 +556,36 @@ def main(argv=None) -> int:
     report, results = Report(), {}
     for name in names:
         w = workloads.WORKLOADS[name]
+        cpu = not args.no_cpu
         lanes = [Lane("shrew", "shrew", "cpu", args.rounds, w.repeat),
-                 Lane("torch", "torch", "cpu", args.rounds, w.repeat)]
+                 Lane("torch", "torch", "cpu", args.rounds, w.repeat)] if cpu else []
         # OpenCL eager: the training steps, and the chains too for compiled/eager
         if cl and (w.training or (args.compiled and not w.once)):
             lanes.append(Lane("opencl", "shrew", args.opencl_device, args.cl_rounds, 1))
             if tinygrad_env and w.tinygrad:
                 lanes.append(Lane("tinygrad", "tinygrad", "CL", args.cl_rounds, 1, tinygrad_env))
-        if args.compiled and not w.once:
+        compiled = args.compiled and not w.once
+        if compiled and cpu:
             lanes.append(Lane("compiled", "shrew-compiled", "cpu", args.rounds, w.repeat))
             # inductor did not finish compiling deep_chain's 20,000 ops in an hour
             if name != "deep_chain":
                 lanes.append(Lane("torch_compiled", "torch-compiled", "cpu", args.rounds,
                                   w.repeat))
-            if cl:
-                lanes.append(Lane("opencl_compiled", "shrew-compiled", args.opencl_device,
-                                  args.cl_rounds, 1))
+        if compiled and cl:
+            lanes.append(Lane("opencl_compiled", "shrew-compiled", args.opencl_device,
+                              args.cl_rounds, 1))
+        amp = name in AMP_WORKLOADS and not args.no_amp
         if args.cuda:
             lanes += [Lane("cuda", "shrew", "cuda", args.rounds, w.repeat),
                       Lane("torch_cuda", "torch", "cuda", args.rounds, w.repeat)]
-        if name in AMP_WORKLOADS and not args.no_amp:
+            if compiled:
+                lanes.append(Lane("cuda_compiled", "shrew-compiled", "cuda", args.rounds,
+                                  w.repeat))
+            if amp:
+                lanes += [Lane("cuda_amp", "shrew", "cuda", args.rounds, w.repeat, amp=True),
+                          Lane("torch_cuda_amp", "torch", "cuda", args.rounds, w.repeat,
+                               amp=True)]
+        if amp and cpu:
             lanes += [Lane("shrew_amp", "shrew", "cpu", args.rounds, w.repeat, amp=True),
                       Lane("torch_amp", "torch", "cpu", args.rounds, w.repeat, amp=True)]
         results[name] = bench(w, lanes, args.scale, report)

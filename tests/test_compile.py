@@ -360,7 +360,7 @@ def test_fusion_keeps_eagers_bits_and_runs_fewer_calls() -> None:
 def test_without_a_c_compiler_programs_replay_unfused(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
     monkeypatch.setenv("SHREW_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(fuse, "_missing", {"cpu": [], "opencl": []})
+    monkeypatch.setattr(fuse, "_missing", {"cpu": [], "opencl": [], "cuda": []})
     monkeypatch.setattr(fuse_c, "_modules", {})
     g = shrew.compile(lambda x: ((x + 1) * 2 - 3).relu())
     x = shrew.tensor([-1.0, 0.5, 2.0])

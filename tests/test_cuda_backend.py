@@ -21,6 +21,7 @@ import time
 import types
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 import scipy.special
@@ -32,12 +33,14 @@ from shrew.backends.cuda import factory
 from shrew.backends.cuda.backend import CUDABackend
 from shrew.backends.cuda.launch import (BLOCK, DEVICE_DEFINES, KERNELS, Launcher,
                                         compile_options, grid_1d, programs)
-from shrew.backends.kernels import dtype_defines, source
+from shrew.backends.kernels import dtype_defines, source, with_prelude
 from shrew.backends.opencl import factory as opencl_factory
 from shrew.backends.registry import get_backend
+from shrew.compiler import fuse
 
 ROOT = Path(__file__).resolve().parents[1]
 F16, F32, F64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
+BF16 = np.dtype(ml_dtypes.bfloat16)
 HAS_GPU = "cuda" in " ".join(shrew.devices())
 needs_opencl = pytest.mark.skipif(opencl_factory.device_count() == 0,
                                   reason="no OpenCL device to run the CUDA kernels' source on")
@@ -129,8 +132,8 @@ def test_grid_covers_every_thread_with_one_block_to_spare_at_most(n):
 
 def test_programs_cover_every_family_and_dtype_and_random_only_floats():
     built = programs(CUDABackend.dtypes)
-    floats = {d for d in CUDABackend.dtypes if d.kind == "f"}
-    assert {d for f, d in built if f == "random"} == floats == {F16, F32, F64}
+    floats = {d for d in CUDABackend.dtypes if d.kind == "f" or d == BF16}
+    assert {d for f, d in built if f == "random"} == floats == {F16, BF16, F32, F64}
     for family in ("conv", "pool", "index"):
         assert {d for f, d in built if f == family} == set(CUDABackend.dtypes)
     assert {f for f, _ in built} == set(KERNELS)
@@ -210,18 +213,31 @@ class OpenCLLauncher(Launcher):
         self.opencl = opencl_factory(0)
         self.programs = Programs(self.opencl.context, DEVICE_DEFINES)
         self.launched: set = set()
+        self.generated_programs: dict = {}
         self._lock = threading.Lock()  # an OpenCL kernel object holds its arguments
 
     def function(self, family, dtype, name):
         assert name in KERNELS[family], f"{name} is not in launch.KERNELS, so NVRTC never built it"
         assert (family, dtype) in programs(CUDABackend.dtypes)
-        kernel = self.programs.kernel(family, dtype, name)
+        return self._runner(self.programs.kernel(family, dtype, name), (family, name))
 
+    def generated(self, kernels, name):
+        """The generated kernel from the same text in the OpenCL dialect, with the -D values
+        of Launcher.generated's float32 build."""
+        program = self.generated_programs.get(kernels)
+        if program is None:
+            defines = {**DEVICE_DEFINES, **dtype_defines(F32)}
+            program = self.generated_programs[kernels] = self.cl.Program(
+                self.opencl.context, with_prelude(kernels, "opencl")).build(
+                    options=[f"-D{k}={v}" for k, v in defines.items()])
+        return self._runner(self.cl.Kernel(program, name), ("generated", name))
+
+    def _runner(self, kernel, what):
         def run(grid, block, args):
             cl, queue = self.cl, self.opencl.queue
             flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
             with self._lock:
-                self.launched.add((family, name))
+                self.launched.add(what)
                 hosts = {i: np.ascontiguousarray(_span(a)) for i, a in enumerate(args)
                          if isinstance(a, np.ndarray)}
                 buffers = {i: cl.Buffer(self.opencl.context, flags, hostbuf=h)
@@ -264,6 +280,20 @@ def test_every_primitive_runs_in_its_devices_scope():
     x = backend.full((2, 2), 1.5, F32)
     backend.unary("silu", x)  # silu calls unary("sigmoid") inside its own scope
     assert entered == [3, 3, 3]
+
+
+def test_bfloat16_only_where_the_array_module_stores_it():
+    """CuPy 14 makes bfloat16 arrays (ml_dtypes' type); an older CuPy refuses the dtype, and
+    the device then lists no bfloat16 (autocast runs its regions in float32 there)."""
+    class OldCupy(NumpyAsCupy):
+        @staticmethod
+        def zeros(shape, dtype=None):
+            if np.dtype(dtype) == BF16:
+                raise TypeError("Unsupported dtype bfloat16")
+            return np.zeros(shape, dtype)
+    assert BF16 in CUDABackend(0, NumpyAsCupy("cupy"), None, None).dtypes
+    assert BF16 not in CUDABackend(0, OldCupy("cupy"), None, None).dtypes
+    assert BF16 in CUDABackend.dtypes  # NVRTC builds every kernel for it
 
 
 @needs_opencl
@@ -347,6 +377,62 @@ def test_simulated_backend_passes_the_conformance_suite():
     report = run.stdout[-3000:]
     assert run.returncode == 0, report + run.stderr[-3000:]
     assert "device: cudasim:0" in report and "primitives not implemented: none" in report
+
+
+# -- shrew.compile's fused kernels --------------------------------------------------------------
+def exact_chain(x):
+    """IEEE operations only: affine, + - * /, neg and square."""
+    y = x * 1.01 + 0.1
+    y = (y * y - y / 3.0) + (-y) * 0.5
+    return (y / (y.square() + 1.0) * y).square().sum()
+
+
+def math_chain(x):
+    """Every function the CUDA fuser takes, with the IEEE operations between them."""
+    y = (x * 1.01 + 0.1).tanh().exp() * 0.5
+    u = y.square() + 1.0
+    z = u.log() + u.sqrt()
+    return (-(z.sin() - z.cos() / (z + 2.0))).square().sum()
+
+
+def check_fusion(device, chain, rtol):
+    """chain compiled on `device`, over four calls (two captures, two replays), against eager:
+    its loss and gradient bit for bit (rtol None) or within rtol (of the largest element
+    where a gradient cancels to near 0); unfused, bit for bit.  The program runs fused
+    kernels and fewer steps than the capture recorded."""
+    x = shrew.tensor(np.linspace(-2, 2, 300, dtype=np.float32).reshape(10, 30), device=device,
+                     requires_grad=True)
+
+    def step():
+        x.grad = None
+        loss = chain(x)
+        loss.backward()
+        return loss
+    expected = [t.numpy() for t in (step(), x.grad)]
+    steps = {}
+    for fusing in (True, False):
+        compiled = shrew.compile(step, options={"fuse": fusing})
+        for _ in range(4):
+            for got, want in zip([t.numpy() for t in (compiled(), x.grad)], expected):
+                if rtol is None or not fusing:
+                    np.testing.assert_array_equal(got, want)
+                else:
+                    np.testing.assert_allclose(got, want, rtol=rtol,
+                                               atol=rtol * np.abs(want).max())
+        steps[fusing] = next(iter(compiled.entries.values())).program.forward
+    assert fuse.compiler_missing("cuda") is None
+    assert any("fuse_cuda" in s.method.__module__ for s in steps[True])
+    assert len(steps[True]) < 0.6 * len(steps[False]), (len(steps[True]), len(steps[False]))
+
+
+@needs_opencl
+@pytest.mark.parametrize("chain, rtol", [(exact_chain, None), (math_chain, 1e-5)])
+def test_simulated_cuda_fuses_elementwise_runs(isolated_registry, chain, rtol):
+    """Exact where the fused kernel does IEEE operations only; the math functions run on
+    OpenCL here but on numpy in eager, so they differ in the last bits (on a GPU both are
+    CUDA's: bit for bit, below)."""
+    shrew.register_backend("cudasim", simulated_cuda)
+    check_fusion("cudasim", chain, rtol)
 
 
 # -- the Philox RNG: one algorithm, written out in numpy --------------------------------------
@@ -449,6 +535,12 @@ def test_the_cuda_backends_launches_draw_the_reference_numbers():
 @needs_gpu
 def test_cuda_draws_the_reference_numbers():
     rng_draws(get_backend("cuda"), [F16, F32, F64])
+
+
+@needs_gpu
+@pytest.mark.parametrize("chain", [exact_chain, math_chain])
+def test_cuda_fuses_elementwise_runs_keeping_eagers_bits(chain):
+    check_fusion("cuda", chain, None)
 
 
 @needs_gpu

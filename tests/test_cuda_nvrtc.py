@@ -15,11 +15,16 @@ from __future__ import annotations
 import os
 import re
 
+import numpy as np
 import pytest
 
 from shrew.backends.cuda.backend import CUDABackend
 from shrew.backends.cuda.launch import compile_options, kernels, programs
-from shrew.backends.kernels import source
+from shrew.backends.kernels import source, with_prelude
+from shrew.compiler.capture import Call, Ref
+from shrew.compiler.fuse import Run
+from shrew.compiler.fuse_cuda import UNARY, CUDAFuser
+from shrew.export.kernels import BINARY
 
 PROGRAMS = programs(CUDABackend.dtypes)
 # What cupy.RawModule (CuPy 14) adds to the backend's options besides include paths and the
@@ -50,14 +55,19 @@ class Toolchain:
 
     def compile(self, family, dtype, arch) -> tuple:
         """(log, lowered name of each kernel, PTX) of one family built as the backend builds it."""
+        return self.build(source(family, "cuda"), kernels(family, dtype), compile_options(dtype),
+                          arch)
+
+    def build(self, text, names, backend_options, arch) -> tuple:
+        """(log, lowered name of each kernel, PTX) of `text` built with the backend's options
+        and CuPy's."""
         nvrtc = self.nvrtc
-        program = self.ok(nvrtc.nvrtcCreateProgram(source(family, "cuda").encode(),
-                                                   f"{family}.cu".encode(), 0, [], []))
+        program = self.ok(nvrtc.nvrtcCreateProgram(text.encode(), b"kernels.cu", 0, [], []))
         try:
-            for name in kernels(family, dtype):
+            for name in names:
                 self.ok(nvrtc.nvrtcAddNameExpression(program, name.encode()))
             options = [f"--gpu-architecture=compute_{arch}", f"-I{self.include}",
-                       *compile_options(dtype), *CUPY_OPTIONS]
+                       *backend_options, *CUPY_OPTIONS]
             status, = nvrtc.nvrtcCompileProgram(program, len(options),
                                                 [o.encode() for o in options])
             log = bytearray(self.ok(nvrtc.nvrtcGetProgramLogSize(program)))
@@ -66,7 +76,7 @@ class Toolchain:
             if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
                 return log or repr(status), {}, ""
             lowered = {name: self.ok(nvrtc.nvrtcGetLoweredName(program, name.encode())).decode()
-                       for name in kernels(family, dtype)}
+                       for name in names}
             ptx = bytearray(self.ok(nvrtc.nvrtcGetPTXSize(program)))
             self.ok(nvrtc.nvrtcGetPTX(program, ptx))
             return log, lowered, ptx.rstrip(b"\0").decode()
@@ -95,3 +105,24 @@ def test_kernels_compile_without_warnings_under_their_names(toolchain, family, d
         assert lowered == {name: name for name in kernels(family, dtype)}, what
         entries = set(re.findall(r"\.entry\s+(\w+)", ptx))
         assert set(kernels(family, dtype)) <= entries, f"{what}: PTX entries {sorted(entries)}"
+
+
+def test_fused_kernels_compile_without_warnings_under_their_names(toolchain):
+    """shrew.compile's fused kernels for CUDA (compiler/fuse_cuda.py): one run of every
+    function it fuses, built as Launcher.generated builds it."""
+    fuser = CUDAFuser(backend=None, missing=[])
+    calls = [Call("unary", None, (fn, Ref(0)), (1,), False, None) for fn in UNARY]
+    calls += [Call("binary", None, (fn, Ref(0), Ref(1)), (1,), False, None) for fn in BINARY]
+    calls += [Call("affine", None, (Ref(0), mul, add), (1,), False, None)
+              for mul, add in ((2.5, 0.0), (1.0, 0.1), (-1.0, 3.0), (1.01, -0.5))]
+    lines = [f"const float t{n} = "  # each reads the last one's value, and a1
+             f"{fuser.expression(call, [f't{n - 1}' if n else 'a0', 'a1'][:len(call.reads())])};"
+             for n, call in enumerate(calls)]
+    run = Run(calls, [0, 1], [False, True], [1], (4, 5), (20, 4))
+    name = fuser.add(run, lines, {1: f"t{len(calls) - 1}"})
+    text = "".join(f"\nKERNEL void {k}{body}\n" for body, k in fuser.kernels.items())
+    for arch in toolchain.archs:
+        log, lowered, ptx = toolchain.build(with_prelude(text, "cuda"), [name],
+                                            compile_options(np.float32), arch)
+        assert not log and lowered == {name: name}, log
+        assert re.search(rf"\.entry\s+{name}\b", ptx)

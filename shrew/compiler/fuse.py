@@ -13,8 +13,11 @@ multiply-adds, so a fused program computes eager's bits:
   whose vectorised kernels the C library's neither match nor beat.
 - OpenCL (fuse_cl.py): every elementwise function of kernels/elementwise.cl, whose own
   expressions the fused kernels are built from.
+- CUDA (fuse_cuda.py): the IEEE operations and the CUDA math functions CuPy's own kernels
+  call (exp, log, sqrt, tanh, sin, cos), in CuPy's order, built by NVRTC without fused
+  multiply-adds.
 
-Other backends (CUDA) replay their primitives unfused.
+Other backends replay their primitives unfused.
 """
 from __future__ import annotations
 
@@ -67,11 +70,12 @@ class Fuser(Protocol):
         None (with the reason in missing()) if the kernels cannot be built."""
 
 
-_missing: dict[str, list[str]] = {"cpu": [], "opencl": []}
+_missing: dict[str, list[str]] = {"cpu": [], "opencl": [], "cuda": []}
 
 
 def compiler_missing(kind: str = "cpu") -> str | None:
-    """Why runs on this kind of device ("cpu", "opencl") are not fused here, or None."""
+    """Why runs on this kind of device ("cpu", "opencl", "cuda") are not fused here, or
+    None."""
     return _missing[kind][0] if _missing[kind] else None
 
 
@@ -83,6 +87,9 @@ def _fuser(backend: Any) -> Fuser | None:
     if kind == "OpenCLBackend":
         from .fuse_cl import CLFuser
         return CLFuser(backend, _missing["opencl"])
+    if kind == "CUDABackend":
+        from .fuse_cuda import CUDAFuser
+        return CUDAFuser(backend, _missing["cuda"])
     return None
 
 

@@ -37,6 +37,25 @@ SIGNED_ZERO = {"relu": "(a0 > 0.0f || a0 != a0) ? a0 : 0.0f",
 _modules: dict[str, Any] = {}
 
 
+def array_module_expression(call: Call, operands: list[str]) -> str | None:
+    """A binary or affine call's value in C (valid CUDA and OpenCL C too), in the order and
+    with the roundings of the array-module backends (numpy on cpu, CuPy on cuda); None for
+    other calls."""
+    if call.name == "binary" and call.args[0] in BINARY:
+        return _substitute(BINARY[call.args[0]], operands)
+    if call.name == "affine":  # as array_module's affine: x * mul + add, or its parts
+        x, (mul, add) = f"({operands[0]})", call.args[1:]
+        m, a = f"{float(np.float32(mul))!r}f", f"{float(np.float32(add))!r}f"
+        if add == 0:
+            return f"{x} * {m}"
+        if mul == 1:
+            return f"{x} + {a}"
+        if mul == -1:
+            return f"{a} - {x}"
+        return f"{x} * {m} + {a}"
+    return None
+
+
 def _substitute(template: str, operands: list[str]) -> str:
     """The template's a0, a1 replaced by the operands, in one pass (an operand may itself
     be named a0)."""
@@ -54,19 +73,7 @@ class CFuser:
         if call.name == "unary" and call.args[0] in EXACT_UNARY:
             fn = call.args[0]
             return _substitute(SIGNED_ZERO.get(fn) or UNARY_FLOAT[fn], operands)
-        if call.name == "binary" and call.args[0] in BINARY:
-            return _substitute(BINARY[call.args[0]], operands)
-        if call.name == "affine":  # as array_module's affine: x * mul + add, or its parts
-            x, (mul, add) = f"({operands[0]})", call.args[1:]
-            m, a = f"{float(np.float32(mul))!r}f", f"{float(np.float32(add))!r}f"
-            if add == 0:
-                return f"{x} * {m}"
-            if mul == 1:
-                return f"{x} + {a}"
-            if mul == -1:
-                return f"{a} - {x}"
-            return f"{x} * {m} + {a}"
-        return None
+        return array_module_expression(call, operands)
 
     def add(self, run: Run, lines: list[str], names: dict[int, str]) -> str:
         loads = [f"        const float a{k} = p{k}[{'0' if single else 'i'}];"

@@ -48,10 +48,17 @@ class ElementwisePrimitives:
 
     def unary(self, fn: str, x: Storage) -> Storage:
         wide = accumulator(x.dtype)
-        if wide != x.dtype and fn not in _IN_DTYPE:
-            # float16 and bfloat16 computed in float32 and rounded once (PyTorch's opmath;
-            # numpy would widen bfloat16 to float32 at the first Python-float constant)
-            return self.unary(fn, x.astype(wide)).astype(x.dtype)
+        if wide != x.dtype:
+            if fn not in _IN_DTYPE:
+                # float16 and bfloat16 computed in float32 and rounded once (PyTorch's
+                # opmath; numpy would widen bfloat16 to float32 at the first Python-float
+                # constant)
+                return self.unary(fn, x.astype(wide)).astype(x.dtype)
+            # exact in x's dtype, but CuPy's round gives bfloat16 as float32
+            return self._unary(fn, x).astype(x.dtype, copy=False)
+        return self._unary(fn, x)
+
+    def _unary(self, fn: str, x: Storage) -> Storage:
         xp = self.xp
         name = _XP_UNARY.get(fn)
         if name is not None:
@@ -208,7 +215,9 @@ class ElementwisePrimitives:
         raise NotImplementedError(f"comparison {fn!r}")
 
     def where(self, cond: Storage, a: Storage, b: Storage) -> Storage:
-        return self.xp.where(cond, a, b)
+        out = self.xp.where(cond, a, b)
+        # CuPy's where gives two bfloat16 operands' result as float32
+        return out.astype(a.dtype, copy=False) if a.dtype == b.dtype else out
 
     def affine(self, x: Storage, mul: float, add: float) -> Storage:
         # Python numbers never widen an array under numpy 2's promotion (NEP 50); integers

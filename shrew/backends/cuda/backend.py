@@ -53,11 +53,11 @@ class CUDABackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLaun
     """The primitive kernel set on one CUDA device, through CuPy.
 
     `xp` is cupy, `special` cupyx.scipy.special and `launch` a launch.Launcher; the tests
-    pass numpy, scipy.special and a launcher that runs the kernels on OpenCL.  CuPy has no
-    bfloat16.
+    pass numpy, scipy.special and a launcher that runs the kernels on OpenCL.  bfloat16
+    needs CuPy 14 or later (ml_dtypes' type); an older CuPy leaves it out of `dtypes`.
     """
 
-    dtypes = ArrayModuleBackend.dtypes - {np.dtype(ml_dtypes.bfloat16)}
+    dtypes = ArrayModuleBackend.dtypes  # the kernels' dtypes (a device may have fewer)
 
     def __init__(self, index: int, xp: Any, special: Any, launch: Any,
                  description: str = "") -> None:
@@ -68,6 +68,8 @@ class CUDABackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLaun
         self._index = index
         self._launch = launch
         self._metas: dict = {}
+        if not _stores_bfloat16(xp):
+            self.dtypes = self.dtypes - {_BFLOAT16}
 
     def __repr__(self) -> str:
         return f"CUDABackend({self.device}: {self.description})"
@@ -143,6 +145,19 @@ class CUDABackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLaun
     def _launch_random(self, name: str, dtype: np.dtype, blocks: int, args: tuple,
                        out: Storage) -> None:
         self._launch("random", dtype, name, blocks, *args, out)
+
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _stores_bfloat16(xp: Any) -> bool:
+    """Whether the array module makes bfloat16 arrays (CuPy 14 on: earlier ones refuse the
+    dtype)."""
+    try:
+        xp.zeros(1, dtype=_BFLOAT16)
+    except Exception:  # CuPy's ValueError or TypeError for a dtype it does not know
+        return False
+    return True
 
 
 def _on_device(primitive: Callable[..., Any]) -> Callable[..., Any]:

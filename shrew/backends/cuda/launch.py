@@ -1,6 +1,6 @@
 """Builds the shared kernel families for CUDA (NVRTC, through cupy.RawModule) and launches them.
 
-Only ``Launcher.function`` needs a GPU.  The rest is checked without one:
+Only ``Launcher.function`` and ``Launcher.generated`` need a GPU.  The rest is checked without one:
 tests/test_cuda_nvrtc.py compiles every program of ``programs`` with ``compile_options``
 (plus what CuPy adds), and tests/test_cuda_backend.py drives ``Launcher.__call__`` with
 ``function`` replaced by the same kernel run through OpenCL.
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS
-from ..kernels import dtype_defines, source
+from ..kernels import dtype_defines, source, with_prelude
 
 BLOCK = 256  # threads per block; these 1-D kernels use no shared memory
 
@@ -45,13 +45,18 @@ def programs(dtypes: Iterable[Any]) -> list:
     """Every (family, dtype) program the backend can build for a device with `dtypes`."""
     return [(family, dtype) for family in KERNELS
             for dtype in sorted(map(np.dtype, dtypes), key=str)
-            if family not in FLOAT_ONLY or dtype.kind == "f"]
+            if family not in FLOAT_ONLY or _is_float(dtype)]
 
 
 def kernels(family: str, dtype: np.dtype) -> tuple:
     """The kernels of `family` that its program for `dtype` holds."""
     return tuple(name for name in KERNELS[family]
-                 if np.dtype(dtype).kind == "f" or name not in FLOAT_ONLY_KERNELS)
+                 if _is_float(dtype) or name not in FLOAT_ONLY_KERNELS)
+
+
+def _is_float(dtype: Any) -> bool:
+    """The kernels' IS_FLOAT: bfloat16 (numpy kind "V") too."""
+    return bool(dtype_defines(np.dtype(dtype))["IS_FLOAT"])
 
 
 def compile_options(dtype: np.dtype) -> tuple:
@@ -73,6 +78,7 @@ class Launcher:
         self._cupy = cupy
         self._modules: dict = {}
         self._functions: dict = {}
+        self._generated: dict = {}
 
     def __call__(self, family: str, dtype: np.dtype, name: str, n: int, *args: Any) -> None:
         """Run kernel `name` on n threads; args follow the kernel's parameters (device arrays
@@ -91,3 +97,13 @@ class Launcher:
                     code=source(family, "cuda"), options=compile_options(dtype))
             function = self._functions[key] = module.get_function(name)
         return function
+
+    def generated(self, kernels: str, name: str) -> Any:
+        """Kernel `name` of `kernels`, float32 kernels written against the shared macros (the
+        compiler's fused runs), as a callable (grid, block, args); built once per text.  Only
+        a GPU runs this."""
+        module = self._generated.get(kernels)
+        if module is None:
+            module = self._generated[kernels] = self._cupy.RawModule(
+                code=with_prelude(kernels, "cuda"), options=compile_options(np.float32))
+        return module.get_function(name)

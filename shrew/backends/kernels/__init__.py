@@ -58,8 +58,14 @@ def source(family: str, dialect: str = "opencl") -> str:
     """The full text of one kernel family in one dialect."""
     if dialect not in DIALECTS:
         raise ValueError(f"unknown kernel dialect {dialect!r}; expected one of {DIALECTS}")
-    parts = (f"prelude_{dialect}.h", "common.h", f"{family}.cl")
-    return "\n".join((KERNEL_DIR / name).read_text() for name in parts)
+    return with_prelude((KERNEL_DIR / f"{family}.cl").read_text(), dialect)
+
+
+def with_prelude(kernels: str, dialect: str) -> str:
+    """Kernels written against the shared macros (a family, or generated ones), after the
+    dialect's prelude and common.h."""
+    parts = (f"prelude_{dialect}.h", "common.h")
+    return "\n".join([*((KERNEL_DIR / name).read_text() for name in parts), kernels])
 
 
 def dtype_defines(dtype: np.dtype) -> dict:

@@ -1,0 +1,97 @@
+"""The CUDA backend's fuser: a program's fused runs as one CUDA module, built by NVRTC.
+
+Eager CUDA computes elementwise functions with CuPy, one kernel per operation, so a fused
+kernel writes each operation as CuPy's kernel does: the IEEE operations in the same order,
+built with --fmad=false (no fused multiply-adds: one rounding per operation, as separate
+kernels round), and the functions CuPy calls by the same CUDA math function (`tanh(x)` on a
+float is CUDA's tanhf in both).  The kernels are written against the shared kernel macros
+(kernels/prelude_cuda.h), so the tests run the very same text on OpenCL where no GPU is.
+Inputs are read in the run's layout (others are copied into it first); outputs are fresh
+arrays of CuPy's pool, laid out as eager's results.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from ..backends.cuda.launch import grid_1d
+from .capture import Call
+from .fuse import Run
+from .fuse_c import array_module_expression
+
+_F32 = np.dtype(np.float32)
+
+UNARY = {"neg": "-v", "square": "v * v", "exp": "exp(v)", "log": "log(v)", "sqrt": "sqrt(v)",
+         "tanh": "tanh(v)", "sin": "sin(v)", "cos": "cos(v)"}
+"""The unary functions fused on CUDA, as CuPy computes them (float overloads: expf, ...).
+abs, relu, sign and the roundings are left to CuPy: its signed-zero and NaN rules for them
+were never compared with a kernel's on a GPU."""
+
+
+class CUDAFuser:
+    stride_unit = 4  # (CuPy counts strides in bytes)
+
+    def __init__(self, backend: Any, missing: list[str]) -> None:
+        self.backend = backend
+        self.missing = missing
+        self.kernels: dict[str, str] = {}  # body -> name
+        self.runs: dict[str, Run] = {}
+
+    def expression(self, call: Call, operands: list[str]) -> str | None:
+        if call.name == "unary" and call.args[0] in UNARY:
+            return re.sub(r"\bv\b", f"({operands[0]})", UNARY[call.args[0]])
+        return array_module_expression(call, operands)
+
+    def add(self, run: Run, lines: list[str], names: dict[int, str]) -> str:
+        params = [f"const GLOBAL float* p{k}" for k in range(len(run.inputs))]
+        params += [f"GLOBAL float* o{k}" for k in range(len(run.outputs))]
+        loads = [f"    const float a{k} = p{k}[{'0' if single else 'i'}];"
+                 for k, single in enumerate(run.scalar)]
+        stores = [f"    o{k}[i] = {names[s]};" for k, s in enumerate(run.outputs)]
+        body = "\n".join([f"(const i64 n, {', '.join(params)})", "{", "    const i64 i = GID0;",
+                          "    if (i >= n) return;", *loads,
+                          *(f"    {line}" for line in lines), *stores, "}"])
+        name = self.kernels.setdefault(body, f"fused{len(self.kernels)}")
+        self.runs[name] = run
+        return name
+
+    def build(self) -> dict[str, Any] | None:
+        if not self.kernels:
+            return {}
+        if self.missing:
+            return None
+        text = "".join(f"\nKERNEL void {name}{body}\n" for body, name in self.kernels.items())
+        try:
+            return {name: _launcher(self.backend, self.backend._launch.generated(text, name),
+                                    self.runs[name])
+                    for name in self.kernels.values()}
+        except Exception as exc:  # NVRTC's CompileException, or a driver error
+            self.missing.append(f"building the fused CUDA kernels failed: {exc}"[:500])
+            return None
+
+
+def _launcher(backend: Any, function: Any, run: Run) -> Any:
+    xp = backend.xp
+    n = int(np.prod(run.shape))
+    grid, block = grid_1d(max(n, 1))
+
+    def laid_out() -> Any:
+        """A new float32 array of the run's shape and strides (a dense order of its dims)."""
+        return xp.lib.stride_tricks.as_strided(xp.empty(n, _F32), run.shape, run.strides)
+
+    def launch(*arrays: Any) -> tuple:
+        with xp.cuda.Device(backend._index):
+            args: list[Any] = [np.int64(n)]
+            for a, single in zip(arrays, run.scalar):
+                if not single and (a.shape, a.strides) != (run.shape, run.strides):
+                    copy = laid_out()  # (a run's operands are laid out so when captured)
+                    copy[...] = a
+                    a = copy
+                args.append(a)
+            outs = tuple(laid_out() for _ in run.outputs)
+            if n:
+                function(grid, block, (*args, *outs))
+        return outs
+    return launch
