@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..base import Storage
-from ..kernels import accumulator, wrapped
+from ..kernels import LOW_PRECISION, accumulator, wrapped
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
@@ -47,22 +49,16 @@ class ElementwisePrimitives:
     xp: Any
 
     def unary(self, fn: str, x: Storage) -> Storage:
-        wide = accumulator(x.dtype)
-        if wide != x.dtype:
-            if fn not in _IN_DTYPE:
-                # float16 and bfloat16 computed in float32 and rounded once (PyTorch's
-                # opmath; numpy would widen bfloat16 to float32 at the first Python-float
-                # constant)
-                return self.unary(fn, x.astype(wide)).astype(x.dtype)
-            # exact in x's dtype, but CuPy's round gives bfloat16 as float32
-            return self._unary(fn, x).astype(x.dtype, copy=False)
-        return self._unary(fn, x)
-
-    def _unary(self, fn: str, x: Storage) -> Storage:
+        if x.dtype in LOW_PRECISION and fn not in _IN_DTYPE:
+            # float16 and bfloat16 computed in float32 and rounded once (PyTorch's opmath;
+            # numpy would widen bfloat16 to float32 at the first Python-float constant)
+            return self.unary(fn, x.astype(np.float32)).astype(x.dtype)
         xp = self.xp
         name = _XP_UNARY.get(fn)
         if name is not None:
-            return getattr(xp, name)(x)
+            out = getattr(xp, name)(x)
+            # (CuPy's round gives bfloat16 as float32)
+            return out if out.dtype == x.dtype else out.astype(x.dtype)
         if fn == "neg":
             return -x
         if fn == "square":
@@ -222,13 +218,12 @@ class ElementwisePrimitives:
     def affine(self, x: Storage, mul: float, add: float) -> Storage:
         # Python numbers never widen an array under numpy 2's promotion (NEP 50); integers
         # wrap as PyTorch's do.
-        if x.dtype.kind in "iu":
-            mul, add = wrapped(mul, x.dtype), wrapped(add, x.dtype)
-        wide = accumulator(x.dtype)
-        if wide != x.dtype:
+        if x.dtype in LOW_PRECISION:
             # float16 and bfloat16 (which numpy would widen to float32 for a Python
             # float): computed in float32 and rounded once, as PyTorch's opmath does
-            return self._affine(x.astype(wide), mul, add).astype(x.dtype)
+            return self._affine(x.astype(np.float32), mul, add).astype(x.dtype)
+        if x.dtype.kind in "iu":
+            mul, add = wrapped(mul, x.dtype), wrapped(add, x.dtype)
         return self._affine(x, mul, add)
 
     @staticmethod

@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-LOW_PRECISION = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+from ..kernels import LOW_PRECISION
 
 
 def low_dtype(*arrays: Any) -> np.dtype | None:

@@ -90,13 +90,13 @@ def compute_dtype(dtype: np.dtype) -> np.dtype:
 # float for half here: numpy sums ml_dtypes' bfloat16, and accumulates every cumsum, in the
 # element type (a thousand bfloat16 0.1s summed to 32.0), and its float16 product has no
 # BLAS (5x slower than widening to float32).
-_LOW_PRECISION = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
+LOW_PRECISION = frozenset({np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)})
 
 
 def accumulator(dtype: np.dtype) -> np.dtype:
     """The dtype the array-module code accumulates `dtype` in: float32 for the 16-bit
     floats, else `dtype` itself."""
-    return np.dtype(np.float32) if dtype in _LOW_PRECISION else np.dtype(dtype)
+    return np.dtype(np.float32) if dtype in LOW_PRECISION else np.dtype(dtype)
 
 
 def wrapped(value: Any, dtype: np.dtype) -> Any:

@@ -179,7 +179,12 @@ def _affine_params(fn: str, value: Any, reflected: bool) -> tuple[Any, Any]:
 def _float_scalar_affine(fn: str, x: Tensor, value: float, reflected: bool) -> Tensor:
     """The hot path of x + s, x - s, s - x, x * s for a float tensor and a Python float:
     one Affine, with no checks (the caller made them)."""
-    mul, add = _affine_params(fn, value, reflected)
+    if fn == "mul":  # (_affine_params, inlined)
+        mul, add = value, 0
+    elif fn == "add":
+        mul, add = 1, value
+    else:
+        mul, add = (-1, value) if reflected else (1, -value)
     data = x._backend.affine(x._data, mul, add)
     if x.requires_grad and is_grad_enabled():
         return wrap(data, x._backend, O.Affine(x, mul, add))
