@@ -16,6 +16,7 @@ from ..array_module import ArrayModuleBackend
 from ..base import Storage
 from ..host_memory import keep_freed_memory
 from .thresholds import CONV_FOLD_MIN_DEPTH, MIN_ELEMENTWISE_SIZE, SELECT_MIN_SIZE
+from . import bits16
 from .mkl import attention as mkl_attention
 from .mkl import bias as mkl_bias
 from .mkl import gemm as mkl_gemm
@@ -144,8 +145,10 @@ class CPUBackend(ArrayModuleBackend):
             super().add_(dst, src, alpha)
 
     def add_into_(self, dst: Storage, src: Storage) -> None:  # base.FastAccumulate
-        # Same shapes: one axpy; a bias broadcast: one rank-1 update; else numpy's +=.
-        if not (mkl_vector.axpy(dst, src, 1.0) or mkl_bias.add_broadcast_(dst, src)):
+        # Same shapes: one axpy; a bias broadcast: one rank-1 update (bfloat16: oneDNN's
+        # binary add); else numpy's +=.
+        if not (mkl_vector.axpy(dst, src, 1.0) or mkl_bias.add_broadcast_(dst, src)
+                or onednn_eltwise.add_into(dst, src)):
             super().add_into_(dst, src)
 
     def binary(self, fn: str, a: Storage, b: Storage) -> Storage:
@@ -234,8 +237,10 @@ class CPUBackend(ArrayModuleBackend):
         return gx, gw
 
     def unary(self, fn: str, x: Storage) -> Storage:
-        out = NotImplemented
-        if fn == "relu":
+        out: Any = NotImplemented
+        if fn == "relu" and x.dtype in bits16.DTYPES and x.size >= SELECT_MIN_SIZE:
+            out = bits16.relu(x)   # (their bit patterns: numpy's 16-bit float loops are slow)
+        elif fn == "relu":
             out = _onednn_relu(x)
             if out is NotImplemented:
                 out = mkl_vector.relu(x)
@@ -299,6 +304,8 @@ class CPUBackend(ArrayModuleBackend):
 
     def unary_backward(self, fn: str, g: Storage, x: Storage) -> Storage:  # base.FastGrad
         low = widened.low_dtype(g, x)
+        if low is not None and fn == "relu" and g.shape == x.shape:
+            return bits16.relu_backward(g, x)
         if low is not None:
             lead = x.shape if g.shape == x.shape else ()   # in pieces unless g broadcasts
             return widened.call(self.unary_backward, low, lead, fn, g, x)

@@ -13,10 +13,10 @@ import numpy as np
 
 from ....core.shape import window_counts
 from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DIFF_WEIGHTS, ARG_DST, ARG_SRC,
-                      ARG_WEIGHTS, BF16, CONVOLUTION_DIRECT, F32, FORWARD_TRAINING, Dims, Handle,
+                      ARG_WEIGHTS, CONVOLUTION_DIRECT, F32, FORWARD_TRAINING, Dims, Handle,
                       Runtime)
-from .matmul import BFLOAT16, serves
-from .primitive import Layout, Primitive, create_pd, execute, usable, with_mds
+from .matmul import data_type
+from .primitive import Layout, Primitive, create_pd, execute, with_mds
 
 
 # -- convolution ---------------------------------------------------------------------------
@@ -98,27 +98,12 @@ def _make_conv(kind: str, x_shape: tuple, w_shape: tuple, stride: Sequence[int],
     return make
 
 
-def _data_type(*arrays: np.ndarray) -> int | None:
-    """The oneDNN data type of a convolution's arrays: float32, or bfloat16 where oneDNN
-    has bfloat16 products on this CPU (onednn/matmul.py's probe; its bfloat16
-    convolutions need the same instruction sets); None for anything else (float16 too:
-    it has no float16 convolution kernels without AVX512-FP16, and each geometry it
-    declines would take a cache entry)."""
-    if usable(*arrays):
-        return F32
-    dtype = arrays[0].dtype
-    if (dtype == BFLOAT16 and all(a.dtype == dtype and a.size for a in arrays)
-            and serves(dtype)):
-        return BF16
-    return None
-
-
 def conv2d(x: np.ndarray, w: np.ndarray, stride: Sequence[int] = (1, 1),
            padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1),
            groups: int = 1) -> Any:  # y, or NotImplemented
     """x [N, C, H, W] cross-correlated with w [O, C/groups, kh, kw], zero padding ->
     [N, O, Ho, Wo] (x's dtype), or NotImplemented; likewise with a depth for 3-d."""
-    dtype = _data_type(x, w)
+    dtype = data_type(x, w)
     if dtype is None:
         return NotImplemented
     key = _conv_key("forward", x.shape, w.shape, stride, padding, dilation, groups, dtype)
@@ -136,7 +121,7 @@ def conv2d_backward_data(g: np.ndarray, w: np.ndarray, x_shape: Sequence[int],
                          groups: int = 1) -> Any:  # dx, or NotImplemented
     """d(loss)/dx of conv2d, [N, C, H, W] = x_shape, given g = d(loss)/d(output); or
     NotImplemented."""
-    dtype = _data_type(g, w)
+    dtype = data_type(g, w)
     if dtype is None or 0 in x_shape:
         return NotImplemented
     key = _conv_key("backward_data", x_shape, w.shape, stride, padding, dilation, groups,
@@ -155,7 +140,7 @@ def conv2d_backward_weights(x: np.ndarray, g: np.ndarray, w_shape: Sequence[int]
                             groups: int = 1) -> Any:  # dw, or NotImplemented
     """d(loss)/dw of conv2d, of shape w_shape [O, C/groups, kh, kw], given g; or
     NotImplemented."""
-    dtype = _data_type(x, g)
+    dtype = data_type(x, g)
     if dtype is None or 0 in w_shape:
         return NotImplemented
     key = _conv_key("backward_weights", x.shape, w_shape, stride, padding, dilation, groups,

@@ -1,5 +1,5 @@
 """Elementwise functions (GELU, relu's gradient) and the row-wise normalisations (softmax,
-layer norm) on large float32 arrays."""
+layer norm) on large float32 arrays, and the in-place add of a broadcast bfloat16 bias."""
 from __future__ import annotations
 
 import ctypes
@@ -11,11 +11,13 @@ import numpy as np
 
 from .binding import (ARG_DIFF_DST, ARG_DIFF_SCALE, ARG_DIFF_SHIFT, ARG_DIFF_SRC, ARG_DST,
                       ARG_MEAN, ARG_SCALE, ARG_SHIFT, ARG_SRC, ARG_SRC_1, ARG_VARIANCE,
-                      BACKWARD, BACKWARD_DATA, BINARY_LE, BINARY_MUL, FORWARD_INFERENCE,
-                      FORWARD_TRAINING, LINEAR, NORMALIZATION_FLAGS_NONE, SOFTMAX, SOFTMAX_LOG,
-                      USE_SCALE, USE_SHIFT, Handle, Runtime, check, post_op_arg)
-from .. import thresholds
-from .primitive import Primitive, create_pd, execute, usable, with_mds
+                      BACKWARD, BACKWARD_DATA, BF16, BINARY_ADD, BINARY_LE, BINARY_MUL,
+                      FORWARD_INFERENCE, FORWARD_TRAINING, LINEAR, NORMALIZATION_FLAGS_NONE,
+                      SOFTMAX, SOFTMAX_LOG, USE_SCALE, USE_SHIFT, Handle, Runtime, check,
+                      post_op_arg)
+from .. import bits16, thresholds
+from .matmul import data_type
+from .primitive import Layout, Primitive, create_pd, execute, layout_md, usable, with_mds
 
 
 def _forward_only(shapes: tuple[tuple, ...], create: Callable[..., int],
@@ -160,6 +162,48 @@ def relu_backward(g: np.ndarray, x: np.ndarray) -> Any:  # dx, or NotImplemented
     ran = execute(("relu_backward", x.size),
                   lambda runtime: _relu_backward_primitive(runtime, x.size), buffers)
     return dx if ran else NotImplemented
+
+
+# A bfloat16 sum comes out subnormal (which oneDNN's bfloat16 store flushes to zero, where
+# PyTorch keeps it) only where an operand's magnitude is below 2^-118 (bit pattern 0x480):
+# two larger ones are multiples of 2^-125, so their sum is 0 or normal.
+_TINY_BFLOAT16 = 0x480
+
+
+def add_into(dst: np.ndarray, src: np.ndarray) -> bool:
+    """dst += src in place, for a C-contiguous bfloat16 dst of at least
+    MIN_ELEMENTWISE_SIZE elements and a bfloat16 src that broadcasts to it without
+    growing it (a bias [1, C, 1, 1]), in one pass of oneDNN's binary add: the float32 sum
+    rounded once, as PyTorch's bfloat16 add.  False, dst untouched, where it does not
+    serve: another dtype or layout, no bfloat16 kernels, or an operand holding a
+    magnitude small enough for the sum to come out subnormal."""
+    if (data_type(dst, src) != BF16 or dst.size < thresholds.MIN_ELEMENTWISE_SIZE
+            or not dst.flags.c_contiguous or src.ndim > dst.ndim):
+        return False
+    src_shape = (1,) * (dst.ndim - src.ndim) + src.shape
+    if any(s not in (1, d) for s, d in zip(src_shape, dst.shape)):
+        return False
+    src = np.ascontiguousarray(src)
+    if bits16.holds(src, below=_TINY_BFLOAT16) or bits16.holds(dst, below=_TINY_BFLOAT16):
+        return False
+    key = ("add_into", dst.shape, src_shape)
+    buffers = {ARG_SRC: dst, ARG_SRC_1: src, ARG_DST: dst}
+    return execute(key, lambda runtime: _make_add(runtime, dst.shape, src_shape), buffers)
+
+
+def _make_add(runtime: Runtime, shape: tuple, src_shape: tuple) -> Primitive | None:
+    """oneDNN's bfloat16 binary add of a [src_shape] broadcast onto [shape], for the cache."""
+    descs = {ARG_SRC: Layout(shape, BF16), ARG_SRC_1: Layout(src_shape, BF16),
+             ARG_DST: Layout(shape, BF16)}
+    lib = runtime.lib
+    mds = {arg: layout_md(lib, layout) for arg, layout in descs.items()}
+    try:
+        pd = create_pd(lib.dnnl_binary_primitive_desc_create, runtime.engine, BINARY_ADD,
+                       mds[ARG_SRC], mds[ARG_SRC_1], mds[ARG_DST], None)
+    finally:
+        for md in mds.values():
+            lib.dnnl_memory_desc_destroy(md)
+    return None if pd is None else Primitive(runtime, pd, descs)
 
 
 def eltwise_derivative(x: np.ndarray, alg: int) -> Any:  # dx, or NotImplemented

@@ -26,9 +26,9 @@ import ml_dtypes
 import numpy as np
 
 from .. import thresholds
-from .binding import (ARG_BIAS, ARG_DST, ARG_SRC, ARG_WEIGHTS, BF16, F16,
+from .binding import (ARG_BIAS, ARG_DST, ARG_SRC, ARG_WEIGHTS, BF16, F16, F32,
                       QUERY_IMPL_INFO_STR, Handle, Runtime, available, check, load)
-from .primitive import Layout, Primitive, create_pd, execute, layout_md
+from .primitive import Layout, Primitive, create_pd, execute, layout_md, usable
 
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 DATA_TYPES = {BFLOAT16: BF16, np.dtype(np.float16): F16}
@@ -87,6 +87,22 @@ def serves(dtype: np.dtype) -> bool:
         if probe is not None:
             probe.close()
     return _kernels[code]
+
+
+def data_type(*arrays: np.ndarray) -> int | None:
+    """The oneDNN data type of the arrays of a call of a primitive that computes in
+    float32 and rounds its result once (convolution, pooling, eltwise, binary): F32 for
+    float32 (usable), BF16 for bfloat16 where oneDNN has bfloat16 products on this CPU
+    (serves: its other bfloat16 kernels need the same instruction sets, AVX512); None for
+    anything else, float16 too: it has no float16 kernels but its reference ones without
+    AVX512-FP16, and each geometry it declined would take a cache entry."""
+    if usable(*arrays):
+        return F32
+    dtype = arrays[0].dtype
+    if (dtype == BFLOAT16 and all(a.dtype == dtype and a.size for a in arrays)
+            and serves(dtype)):
+        return BF16
+    return None
 
 
 def _make(runtime: Runtime, dtype: int, a_shape: tuple, a_strides: tuple, b_shape: tuple,

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 
 from ....core.shape import window_counts
-from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DST, ARG_SRC, ARG_WORKSPACE,
+from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DST, ARG_SRC, ARG_WORKSPACE, F32,
                       FORWARD_TRAINING, Dims, OneDNNError, Runtime)
-from .primitive import Primitive, create_pd, usable, using, with_mds
+from .matmul import data_type
+from .primitive import Layout, Primitive, create_pd, using, with_mds
 
 # -- pooling -------------------------------------------------------------------------------
 def _pool_params(x_hw: Sequence[int], out_hw: Sequence[int], kernel: Sequence[int],
@@ -23,26 +24,30 @@ def _pool_params(x_hw: Sequence[int], out_hw: Sequence[int], kernel: Sequence[in
 
 
 def _make_pool(backward: bool, alg: int, x_shape: tuple, y_shape: tuple, kernel: Sequence[int],
-               stride: Sequence[int],
-               padding: Sequence[int]) -> Callable[[Runtime], Primitive | None]:
+               stride: Sequence[int], padding: Sequence[int],
+               dtype: int = F32) -> Callable[[Runtime], Primitive | None]:
+    """make(runtime) for the cache: the forward or backward pooling primitive, every
+    argument of oneDNN data type dtype (F32, or BF16: the values only compared, or the
+    gradient only routed, so in bfloat16 no rounding happens)."""
     params = _pool_params(x_shape[2:], y_shape[2:], kernel, stride, padding)
+    x_desc, y_desc = (s if dtype == F32 else Layout(s, dtype) for s in (x_shape, y_shape))
 
     def make(runtime: Runtime) -> Primitive | None:
         lib = runtime.lib
         fwd = with_mds(lib, (x_shape, y_shape), False, lambda x_md, y_md: create_pd(
             lib.dnnl_pooling_forward_primitive_desc_create, runtime.engine,
-            FORWARD_TRAINING, alg, x_md, y_md, *params, None))
+            FORWARD_TRAINING, alg, x_md, y_md, *params, None), dtype)
         if fwd is None:
             return None
         if not backward:
-            return Primitive(runtime, fwd, {ARG_SRC: x_shape, ARG_DST: y_shape})
+            return Primitive(runtime, fwd, {ARG_SRC: x_desc, ARG_DST: y_desc})
         pd = with_mds(lib, (x_shape, y_shape), False, lambda dx_md, dy_md: create_pd(
             lib.dnnl_pooling_backward_primitive_desc_create, runtime.engine, alg, dx_md,
-            dy_md, *params, fwd, None))
+            dy_md, *params, fwd, None), dtype)
         if pd is None:
             lib.dnnl_primitive_desc_destroy(fwd)
             return None
-        return Primitive(runtime, pd, {ARG_DIFF_DST: y_shape, ARG_DIFF_SRC: x_shape},
+        return Primitive(runtime, pd, {ARG_DIFF_DST: y_desc, ARG_DIFF_SRC: x_desc},
                          hint=fwd)
     return make
 
@@ -57,15 +62,19 @@ def pool2d(x: np.ndarray, alg: int, kernel: Sequence[int], stride: Sequence[int]
     """(y, workspace) of pooling x [N, C, H, W] (or [N, C, D, H, W]) with alg (POOL_MAX:
     padding never wins; POOL_AVG_INCLUDE / POOL_AVG_EXCLUDE: whether padded zeros count in
     the divisor), or NotImplemented.  The workspace, an opaque uint8 array (None for
-    average pooling), is what pool2d_backward needs to route a max pooling's gradient."""
-    if not usable(x):
+    average pooling), is what pool2d_backward needs to route a max pooling's gradient.
+    float32, or bfloat16 where oneDNN has kernels for it (matmul.data_type); y in x's
+    dtype."""
+    dtype = data_type(x)
+    if dtype is None:
         return NotImplemented
     y_shape = (*x.shape[:2], *pool_output_hw(x.shape[2:], kernel, stride, padding))
-    key = ("pool", alg, x.shape, tuple(kernel), tuple(stride), tuple(padding))
-    with using(key, _make_pool(False, alg, x.shape, y_shape, kernel, stride, padding)) as prim:
+    key = ("pool", alg, x.shape, tuple(kernel), tuple(stride), tuple(padding), dtype)
+    with using(key, _make_pool(False, alg, x.shape, y_shape, kernel, stride, padding,
+                               dtype)) as prim:
         if prim is None:
             return NotImplemented
-        y = np.empty(y_shape, dtype=np.float32)
+        y = np.empty(y_shape, dtype=x.dtype)
         buffers = {ARG_SRC: np.ascontiguousarray(x), ARG_DST: y}
         workspace = None
         if prim.workspace:
@@ -78,15 +87,17 @@ def pool2d_backward(g: np.ndarray, x_shape: Sequence[int], alg: int, kernel: Seq
                     stride: Sequence[int], padding: Sequence[int],
                     workspace: np.ndarray | None = None) -> Any:  # dx, or NotImplemented
     """d(loss)/dx [N, C, H, W] = x_shape of pool2d, given g = d(loss)/d(output) and, for
-    POOL_MAX, pool2d's workspace; or NotImplemented."""
-    if not usable(g) or 0 in x_shape:
+    POOL_MAX, pool2d's workspace; or NotImplemented.  dx in g's dtype (as pool2d's)."""
+    dtype = data_type(g)
+    if dtype is None or 0 in x_shape:
         return NotImplemented
     x_shape = tuple(x_shape)
-    key = ("pool_backward", alg, x_shape, tuple(kernel), tuple(stride), tuple(padding))
-    with using(key, _make_pool(True, alg, x_shape, g.shape, kernel, stride, padding)) as prim:
+    key = ("pool_backward", alg, x_shape, tuple(kernel), tuple(stride), tuple(padding), dtype)
+    with using(key, _make_pool(True, alg, x_shape, g.shape, kernel, stride, padding,
+                               dtype)) as prim:
         if prim is None:
             return NotImplemented
-        dx = np.empty(x_shape, dtype=np.float32)
+        dx = np.empty(x_shape, dtype=g.dtype)
         buffers = {ARG_DIFF_DST: np.ascontiguousarray(g), ARG_DIFF_SRC: dx}
         if prim.workspace:
             if workspace is None or workspace.nbytes != prim.workspace:
