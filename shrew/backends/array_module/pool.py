@@ -9,7 +9,7 @@ import numpy as np
 
 from ...core.shape import window_counts
 from ..base import Storage
-from ..kernels import accumulator, avg_pool_divisor, max_pool_fill
+from ..kernels import LOW_PRECISION, accumulator, avg_pool_divisor, max_pool_fill
 from .index import flat_offsets, store_distinct
 
 
@@ -64,7 +64,8 @@ class PoolPrimitives:
         values = offsets[0].copy()
         for candidate in offsets[1:]:
             xp.maximum(values, candidate, out=values)
-        nan = x.dtype.kind == "f" and bool(xp.isnan(values).any())
+        # (bfloat16's numpy kind is "V")
+        nan = (x.dtype.kind == "f" or x.dtype in LOW_PRECISION) and bool(xp.isnan(values).any())
         arg = xp.zeros(values.shape, dtype=np.uint8 if kk < 256 else np.int64)
         missed = None
         for candidate in offsets[:-1]:

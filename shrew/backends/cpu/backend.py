@@ -238,7 +238,7 @@ class CPUBackend(ArrayModuleBackend):
 
     def unary(self, fn: str, x: Storage) -> Storage:
         out: Any = NotImplemented
-        if fn == "relu" and x.dtype in bits16.DTYPES and x.size >= SELECT_MIN_SIZE:
+        if fn == "relu" and x.dtype in bits16.DTYPES:
             out = bits16.relu(x)   # (their bit patterns: numpy's 16-bit float loops are slow)
         elif fn == "relu":
             out = _onednn_relu(x)

@@ -29,22 +29,23 @@ _INFINITY_DOUBLED = 0x7F80 << 1   # bfloat16's inf, its bits shifted as in `hold
 def relu(x: np.ndarray) -> np.ndarray:
     """PyTorch's relu of a float16 or bfloat16 x: +0.0 where x < 0 (-inf included), x
     itself elsewhere (-0.0 and NaN too, as clamp_min keeps them)."""
-    bits = x.view(np.int16)
+    bits = x.reshape(-1).view(np.int16)   # (1-d: numpy's ufuncs give a 0-d one scalars)
     # shifted by 32767 (wrapping), the negative numbers other than -0.0 come to lie in
     # [0, 32767 + -inf's] as unsigned, every other pattern above
     shifted = np.subtract(bits, np.int16(-32767))
     keep = np.greater(shifted.view(np.uint16), np.uint16(32767 + _NEGATIVE_INFINITY[x.dtype]))
-    return np.multiply(bits, keep, dtype=np.int16).view(x.dtype)
+    return np.multiply(bits, keep, dtype=np.int16).view(x.dtype).reshape(x.shape)
 
 
 def relu_backward(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     """PyTorch's threshold_backward(g, x, 0) for float16 or bfloat16 g and x of one shape
     and dtype: g where x > 0 or is NaN (either sign), +0.0 where x <= 0 (-0.0 and -inf
     too), g's -0.0 kept."""
-    bits = x.view(np.int16)
+    bits = x.reshape(-1).view(np.int16)
     keep = np.greater(bits, np.int16(_NEGATIVE_INFINITY[x.dtype]))   # all but x <= -0.0
     np.logical_and(keep, bits, out=keep)                               # and but +0.0
-    return np.multiply(g.view(np.int16), keep, dtype=np.int16).view(g.dtype)
+    return np.multiply(g.reshape(-1).view(np.int16), keep,
+                       dtype=np.int16).view(g.dtype).reshape(g.shape)
 
 
 def holds(x: np.ndarray, nan: bool = False, below: int = 0) -> bool:
