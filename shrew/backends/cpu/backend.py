@@ -40,13 +40,14 @@ from . import widened
 # are this folder's, "here" this file; "numpy" is ArrayModuleBackend's code
 # (backends/array_module, shared with cuda), "core" the op's own composition or gradient
 # rule (ops/, autograd/rules/), which runs where the backend declines.  oneDNN takes
-# float32, bfloat16 for matrix products and convolutions, and float16 for matrix
-# products where the CPU has AVX512-FP16 or AMX-FP16 (elsewhere oneDNN has no kernel, and
-# declines); bfloat16 where oneDNN has a kernel for the CPU (AVX512 ones, as a rule:
-# onednn/matmul.py's serves).  MKL takes float32 and
+# float32, bfloat16 for matrix products, convolutions, max pooling and a bias's
+# add_into_, and float16 for matrix products where the CPU has AVX512-FP16 or AMX-FP16
+# (elsewhere oneDNN has no kernel, and declines); bfloat16 where oneDNN has a kernel for
+# the CPU (AVX512 ones, as a rule: onednn/matmul.py's serves).  MKL takes float32 and
 # float64.  float16 and bfloat16 attention, its gradient, and softmax_backward and
-# unary_backward take the float32 steps below on widened copies, in pieces of their
-# leading dim, each result rounded once (widened.py).
+# unary_backward (but relu's) take the float32 steps below on widened copies, in pieces of
+# their leading dim, each result rounded once (widened.py); their relu and its gradient
+# select on the int16 bit patterns (bits16.py: "bits" below), PyTorch's bits.
 #
 # (the sizes' values: thresholds.py)
 #
@@ -63,17 +64,21 @@ from . import widened
 # add_ (in place)        MKL axpy -> numpy                                  AXPY_MIN_SIZE
 #                        mkl/vector.py
 # add_into_              MKL axpy (same shapes) -> MKL ger (a bias)         AXPY_MIN_SIZE,
-#                        -> numpy; mkl/vector.py, mkl/bias.py               SUM_MIN_SIZE
+#                        -> oneDNN binary add (bfloat16, a broadcast src,   SUM_MIN_SIZE,
+#                        no operand under 2^-118) -> numpy; mkl/vector.py,  MIN_ELEMENTWISE_SIZE
+#                        mkl/bias.py, onednn/elementwise.py
 # binary add, sub, mul   MKL VML (same shapes) -> numpy                     VML_MIN_SIZE
 #                        mkl/vector.py
 # reduce sum             MKL gemv (all dims but one run: a bias) -> numpy   SUM_MIN_SIZE
 #                        mkl/bias.py
-# unary relu             oneDNN (x's abs_sum, MKL's, not NaN) -> MKL VML     MIN_ELEMENTWISE_SIZE,
-#                        fdim -> numpy; onednn/elementwise.py, mkl/vector.py VML_MIN_SIZE
+# unary relu             16-bit: bits; float32: oneDNN (x's abs_sum, MKL's,  any;
+#                        not NaN) -> MKL VML fdim -> numpy;                 MIN_ELEMENTWISE_SIZE,
+#                        bits16.py, onednn/elementwise.py, mkl/vector.py    VML_MIN_SIZE
 # unary gelu, gelu_tanh  oneDNN eltwise -> numpy                            MIN_ELEMENTWISE_SIZE
 #   and derivatives      onednn/elementwise.py
-# unary_backward         oneDNN (relu: where g's |g| sum, MKL's, is finite) MIN_ELEMENTWISE_SIZE
-#   relu, gelus          -> core; onednn/elementwise.py, mkl/vector.py
+# unary_backward         relu, 16-bit: bits (g and x of one shape);         any;
+#   relu, gelus          oneDNN (relu: where g's |g| sum, MKL's, is finite) MIN_ELEMENTWISE_SIZE
+#                        -> core; bits16.py, onednn/elementwise.py, mkl/vector.py
 # softmax                oneDNN (not log; a NaN out: redone) -> numpy       MIN_ELEMENTWISE_SIZE
 #                        onednn/elementwise.py
 # softmax_backward       oneDNN (a log's y without NaN) -> the rule's       MIN_ELEMENTWISE_SIZE
@@ -87,8 +92,10 @@ from . import widened
 #                        float32 copies) -> core's im2col lowering;
 #                        with MKL off, a shallower input's weight gradient
 #                        skips oneDNN; onednn/conv.py, backends/array_module/folded_conv.py
-# max_pool2d, backward   oneDNN (no NaN; backward: through the forward's    MIN_ELEMENTWISE_SIZE
-#                        workspace) -> numpy; onednn/max_pool.py
+# max_pool2d, backward   oneDNN, float32 or bfloat16 (no NaN; bfloat16: no   MIN_ELEMENTWISE_SIZE
+#                        subnormal; backward: through the forward's
+#                        workspace; bfloat16: windows apart, g without a
+#                        subnormal) -> numpy; onednn/max_pool.py
 # avg_pool2d, backward   oneDNN (PyTorch's default options) -> numpy or     any
 #                        core; onednn/pool.py
 # where                  select bit patterns -> numpy's where               SELECT_MIN_SIZE

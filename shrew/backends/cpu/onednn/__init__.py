@@ -2,16 +2,18 @@
 
 Modules: binding (the C API declarations, loading, the switch, threads), primitive (a
 primitive on numpy buffers and the cache), conv, pool, max_pool (max pooling's forward and
-its backward through the forward's workspace), elementwise (GELU, relu's gradient,
-softmax, layer norm), rnn (an RNN, LSTM or GRU layer's whole time loop, each way), matmul
-(bfloat16 and float16 matrix products, a bias optional: ``onednn.matmul.matmul``).
+its backward through the forward's workspace), elementwise (GELU, relu's gradient, a
+bfloat16 bias's in-place add, softmax, layer norm), rnn (an RNN, LSTM or GRU layer's
+whole time loop, each way), matmul (bfloat16 and float16 matrix products, a bias optional:
+``onednn.matmul.matmul``).
 
 The cpu backend (cpu/backend.py, whose table says which call goes where) calls these
 modules for its convolutions, pooling, recurrent layers, 16-bit products and linear
 layers, and large softmax, layer norm (with or without its weight and bias), GELU and
-relu's gradient.  Each returns ``NotImplemented`` where oneDNN cannot serve the call
-(library not installed or switched off, a dtype other than float32 (bfloat16, float16 for
-matmul), an array below the table's size, an empty dimension, a geometry no implementation
+relu's gradient, and bfloat16 max pooling and bias adds.  Each returns ``NotImplemented``
+where oneDNN cannot serve the call (library not installed or switched off, a dtype other
+than float32 (bfloat16 for products, convolutions, max pooling and a bias's add; float16
+for matmul), an array below the table's size, an empty dimension, a geometry no implementation
 takes), and the caller then runs its numpy code.
 
 How a call runs:
