@@ -262,3 +262,35 @@ def test_float16_pooling_and_add_decline_to_numpy():
     assert max_pool.forward(x, (2, 2), (2, 2), (0, 0), (1, 1), False) is NotImplemented
     assert elementwise.add_into(x.copy(), np.ones((1, 8, 1, 1), F16)) is False
     _assert_max_pool_matches(x, 1, 2, 2, 0)
+
+
+def test_cnn_layer_under_autocast_matches_torch():
+    """A conv (with bias), relu, max_pool layer as cnn_step runs it under bfloat16
+    autocast: the bias added into the convolution's output (oneDNN), relu (bits) and the
+    pooling (oneDNN) give torch's bits on the same convolution output, each way."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((64, 1, 32, 32)).astype(np.float32)
+    w = rng.standard_normal((16, 1, 5, 5)).astype(np.float32) * 0.2
+    b = rng.standard_normal(16).astype(np.float32)
+    g = rng.standard_normal((64, 16, 14, 14)).astype(BF16)
+    conv = shrew.nn.functional.conv2d
+    with ExitStack() as stack:
+        spies = [stack.enter_context(_spy(module, name)) for module, name in (
+            (elementwise, "add_into"), (bits16, "relu"), (max_pool, "forward"),
+            (max_pool, "backward"), (bits16, "relu_backward"))]
+        with shrew.autocast("cpu", dtype=shrew.bfloat16):
+            plain = conv(shrew.tensor(x), shrew.tensor(w))
+            z = conv(shrew.tensor(x), shrew.tensor(w, requires_grad=True), shrew.tensor(b))
+            z.retain_grad()
+            y = shrew.nn.functional.max_pool2d(shrew.relu(z), 2)
+        y.backward(shrew.tensor(g))
+    assert z.dtype == y.dtype == shrew.bfloat16
+    assert all(spy == [True] for spy in spies), spies
+    zt = (_to_torch(plain.numpy()) + torch.tensor(b).to(torch.bfloat16).reshape(-1, 1, 1))
+    _assert_same_bits(z.detach().numpy(), _from_torch(zt, BF16))
+    zt = zt.detach().requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        yt = torch.nn.functional.max_pool2d(torch.relu(zt), 2)
+    yt.backward(_to_torch(g))
+    _assert_same_bits(y.detach().numpy(), _from_torch(yt, BF16))
+    _assert_same_bits(z.grad.numpy(), _from_torch(zt.grad, BF16))

@@ -178,7 +178,8 @@ def add_into(dst: np.ndarray, src: np.ndarray) -> bool:
     serve: another dtype or layout, no bfloat16 kernels, or an operand holding a
     magnitude small enough for the sum to come out subnormal."""
     if (data_type(dst, src) != BF16 or dst.size < thresholds.MIN_ELEMENTWISE_SIZE
-            or not dst.flags.c_contiguous or src.ndim > dst.ndim):
+            or not dst.flags.c_contiguous or src.ndim > dst.ndim
+            or np.may_share_memory(dst, src)):   # (numpy's += copies such a src first)
         return False
     src_shape = (1,) * (dst.ndim - src.ndim) + src.shape
     if any(s not in (1, d) for s, d in zip(src_shape, dst.shape)):
