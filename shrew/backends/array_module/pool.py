@@ -101,10 +101,15 @@ class PoolPrimitives:
         for i, (k, d, step) in enumerate(zip(kernel, dilation, steps)):
             table += (np.arange(k, dtype=np.int64) * d * step).reshape(
                 [-1 if j == i else 1 for j in range(dims)])
-        index = xp.take(xp.asarray(table.ravel()), arg)
+        # Each output's window origin, a plane [*out] made first: one full-size add (whose
+        # broadcast numpy runs over whole planes) instead of one per spatial dim.
+        origins = 0
         for i, (origin, step) in enumerate(zip(
                 self._window_origins(arg.shape[2:], stride, padding), steps)):
-            index += (origin * step).reshape([-1 if j == i else 1 for j in range(dims)])
+            origins = origins + (origin * step).reshape([-1 if j == i else 1
+                                                         for j in range(dims)])
+        index = xp.take(xp.asarray(table.ravel()), arg)
+        index += origins
         return index
 
     def _window_origins(self, out: tuple, stride: tuple, padding: tuple) -> tuple:
