@@ -294,3 +294,14 @@ def test_cnn_layer_under_autocast_matches_torch():
     yt.backward(_to_torch(g))
     _assert_same_bits(y.detach().numpy(), _from_torch(yt, BF16))
     _assert_same_bits(z.grad.numpy(), _from_torch(zt.grad, BF16))
+
+
+def test_bfloat16_average_pooling_stays_off_onednn():
+    """Average pooling rounds its sums, which oneDNN's bfloat16 kernel does in its own
+    way: only max pooling takes bfloat16 there."""
+    x = _with_edges((16, 8, 18, 18), BF16, 0, 0)
+    avg = onednn.POOL_AVG_INCLUDE
+    assert onednn.pool2d(x, avg, (2, 2), (2, 2), (0, 0)) is NotImplemented
+    g = _with_edges((16, 8, 9, 9), BF16, 1, 0)
+    assert onednn.pool2d_backward(g, x.shape, avg, (2, 2), (2, 2), (0, 0)) is NotImplemented
+    assert onednn.pool2d(x, onednn.POOL_MAX, (2, 2), (2, 2), (0, 0)) is not NotImplemented

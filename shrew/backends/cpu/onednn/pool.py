@@ -9,7 +9,7 @@ import numpy as np
 
 from ....core.shape import window_counts
 from .binding import (ARG_DIFF_DST, ARG_DIFF_SRC, ARG_DST, ARG_SRC, ARG_WORKSPACE, F32,
-                      FORWARD_TRAINING, Dims, OneDNNError, Runtime)
+                      FORWARD_TRAINING, POOL_MAX, Dims, OneDNNError, Runtime)
 from .matmul import data_type
 from .primitive import Layout, Primitive, create_pd, using, with_mds
 
@@ -52,6 +52,14 @@ def _make_pool(backward: bool, alg: int, x_shape: tuple, y_shape: tuple, kernel:
     return make
 
 
+def _data_type(x: np.ndarray, alg: int) -> int | None:
+    """x's oneDNN data type where this module takes it: float32, and bfloat16 for max
+    pooling only (which compares and routes, where average pooling would round its sums
+    in oneDNN's way)."""
+    dtype = data_type(x)
+    return dtype if dtype == F32 or alg == POOL_MAX else None
+
+
 def pool_output_hw(x_hw: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
                    padding: Sequence[int]) -> tuple:
     return window_counts(x_hw, kernel, stride, padding)
@@ -63,9 +71,9 @@ def pool2d(x: np.ndarray, alg: int, kernel: Sequence[int], stride: Sequence[int]
     padding never wins; POOL_AVG_INCLUDE / POOL_AVG_EXCLUDE: whether padded zeros count in
     the divisor), or NotImplemented.  The workspace, an opaque uint8 array (None for
     average pooling), is what pool2d_backward needs to route a max pooling's gradient.
-    float32, or bfloat16 where oneDNN has kernels for it (matmul.data_type); y in x's
-    dtype."""
-    dtype = data_type(x)
+    float32, or for POOL_MAX bfloat16 where oneDNN has kernels for it (matmul.data_type;
+    max_pool.py says which inputs give PyTorch's bits); y in x's dtype."""
+    dtype = _data_type(x, alg)
     if dtype is None:
         return NotImplemented
     y_shape = (*x.shape[:2], *pool_output_hw(x.shape[2:], kernel, stride, padding))
@@ -88,7 +96,7 @@ def pool2d_backward(g: np.ndarray, x_shape: Sequence[int], alg: int, kernel: Seq
                     workspace: np.ndarray | None = None) -> Any:  # dx, or NotImplemented
     """d(loss)/dx [N, C, H, W] = x_shape of pool2d, given g = d(loss)/d(output) and, for
     POOL_MAX, pool2d's workspace; or NotImplemented.  dx in g's dtype (as pool2d's)."""
-    dtype = data_type(g)
+    dtype = _data_type(g, alg)
     if dtype is None or 0 in x_shape:
         return NotImplemented
     x_shape = tuple(x_shape)
