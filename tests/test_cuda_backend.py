@@ -387,6 +387,11 @@ def exact_chain(x):
     return (y / (y.square() + 1.0) * y).square().sum()
 
 
+def transposed_chain(x):
+    """exact_chain on a transposed view: results laid out as it is (columns first)."""
+    return exact_chain(x.T)
+
+
 def math_chain(x):
     """Every function the CUDA fuser takes, with the IEEE operations between them."""
     y = (x * 1.01 + 0.1).tanh().exp() * 0.5
@@ -426,7 +431,8 @@ def check_fusion(device, chain, rtol):
 
 
 @needs_opencl
-@pytest.mark.parametrize("chain, rtol", [(exact_chain, None), (math_chain, 1e-5)])
+@pytest.mark.parametrize("chain, rtol", [(exact_chain, None), (transposed_chain, None),
+                                         (math_chain, 1e-5)])
 def test_simulated_cuda_fuses_elementwise_runs(isolated_registry, chain, rtol):
     """Exact where the fused kernel does IEEE operations only; the math functions run on
     OpenCL here but on numpy in eager, so they differ in the last bits (on a GPU both are
@@ -538,7 +544,7 @@ def test_cuda_draws_the_reference_numbers():
 
 
 @needs_gpu
-@pytest.mark.parametrize("chain", [exact_chain, math_chain])
+@pytest.mark.parametrize("chain", [exact_chain, transposed_chain, math_chain])
 def test_cuda_fuses_elementwise_runs_keeping_eagers_bits(chain):
     check_fusion("cuda", chain, None)
 
