@@ -175,6 +175,17 @@ def test_launcher_builds_each_program_once_and_passes_grid_block_and_args_in_ord
     assert len(built) == 6
 
 
+def test_generated_kernels_are_built_once_per_text_as_float32_programs():
+    FakeRawModule.built = []
+    launch = Launcher(types.SimpleNamespace(RawModule=FakeRawModule))
+    text = "KERNEL void fused0(const i64 n) {}\nKERNEL void fused1(const i64 n) {}\n"
+    launch.generated(text, "fused0")((1,), (BLOCK,), (np.int64(1),))
+    launch.generated(text, "fused1")((2,), (BLOCK,), (np.int64(2),))
+    built = FakeRawModule.built
+    assert built[0] == (with_prelude(text, "cuda"), compile_options(F32))
+    assert [b[0] for b in built[1:]] == ["fused0", "fused1"]   # the module built once
+
+
 # -- CUDABackend on numpy, its kernels run through OpenCL ----------------------------------
 class NumpyAsCupy(types.ModuleType):
     """numpy, plus the two names the CUDA backend uses that only CuPy has."""
