@@ -336,7 +336,8 @@ def bench(workload, lanes: list, scale: float, report: Report) -> dict:
             lane.worker = Worker(lane.framework, lane.device, workload.name, scale,
                                  warmup=1 if workload.once else 3, env=lane.env, amp=lane.amp)
         except WorkerError as exc:
-            text = f"{workload.name}: {lane.framework} {lane.device} failed: {exc}"
+            what = f"{lane.framework} {lane.device}" + (" bf16 autocast" if lane.amp else "")
+            text = f"{workload.name}: {what} failed: {exc}"
             # not shrew's fault
             if lane.framework == "tinygrad" or lane.key.startswith("torch_cuda"):
                 report.note(text)

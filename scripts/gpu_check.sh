@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CUDA check, for a machine with an NVIDIA GPU: installs shrew with CuPy, then runs the
 # conformance suite on cuda, the test suite (its CUDA tests run when a GPU is present) and
-# the benchmarks on cuda.  Every step runs; the script fails if any did.
+# the benchmarks' GPU lanes.  Every step runs; the script fails if any did.  About 4
+# minutes on an H200 machine with PYTHON= (2026-11-28).
 #
 #   scripts/gpu_check.sh                        # the `cuda` extra
 #   CUDA_EXTRA=cuda12 scripts/gpu_check.sh      # CuPy for CUDA 12 (driver >= 525)
@@ -41,10 +42,16 @@ step() {
     echo "== $*"
     "$@" || failed+=("$*")
 }
-step "$py" -m pytest --pyargs shrew.testing.conformance --shrew-device cuda -q
-step "$py" -m pytest -q "${tests[@]}" \
+# pytest-xdist, where installed, spreads the tests over the machine's cores (a GPU machine
+# has many; the 5790 conformance cases took 40 s on 12 workers of an H200 machine).
+parallel=()
+if "$py" -c "import xdist" 2>/dev/null; then parallel=(-n "${WORKERS:-8}"); fi
+step "$py" -m pytest --pyargs shrew.testing.conformance --shrew-device cuda -q "${parallel[@]}"
+step "$py" -m pytest -q "${parallel[@]}" "${tests[@]}" \
     --deselect tests/test_cuda_backend.py::test_cuda_passes_the_conformance_suite
-step "$py" benchmarks/run.py --cuda --no-opencl ${BENCH_ARGS:-}
+# The GPU lanes (eager, shrew.compile, bf16 autocast) beside PyTorch's; BENCH_ARGS adds to
+# them (--rounds 15 for the full count, say).
+step "$py" benchmarks/run.py --cuda --no-cpu --no-opencl --quick --compiled ${BENCH_ARGS:-}
 if ((${#failed[@]})); then
     printf 'FAILED: %s\n' "${failed[@]}"
     exit 1

@@ -75,6 +75,26 @@ def test_cuda_lanes_say_why_they_did_not_run(tmp_path):
     assert "| tiny_chain |" in table and "shrew cuda failed: DeviceError" in table
 
 
+def test_no_cpu_leaves_the_gpu_lanes_alone(tmp_path):
+    """--cuda --no-cpu --compiled: the cuda lanes only (eager, compiled; autocast on the
+    autocast workloads), here each failing with its reason, and no cpu lane ran."""
+    pytest.importorskip("torch")
+    import shrew
+    if "cuda" in " ".join(shrew.devices()):
+        pytest.skip("this machine has a usable CUDA GPU")
+    import run
+    status = run.main(["--only", "tiny_chain,mlp_step", "--rounds", "1", "--no-opencl",
+                       "--cuda", "--no-cpu", "--compiled", "--scale", "0.05",
+                       "--out", str(tmp_path)])
+    assert status == 1
+    table = (tmp_path / "results.md").read_text()
+    for lane in ("tiny_chain: shrew cuda failed", "tiny_chain: shrew-compiled cuda failed",
+                 "mlp_step: shrew cuda bf16 autocast failed"):
+        assert lane in table, lane
+    assert "tiny_chain: shrew cuda bf16" not in table   # (no autocast lane there)
+    assert "shrew cpu" not in table and "torch-compiled cpu" not in table
+
+
 def test_rnn_step_matches_torch(monkeypatch):
     pytest.importorskip("torch")
     import torch

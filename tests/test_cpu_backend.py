@@ -252,15 +252,23 @@ def test_embedding_gradients_scatter_whole_rows(be, dtype):
         torch.from_numpy(g.astype(np.float64)))
     np.testing.assert_allclose(got, weight.grad.numpy(), rtol=1e-5 if dtype == F32 else 1e-12,
                                atol=1e-5 if dtype == F32 else 1e-12)
+    same = torch.zeros(50, 16, dtype=weight.dtype if dtype == F64 else torch.float32,
+                       requires_grad=True)   # in g's own dtype: the same bits
+    torch.nn.functional.embedding(torch.from_numpy(tokens), same).backward(torch.from_numpy(g))
+    np.testing.assert_array_equal(got.view(f"i{dtype.itemsize}"),
+                                  same.grad.numpy().view(f"i{dtype.itemsize}"))
     assert not np.signbit(got[9]).any() and not got[7].any()
     wider = np.concatenate([g, np.full((700, 3), np.nan, dtype)], axis=1)   # src may be larger
     np.testing.assert_array_equal(be.scatter_add((50, 16), 0, index, wider), got)
 
 
-@given(rows=st.integers(0, 40), targets=st.integers(1, 6),
-       width=st.lists(st.integers(0, 4), min_size=1, max_size=2), seed=seeds)
-def test_row_scatters_match_a_float64_sum(rows, targets, width, seed):
-    """Any shape of whole-row scatter, empty ones included, against np.add.at in float64."""
+@given(rows=st.integers(0, 60), targets=st.integers(1, 6),
+       width=st.lists(st.integers(0, 20), min_size=1, max_size=2), seed=seeds)
+def test_row_scatters_match_a_float64_sum_and_torchs_bits(rows, targets, width, seed):
+    """Any shape of whole-row scatter, empty ones included, against np.add.at in float64,
+    and bit for bit against PyTorch's index_add_ (which adds each target's rows in index
+    order): few targets, so many rows share one (past _ROUNDS), narrow rows and wide."""
+    import torch
     rng = np.random.default_rng(seed)
     tokens = rng.integers(0, targets, rows)
     shape = (targets, *width)
@@ -271,6 +279,8 @@ def test_row_scatters_match_a_float64_sum(rows, targets, width, seed):
     got = CPUBackend().scatter_add(shape, 0, index, src)
     assert got.shape == shape and got.dtype == F32
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    torchs = torch.zeros(shape).index_add_(0, torch.from_numpy(tokens), torch.from_numpy(src))
+    np.testing.assert_array_equal(got.view(np.int32), torchs.numpy().view(np.int32))
 
 
 def test_rng(be):

@@ -175,6 +175,17 @@ def test_launcher_builds_each_program_once_and_passes_grid_block_and_args_in_ord
     assert len(built) == 6
 
 
+def test_generated_kernels_are_built_once_per_text_as_float32_programs():
+    FakeRawModule.built = []
+    launch = Launcher(types.SimpleNamespace(RawModule=FakeRawModule))
+    text = "KERNEL void fused0(const i64 n) {}\nKERNEL void fused1(const i64 n) {}\n"
+    launch.generated(text, "fused0")((1,), (BLOCK,), (np.int64(1),))
+    launch.generated(text, "fused1")((2,), (BLOCK,), (np.int64(2),))
+    built = FakeRawModule.built
+    assert built[0] == (with_prelude(text, "cuda"), compile_options(F32))
+    assert [b[0] for b in built[1:]] == ["fused0", "fused1"]   # the module built once
+
+
 # -- CUDABackend on numpy, its kernels run through OpenCL ----------------------------------
 class NumpyAsCupy(types.ModuleType):
     """numpy, plus the two names the CUDA backend uses that only CuPy has."""
@@ -387,6 +398,11 @@ def exact_chain(x):
     return (y / (y.square() + 1.0) * y).square().sum()
 
 
+def transposed_chain(x):
+    """exact_chain on a transposed view: results laid out as it is (columns first)."""
+    return exact_chain(x.T)
+
+
 def math_chain(x):
     """Every function the CUDA fuser takes, with the IEEE operations between them."""
     y = (x * 1.01 + 0.1).tanh().exp() * 0.5
@@ -426,7 +442,8 @@ def check_fusion(device, chain, rtol):
 
 
 @needs_opencl
-@pytest.mark.parametrize("chain, rtol", [(exact_chain, None), (math_chain, 1e-5)])
+@pytest.mark.parametrize("chain, rtol", [(exact_chain, None), (transposed_chain, None),
+                                         (math_chain, 1e-5)])
 def test_simulated_cuda_fuses_elementwise_runs(isolated_registry, chain, rtol):
     """Exact where the fused kernel does IEEE operations only; the math functions run on
     OpenCL here but on numpy in eager, so they differ in the last bits (on a GPU both are
@@ -538,7 +555,7 @@ def test_cuda_draws_the_reference_numbers():
 
 
 @needs_gpu
-@pytest.mark.parametrize("chain", [exact_chain, math_chain])
+@pytest.mark.parametrize("chain", [exact_chain, transposed_chain, math_chain])
 def test_cuda_fuses_elementwise_runs_keeping_eagers_bits(chain):
     check_fusion("cuda", chain, None)
 

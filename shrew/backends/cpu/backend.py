@@ -15,7 +15,8 @@ import numpy as np
 from ..array_module import ArrayModuleBackend
 from ..base import Storage
 from ..host_memory import keep_freed_memory
-from .thresholds import CONV_FOLD_MIN_DEPTH, MIN_ELEMENTWISE_SIZE, SELECT_MIN_SIZE
+from .thresholds import (CONV_FOLD_MIN_DEPTH, MIN_ELEMENTWISE_SIZE, ROW_BLOCK_MIN_SIZE,
+                         SELECT_MIN_SIZE)
 from . import bits16
 from .mkl import attention as mkl_attention
 from .mkl import bias as mkl_bias
@@ -30,7 +31,7 @@ from .onednn import matmul as onednn_matmul
 from .onednn import max_pool as onednn_max_pool
 from .onednn import pool as onednn_pool
 from .onednn import rnn as onednn_rnn
-from . import widened
+from . import row_threads, widened
 
 # -- How a call picks oneDNN, MKL or numpy -------------------------------------------------
 # Each primitive with a fast path: the steps tried in order (a step declines, and the next
@@ -80,7 +81,8 @@ from . import widened
 #   relu, gelus          oneDNN (relu: where g's |g| sum, MKL's, is finite) MIN_ELEMENTWISE_SIZE
 #                        -> core; bits16.py, onednn/elementwise.py, mkl/vector.py
 # softmax                oneDNN (not log; a NaN out: redone) -> numpy       MIN_ELEMENTWISE_SIZE
-#                        onednn/elementwise.py
+#                        onednn/elementwise.py; log: numpy on blocks of     ROW_BLOCK_MIN_SIZE
+#                        lines, one per thread (f32, f64); row_threads.py
 # softmax_backward       oneDNN (a log's y without NaN) -> the rule's       MIN_ELEMENTWISE_SIZE
 #                        calls here (f32, f64) -> core; onednn/elementwise.py
 # standardize,           oneDNN layer norm -> numpy (standardize) or core   MIN_ELEMENTWISE_SIZE
@@ -100,7 +102,7 @@ from . import widened
 #                        core; onednn/pool.py
 # where                  select bit patterns -> numpy's where               SELECT_MIN_SIZE
 #                        here
-# scatter_add            sorted rows, one reduceat (whole rows, f32, f64)   any
+# scatter_add            sorted rows, added in rounds (whole rows; f32/64)  any
 #                        -> numpy; here
 # rnn_layer, backward    oneDNN's RNN primitives (LSTM, GRU, tanh/relu RNN; any
 #   (one direction of    not packed sequences) -> core: rnn_cell per step
@@ -259,6 +261,14 @@ class CPUBackend(ArrayModuleBackend):
         return ArrayModuleBackend.unary(self, fn, x) if out is NotImplemented else out
 
     def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
+        if (log and dim % x.ndim and x.size >= 2 * ROW_BLOCK_MIN_SIZE
+                and x.dtype in (np.float32, np.float64)):
+            # numpy's passes, in blocks of dim 0 on the backend's threads (oneDNN's
+            # log-softmax is about ten ulps off near 0: onednn/elementwise.py's softmax)
+            lines = x.reshape((-1,) + x.shape[dim % x.ndim:])   # the dims before dim as one
+            y = np.empty(lines.shape, x.dtype)
+            row_threads.run(lambda xs, ys: self.log_softmax_into(xs, 1, ys), lines, y)
+            return y.reshape(x.shape)
         out = NotImplemented if log else onednn_eltwise.softmax(x, dim)
         # oneDNN leaves a row's other elements finite beside a NaN, where PyTorch makes
         # the whole row NaN: a call with a NaN in its output (rare) is redone by numpy.
@@ -460,26 +470,48 @@ def _rstd(var: Storage, eps: float, x: Storage, ndims: int) -> Storage:
     return (1 / np.sqrt(var + np.float32(eps))).reshape(x.shape[:x.ndim - ndims] + (1,) * ndims)
 
 
+_ROUNDS = 8
+"""_scatter_rows: the occurrences of each target handled by whole-array rounds; a target's
+later ones (a frequent word's) are summed on its own."""
+
+
 def _scatter_rows(shape: tuple, dim: int, index: Storage, src: Storage) -> Storage | None:
     """scatter_add of whole rows: an index along dim 0 that is the same across every other
     dim (an embedding's gradient: each token's row of g added into its word's row), for
-    float32 and float64; None for any other scatter.  The rows sorted by target (stable:
-    each target's rows added in index order, so the same bits every run) and summed per
-    target in one reduceat, in the rows' dtype, as PyTorch's embedding backward; the
-    general path casts every element to float64 and bincounts them, about 3x slower on a
-    transformer's [1024, 256] gradient."""
+    float32 and float64; None for any other scatter.  Each target's rows are added onto
+    zeros one after another in index order, in the rows' dtype: PyTorch's embedding
+    backward and index_add_, bit for bit.  Round k adds every target's k-th row at once
+    (the targets of a round are distinct); a target with more than _ROUNDS rows sums the
+    rest on its own, row after row.  The general path casts every
+    element to float64 and bincounts them, about 3x slower on a transformer's [1024, 256]
+    gradient; add.reduceat, which this replaced, summed a run in another order and took
+    0.58 ms on a word model's [700, 200] where this takes 0.15."""
     if (dim != 0 or src.dtype not in (np.float32, np.float64) or index.ndim != len(shape)
             or index.ndim < 2 or index.shape[1:] != tuple(shape[1:])
             or any(s != 0 for s in index.strides[1:]) or not index.size):
         return None
     rows = index[(slice(None),) + (0,) * (index.ndim - 1)]
+    src = src[tuple(slice(0, n) for n in index.shape)]
     order = np.argsort(rows, kind="stable")
     targets = rows[order]
-    starts = np.flatnonzero(np.concatenate(([True], targets[1:] != targets[:-1])))
-    src = src[tuple(slice(0, n) for n in index.shape)]
-    sums = np.add.reduceat(src[order], starts, axis=0)
+    first = np.empty(len(targets), dtype=bool)   # where each target's run starts
+    first[0] = True
+    np.not_equal(targets[1:], targets[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.append(starts, len(targets)))
+    rank = np.arange(len(targets)) - np.repeat(starts, counts)   # k: a target's k-th row
     out = np.zeros(shape, src.dtype)
-    out[targets[starts]] += sums   # onto zeros, as every sum starts: +0.0 for a lone -0.0
+    for k in range(min(int(counts.max()), _ROUNDS)):
+        picked = order[rank == k]
+        out[rows[picked]] += src[picked]
+    heavy = counts > _ROUNDS
+    # Along axis 0 numpy's reduce adds row after row when a row is wide (the row is its
+    # inner loop); a narrow one could be summed pairwise, so it takes the running sum.
+    wide = math.prod(shape[1:]) >= 16
+    for start, count in zip(starts[heavy], counts[heavy]):
+        target, rest = targets[start], order[start + _ROUNDS:start + count]
+        run = np.concatenate((out[target][None], src[rest]))
+        out[target] = np.add.reduce(run, axis=0) if wide else np.add.accumulate(run)[-1]
     return out
 
 

@@ -105,5 +105,5 @@ class Launcher:
         module = self._generated.get(kernels)
         if module is None:
             module = self._generated[kernels] = self._cupy.RawModule(
-                code=with_prelude(kernels, "cuda"), options=compile_options(np.float32))
+                code=with_prelude(kernels, "cuda"), options=compile_options(np.dtype(np.float32)))
         return module.get_function(name)

@@ -179,6 +179,8 @@ def _affine_params(fn: str, value: Any, reflected: bool) -> tuple[Any, Any]:
 def _float_scalar_affine(fn: str, x: Tensor, value: float, reflected: bool) -> Tensor:
     """The hot path of x + s, x - s, s - x, x * s for a float tensor and a Python float:
     one Affine, with no checks (the caller made them)."""
+    mul: float
+    add: float
     if fn == "mul":  # (_affine_params, inlined)
         mul, add = value, 0
     elif fn == "add":
