@@ -177,12 +177,12 @@ class CPUBackend(ArrayModuleBackend):
         out = _scatter_rows(shape, dim, index, src)
         return super().scatter_add(shape, dim, index, src) if out is None else out
 
-    # base.FastLinear: the very calls of the composition (ops/linalg.linear) and of its
-    # rules, so the same bits, without the transpose and add nodes and the Tensor around
+    # base.FastLinear: one node without the transpose and add nodes and the Tensor around
     # each call of their rules (a linear layer with ReLU, forward and backward on [2, 4]
-    # inputs: 187 us composed, about 130 so).  A GEMM onto the bias copied into the
-    # result, as PyTorch's addmm, was 0.15 ms slower on a [1024, 1024] output: that copy
-    # is one more single-threaded pass.
+    # inputs: 187 us composed, about 130 so).  float32 and float64: PyTorch's addmm on
+    # MKL, a GEMM onto the bias copied into the result (PyTorch's bits on mlp_step's
+    # layers, and 3.5% off its step against a bias added after the product, which the
+    # composition does: the two can differ in the last bit).
     # float16 and bfloat16: the bias joins the float32 sums before the one rounding, as in
     # PyTorch's addmm (a product rounded, then added to the bias, would round twice): on
     # oneDNN, w read transposed in place, else this float32 call on widened copies.
@@ -191,8 +191,10 @@ class CPUBackend(ArrayModuleBackend):
         if low is not None:
             y = onednn_matmul.matmul(x, w.T, b)
             return widened.call(self.linear, low, (), x, w, b) if y is NotImplemented else y
-        y = self.matmul(x, w.T)
-        self.add_into_(y, b.reshape(1, -1))
+        y = mkl_gemm.addmm(b, x, w.T)
+        if y is NotImplemented:
+            y = self.matmul(x, w.T)
+            self.add_into_(y, b.reshape(1, -1))
         return y
 
     def linear_backward(self, g: Storage, x: Storage, w: Storage, need_x: bool,
