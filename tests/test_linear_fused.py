@@ -46,18 +46,36 @@ def _torch_step(x, w, b, g):
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-5), (np.float64, 1e-12)])
 @pytest.mark.parametrize("shape", [(64, 48, 40), (1, 7, 3), (256, 784, 10), (5, 1, 9)])
 def test_values_and_gradients_are_the_compositions_and_match_torch(mkl, dtype, tol, shape):
-    """One Linear node (PyTorch's AddmmBackward0) whose value and gradients are the
-    composition's bit for bit (the same calls, made on the arrays), with MKL serving the
-    products or numpy; and PyTorch's to rounding."""
+    """One Linear node (PyTorch's AddmmBackward0) whose gradients are the composition's
+    bit for bit (the same calls, made on the arrays), with MKL serving the products or
+    numpy; its value too without MKL, and with MKL PyTorch's addmm (the bias joins the
+    GEMM's sums: the composition's to rounding); all PyTorch's to rounding."""
     x, w, b, g = _arrays(dtype, *shape)
     with use_mkl(mkl):
         *fused, variant = _shrew_step(x, w, b, g)
         *composed, composed_variant = _shrew_step(x, w, b, g, fast=False)
     assert variant is O.Linear and composed_variant is O.Binary
-    for got, expected, want in zip(fused, composed, _torch_step(x, w, b, g)):
+    for i, (got, expected, want) in enumerate(zip(fused, composed, _torch_step(x, w, b, g))):
         assert got.dtype == dtype
-        assert np.array_equal(got, expected)
+        if i == 0 and mkl:
+            np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)
+        else:
+            assert np.array_equal(got, expected)
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_with_mkl_the_value_is_one_gemm_onto_the_bias(monkeypatch):
+    """With MKL, linear fills its result with the bias and adds the product into it in
+    the GEMM (beta = 1), as PyTorch's addmm does."""
+    from shrew.backends.cpu.mkl import gemm
+    calls = []
+    real = gemm.matmul
+    monkeypatch.setattr(gemm, "matmul", lambda *a, **k: calls.append(a[3:]) or real(*a, **k))
+    x, w, b, _ = _arrays(np.float32, 256, 784, 64)
+    with use_mkl(True):
+        y = CPUBackend().linear(x, w, b)
+    assert calls == [(1.0, 1.0)]   # (alpha, beta), with out= the bias
+    np.testing.assert_allclose(y, x @ w.T + b, rtol=2e-5, atol=2e-5)
 
 
 def test_the_node_and_its_inputs_as_pytorch_names_them():
