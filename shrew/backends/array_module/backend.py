@@ -189,21 +189,13 @@ class ArrayModuleBackend(ElementwisePrimitives, ConvPrimitives, PoolPrimitives,
     def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
         xp = self.xp
         wide = x.astype(accumulator(x.dtype), copy=False)
-        if log:
-            return self.log_softmax_into(wide, dim, None).astype(x.dtype, copy=False)
         z = wide - self._extreme(xp.max, wide, (dim % x.ndim,), True)
-        xp.exp(z, out=z)
-        z /= xp.sum(z, axis=dim, keepdims=True)
+        if log:
+            z -= xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
+        else:
+            xp.exp(z, out=z)
+            z /= xp.sum(z, axis=dim, keepdims=True)
         return z.astype(x.dtype, copy=False)
-
-    def log_softmax_into(self, x: Storage, dim: int, out: Storage | None) -> Storage:
-        """x - max - log(sum(exp(x - max))) along dim, into `out` (x's shape and dtype) or
-        a new array: each line on its own (the cpu backend runs blocks of them on several
-        threads)."""
-        xp = self.xp
-        z = xp.subtract(x, self._extreme(xp.max, x, (dim % x.ndim,), True), out=out)
-        z -= xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
-        return z
 
     def standardize(self, x: Storage, dims: tuple, eps: float) -> tuple:
         xp = self.xp

@@ -15,8 +15,7 @@ import numpy as np
 from ..array_module import ArrayModuleBackend
 from ..base import Storage
 from ..host_memory import keep_freed_memory
-from .thresholds import (CONV_FOLD_MIN_DEPTH, MIN_ELEMENTWISE_SIZE, ROW_BLOCK_MIN_SIZE,
-                         SELECT_MIN_SIZE)
+from .thresholds import CONV_FOLD_MIN_DEPTH, MIN_ELEMENTWISE_SIZE, SELECT_MIN_SIZE
 from . import bits16
 from .mkl import attention as mkl_attention
 from .mkl import bias as mkl_bias
@@ -31,7 +30,7 @@ from .onednn import matmul as onednn_matmul
 from .onednn import max_pool as onednn_max_pool
 from .onednn import pool as onednn_pool
 from .onednn import rnn as onednn_rnn
-from . import row_threads, widened
+from . import widened
 
 # -- How a call picks oneDNN, MKL or numpy -------------------------------------------------
 # Each primitive with a fast path: the steps tried in order (a step declines, and the next
@@ -81,8 +80,7 @@ from . import row_threads, widened
 #   relu, gelus          oneDNN (relu: where g's |g| sum, MKL's, is finite) MIN_ELEMENTWISE_SIZE
 #                        -> core; bits16.py, onednn/elementwise.py, mkl/vector.py
 # softmax                oneDNN (not log; a NaN out: redone) -> numpy       MIN_ELEMENTWISE_SIZE
-#                        onednn/elementwise.py; log: numpy on blocks of     ROW_BLOCK_MIN_SIZE
-#                        lines, one per thread (f32, f64); row_threads.py
+#                        onednn/elementwise.py
 # softmax_backward       oneDNN (a log's y without NaN) -> the rule's       MIN_ELEMENTWISE_SIZE
 #                        calls here (f32, f64) -> core; onednn/elementwise.py
 # standardize,           oneDNN layer norm -> numpy (standardize) or core   MIN_ELEMENTWISE_SIZE
@@ -263,14 +261,6 @@ class CPUBackend(ArrayModuleBackend):
         return ArrayModuleBackend.unary(self, fn, x) if out is NotImplemented else out
 
     def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
-        if (log and dim % x.ndim and x.size >= 2 * ROW_BLOCK_MIN_SIZE
-                and x.dtype in (np.float32, np.float64)):
-            # numpy's passes, in blocks of dim 0 on the backend's threads (oneDNN's
-            # log-softmax is about ten ulps off near 0: onednn/elementwise.py's softmax)
-            lines = x.reshape((-1,) + x.shape[dim % x.ndim:])   # the dims before dim as one
-            y = np.empty(lines.shape, x.dtype)
-            row_threads.run(lambda xs, ys: self.log_softmax_into(xs, 1, ys), lines, y)
-            return y.reshape(x.shape)
         out = NotImplemented if log else onednn_eltwise.softmax(x, dim)
         # oneDNN leaves a row's other elements finite beside a NaN, where PyTorch makes
         # the whole row NaN: a call with a NaN in its output (rare) is redone by numpy.

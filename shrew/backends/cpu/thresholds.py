@@ -11,7 +11,6 @@ VML_MIN_SIZE: Final = 1 << 15
 SUM_MIN_SIZE: Final = 1 << 15            # sums and adds of a bias
 MIN_ELEMENTWISE_SIZE: Final = 1 << 15    # every oneDNN call but convolution and pooling's
 SELECT_MIN_SIZE: Final = 1 << 14
-ROW_BLOCK_MIN_SIZE: Final = 1 << 17      # elements of each thread's block (row_threads.py)
 CONV_FOLD_MIN_DEPTH: Final = 32          # C*kw, the depth of the folded GEMMs
 # multiply-adds of a 16-bit product (M*N*K, times its batch) from which oneDNN's matmul
 # serves: below it the widened float32 GEMM's three numpy passes cost less than the call
