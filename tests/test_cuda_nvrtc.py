@@ -120,7 +120,7 @@ def test_fused_kernels_compile_without_warnings_under_their_names(toolchain):
              for n, call in enumerate(calls)]
     run = Run(calls, [0, 1], [False, True], [1], (4, 5), (20, 4))
     name = fuser.add(run, lines, {1: f"t{len(calls) - 1}"})
-    text = "".join(f"\nKERNEL void {k}{body}\n" for body, k in fuser.kernels.items())
+    text = fuser.text()
     for arch in toolchain.archs:
         log, lowered, ptx = toolchain.build(with_prelude(text, "cuda"), [name],
                                             compile_options(np.float32), arch)

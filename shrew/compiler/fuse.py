@@ -70,6 +70,34 @@ class Fuser(Protocol):
         None (with the reason in missing()) if the kernels cannot be built."""
 
 
+class DialectFuser:
+    """The kernel writing shared by the OpenCL and CUDA fusers: kernels in the dialect of
+    backends/kernels (prelude_*.h, common.h), one work-item per element, each input read
+    once at its element offset (its first element where it is a single value), each kept
+    value written; identical kernels made once."""
+
+    def __init__(self) -> None:
+        self.kernels: dict[str, str] = {}  # body -> name
+        self.runs: dict[str, Run] = {}
+
+    def add(self, run: Run, lines: list[str], names: dict[int, str]) -> str:
+        params = [f"const GLOBAL T* p{k}, const i64 f{k}" for k in range(len(run.inputs))]
+        params += [f"GLOBAL T* o{k}" for k in range(len(run.outputs))]
+        loads = [f"    const CT a{k} = LOAD(p{k}, f{k}{'' if single else ' + i'});"
+                 for k, single in enumerate(run.scalar)]
+        stores = [f"    o{k}[i] = TO_T({names[s]});" for k, s in enumerate(run.outputs)]
+        body = "\n".join([f"(const i64 n, {', '.join(params)})", "{", "    const i64 i = GID0;",
+                          "    if (i >= n) return;", *loads,
+                          *(f"    {line}" for line in lines), *stores, "}"])
+        name = self.kernels.setdefault(body, f"fused{len(self.kernels)}")
+        self.runs[name] = run
+        return name
+
+    def text(self) -> str:
+        """The added kernels, one program's worth (after a prelude and common.h)."""
+        return "".join(f"\nKERNEL void {name}{body}\n" for body, name in self.kernels.items())
+
+
 _missing: dict[str, list[str]] = {"cpu": [], "opencl": [], "cuda": []}
 
 

@@ -18,7 +18,7 @@ import pyopencl as cl
 from ..backends.kernels import dtype_defines, source
 from ..backends.opencl.programs import quiet_compiler
 from .capture import Call
-from .fuse import Run
+from .fuse import DialectFuser, Run
 
 _F32 = np.dtype(np.float32)
 
@@ -39,14 +39,13 @@ def _expressions() -> dict[tuple[str, str], str]:
     return found
 
 
-class CLFuser:
+class CLFuser(DialectFuser):
     stride_unit = 1  # (CLStorage counts strides in elements)
 
     def __init__(self, backend: Any, missing: list[str]) -> None:
+        super().__init__()
         self.backend = backend
         self.missing = missing
-        self.kernels: dict[str, str] = {}  # body -> name
-        self.runs: dict[str, Run] = {}
 
     def expression(self, call: Call, operands: list[str]) -> str | None:
         table = _expressions()
@@ -61,27 +60,13 @@ class CLFuser:
             return f"({operands[0]}) * {mul!r}f + {add!r}f"
         return None
 
-    def add(self, run: Run, lines: list[str], names: dict[int, str]) -> str:
-        params = [f"const GLOBAL T* p{k}, const i64 f{k}" for k in range(len(run.inputs))]
-        params += [f"GLOBAL T* o{k}" for k in range(len(run.outputs))]
-        loads = [f"    const CT a{k} = LOAD(p{k}, f{k}{'' if single else ' + i'});"
-                 for k, single in enumerate(run.scalar)]
-        stores = [f"    o{k}[i] = TO_T({names[s]});" for k, s in enumerate(run.outputs)]
-        body = "\n".join([f"(const i64 n, {', '.join(params)})", "{", "    const i64 i = GID0;",
-                          "    if (i >= n) return;", *loads,
-                          *(f"    {line}" for line in lines), *stores, "}"])
-        name = self.kernels.setdefault(body, f"fused{len(self.kernels)}")
-        self.runs[name] = run
-        return name
-
     def build(self) -> dict[str, Any] | None:
         if not self.kernels:
             return {}
         if self.missing:
             return None
         defines = {**self.backend._programs._device_defines, **dtype_defines(_F32)}
-        text = source("elementwise") + "".join(
-            f"\nKERNEL void {name}{body}\n" for body, name in self.kernels.items())
+        text = source("elementwise") + self.text()
         try:
             with quiet_compiler():
                 program = cl.Program(self.backend.context, text).build(

@@ -19,10 +19,11 @@ import numpy as np
 
 from ..backends.cuda.launch import grid_1d
 from .capture import Call
-from .fuse import Run
+from .fuse import DialectFuser, Run
 from .fuse_c import array_module_expression
 
 _F32 = np.dtype(np.float32)
+_AT_FIRST = np.int64(0)   # each input's element offset
 
 UNARY = {"neg": "-v", "square": "v * v", "exp": "exp(v)", "log": "log(v)", "sqrt": "sqrt(v)",
          "tanh": "tanh(v)", "sin": "sin(v)", "cos": "cos(v)"}
@@ -31,39 +32,25 @@ abs, relu, sign and the roundings are left to CuPy: its signed-zero and NaN rule
 were never compared with a kernel's on a GPU."""
 
 
-class CUDAFuser:
+class CUDAFuser(DialectFuser):
     stride_unit = 4  # (CuPy counts strides in bytes)
 
     def __init__(self, backend: Any, missing: list[str]) -> None:
+        super().__init__()
         self.backend = backend
         self.missing = missing
-        self.kernels: dict[str, str] = {}  # body -> name
-        self.runs: dict[str, Run] = {}
 
     def expression(self, call: Call, operands: list[str]) -> str | None:
         if call.name == "unary" and call.args[0] in UNARY:
             return re.sub(r"\bv\b", f"({operands[0]})", UNARY[call.args[0]])
         return array_module_expression(call, operands)
 
-    def add(self, run: Run, lines: list[str], names: dict[int, str]) -> str:
-        params = [f"const GLOBAL float* p{k}" for k in range(len(run.inputs))]
-        params += [f"GLOBAL float* o{k}" for k in range(len(run.outputs))]
-        loads = [f"    const float a{k} = p{k}[{'0' if single else 'i'}];"
-                 for k, single in enumerate(run.scalar)]
-        stores = [f"    o{k}[i] = {names[s]};" for k, s in enumerate(run.outputs)]
-        body = "\n".join([f"(const i64 n, {', '.join(params)})", "{", "    const i64 i = GID0;",
-                          "    if (i >= n) return;", *loads,
-                          *(f"    {line}" for line in lines), *stores, "}"])
-        name = self.kernels.setdefault(body, f"fused{len(self.kernels)}")
-        self.runs[name] = run
-        return name
-
     def build(self) -> dict[str, Any] | None:
         if not self.kernels:
             return {}
         if self.missing:
             return None
-        text = "".join(f"\nKERNEL void {name}{body}\n" for body, name in self.kernels.items())
+        text = self.text()
         try:
             return {name: _launcher(self.backend, self.backend._launch.generated(text, name),
                                     self.runs[name])
@@ -96,7 +83,7 @@ def _launcher(backend: Any, function: Any, run: Run) -> Any:
                     copy = laid_out()  # (a run's operands are laid out so when captured)
                     copy[...] = a
                     a = copy
-                args.append(a)
+                args += [a, _AT_FIRST]   # (a CuPy array passes its first element's address)
             outs = tuple(laid_out() for _ in run.outputs)
             if n:
                 function(grid, block, (*args, *outs))
