@@ -74,9 +74,12 @@ class DialectFuser:
     """The kernel writing shared by the OpenCL and CUDA fusers: kernels in the dialect of
     backends/kernels (prelude_*.h, common.h), one work-item per element, each input read
     once at its element offset (its first element where it is a single value), each kept
-    value written; identical kernels made once."""
+    value written; identical kernels made once.  `missing` collects why a build failed
+    (fuse._missing's list for the backend's kind)."""
 
-    def __init__(self) -> None:
+    def __init__(self, backend: Any, missing: list[str]) -> None:
+        self.backend = backend
+        self.missing = missing
         self.kernels: dict[str, str] = {}  # body -> name
         self.runs: dict[str, Run] = {}
 

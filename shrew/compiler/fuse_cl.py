@@ -42,11 +42,6 @@ def _expressions() -> dict[tuple[str, str], str]:
 class CLFuser(DialectFuser):
     stride_unit = 1  # (CLStorage counts strides in elements)
 
-    def __init__(self, backend: Any, missing: list[str]) -> None:
-        super().__init__()
-        self.backend = backend
-        self.missing = missing
-
     def expression(self, call: Call, operands: list[str]) -> str | None:
         table = _expressions()
         if call.name == "unary" and ("UNARY", call.args[0]) in table:

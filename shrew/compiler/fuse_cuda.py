@@ -35,11 +35,6 @@ were never compared with a kernel's on a GPU."""
 class CUDAFuser(DialectFuser):
     stride_unit = 4  # (CuPy counts strides in bytes)
 
-    def __init__(self, backend: Any, missing: list[str]) -> None:
-        super().__init__()
-        self.backend = backend
-        self.missing = missing
-
     def expression(self, call: Call, operands: list[str]) -> str | None:
         if call.name == "unary" and call.args[0] in UNARY:
             return re.sub(r"\bv\b", f"({operands[0]})", UNARY[call.args[0]])
