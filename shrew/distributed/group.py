@@ -8,6 +8,7 @@ import datetime
 import importlib.util
 import os
 import sys
+import time
 import traceback
 from types import TracebackType
 from typing import Any
@@ -18,6 +19,8 @@ from .reports import report_abort
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 """How long a collective waits for the other ranks before it names the missing ones and
 fails (PyTorch's default for its CPU backends)."""
+ABORT_DRAIN_SECONDS = 1.0
+"""How long a failing rank waits, its traceback written, before it aborts the job."""
 
 
 class DistError(RuntimeError):
@@ -233,4 +236,8 @@ def _abort_job(exc_type: type[BaseException], exc: BaseException,
     report_abort(1, f"called MPI_Abort (exit code 1) after an uncaught "
                     f"{exc_type.__name__}: {exc}",
                  "".join(traceback.format_exception(exc_type, exc, tb)).splitlines())
+    # mpiexec forwards a rank's stderr and its abort on separate channels: on a busy machine
+    # the abort can arrive first and the job dies with the traceback still unforwarded
+    # (seen in CI: an empty stderr). A moment's pause lets the forwarder drain the pipe.
+    time.sleep(ABORT_DRAIN_SECONDS)
     group.world.Abort(1)
