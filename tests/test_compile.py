@@ -3,6 +3,7 @@ parameters bit for bit (fusion keeps eager's arithmetic), on cpu and OpenCL; gra
 guards, recompiles, explain and the fallback without a C compiler."""
 from __future__ import annotations
 
+import gc
 import tracemalloc
 import warnings
 
@@ -304,9 +305,10 @@ def test_replay_frees_what_eager_frees() -> None:
     assert g.replays == 1
     assert peaks[2] <= eager * 1.05, (peaks, eager)  # the replay
     # A capture holds none of the step's arrays either; its bookkeeping (the one scan of
-    # the heap for storage from before the call) grows with what else is alive (1.22x
-    # eager's peak in the whole suite, 0.95x alone).
-    assert max(peaks[:2]) <= eager * 1.5, (peaks, eager)
+    # the heap for storage from before the call: a list of every object alive) grows with
+    # what else is alive (0.93x eager's peak alone, 1.52x in the whole suite).
+    heap_scan = 16 * len(gc.get_objects())
+    assert max(peaks[:2]) <= eager * 1.2 + heap_scan, (peaks, eager, heap_scan)
 
 
 def test_a_capture_lets_the_gradients_it_replaces_go() -> None:

@@ -145,3 +145,60 @@ def test_rules_said_to_ignore_their_output_never_read_it(monkeypatch):
         y.float().sum().backward()
     assert {"Binary", "Unary", "Attention", "Linear", "LayerNorm", "ToDtype", "Reshape",
             "Conv2d", "Gather"} <= set(stripped), set(stripped)
+
+
+def test_backward_frees_each_activation_once_its_gradient_is_through():
+    # The engine's order of nodes is their last holder: taken off it as they run, a sin's
+    # input goes once the sin's gradient is computed, not when backward ends (from
+    # engine.FREE_EARLY_ELEMENTS elements: smaller ones go at the end).
+    x = shrew.tensor(np.linspace(-1.0, 1.0, 1 << 14), requires_grad=True)
+    a = x.sin()
+    b = a.sin()
+    c = b.sin()
+    later = [weakref.ref(b), weakref.ref(c)]
+    alive_when_a_was_reached = []
+    a.register_hook(lambda g: alive_when_a_was_reached.append([r() is not None
+                                                               for r in later]))
+    loss = c.sum()
+    del b, c
+    loss.backward()
+    assert alive_when_a_was_reached == [[False, False]]
+    np.testing.assert_allclose(
+        x.grad.numpy(), np.cos(np.sin(np.sin(x.detach().numpy()))) * np.cos(
+            np.sin(x.detach().numpy())) * np.cos(x.detach().numpy()), rtol=1e-6)
+
+
+def test_a_nodes_own_values_go_before_its_gradient_when_its_rule_ignores_them(monkeypatch):
+    # GELU's gradient reads its input, not its output: the output is freed before the
+    # gradient is made (PyTorch's autograd never holds it); exp's reads its output, kept.
+    from shrew.autograd import engine
+    from shrew.core import op as O
+    original = engine.input_grads
+    outputs_alive = {}
+
+    def spy(node, op, g):
+        if type(op) is O.Unary:
+            outputs_alive[op.fn] = refs[op.fn]() is not None
+        return original(node, op, g)
+
+    monkeypatch.setattr(engine, "input_grads", spy)
+    x = shrew.randn(128, 128, requires_grad=True)
+    y = shrew.nn.functional.gelu(x * 2.0)
+    z = (x * 3.0).exp()
+    refs = {"gelu": weakref.ref(y), "exp": weakref.ref(z)}
+    loss = y.sum() + z.sum()
+    del y, z
+    loss.backward()
+    assert outputs_alive == {"gelu": False, "exp": True}
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
+    (torch.nn.functional.gelu(tx * 2.0).sum() + (tx * 3.0).exp().sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_second_backward_with_retain_graph_keeps_every_activation():
+    x = shrew.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = shrew.nn.functional.gelu(x.sin()).sum()
+    y.backward(retain_graph=True)
+    first = x.grad.numpy().copy()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * first, rtol=1e-6)

@@ -17,7 +17,8 @@ from .function import custom_grads
 from .hooks import hooked_leaves_by_last_consumer, leaf_hooks, run_tensor_hooks, tensor_hooks
 from ..core.errors import type_name
 from ..core.errors import DeviceError, StateError
-from ..core.fields import accumulate_grad, release, stood_for
+from ..core import fields as _fields
+from ..core.fields import accumulate_grad, graph_only, release, stood_for
 from .rules.attention import attention_grads
 from .rules.common import InputGrads, cast_like, sum_to_shape
 from .rules.conv import conv1d_grads, conv_grads
@@ -184,6 +185,12 @@ def root_gradient(op: str, root: Tensor, gradient: Tensor | None) -> Tensor:
     return gradient.to_dtype(root.dtype)  # so every gradient has its tensor's dtype
 
 
+FREE_EARLY_ELEMENTS = 1 << 14
+"""Activations of this many elements and more are freed during backward, each once its
+gradient is through; smaller ones when backward ends (freeing each in the loop cost a
+chain of 16x16 tensors 4% of its step)."""
+
+
 def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_graph: bool,
                  accumulate: bool, more: Sequence[tuple[Tensor, Tensor]] = (),
                  capture: frozenset[int] = frozenset(), stop: frozenset[int] = frozenset()
@@ -214,8 +221,10 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
     # copies a gradient that something else still holds).
     landed: set[int] = {gradient.id}
     in_place = not create_graph and not anomaly  # (in-place adds record no graph)
+    free_early = not retain_graph
     with mode, _autocast.suspended():  # gradients in their tensors' own dtypes
-        for node in order:
+        for i in range(len(order)):   # (not enumerate: its tuple would hold the node)
+            node = order[i]
             grad = grads.pop(node.id, None)
             if grad is None:
                 continue
@@ -230,6 +239,20 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                 op = _inplace.as_recorded(op, node.id)
             if node.id < _inplace.last_write:  # written since: were saved tensors?
                 _inplace.check_versions(node, op)
+            standing_in = False
+            if free_early and type(node) is Tensor and \
+                    getattr(node._data, "size", 0) >= FREE_EARLY_ELEMENTS:
+                # The order is the last holder of an activation once its consumers' records
+                # are released: off it, the activation goes as soon as its gradient is
+                # through, not at the end of backward (a deep step's peak); and its values,
+                # where its own rule does not read them, go before that gradient is made
+                # (a GELU's output by its gradient's side), as PyTorch's do.  The stand-in
+                # keeps what the rule reads of it.
+                cast(list, order)[i] = None
+                stand_in = graph_only(node)
+                standing_in, node = stand_in is not node, stand_in
+            if _fields.recasting and type(op) in _fields.HOLDS_RECASTS:
+                _autocast.recast(op)
             narrow = type(op) is O.Narrow
             if narrow and in_place and _add_into_slice(cast(O.Narrow, op), grad, grads, owned):
                 pairs: InputGrads = ()
@@ -249,7 +272,7 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
                     if narrow and g is not grad:  # padded: a new tensor
                         owned.add(g.id)
             if not retain_graph:
-                release(node, released(op))
+                release(stood_for(node) if standing_in else node, released(op))
             if early:
                 for leaf in early.get(node.id, ()):
                     leaf_grad = grads.pop(leaf.id, None)

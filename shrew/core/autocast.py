@@ -30,7 +30,8 @@ from typing import Any, TypeVar
 
 from . import fields
 from .dtype import DType, bfloat16, float16, float32, float64
-from .grad_mode import is_grad_enabled
+from .errors import StateError
+from .grad_mode import is_grad_enabled, no_grad
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -115,7 +116,9 @@ class _ThreadState(threading.local):
         self.cache_enabled = True
         self.nesting = 0
         self.suspended = False  # inside an autocast op, or during backward
-        self.cache: dict[tuple, tuple[weakref.ref, Any]] = {}
+        # (weight id, dtype, grad mode) -> (weight, its cast or a weak reference to it,
+        # the cast's id)
+        self.cache: dict[tuple, tuple[weakref.ref, Any, int]] = {}
 
 
 _state = _ThreadState()
@@ -159,7 +162,37 @@ def set_cache_enabled(enabled: bool) -> None:
 
 
 def clear_cache() -> None:
+    for _, _, cast_id in _state.cache.values():
+        fields.recast_stand_ins.pop(cast_id, None)
     _state.cache.clear()
+
+
+def recast(op: Any) -> None:
+    """Give the recast stand-ins among op's two operands their values back before backward
+    reads them (fields.recast_stand_in): the cast's own while it lives, else the weight
+    cast again, which must not have been written since where the gradient reads those
+    values (the other operand's gradient is wanted): its values then are gone.  A bias's
+    values are never read."""
+    first, second = (getattr(op, name) for name in op.TENSORS[:2])
+    for stand_in, other in ((first, second), (second, first)):
+        if stand_in._data is not None or \
+                type(getattr(stand_in, "_stands_for", None)) is not fields.RecastLink:
+            continue
+        cast = stand_in._stands_for()
+        if cast is not None:
+            stand_in._data = cast._data
+            continue
+        weight = stand_in._op.x
+        writes = getattr(weight, "_vc", None)
+        if other.requires_grad and writes is not None and writes.stamps[-1] > stand_in.id:
+            raise StateError(
+                f"backward: a weight of shape {list(weight.shape)} was modified by an inplace "
+                f"operation after autocast cast it to {stand_in.dtype} for this graph: "
+                f"shrew casts it again in backward rather than keep the cast (autocast's "
+                f"memory saving); write it after backward, or use autocast(..., "
+                f"cache_enabled=False), which keeps each cast")
+        with no_grad():
+            stand_in._data = weight.to_dtype(stand_in.dtype)._data
 
 
 def increment_nesting() -> int:
@@ -238,9 +271,29 @@ def _cast(t: Any, dtype: DType, device_type: str) -> Any:
     key = (t.id, dtype, is_grad_enabled())
     hit = _state.cache.get(key)
     if hit is not None and hit[0]() is t:
-        return hit[1]
+        held = hit[1]
+        if type(held) is not weakref.ref:
+            return held
+        # A second use in the region (a recurrent cell's weight, a tied one): the cast is
+        # kept from now on, cast again where its first use did not keep it alive.
+        cast = held()
+        if cast is None:
+            cast = _weight_cast(t, dtype)
+        fields.recast_stand_ins.pop(hit[2], None)
+        _state.cache[key] = (hit[0], cast, cast.id)
+        return cast
+    # A weight's first cast is held weakly: the products and convolutions that use it hold
+    # a recast stand-in (fields.recast_stand_in), so that a weight used once in a region
+    # (a transformer's) has its cast freed as soon as that product is done.
+    cast = _weight_cast(t, dtype)
+    _state.cache[key] = (weakref.ref(t), weakref.ref(cast), cast.id)
+    return cast
+
+
+def _weight_cast(t: Any, dtype: DType) -> Any:
     cast = t.to_dtype(dtype)
-    _state.cache[key] = (weakref.ref(t), cast)
+    if cast._op is not None:
+        fields.recast_stand_in(cast)
     return cast
 
 

@@ -254,7 +254,9 @@ class CPUBackend(ArrayModuleBackend):
             if out is NotImplemented:
                 out = mkl_vector.relu(x)
         elif fn in _ONEDNN_ELTWISE:
-            out = onednn_eltwise.eltwise(x, _ONEDNN_ELTWISE[fn])
+            low = widened.low_dtype(x)   # 16-bit: in float32 pieces, not one float32 copy
+            out = (onednn_eltwise.eltwise(x, _ONEDNN_ELTWISE[fn]) if low is None
+                   else widened.elementwise(self.unary, low, fn, x))
         elif fn in _ONEDNN_DERIVATIVE:
             out = onednn_eltwise.eltwise_derivative(x, _ONEDNN_DERIVATIVE[fn])
         # Named, not super(): this runs for every unary op, where super() shows.
@@ -315,9 +317,10 @@ class CPUBackend(ArrayModuleBackend):
         low = widened.low_dtype(g, x)
         if low is not None and fn == "relu" and g.shape == x.shape:
             return bits16.relu_backward(g, x)
-        if low is not None:
-            lead = x.shape if g.shape == x.shape else ()   # in pieces unless g broadcasts
-            return widened.call(self.unary_backward, low, lead, fn, g, x)
+        if low is not None and g.shape == x.shape:
+            return widened.elementwise(self.unary_backward, low, fn, g, x)
+        if low is not None:   # (g broadcasts: whole)
+            return widened.call(self.unary_backward, low, (), fn, g, x)
         if fn == "relu":
             return _onednn_relu_backward(g, x)
         alg = _ONEDNN_ELTWISE.get(fn)

@@ -30,9 +30,10 @@ def low_dtype(*arrays: Any) -> np.dtype | None:
     return dtype if dtype in LOW_PRECISION else None
 
 
-# The float32 copies of one piece: 1 MiB a piece keeps them in cache and small beside the
-# 16-bit arrays (a transformer's GELU gradient widened whole held 12 MiB of them).
-PIECE_ELEMENTS = 1 << 18
+# The float32 copies of one piece: 0.5 MiB a piece keeps them in cache and small beside
+# the 16-bit arrays (a transformer's GELU gradient widened whole held 12 MiB of them; in
+# 1 MiB pieces its bfloat16 autocast step peaked 2 MiB higher).
+PIECE_ELEMENTS = 1 << 17
 
 
 def _pieces(args: tuple, lead: tuple) -> list:
@@ -57,35 +58,50 @@ def _piece(x: Any, rows: slice, lead: tuple) -> Any:
     return x
 
 
-def _joined(parts: list, dtype: np.dtype) -> Any:
-    """The pieces' results (each an array, None, or a tuple of those) joined along dim 0
-    and rounded to dtype."""
-    first = parts[0]
-    if isinstance(first, tuple):
-        return tuple(_joined([p[i] for p in parts], dtype) for i in range(len(first)))
-    if first is None:
+def _rounded(got: Any, dtype: np.dtype) -> Any:
+    """A whole call's result (an array, None, or a tuple of those) rounded to dtype."""
+    if isinstance(got, tuple):
+        return tuple(_rounded(g, dtype) for g in got)
+    return None if got is None else got.astype(dtype, order="K")
+
+
+def _store(out: Any, got: Any, rows: slice, length: int, dtype: np.dtype) -> Any:
+    """One piece's result rounded into its rows of `out` (made, `length` rows long, by the
+    first piece): only one piece's float32 results are alive at a time."""
+    if isinstance(got, tuple):
+        return tuple(_store(o, g, rows, length, dtype)
+                     for o, g in zip(out or (None,) * len(got), got))
+    if got is None:
         return None
-    if len(parts) == 1:
-        return first.astype(dtype, order="K")
-    out = np.empty((sum(p.shape[0] for p in parts),) + first.shape[1:], dtype)
-    start = 0
-    for p in parts:
-        out[start:start + p.shape[0]] = p
-        start += p.shape[0]
+    if out is None:   # in the piece's memory order (attention's heads interleaved)
+        out = np.empty_like(got, dtype, shape=(length,) + got.shape[1:])
+    out[rows] = got
     return out
 
 
 def call(fn: Callable, dtype: np.dtype, lead: tuple, *args: Any) -> Any:
     """fn(*args) with every 16-bit array argument widened to float32 and the float32
     arrays of its result rounded to dtype, or NotImplemented where fn declines.  fn must
-    be independent along dim 0 of `lead` (the shape of its main input): the call runs in
-    pieces of that dim, so that the float32 copies stay small; arrays of another rank or
-    leading size (a mask broadcast over it) go whole into each piece; lead () runs it
-    whole."""
-    parts = []
-    for rows in _pieces(args, lead):
+    be independent along dim 0 of `lead` (the shape of its main input), each result as
+    long as that dim: the call runs in pieces of that dim, so that the float32 copies
+    stay small; arrays of another rank or leading size (a mask broadcast over it) go whole
+    into each piece; lead () runs it whole."""
+    pieces = _pieces(args, lead)
+    out = None
+    for rows in pieces:
         got = fn(*(_piece(a, rows, lead) for a in args))
         if got is NotImplemented:
             return NotImplemented
-        parts.append(got)
-    return _joined(parts, dtype)
+        if len(pieces) == 1:
+            return _rounded(got, dtype)
+        out = _store(out, got, rows, lead[0], dtype)
+    return out
+
+
+def elementwise(fn: Callable, dtype: np.dtype, name: str, *arrays: np.ndarray) -> Any:
+    """call() for fn(name, *arrays), elementwise over arrays of one shape: in pieces of
+    their flattened elements (any array's leading dim may be too short to split)."""
+    shape = arrays[0].shape
+    flat = [a.reshape(-1) for a in arrays]
+    out = call(lambda *pieces: fn(name, *pieces), dtype, flat[0].shape, *flat)
+    return out if out is NotImplemented else out.reshape(shape)
