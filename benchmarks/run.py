@@ -271,6 +271,13 @@ def code_paths(framework: str) -> str:
     return "; ".join(dict.fromkeys(found)) or "neither MKL nor oneDNN ran"
 
 
+def f32_products() -> str:
+    """Which library runs shrew's large float32 products here (backends/cpu/vendor.py)."""
+    from shrew.backends.cpu import vendor
+    library = "oneDNN" if vendor.f32_products_on_onednn else "MKL"
+    return f"{library} (CPU vendor {vendor.vendor() or 'unknown'})"
+
+
 def shrew_source() -> str:
     """The shrew under test: version, folder, and its git commit where it has one."""
     import shrew
@@ -546,7 +553,8 @@ def main(argv=None) -> int:
               shrew_source(),
               f"Python {platform.python_version()}, numpy {np.__version__}; thread settings: "
               f"{thread_settings()}",
-              f"shrew's libraries: {code_paths('shrew')}",
+              f"shrew's libraries: {code_paths('shrew')}; float32 products: "
+              f"{f32_products()}",
               f"PyTorch's libraries: {code_paths('torch')}",
               f"OpenCL: {cl_line}",
               f"tinygrad: {tinygrad_absent or 'DEV=CL in its own worker, steps in TinyJit'}"]

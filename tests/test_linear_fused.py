@@ -10,7 +10,8 @@ import torch
 
 import shrew
 from shrew.core import op as O
-from shrew.backends.cpu import CPUBackend, use_mkl
+from shrew.backends import cpu
+from shrew.backends.cpu import CPUBackend, use_mkl, vendor
 
 F = shrew.nn.functional
 
@@ -68,6 +69,7 @@ def test_with_mkl_the_value_is_one_gemm_onto_the_bias(monkeypatch):
     """With MKL, linear fills its result with the bias and adds the product into it in
     the GEMM (beta = 1), as PyTorch's addmm does."""
     from shrew.backends.cpu.mkl import gemm
+    monkeypatch.setattr(vendor, "f32_products_on_onednn", False)   # (MKL's path: Intel's)
     calls = []
     real = gemm.matmul
     monkeypatch.setattr(gemm, "matmul", lambda *a, **k: calls.append(a[3:]) or real(*a, **k))
@@ -189,3 +191,35 @@ def test_the_same_inputs_give_the_same_bits():
     second = _shrew_step(x, w, b, g)[:4]
     for one, two in zip(first, second):
         assert np.array_equal(one, two)
+
+
+@pytest.mark.parametrize("on_onednn", [False, True])
+def test_float32_products_go_to_the_library_chosen_for_the_cpu_vendor(monkeypatch,
+                                                                      on_onednn):
+    """vendor.py: float32 linear layers and products from F32_MATMUL_MIN_WORK run on
+    oneDNN where the switch says so (CPUs not Intel's), else on MKL; the same values
+    either way, the bias inside the product's one rounding."""
+    from shrew.backends.cpu import onednn as onednn_package
+    monkeypatch.setattr(vendor, "f32_products_on_onednn", on_onednn)
+    asked = []
+    real = onednn_package.matmul.matmul
+    monkeypatch.setattr(onednn_package.matmul, "matmul",
+                        lambda *a: asked.append(a[0].dtype) or real(*a))
+    x, w, b, g = _arrays(np.float32, 256, 784, 64)
+    backend = CPUBackend()
+    with use_mkl(True), cpu.use_onednn(True):
+        y = backend.linear(x, w, b)
+        dx = backend.matmul(g, w)
+        small = backend.matmul(x[:4, :8], w[:8, :4])   # below the size: MKL
+    assert asked == ([np.float32] * 3 if on_onednn else [])
+    want = (x.astype(np.float64) @ w.T.astype(np.float64) + b).astype(np.float32)
+    np.testing.assert_allclose(y, want, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(dx, g @ w, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(small, x[:4, :8] @ w[:8, :4], rtol=1e-6, atol=1e-6)
+
+
+def test_the_vendor_is_read_from_cpuinfo(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n")
+    assert vendor.vendor(info) == "AuthenticAMD"
+    assert vendor.vendor(tmp_path / "missing") == ""

@@ -30,7 +30,7 @@ from .onednn import matmul as onednn_matmul
 from .onednn import max_pool as onednn_max_pool
 from .onednn import pool as onednn_pool
 from .onednn import rnn as onednn_rnn
-from . import widened
+from . import vendor, widened
 
 # -- How a call picks oneDNN, MKL or numpy -------------------------------------------------
 # Each primitive with a fast path: the steps tried in order (a step declines, and the next
@@ -53,8 +53,9 @@ from . import widened
 #
 # primitive              tried in order                                     from size
 #                        files
-# gemm (every product)   MKL -> numpy                                       any
-#                        mkl/gemm.py
+# gemm (every product)   float32 where the CPU is not Intel's (vendor.py):   F32_MATMUL_MIN
+#                        oneDNN matmul -> MKL -> numpy; else MKL -> numpy   _WORK; any
+#                        onednn/matmul.py, mkl/gemm.py
 # matmul of float16 or   oneDNN matmul (f32 accumulation, rounded once)     MATMUL_MIN_WORK
 #   bfloat16             -> gemm on float32 copies, rounded once (numpy's   (M*N*K)
 #                        matmul); onednn/matmul.py
@@ -189,7 +190,9 @@ class CPUBackend(ArrayModuleBackend):
         if low is not None:
             y = onednn_matmul.matmul(x, w.T, b)
             return widened.call(self.linear, low, (), x, w, b) if y is NotImplemented else y
-        y = mkl_gemm.addmm(b, x, w.T)
+        y = _onednn_f32_product(x, w.T, b)
+        if y is NotImplemented:
+            y = mkl_gemm.addmm(b, x, w.T)
         if y is NotImplemented:
             y = self.matmul(x, w.T)
             self.add_into_(y, b.reshape(1, -1))
@@ -212,7 +215,9 @@ class CPUBackend(ArrayModuleBackend):
         return ArrayModuleBackend.matmul(self, a, b)
 
     def gemm(self, a: Storage, b: Storage, out: Storage | None = None) -> Storage:
-        got = mkl_gemm.matmul(a, b, out)
+        got = _onednn_f32_product(a, b) if out is None else NotImplemented
+        if got is NotImplemented:
+            got = mkl_gemm.matmul(a, b, out)
         return np.matmul(a, b, out=out) if got is NotImplemented else got
 
     def conv2d(self, x: Storage, w: Storage, stride: tuple, padding: tuple, dilation: tuple,
@@ -508,6 +513,14 @@ def _scatter_rows(shape: tuple, dim: int, index: Storage, src: Storage) -> Stora
         run = np.concatenate((out[target][None], src[rest]))
         out[target] = np.add.reduce(run, axis=0) if wide else np.add.accumulate(run)[-1]
     return out
+
+
+def _onednn_f32_product(a: Storage, b: Storage, bias: Storage | None = None) -> Any:
+    """a @ b (+ bias) on oneDNN for float32 operands where this CPU's vendor makes it the
+    faster library (vendor.py), or NotImplemented (MKL then serves)."""
+    if not (vendor.f32_products_on_onednn and a.dtype == np.float32 == b.dtype):
+        return NotImplemented
+    return onednn_matmul.matmul(a, b, bias)
 
 
 def _onednn_relu(x: Storage) -> Storage:

@@ -16,3 +16,7 @@ CONV_FOLD_MIN_DEPTH: Final = 32          # C*kw, the depth of the folded GEMMs
 # serves: below it the widened float32 GEMM's three numpy passes cost less than the call
 # (bfloat16: 16^3 widened 10 us, oneDNN 15; 64^3 23 and 18)
 MATMUL_MIN_WORK: Final = 1 << 16
+# multiply-adds of a float32 product from which oneDNN's matmul serves where it runs them
+# (vendor.py): below it MKL's call costs less (Zen 4: 64x128x128 1.2-1.3x MKL's time,
+# 20x200x800 0.89x, 256x1024x10 0.70x)
+F32_MATMUL_MIN_WORK: Final = 1 << 21

@@ -1,6 +1,7 @@
 """bfloat16 and float16 matrix products on oneDNN's matmul primitive: the 16-bit operands
 read as they lie, products accumulated in float32 and each result rounded once to the
-operands' dtype, as PyTorch's CPU mm, addmm and linear compute them through oneDNN.
+operands' dtype, as PyTorch's CPU mm, addmm and linear compute them through oneDNN; and
+float32 products where the cpu backend runs them here rather than on MKL (vendor.py).
 
 The other way, the cpu backend's widened product (a float32 copy of each operand, a
 float32 GEMM, a float32 result rounded), costs three passes and the copies' memory beside
@@ -31,18 +32,19 @@ from .binding import (ARG_BIAS, ARG_DST, ARG_SRC, ARG_WEIGHTS, BF16, F16, F32,
 from .primitive import Layout, Primitive, create_pd, execute, layout_md, usable
 
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-DATA_TYPES = {BFLOAT16: BF16, np.dtype(np.float16): F16}
+DATA_TYPES = {BFLOAT16: BF16, np.dtype(np.float16): F16, np.dtype(np.float32): F32}
 """The numpy dtypes this module takes, with their oneDNN data types."""
 
 _INPUTS = frozenset((ARG_SRC, ARG_WEIGHTS, ARG_BIAS))
 
 
 def matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None) -> Any:
-    """a @ b (+ bias, [N], added to every row before the one rounding) for bfloat16 or
-    float16 a [..., M, K] and b [..., K, N] of one dtype, in that dtype; or
+    """a @ b (+ bias, [N], added to every row before the one rounding) for bfloat16,
+    float16 or float32 a [..., M, K] and b [..., K, N] of one dtype, in that dtype; or
     NotImplemented where oneDNN does not serve it (switched off or not loaded, another
-    dtype, a 1-d operand, an empty dim, fewer multiply-adds than MATMUL_MIN_WORK
-    (cpu/thresholds.py), no implementation but the reference one)."""
+    dtype, a 1-d operand, an empty dim, fewer multiply-adds than MATMUL_MIN_WORK, or for
+    float32 F32_MATMUL_MIN_WORK (cpu/thresholds.py), no implementation but the reference
+    one)."""
     dtype = DATA_TYPES.get(a.dtype)
     if (dtype is None or b.dtype != a.dtype or a.ndim < 2 or b.ndim < 2
             or a.shape[-1] != b.shape[-2] or not (a.size and b.size)
@@ -55,7 +57,8 @@ def matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None) -> Any:
     if any(p != q and 1 not in (p, q) for p, q in zip(a_shape[:-2], b_shape[:-2])):
         return NotImplemented   # batch dims that do not broadcast: numpy raises its error
     batch = tuple(max(p, q) for p, q in zip(a_shape[:-2], b_shape[:-2]))
-    if math.prod(batch + a_shape[-2:] + b_shape[-1:]) < thresholds.MATMUL_MIN_WORK:
+    least = thresholds.F32_MATMUL_MIN_WORK if dtype == F32 else thresholds.MATMUL_MIN_WORK
+    if math.prod(batch + a_shape[-2:] + b_shape[-1:]) < least:
         return NotImplemented
     a, a_strides = _addressable(a.reshape(a_shape))
     b, b_strides = _addressable(b.reshape(b_shape))
