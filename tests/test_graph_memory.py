@@ -150,7 +150,7 @@ def test_rules_said_to_ignore_their_output_never_read_it(monkeypatch):
 def test_backward_frees_each_activation_once_its_gradient_is_through():
     # The engine's order of nodes is their last holder: taken off it as they run, a sin's
     # input goes once the sin's gradient is computed, not when backward ends (from
-    # engine.FREE_EARLY_ELEMENTS elements: smaller ones go at the end).
+    # core.shape.LARGE_NUMEL elements: smaller ones go at the end).
     x = shrew.tensor(np.linspace(-1.0, 1.0, 1 << 14), requires_grad=True)
     a = x.sin()
     b = a.sin()

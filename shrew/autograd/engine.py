@@ -18,6 +18,7 @@ from .hooks import hooked_leaves_by_last_consumer, leaf_hooks, run_tensor_hooks,
 from ..core.errors import type_name
 from ..core.errors import DeviceError, StateError
 from ..core import fields as _fields
+from ..core.shape import LargeSize
 from ..core.fields import accumulate_grad, graph_only, release, stood_for
 from .rules.attention import attention_grads
 from .rules.common import InputGrads, cast_like, sum_to_shape
@@ -185,12 +186,6 @@ def root_gradient(op: str, root: Tensor, gradient: Tensor | None) -> Tensor:
     return gradient.to_dtype(root.dtype)  # so every gradient has its tensor's dtype
 
 
-FREE_EARLY_ELEMENTS = 1 << 14
-"""Activations of this many elements and more are freed during backward, each once its
-gradient is through; smaller ones when backward ends (freeing each in the loop cost a
-chain of 16x16 tensors 4% of its step)."""
-
-
 def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_graph: bool,
                  accumulate: bool, more: Sequence[tuple[Tensor, Tensor]] = (),
                  capture: frozenset[int] = frozenset(), stop: frozenset[int] = frozenset()
@@ -222,6 +217,8 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
     landed: set[int] = {gradient.id}
     in_place = not create_graph and not anomaly  # (in-place adds record no graph)
     free_early = not retain_graph
+    # (locals: these are read for every node)
+    recasting, holds_recasts = _fields.recasting, _fields.HOLDS_RECASTS
     with mode, _autocast.suspended():  # gradients in their tensors' own dtypes
         for i in range(len(order)):   # (not enumerate: its tuple would hold the node)
             node = order[i]
@@ -240,18 +237,19 @@ def run_backward(root: Tensor, gradient: Tensor, retain_graph: bool, create_grap
             if node.id < _inplace.last_write:  # written since: were saved tensors?
                 _inplace.check_versions(node, op)
             standing_in = False
-            if free_early and type(node) is Tensor and \
-                    getattr(node._data, "size", 0) >= FREE_EARLY_ELEMENTS:
+            if free_early and type(node.shape) is LargeSize and type(node) is Tensor:
                 # The order is the last holder of an activation once its consumers' records
                 # are released: off it, the activation goes as soon as its gradient is
                 # through, not at the end of backward (a deep step's peak); and its values,
                 # where its own rule does not read them, go before that gradient is made
                 # (a GELU's output by its gradient's side), as PyTorch's do.  The stand-in
-                # keeps what the rule reads of it.
+                # keeps what the rule reads of it.  (Large ones only, told by their shape's
+                # type: freeing each small one here cost a chain of 16x16 tensors 4% of
+                # its step, and reading its array's size as much again.)
                 cast(list, order)[i] = None
                 stand_in = graph_only(node)
                 standing_in, node = stand_in is not node, stand_in
-            if _fields.recasting and type(op) in _fields.HOLDS_RECASTS:
+            if recasting and type(op) in holds_recasts:
                 _autocast.recast(op)
             narrow = type(op) is O.Narrow
             if narrow and in_place and _add_into_slice(cast(O.Narrow, op), grad, grads, owned):

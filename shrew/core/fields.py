@@ -9,6 +9,7 @@ it without importing _tensor.py, which imports them.
 from __future__ import annotations
 
 import itertools
+import math
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,7 @@ from .errors import DeviceError, DTypeError, ShapeError, ShrewTypeError
 from .grad_mode import is_grad_enabled
 from . import op as _O
 from .op import reads_output as _reads_output
-from .shape import Size
+from .shape import LARGE_NUMEL, LargeSize, Size
 
 if TYPE_CHECKING:
     from . import op as O
@@ -41,7 +42,8 @@ def _size(shape: tuple | list) -> Size:
     if size is None:
         if len(_sizes) >= _SIZES_KEPT:
             _sizes.clear()
-        size = _sizes[shape] = Size(shape)
+        kind = LargeSize if math.prod(shape) >= LARGE_NUMEL else Size
+        size = _sizes[shape] = kind(shape)
     return size
 
 

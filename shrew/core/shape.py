@@ -30,6 +30,19 @@ class Size(tuple):
         return f"shrew.Size({list(self)})"
 
 
+LARGE_NUMEL = 1 << 14
+"""Elements from which a tensor's shape is a LargeSize."""
+
+
+class LargeSize(Size):
+    """The Size of LARGE_NUMEL elements or more, as the tensors' shared Sizes are made
+    (core/fields.py): backward frees such activations early (autograd/engine.py), and
+    telling them by their shape's type reads no cold memory per node, as their arrays'
+    sizes would."""
+
+    __slots__ = ()
+
+
 def fmt(shape: Iterable[object]) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 

@@ -159,3 +159,27 @@ def test_large_batches_arrive_whole_and_an_abandoned_pass_ends_promptly(tmp_path
     """)
     line = next(line for line in out.splitlines() if line.startswith("abandoned in"))
     assert float(line.split()[2]) < 1.0, out
+
+
+def test_shutdown_takes_no_lock_a_killed_worker_could_hold(tmp_path):
+    """Workers read the shutdown flag at every turn of their loop; with a lock around it
+    (a multiprocessing Event's), a worker killed in that moment left the lock held and the
+    shutdown waiting forever (seen once in the whole suite, killing an idle worker).  The
+    flag is a lock-free shared byte; with both workers stopped wherever they are in their
+    loop, the pass still shuts down at once."""
+    out, _ = _run(tmp_path, """
+        loader = DataLoader(Big("none", big=-1, n=8), batch_size=None, num_workers=2,
+                            prefetch_factor=1)
+        it = iter(loader)
+        next(it)
+        done = it.pool.done
+        print("lock-free flag:", not hasattr(done, "get_lock") and not hasattr(done, "_cond"))
+        for w in it.pool.workers:
+            os.kill(w.pid, signal.SIGSTOP)   # mid-loop, wherever they are
+        start = time.monotonic()
+        it._finish(force=True, kill=True)
+        print(f"shut down in {time.monotonic() - start:.2f} s")
+    """)
+    assert "lock-free flag: True" in out, out
+    line = next(line for line in out.splitlines() if line.startswith("shut down in"))
+    assert float(line.split()[3]) < 10.0, out

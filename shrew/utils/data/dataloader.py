@@ -144,7 +144,10 @@ class _WorkerPool:
     def __init__(self, loader: DataLoader, base_seed: int) -> None:
         ctx = multiprocessing.get_context(loader.multiprocessing_context)
         self.index_queues = [ctx.Queue() for _ in range(loader.num_workers)]
-        self.done = ctx.Event()  # set at shutdown: the workers drop the tasks still queued
+        # Set at shutdown: the workers drop the tasks still queued.  A flag in shared memory
+        # without a lock: a worker killed while it read an Event would leave the Event's
+        # lock held, and the shutdown's set() waiting for it forever.
+        self.done = ctx.RawValue("b", 0)
         self.epoch = 0
         self.workers = []
         self.readers = []
@@ -206,7 +209,7 @@ def _describe_death(worker_id: int, pid: int | None, exitcode: int | None) -> st
 
 def _stop(workers: list[Any], index_queues: list[Any], readers: list[FrameReader],
           done: Any) -> None:
-    done.set()
+    done.value = 1
     for q in index_queues:
         try:
             q.put(None)

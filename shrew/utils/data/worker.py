@@ -169,12 +169,12 @@ def worker_loop(dataset: Any, index_queue: Any, results: Any, auto_collation: bo
                 parent_pid: int, done: Any) -> None:
     """A worker's life: seed, run worker_init_fn, then answer ("fetch", key, indices)
     and ("reset", ...) messages on `results` (its pipe's write end) until None arrives,
-    the `done` event is set (the loader is shutting down: the tasks still queued are
+    the `done` flag is set (the loader is shutting down: the tasks still queued are
     not wanted) or the parent process is gone."""
     global _info
 
     def wanted() -> bool:
-        return os.getppid() == parent_pid and not done.is_set()
+        return os.getppid() == parent_pid and not done.value
 
     manual_seed(seed)
     random.seed(seed)
@@ -193,7 +193,7 @@ def worker_loop(dataset: Any, index_queue: Any, results: Any, auto_collation: bo
             if not wanted():  # the main process died or is done: do not linger
                 return
             continue
-        if message is None or done.is_set():
+        if message is None or done.value:
             return
         kind, key, index = message
         if kind == "reset":  # a new epoch of persistent workers: restart the stream
