@@ -32,10 +32,6 @@ class CLStorage:
         return math.prod(self.shape)
 
     @property
-    def nbytes(self) -> int:   # (the view's, as numpy's)
-        return self.size * self.dtype.itemsize
-
-    @property
     def is_contiguous(self) -> bool:
         return all(st == want for n, st, want in zip(self.shape, self.strides,
                                                      contiguous_strides(self.shape)) if n != 1)
