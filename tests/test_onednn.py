@@ -423,11 +423,12 @@ LARGE = cpu.thresholds.MIN_ELEMENTWISE_SIZE   # elementwise calls below it stay 
 @pytest.mark.parametrize("shape, dim", [((4, 2, 64, 64), 3), ((LARGE // 100 + 1, 100, 1), 1),
                                         ((4, 2, 64, 64), 1)])
 def test_softmax_matches_torch_and_numpy(monkeypatch, log, shape, dim):
-    """softmax along the innermost dim runs on oneDNN; log_softmax, and softmax along an
-    outer dim, on numpy."""
+    """softmax and log_softmax along the innermost dim run on oneDNN; along an outer dim,
+    on numpy."""
     calls = []
-    real = onednn.softmax
-    monkeypatch.setattr(onednn.elementwise, "softmax", lambda *a: calls.append(a[1:]) or real(*a))
+    name = "log_softmax" if log else "softmax"
+    real = getattr(onednn, name)
+    monkeypatch.setattr(onednn.elementwise, name, lambda *a: calls.append(a[1:]) or real(*a))
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape).astype(np.float32) * 4
     np.moveaxis(x, dim, -1)[0, ..., 5:] = -np.inf     # a causal mask's -inf
@@ -438,8 +439,34 @@ def test_softmax_matches_torch_and_numpy(monkeypatch, log, shape, dim):
     with cpu.use_onednn(False):
         np.testing.assert_allclose(got, be.softmax(x, dim, log), rtol=1e-5, atol=1e-6)
     innermost = all(n == 1 for n in shape[dim + 1:])
-    assert calls[:1] == ([] if log else [(dim,)])
+    assert calls[:1] == [(dim,)]
     assert (real(x, dim) is NotImplemented) != innermost   # outer dims: numpy's code
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf inputs, on purpose
+@needs_onednn
+def test_log_softmax_leaves_rows_without_a_finite_max_to_numpy_as_torch_has_them():
+    """A NaN, a +inf or a row masked whole makes oneDNN's log_softmax decline, and numpy's
+    code gives PyTorch's NaNs; rows of finite values with some -inf (a mask) stay on
+    oneDNN, within float32 rounding of PyTorch, its -inf exactly where PyTorch's are."""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((LARGE // 256 + 1, 256)) * 30).astype(np.float32)
+    x[:, 200:] = -np.inf
+    x[1, 3] = -1e30
+    got = onednn.log_softmax(x, 1)
+    want = F.log_softmax(torch.tensor(x), 1).numpy()
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
+    assert np.array_equal(got == -np.inf, want == -np.inf)
+    for row, value in ((3, np.nan), (4, np.inf)):
+        bad = x.copy()
+        bad[row, 7] = value
+        assert onednn.log_softmax(bad, 1) is NotImplemented
+    bad[5] = -np.inf
+    assert onednn.log_softmax(bad, 1) is NotImplemented
+    got = cpu.CPUBackend().softmax(bad, 1, True)
+    want = F.log_softmax(torch.tensor(bad), 1).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got[6:], want[6:], rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf inputs, on purpose

@@ -80,7 +80,8 @@ from . import vendor, widened
 # unary_backward         relu, 16-bit: bits (g and x of one shape);         any;
 #   relu, gelus          oneDNN (relu: where g's |g| sum, MKL's, is finite) MIN_ELEMENTWISE_SIZE
 #                        -> core; bits16.py, onednn/elementwise.py, mkl/vector.py
-# softmax                oneDNN (not log; a NaN out: redone) -> numpy       MIN_ELEMENTWISE_SIZE
+# softmax                oneDNN (a NaN out: redone; log: numpy's max, then  MIN_ELEMENTWISE_SIZE
+#                        oneDNN's passes, rows of finite max) -> numpy
 #                        onednn/elementwise.py
 # softmax_backward       oneDNN (a log's y without NaN) -> the rule's       MIN_ELEMENTWISE_SIZE
 #                        calls here (f32, f64) -> core; onednn/elementwise.py
@@ -268,7 +269,12 @@ class CPUBackend(ArrayModuleBackend):
         return ArrayModuleBackend.unary(self, fn, x) if out is NotImplemented else out
 
     def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
-        out = NotImplemented if log else onednn_eltwise.softmax(x, dim)
+        if log:   # (declines rows that are not all finite)
+            out = onednn_eltwise.log_softmax(x, dim % max(x.ndim, 1))
+            if out is not NotImplemented:
+                return out
+        else:
+            out = onednn_eltwise.softmax(x, dim)
         # oneDNN leaves a row's other elements finite beside a NaN, where PyTorch makes
         # the whole row NaN: a call with a NaN in its output (rare) is redone by numpy.
         if out is NotImplemented or np.isnan(out).any():

@@ -3,13 +3,13 @@
 Modules: binding (the C API declarations, loading, the switch, threads), primitive (a
 primitive on numpy buffers and the cache), conv, pool, max_pool (max pooling's forward and
 its backward through the forward's workspace), elementwise (GELU, relu's gradient, a
-bfloat16 bias's in-place add, softmax, layer norm), rnn (an RNN, LSTM or GRU layer's
+bfloat16 bias's in-place add, softmax and log-softmax, layer norm), rnn (an RNN, LSTM or GRU layer's
 whole time loop, each way), matmul (bfloat16 and float16 matrix products, a bias optional:
 ``onednn.matmul.matmul``).
 
 The cpu backend (cpu/backend.py, whose table says which call goes where) calls these
 modules for its convolutions, pooling, recurrent layers, 16-bit products and linear
-layers, and large softmax, layer norm (with or without its weight and bias), GELU and
+layers, and large softmax, log-softmax, layer norm (with or without its weight and bias), GELU and
 relu's gradient, and bfloat16 max pooling and bias adds.  Each returns ``NotImplemented``
 where oneDNN cannot serve the call (library not installed or switched off, a dtype other
 than float32 (bfloat16 for products, convolutions, max pooling and a bias's add; float16
@@ -49,7 +49,7 @@ from .conv import conv2d, conv2d_backward_data, conv2d_backward_weights, conv_ou
 from . import matmul   # (the module: its matmul would hide it)
 from .elementwise import (eltwise, eltwise_backward, eltwise_derivative,
                           large_float32, layer_norm, layer_norm_affine,
-                          layer_norm_affine_backward, relu_backward, softmax,
+                          layer_norm_affine_backward, log_softmax, relu_backward, softmax,
                           softmax_backward, standardized_backward)
 from .pool import pool2d, pool2d_backward, pool_output_hw
 from .primitive import cache_info, clear_cache
@@ -60,6 +60,6 @@ __all__ = ["GELU_ERF", "GELU_TANH", "POOL_AVG_EXCLUDE",
            "conv_output_hw", "eltwise", "eltwise_backward", "eltwise_derivative",
            "get_num_threads", "large_float32", "layer_norm", "layer_norm_affine",
            "layer_norm_affine_backward",
-           "load_error", "matmul", "pool2d", "pool2d_backward", "pool_output_hw", "relu_backward",
+           "load_error", "log_softmax", "matmul", "pool2d", "pool2d_backward", "pool_output_hw", "relu_backward",
            "set_enabled", "set_num_threads", "softmax", "softmax_backward",
            "standardized_backward"]

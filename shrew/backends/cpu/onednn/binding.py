@@ -19,8 +19,9 @@ PLAIN_TAG_OFFSET = 1               # dnnl_a = 2, dnnl_ab = 3, ...: ndims + 1
 FORWARD_TRAINING, FORWARD_INFERENCE = 64, 96
 CONVOLUTION_DIRECT = 0x1
 POOL_MAX, POOL_AVG_INCLUDE, POOL_AVG_EXCLUDE = 0x1ff, 0x2ff, 0x3ff
-RELU, LINEAR, GELU_TANH, GELU_ERF = 0x20, 0x26, 0x2b, 0x31   # dnnl_eltwise_relu, _linear, ...
-BINARY_ADD, BINARY_MUL, BINARY_LE = 0x1fff0, 0x1fff1, 0x1fff8   # dnnl_binary_add, _mul, _le
+RELU, LINEAR, EXP, GELU_TANH, GELU_ERF = 0x20, 0x26, 0x2a, 0x2b, 0x31   # dnnl_eltwise_relu, ...
+BINARY_ADD, BINARY_MUL, BINARY_SUB, BINARY_LE = 0x1fff0, 0x1fff1, 0x1fff5, 0x1fff8   # dnnl_binary_*
+REDUCTION_SUM = 0x2fff4                                        # dnnl_reduction_sum
 SOFTMAX, SOFTMAX_LOG = 0x30000, 0x30001   # dnnl_softmax_accurate, dnnl_softmax_log
 BACKWARD, BACKWARD_DATA = 128, 160
 NORMALIZATION_FLAGS_NONE, USE_SCALE, USE_SHIFT = 0, 0x2, 0x4   # dnnl_normalization_flags_t
@@ -98,6 +99,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         "dnnl_layer_normalization_backward_primitive_desc_create": (
             status, [out, h, ctypes.c_int, h, h, h, h, ctypes.c_float, ctypes.c_uint, h, h]),
         "dnnl_binary_primitive_desc_create": (status, [out, h, ctypes.c_int, h, h, h, h]),
+        "dnnl_reduction_primitive_desc_create": (
+            status, [out, h, ctypes.c_int, h, h, ctypes.c_float, ctypes.c_float, h]),
         "dnnl_matmul_primitive_desc_create": (status, [out, h, h, h, h, h, h]),
         "dnnl_primitive_attr_create": (status, [out]),
         "dnnl_primitive_attr_destroy": (status, [h]),
