@@ -1,5 +1,6 @@
 """Elementwise functions (GELU, relu's gradient) and the row-wise normalisations (softmax,
-log-softmax, layer norm) on large float32 arrays, and the in-place add of a broadcast bfloat16 bias."""
+log-softmax, layer norm) on large float32 arrays, and the in-place add of a broadcast
+bfloat16 bias."""
 from __future__ import annotations
 
 import ctypes
