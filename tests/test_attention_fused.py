@@ -1,4 +1,4 @@
-"""Fused attention (base.FastAttention, backends/cpu/backend.py and cpu/mkl/attention.py,
+"""Fused attention (base.FastAttention, backends/cpu/backend.py and cpu/attention.py,
 ops/attention.py): one call each way on the cpu backend's MKL and oneDNN, against PyTorch
 and against the core's composition of the same attention."""
 from __future__ import annotations
@@ -67,6 +67,26 @@ def _run(lib, packed, cotangent, **kwargs):
 def _close(got, want, terms=T * D):
     tol = 2e-7 * terms
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1.0, np.abs(want).max()))
+
+
+@needs_fast
+@pytest.mark.parametrize("on_onednn", [False, True])
+def test_the_products_run_on_the_library_chosen_for_the_cpu_vendor(monkeypatch, on_onednn):
+    """attention.py's six products (scores and weighted values; the weights' gradient, dq,
+    dk and dv) run on oneDNN's matmul where vendor.py says so (CPUs not Intel's), the
+    scale on the three that carry it and the results written where the heads interleave;
+    else on MKL's batched GEMMs.  PyTorch's values either way."""
+    from shrew.backends.cpu import vendor
+    monkeypatch.setattr(vendor, "f32_products_on_onednn", on_onednn)
+    scales = []
+    real = onednn.matmul.matmul
+    monkeypatch.setattr(onednn.matmul, "matmul", lambda *a: scales.append(a[4]) or real(*a))
+    packed, cot = _packed(), _packed(1)[..., :E]
+    _, value, grad = _run(shrew, packed, cot, is_causal=True, scale=0.3)
+    assert sorted(scales) == ([0.3] * 3 + [1.0] * 3 if on_onednn else [])
+    _, t_value, t_grad = _run(torch, packed, cot, is_causal=True, scale=0.3)
+    _close(value, t_value)
+    _close(grad, t_grad)
 
 
 @needs_fast

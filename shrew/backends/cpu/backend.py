@@ -16,8 +16,7 @@ from ..array_module import ArrayModuleBackend
 from ..base import Storage
 from ..host_memory import keep_freed_memory
 from .thresholds import CONV_FOLD_MIN_DEPTH, MIN_ELEMENTWISE_SIZE, SELECT_MIN_SIZE
-from . import bits16
-from .mkl import attention as mkl_attention
+from . import attention, bits16
 from .mkl import bias as mkl_bias
 from .mkl import gemm as mkl_gemm
 from .mkl import library as mkl_library
@@ -87,8 +86,9 @@ from . import vendor, widened
 #                        calls here (f32, f64) -> core; onednn/elementwise.py
 # standardize,           oneDNN layer norm -> numpy (standardize) or core   MIN_ELEMENTWISE_SIZE
 #   layer_norm, backward onednn/elementwise.py
-# attention, backward    MKL's products around oneDNN's softmax, both on    MIN_ELEMENTWISE_SIZE
-#                        -> core; mkl/attention.py, onednn/elementwise.py   scores
+# attention, backward    batched products (the library gemm's, as there)    MIN_ELEMENTWISE_SIZE
+#                        around oneDNN's softmax -> core; attention.py,     scores
+#                        onednn/elementwise.py
 # conv2d, backward       oneDNN (float32, bfloat16) -> numpy's folded GEMMs any; folded:
 #                        (C*kw at least CONV_FOLD_MIN_DEPTH; 16-bit on      CONV_FOLD_MIN_DEPTH
 #                        float32 copies) -> core's im2col lowering;
@@ -191,7 +191,7 @@ class CPUBackend(ArrayModuleBackend):
         if low is not None:
             y = onednn_matmul.matmul(x, w.T, b)
             return widened.call(self.linear, low, (), x, w, b) if y is NotImplemented else y
-        y = _onednn_f32_product(x, w.T, b)
+        y = vendor.onednn_f32_product(x, w.T, b)
         if y is NotImplemented:
             y = mkl_gemm.addmm(b, x, w.T)
         if y is NotImplemented:
@@ -216,7 +216,7 @@ class CPUBackend(ArrayModuleBackend):
         return ArrayModuleBackend.matmul(self, a, b)
 
     def gemm(self, a: Storage, b: Storage, out: Storage | None = None) -> Storage:
-        got = _onednn_f32_product(a, b) if out is None else NotImplemented
+        got = vendor.onednn_f32_product(a, b, None, out)
         if got is NotImplemented:
             got = mkl_gemm.matmul(a, b, out)
         return np.matmul(a, b, out=out) if got is NotImplemented else got
@@ -412,21 +412,21 @@ class CPUBackend(ArrayModuleBackend):
             return widened.call(self.attention, low, q.shape, q, k, v, bias, scale)
         if not _attention_takes(q, k, v) or (bias is not None and bias.dtype != np.float32):
             return NotImplemented
-        weights = mkl_attention.scores(q, k, bias, scale)
+        weights = attention.scores(q, k, bias, scale)
         # A NaN (a row masked whole, a NaN input) goes to the core, whose softmax carries it
         # through its row as PyTorch's does.
         if (weights is NotImplemented
                 or onednn_eltwise.softmax(weights, weights.ndim - 1, weights) is NotImplemented
                 or mkl_vector.has_nan(weights)):
             return NotImplemented
-        out = mkl_attention.weighted_values(weights, v, q)
+        out = attention.weighted_values(weights, v, q)
         return NotImplemented if out is NotImplemented else (out, weights)
 
     def attention_backward(self, g: Storage, q: Storage, k: Storage, v: Storage,
                            weights: Storage, scale: float, need: tuple,
                            joined: bool = False) -> Any:  # base.FastAttention
         """(dq, dk, dv) of attention's output given its gradient g (None where `need` says
-        so), or, joined, their one array (mkl/attention.py's gradient_buffers); or
+        so), or, joined, their one array (attention.py's gradient_buffers); or
         NotImplemented: dv = w^T g; ds = softmax's gradient of g v^T; dq = ds k scale,
         dk = ds^T q scale."""
         low = widened.low_dtype(g, q, k, v, weights)
@@ -436,17 +436,17 @@ class CPUBackend(ArrayModuleBackend):
         if (not _attention_takes(q, k, v) or g.dtype != np.float32
                 or g.shape != q.shape[:-1] + v.shape[-1:]):
             return NotImplemented
-        buffers = mkl_attention.gradient_buffers(q, k, v, need, joined)
+        buffers = attention.gradient_buffers(q, k, v, need, joined)
         if buffers is None:
             return NotImplemented
         ds = None
         if need[0] or need[1]:
-            dw = mkl_attention.weights_gradient(g, v)
+            dw = attention.weights_gradient(g, v)
             ds = NotImplemented if dw is NotImplemented else \
                 onednn_eltwise.softmax_backward(dw, weights, weights.ndim - 1, False)
             if ds is NotImplemented:
                 return NotImplemented
-        return mkl_attention.input_gradients(buffers, ds, q, k, g, weights, scale)
+        return attention.input_gradients(buffers, ds, q, k, g, weights, scale)
 
     def rnn_layer(self, mode: str, x: Storage, h0: Storage, c0: Storage | None,
                   w_ih: Storage, w_hh: Storage, b_ih: Storage | None, b_hh: Storage | None,
@@ -519,14 +519,6 @@ def _scatter_rows(shape: tuple, dim: int, index: Storage, src: Storage) -> Stora
         run = np.concatenate((out[target][None], src[rest]))
         out[target] = np.add.reduce(run, axis=0) if wide else np.add.accumulate(run)[-1]
     return out
-
-
-def _onednn_f32_product(a: Storage, b: Storage, bias: Storage | None = None) -> Any:
-    """a @ b (+ bias) on oneDNN for float32 operands where this CPU's vendor makes it the
-    faster library (vendor.py), or NotImplemented (MKL then serves)."""
-    if not (vendor.f32_products_on_onednn and a.dtype == np.float32 == b.dtype):
-        return NotImplemented
-    return onednn_matmul.matmul(a, b, bias)
 
 
 def _onednn_relu(x: Storage) -> Storage:

@@ -14,6 +14,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .onednn import matmul as onednn_matmul
 
 CPUINFO = Path("/proc/cpuinfo")
 
@@ -40,3 +45,13 @@ def _choice() -> bool:
 
 f32_products_on_onednn: bool = _choice()
 """Whether float32 products large enough for oneDNN go to it rather than to MKL."""
+
+
+def onednn_f32_product(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None,
+                       out: np.ndarray | None = None, alpha: float = 1.0) -> Any:
+    """alpha * (a @ b) (+ bias), into `out` where given, on oneDNN for float32 operands
+    where this CPU's vendor makes it the faster library; else, or where oneDNN declines,
+    NotImplemented (MKL then serves)."""
+    if not (f32_products_on_onednn and a.dtype == np.float32 == b.dtype):
+        return NotImplemented
+    return onednn_matmul.matmul(a, b, bias, out, alpha)

@@ -27,7 +27,7 @@ import ml_dtypes
 import numpy as np
 
 from .. import thresholds
-from .binding import (ARG_BIAS, ARG_DST, ARG_SRC, ARG_WEIGHTS, BF16, F16, F32,
+from .binding import (ARG_BIAS, ARG_DST, ARG_SRC, ARG_WEIGHTS, BF16, F16, F32, LINEAR,
                       QUERY_IMPL_INFO_STR, Handle, Runtime, available, check, load)
 from .primitive import Layout, Primitive, create_pd, execute, layout_md, usable
 
@@ -38,17 +38,21 @@ DATA_TYPES = {BFLOAT16: BF16, np.dtype(np.float16): F16, np.dtype(np.float32): F
 _INPUTS = frozenset((ARG_SRC, ARG_WEIGHTS, ARG_BIAS))
 
 
-def matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None) -> Any:
-    """a @ b (+ bias, [N], added to every row before the one rounding) for bfloat16,
-    float16 or float32 a [..., M, K] and b [..., K, N] of one dtype, in that dtype; or
+def matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None,
+           out: np.ndarray | None = None, alpha: float = 1.0) -> Any:
+    """alpha * (a @ b) (+ bias, [N], added to every row before the one rounding) for
+    bfloat16, float16 or float32 a [..., M, K] and b [..., K, N] of one dtype, in that
+    dtype, into `out` where given (the result's shape and dtype, any strides that keep its
+    elements apart: attention's heads interleaved in the rows of one buffer); or
     NotImplemented where oneDNN does not serve it (switched off or not loaded, another
     dtype, a 1-d operand, an empty dim, fewer multiply-adds than MATMUL_MIN_WORK, or for
-    float32 F32_MATMUL_MIN_WORK (cpu/thresholds.py), no implementation but the reference
-    one)."""
+    float32 F32_MATMUL_MIN_WORK (cpu/thresholds.py), an `out` it cannot address, no
+    implementation but the reference one)."""
     dtype = DATA_TYPES.get(a.dtype)
     if (dtype is None or b.dtype != a.dtype or a.ndim < 2 or b.ndim < 2
             or a.shape[-1] != b.shape[-2] or not (a.size and b.size)
             or (bias is not None and (bias.dtype != a.dtype or bias.shape != b.shape[-1:]))
+            or (out is not None and (out.dtype != a.dtype or not out.flags.writeable))
             or not serves(a.dtype)):
         return NotImplemented
     ndim = max(a.ndim, b.ndim)
@@ -60,14 +64,22 @@ def matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None) -> Any:
     least = thresholds.F32_MATMUL_MIN_WORK if dtype == F32 else thresholds.MATMUL_MIN_WORK
     if math.prod(batch + a_shape[-2:] + b_shape[-1:]) < least:
         return NotImplemented
+    out_shape = batch + (a_shape[-2], b_shape[-1])
+    if out is None:
+        out = np.empty(out_shape, a.dtype)
+        out_strides = None
+    else:
+        out_strides = _element_strides(out) if out.shape == out_shape else None
+        if out_strides is None or not _row_major(out_strides):
+            return NotImplemented
     a, a_strides = _addressable(a.reshape(a_shape))
     b, b_strides = _addressable(b.reshape(b_shape))
-    out = np.empty(batch + (a_shape[-2], b_shape[-1]), a.dtype)
     buffers = {ARG_SRC: a, ARG_WEIGHTS: b, ARG_DST: out}
     if bias is not None:
         buffers[ARG_BIAS] = np.ascontiguousarray(bias)
     # (a key of plain tuples: Layouts would cost their hashing on every call)
-    key = ("matmul", dtype, a_shape, a_strides, b_shape, b_strides, bias is not None)
+    key = ("matmul", dtype, a_shape, a_strides, b_shape, b_strides, bias is not None,
+           out_strides, float(alpha))
     ran = execute(key, lambda runtime: _make(runtime, *key[1:]), buffers)
     return out if ran else NotImplemented
 
@@ -108,24 +120,41 @@ def data_type(*arrays: np.ndarray) -> int | None:
     return None
 
 
+def _row_major(strides: tuple) -> bool:
+    """Whether a result with these element strides has row-major matrices (the only
+    kind of destination oneDNN's fast matmul kernels write)."""
+    return strides[-1] == 1
+
+
 def _make(runtime: Runtime, dtype: int, a_shape: tuple, a_strides: tuple, b_shape: tuple,
-          b_strides: tuple, bias: bool) -> Primitive | None:
-    """The matmul primitive over exactly these layouts (no reorders), for the cache; None
-    where oneDNN has no implementation but its reference one."""
+          b_strides: tuple, bias: bool, out_strides: tuple | None = None,
+          alpha: float = 1.0) -> Primitive | None:
+    """The matmul primitive over exactly these layouts (no reorders), the result scaled
+    by alpha (an eltwise post-op on the float32 sums, before the one rounding), for the
+    cache; None where oneDNN has no implementation but its reference one."""
     batch = tuple(max(p, q) for p, q in zip(a_shape[:-2], b_shape[:-2]))
     descs = {ARG_SRC: Layout(a_shape, dtype, a_strides),
              ARG_WEIGHTS: Layout(b_shape, dtype, b_strides),
-             ARG_DST: Layout(batch + (a_shape[-2], b_shape[-1]), dtype)}
+             ARG_DST: Layout(batch + (a_shape[-2], b_shape[-1]), dtype, out_strides)}
     if bias:
         descs[ARG_BIAS] = Layout((1,) * (len(b_shape) - 1) + b_shape[-1:], dtype)
     lib = runtime.lib
     mds = {arg: layout_md(lib, layout) for arg, layout in descs.items()}
+    attr, ops = Handle(), Handle()
+    if alpha != 1.0:
+        check(lib.dnnl_primitive_attr_create(ctypes.byref(attr)), "primitive_attr_create")
+        check(lib.dnnl_post_ops_create(ctypes.byref(ops)), "post_ops_create")
+        check(lib.dnnl_post_ops_append_eltwise(ops, LINEAR, alpha, 0.0), "post_ops")
+        check(lib.dnnl_primitive_attr_set_post_ops(attr, ops), "post_ops")
     try:
         pd = create_pd(lib.dnnl_matmul_primitive_desc_create, runtime.engine, mds[ARG_SRC],
-                       mds[ARG_WEIGHTS], mds.get(ARG_BIAS), mds[ARG_DST], None)
+                       mds[ARG_WEIGHTS], mds.get(ARG_BIAS), mds[ARG_DST], attr or None)
     finally:
         for md in mds.values():
             lib.dnnl_memory_desc_destroy(md)
+        if attr:
+            lib.dnnl_post_ops_destroy(ops)
+            lib.dnnl_primitive_attr_destroy(attr)
     if pd is None:
         return None
     if _implementation(lib, pd).startswith("ref"):   # element by element: far slower than

@@ -1,6 +1,8 @@
 """The matrix products of scaled dot-product attention in one call each way
-(base.FastAttention), on MKL's batched GEMMs for float32 arrays; the cpu backend
-(cpu/backend.py) runs them around oneDNN's softmax and its gradient.
+(base.FastAttention), batched, for float32 arrays: on oneDNN's matmul where vendor.py
+makes it the faster library (CPUs not Intel's: 0.8-0.9x MKL's time on a transformer's
+heads on a Zen 4), else on MKL's batched GEMMs.  The cpu backend (cpu/backend.py) runs
+them around oneDNN's softmax and its gradient.
 
 What it saves over the core's composition (measured in a transformer training step,
 benchmarks/README.md): the scale rides on the products (GEMM's alpha), the mask is added
@@ -15,7 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from .gemm import matmul
+from . import vendor
+from .mkl.gemm import matmul as mkl_matmul
+
+
+def _product(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None,
+             alpha: float = 1.0) -> Any:
+    """alpha * (a @ b), into `out` where given, on the library vendor.py chooses (MKL
+    where oneDNN declines), or NotImplemented."""
+    got = vendor.onednn_f32_product(a, b, None, out, alpha)
+    return mkl_matmul(a, b, out, alpha) if got is NotImplemented else got
 
 
 def _heads_interleaved(x: np.ndarray) -> bool:
@@ -35,7 +46,7 @@ def _empty_like(layout: np.ndarray, shape: tuple) -> np.ndarray:
 def scores(q: np.ndarray, k: np.ndarray, bias: np.ndarray | None, scale: float) -> Any:
     """q k^T scale + bias, the bias added in place, or NotImplemented."""
     weights = np.empty(q.shape[:-2] + (q.shape[-2], k.shape[-2]), np.float32)
-    if matmul(q, k.swapaxes(-1, -2), weights, scale) is NotImplemented:
+    if _product(q, k.swapaxes(-1, -2), weights, scale) is NotImplemented:
         return NotImplemented
     if bias is not None:
         np.add(weights, bias, out=weights)
@@ -45,14 +56,14 @@ def scores(q: np.ndarray, k: np.ndarray, bias: np.ndarray | None, scale: float) 
 def weighted_values(weights: np.ndarray, v: np.ndarray, q: np.ndarray) -> Any:
     """weights v, laid out as q's heads are, or NotImplemented."""
     out = _empty_like(q, q.shape[:-2] + (q.shape[-2], v.shape[-1]))
-    if matmul(weights, v, out) is NotImplemented:
+    if _product(weights, v, out) is NotImplemented:
         return NotImplemented
     return out
 
 
 def weights_gradient(g: np.ndarray, v: np.ndarray) -> Any:
     """g v^T, the gradient of the softmax's output, or NotImplemented."""
-    return matmul(g, v.swapaxes(-1, -2))
+    return _product(g, v.swapaxes(-1, -2))
 
 
 def gradient_buffers(q: np.ndarray, k: np.ndarray, v: np.ndarray, need: tuple,
@@ -84,6 +95,6 @@ def input_gradients(buffers: tuple, ds: np.ndarray | None, q: np.ndarray, k: np.
     for out, (lhs, rhs, alpha) in zip(outs, products):
         if out is not None:
             assert lhs is not None   # ds exists where dq or dk is wanted
-            if matmul(lhs, rhs, out, alpha) is NotImplemented:
+            if _product(lhs, rhs, out, alpha) is NotImplemented:
                 return NotImplemented
     return tuple(outs) if joint is None else joint
