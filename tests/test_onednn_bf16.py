@@ -353,3 +353,55 @@ def test_float16_convolutions_stay_off_onednn():
     x, w = _inputs((2, 8, 10, 10), F16, 1), _inputs((4, 8, 3, 3), F16, 2)
     assert onednn.conv2d(x, w) is NotImplemented
     assert onednn.cache_info()["entries"] == before
+
+
+@pytest.mark.parametrize("special", [None, "inf", "subnormal", "nan", "zero", "negative zero"])
+def test_rounding_float32_to_bfloat16_gives_torchs_bits(monkeypatch, special):
+    """A large float32 array's cast to bfloat16 runs on oneDNN's reorder where the array
+    holds no NaN and its smallest magnitude is a normal number (MKL's asum and iamin tell),
+    else on numpy's (ml_dtypes') conversion, which rounds a subnormal where the reorder
+    flushes it and keeps a NaN's payload: PyTorch's bits either way (to nearest, ties to
+    even, overflowing to inf), but for a NaN's (PyTorch's vector code gives 0xffff,
+    ml_dtypes 0x7fc0: NaN both)."""
+    if cpu.mkl.load_error() is not None:
+        pytest.skip("MKL is not loadable")
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(thresholds.MIN_ELEMENTWISE_SIZE + 5) * 1e3).astype(np.float32)
+    # rounding up to inf; ties to even (down, then up); a large magnitude below the top
+    x[:5] = [3.3961776e38, -3.4e38, 1.00390625, 1.01171875, 3.38e38]
+    placed = {"inf": np.inf, "subnormal": 1e-40, "nan": np.nan, "zero": 0.0,
+              "negative zero": -0.0}
+    if special is not None:
+        x[len(x) // 2] = placed[special]
+    reorders = []
+    real = onednn.elementwise.to_bfloat16
+    monkeypatch.setattr(onednn.elementwise, "to_bfloat16",
+                        lambda a: reorders.append(a.size) or real(a))
+    with cpu.use_mkl(True):
+        got = CPUBackend().cast(x, BF16)
+    want = torch.from_numpy(x).to(torch.bfloat16).view(torch.int16).numpy()
+    nan = np.isnan(x)
+    assert got.dtype == BF16 and np.array_equal(np.isnan(got.astype(np.float32)), nan)
+    assert np.array_equal(got.view(np.int16)[~nan], want[~nan])
+    assert reorders == ([x.size] if special in (None, "inf") else [])
+    small = x[:100]   # below MIN_ELEMENTWISE_SIZE: numpy's conversion
+    assert np.array_equal(CPUBackend().cast(small, BF16).view(np.int16), want[:100])
+    assert len(reorders) == (1 if special in (None, "inf") else 0)
+
+
+def test_autocast_casts_weights_on_the_reorder_with_torchs_values():
+    """Under bfloat16 autocast a linear layer's weight and input reach the product through
+    the fast cast: the step's loss and gradients are PyTorch's."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((256, 512)).astype(np.float32)
+    w = (rng.standard_normal((256, 512)) * 0.05).astype(np.float32)
+    losses, grads = [], []
+    for lib in (shrew, torch):
+        tw = lib.tensor(w, requires_grad=True)
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            loss = lib.nn.functional.linear(lib.tensor(x), tw).float().square().mean()
+        loss.backward()
+        losses.append(loss.item())
+        grads.append(tw.grad.float().numpy())
+    assert losses[0] == pytest.approx(losses[1], rel=1e-3)
+    np.testing.assert_allclose(grads[0], grads[1], rtol=2e-2, atol=2e-4)

@@ -74,6 +74,9 @@ from . import vendor, widened
 # unary relu             16-bit: bits; float32: oneDNN (x's abs_sum, MKL's,  any;
 #                        not NaN) -> MKL VML fdim -> numpy;                 MIN_ELEMENTWISE_SIZE,
 #                        bits16.py, onednn/elementwise.py, mkl/vector.py    VML_MIN_SIZE
+# cast float32 to        oneDNN's reorder (no NaN; smallest magnitude a     MIN_ELEMENTWISE_SIZE
+#   bfloat16             normal number: MKL's asum and iamin) -> numpy
+#                        onednn/elementwise.py, mkl/vector.py
 # unary gelu, gelu_tanh  oneDNN eltwise -> numpy                            MIN_ELEMENTWISE_SIZE
 #   and derivatives      onednn/elementwise.py
 # unary_backward         relu, 16-bit: bits (g and x of one shape);         any;
@@ -250,6 +253,13 @@ class CPUBackend(ArrayModuleBackend):
         if gx is NotImplemented or gw is NotImplemented:
             return super().conv2d_backward(x, w, g, *args, need_x, need_w)
         return gx, gw
+
+    def cast(self, x: Storage, dtype: np.dtype) -> Storage:
+        if x.dtype == np.float32 and np.dtype(dtype) == onednn_matmul.BFLOAT16:
+            out = _onednn_to_bfloat16(x)   # (autocast's casts of weights and activations)
+            if out is not NotImplemented:
+                return out
+        return ArrayModuleBackend.cast(self, x, dtype)
 
     def unary(self, fn: str, x: Storage) -> Storage:
         out: Any = NotImplemented
@@ -519,6 +529,26 @@ def _scatter_rows(shape: tuple, dim: int, index: Storage, src: Storage) -> Stora
         run = np.concatenate((out[target][None], src[rest]))
         out[target] = np.add.reduce(run, axis=0) if wide else np.add.accumulate(run)[-1]
     return out
+
+
+_SMALLEST_NORMAL = float(np.finfo(np.float32).tiny)
+
+
+def _onednn_to_bfloat16(x: Storage) -> Storage:
+    """x rounded to bfloat16 by oneDNN's reorder (onednn/elementwise.py's to_bfloat16),
+    where that gives PyTorch's bits: x holds no NaN (its abs_sum, MKL's, is not NaN) and
+    its smallest magnitude (MKL's iamin) is a normal number, so no subnormal (which the
+    reorder flushes) and no zero (beside which one could hide).  Else NotImplemented:
+    numpy's conversion (ml_dtypes') serves."""
+    if not (onednn_eltwise.large_float32(x) and x.flags.c_contiguous):
+        return NotImplemented
+    total = mkl_vector.abs_sum(x)
+    if total is None or math.isnan(total):
+        return NotImplemented
+    smallest = mkl_vector.smallest_magnitude(x)
+    if smallest is None or not smallest >= _SMALLEST_NORMAL:
+        return NotImplemented
+    return onednn_eltwise.to_bfloat16(x)
 
 
 def _onednn_relu(x: Storage) -> Storage:

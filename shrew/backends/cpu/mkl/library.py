@@ -42,6 +42,7 @@ class Runtime:
         self.gemm_batch: dict = {}
         self.axpy: dict = {}
         self.asum: dict = {}
+        self.iamin: dict = {}
         self.gemv: dict = {}
         self.ger: dict = {}
         self.vml: dict = {}
@@ -58,6 +59,8 @@ class Runtime:
             axpy.argtypes = [i, scalar, p, i, p, i]
             asum = getattr(lib, f"cblas_{char}asum")
             asum.restype, asum.argtypes = scalar, [i, p, i]
+            iamin = getattr(lib, f"cblas_i{char}amin")
+            iamin.restype, iamin.argtypes = ctypes.c_size_t, [i, p, i]
             gemv = getattr(lib, f"cblas_{char}gemv")
             gemv.restype = None
             gemv.argtypes = [i] * 4 + [scalar, p, i, p, i, scalar, p, i]
@@ -67,6 +70,7 @@ class Runtime:
             dtype = np.dtype(f"float{32 if char == 's' else 64}")
             self.gemm[dtype], self.gemm_batch[dtype], self.axpy[dtype] = gemm, batch, axpy
             self.asum[dtype], self.gemv[dtype], self.ger[dtype] = asum, gemv, ger
+            self.iamin[dtype] = iamin
             for fn, name in VML_BINARY.items():
                 vml = getattr(lib, f"v{char}{name}")
                 vml.restype, vml.argtypes = None, [i, p, p, p]

@@ -1,8 +1,8 @@
 """One pass over whole vectors on MKL's threads, where numpy's runs on one: BLAS's axpy
-(an in-place add) and asum (the NaN test before a oneDNN call), VML's add, sub, mul and
-fdim (relu).  Each declines (False, None or NotImplemented) where it does not serve: MKL
-off or not loaded, other dtypes or layouts, arrays below the size in the cpu backend's
-table (cpu/backend.py)."""
+(an in-place add), asum (the NaN test before a oneDNN call) and iamin (the smallest
+magnitude), VML's add, sub, mul and fdim (relu).  Each declines (False, None or
+NotImplemented) where it does not serve: MKL off or not loaded, other dtypes or layouts,
+arrays below the size in the cpu backend's table (cpu/backend.py)."""
 from __future__ import annotations
 
 import math
@@ -74,6 +74,17 @@ def abs_sum(x: np.ndarray) -> float | None:
             or not 0 < x.size <= INT_MAX):
         return None
     return runtime.asum[x.dtype](x.size, x.ctypes.data, 1)
+
+
+def smallest_magnitude(x: np.ndarray) -> float | None:
+    """min(|x|) over a C-contiguous float32 or float64 x, on MKL's threads (BLAS's iamin;
+    x must hold no NaN: where it does, the answer is any element's), or None where MKL
+    does not serve."""
+    runtime = load() if switch.on else None
+    if (runtime is None or x.dtype not in runtime.iamin or not x.flags.c_contiguous
+            or not 0 < x.size <= INT_MAX):
+        return None
+    return abs(float(x.reshape(-1)[runtime.iamin[x.dtype](x.size, x.ctypes.data, 1)]))
 
 
 def has_nan(x: np.ndarray) -> bool:

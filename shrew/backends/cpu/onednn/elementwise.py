@@ -17,7 +17,7 @@ from .binding import (ARG_DIFF_DST, ARG_DIFF_SCALE, ARG_DIFF_SHIFT, ARG_DIFF_SRC
                       NORMALIZATION_FLAGS_NONE, REDUCTION_SUM, SOFTMAX, SOFTMAX_LOG, USE_SCALE,
                       USE_SHIFT, Handle, Runtime, check, post_op_arg)
 from .. import bits16, thresholds
-from .matmul import data_type
+from .matmul import BFLOAT16, data_type, serves
 from .primitive import Layout, Primitive, create_pd, execute, layout_md, usable, with_mds
 
 
@@ -218,6 +218,36 @@ def _make_add(runtime: Runtime, shape: tuple, src_shape: tuple) -> Primitive | N
         for md in mds.values():
             lib.dnnl_memory_desc_destroy(md)
     return None if pd is None else Primitive(runtime, pd, descs)
+
+
+def to_bfloat16(x: np.ndarray) -> Any:  # a bfloat16 copy, or NotImplemented
+    """A C-contiguous float32 x of at least MIN_ELEMENTWISE_SIZE elements rounded to
+    bfloat16 (to nearest, ties to even) by oneDNN's reorder, on both threads (1M elements:
+    0.05 ms against numpy's 0.42 on a Zen 4); NotImplemented where oneDNN has no bfloat16
+    kernels for this CPU.  The reorder flushes a subnormal to zero and keeps a NaN's
+    payload, where PyTorch and ml_dtypes round the one and give 0x7fc0 for the other:
+    callers make sure x holds neither (cpu/backend.py's cast)."""
+    if not (large_float32(x) and x.flags.c_contiguous and serves(BFLOAT16)):
+        return NotImplemented
+    n = x.size
+    out = np.empty(x.shape, BFLOAT16)
+    ran = execute(("to_bfloat16", n), lambda runtime: _reorder(runtime, n),
+                  {ARG_SRC: x.reshape(n), ARG_DST: out.reshape(n)})
+    return out if ran else NotImplemented
+
+
+def _reorder(runtime: Runtime, n: int) -> Primitive | None:
+    """oneDNN's reorder of n float32 elements to bfloat16."""
+    lib = runtime.lib
+    descs = {ARG_SRC: Layout((n,)), ARG_DST: Layout((n,), BF16)}
+    src, dst = (layout_md(lib, layout) for layout in descs.values())
+    try:
+        pd = create_pd(lib.dnnl_reorder_primitive_desc_create, src, runtime.engine, dst,
+                       runtime.engine, None)
+    finally:
+        lib.dnnl_memory_desc_destroy(src)
+        lib.dnnl_memory_desc_destroy(dst)
+    return None if pd is None else Primitive(runtime, pd, descs, inputs=frozenset({ARG_SRC}))
 
 
 def eltwise_derivative(x: np.ndarray, alg: int) -> Any:  # dx, or NotImplemented
