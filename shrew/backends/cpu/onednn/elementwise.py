@@ -3,7 +3,6 @@ log-softmax, layer norm) on large float32 arrays, and the in-place add of a broa
 bfloat16 bias."""
 from __future__ import annotations
 
-import ctypes
 import math
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +17,8 @@ from .binding import (ARG_DIFF_DST, ARG_DIFF_SCALE, ARG_DIFF_SHIFT, ARG_DIFF_SRC
                       USE_SHIFT, Handle, Runtime, check, post_op_arg)
 from .. import bits16, thresholds
 from .matmul import BFLOAT16, data_type, serves
-from .primitive import Layout, Primitive, create_pd, execute, layout_md, usable, with_mds
+from .primitive import (Layout, Primitive, create_pd, execute, layout_md, post_ops_attr,
+                        usable, with_mds)
 
 
 def _forward_only(shapes: tuple[tuple, ...], create: Callable[..., int],
@@ -125,22 +125,14 @@ def _binary(runtime: Runtime, alg: int, shapes: tuple[tuple, tuple],
     post_ops(post-ops handle, (src's, src_1's memory descriptors)) appends (returning
     each append's status); `more` maps the post-ops' own arguments to their shapes."""
     lib = runtime.lib
-    attr, ops = Handle(), Handle()
-    check(lib.dnnl_primitive_attr_create(ctypes.byref(attr)), "primitive_attr_create")
-    try:
-        check(lib.dnnl_post_ops_create(ctypes.byref(ops)), "post_ops_create")
-        try:
-            def create(src: Handle, src_1: Handle) -> Handle | None:
-                for status in (*post_ops(ops, (src, src_1)),
-                               lib.dnnl_primitive_attr_set_post_ops(attr, ops)):
-                    check(status, "post_ops")
-                return create_pd(lib.dnnl_binary_primitive_desc_create, runtime.engine,
-                                 alg, src, src_1, src, attr)
-            pd = with_mds(lib, shapes, False, create)
-        finally:
-            lib.dnnl_post_ops_destroy(ops)
-    finally:
-        lib.dnnl_primitive_attr_destroy(attr)
+    with post_ops_attr(lib) as (attr, ops):
+        def create(src: Handle, src_1: Handle) -> Handle | None:
+            for status in (*post_ops(ops, (src, src_1)),
+                           lib.dnnl_primitive_attr_set_post_ops(attr, ops)):
+                check(status, "post_ops")
+            return create_pd(lib.dnnl_binary_primitive_desc_create, runtime.engine,
+                             alg, src, src_1, src, attr)
+        pd = with_mds(lib, shapes, False, create)
     if pd is None:
         return None
     return Primitive(runtime, pd, {ARG_SRC: shapes[0], ARG_SRC_1: shapes[1],

@@ -29,7 +29,7 @@ import numpy as np
 from .. import thresholds
 from .binding import (ARG_BIAS, ARG_DST, ARG_SRC, ARG_WEIGHTS, BF16, F16, F32, LINEAR,
                       QUERY_IMPL_INFO_STR, Handle, Runtime, available, check, load)
-from .primitive import Layout, Primitive, create_pd, execute, layout_md, usable
+from .primitive import Layout, Primitive, create_pd, execute, layout_md, post_ops_attr, usable
 
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 DATA_TYPES = {BFLOAT16: BF16, np.dtype(np.float16): F16, np.dtype(np.float32): F32}
@@ -140,21 +140,18 @@ def _make(runtime: Runtime, dtype: int, a_shape: tuple, a_strides: tuple, b_shap
         descs[ARG_BIAS] = Layout((1,) * (len(b_shape) - 1) + b_shape[-1:], dtype)
     lib = runtime.lib
     mds = {arg: layout_md(lib, layout) for arg, layout in descs.items()}
-    attr, ops = Handle(), Handle()
-    if alpha != 1.0:
-        check(lib.dnnl_primitive_attr_create(ctypes.byref(attr)), "primitive_attr_create")
-        check(lib.dnnl_post_ops_create(ctypes.byref(ops)), "post_ops_create")
-        check(lib.dnnl_post_ops_append_eltwise(ops, LINEAR, alpha, 0.0), "post_ops")
-        check(lib.dnnl_primitive_attr_set_post_ops(attr, ops), "post_ops")
     try:
-        pd = create_pd(lib.dnnl_matmul_primitive_desc_create, runtime.engine, mds[ARG_SRC],
-                       mds[ARG_WEIGHTS], mds.get(ARG_BIAS), mds[ARG_DST], attr or None)
+        with post_ops_attr(lib) as (attr, ops):
+            if alpha != 1.0:
+                for status in (lib.dnnl_post_ops_append_eltwise(ops, LINEAR, alpha, 0.0),
+                               lib.dnnl_primitive_attr_set_post_ops(attr, ops)):
+                    check(status, "post_ops")
+            pd = create_pd(lib.dnnl_matmul_primitive_desc_create, runtime.engine,
+                           mds[ARG_SRC], mds[ARG_WEIGHTS], mds.get(ARG_BIAS), mds[ARG_DST],
+                           attr if alpha != 1.0 else None)
     finally:
         for md in mds.values():
             lib.dnnl_memory_desc_destroy(md)
-        if attr:
-            lib.dnnl_post_ops_destroy(ops)
-            lib.dnnl_primitive_attr_destroy(attr)
     if pd is None:
         return None
     if _implementation(lib, pd).startswith("ref"):   # element by element: far slower than

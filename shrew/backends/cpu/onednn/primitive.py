@@ -224,6 +224,23 @@ def create_pd(fn: Callable[..., int], *args: Any) -> Handle | None:
     return pd
 
 
+@contextmanager
+def post_ops_attr(lib: ctypes.CDLL) -> Iterator[tuple[Handle, Handle]]:
+    """(a primitive attribute, an empty post-ops list) for the block, which appends to the
+    list and sets it on the attribute before making a descriptor with it (the descriptor
+    keeps its own copy); both are destroyed afterwards."""
+    attr, ops = Handle(), Handle()
+    check(lib.dnnl_primitive_attr_create(ctypes.byref(attr)), "primitive_attr_create")
+    try:
+        check(lib.dnnl_post_ops_create(ctypes.byref(ops)), "post_ops_create")
+        try:
+            yield attr, ops
+        finally:
+            lib.dnnl_post_ops_destroy(ops)
+    finally:
+        lib.dnnl_primitive_attr_destroy(attr)
+
+
 def with_mds(lib: ctypes.CDLL, shapes: Iterable[tuple], any_layout: bool,
              body: Callable[..., Any], dtype: int = F32) -> Any:
     """body(*memory descriptors of shapes, of oneDNN data type dtype), the descriptors
