@@ -279,15 +279,11 @@ class CPUBackend(ArrayModuleBackend):
         return ArrayModuleBackend.unary(self, fn, x) if out is NotImplemented else out
 
     def softmax(self, x: Storage, dim: int, log: bool) -> Storage:
-        if log:   # (declines rows that are not all finite)
-            out = onednn_eltwise.log_softmax(x, dim % max(x.ndim, 1))
-            if out is not NotImplemented:
-                return out
-        else:
-            out = onednn_eltwise.softmax(x, dim)
+        out = (onednn_eltwise.log_softmax if log else onednn_eltwise.softmax)(x, dim)
         # oneDNN leaves a row's other elements finite beside a NaN, where PyTorch makes
         # the whole row NaN: a call with a NaN in its output (rare) is redone by numpy.
-        if out is NotImplemented or np.isnan(out).any():
+        # (log_softmax declines rows that are not all finite: its output holds no NaN.)
+        if out is NotImplemented or (not log and np.isnan(out).any()):
             return super().softmax(x, dim, log)
         return out
 
@@ -540,7 +536,7 @@ def _onednn_to_bfloat16(x: Storage) -> Storage:
     its smallest magnitude (MKL's iamin) is a normal number, so no subnormal (which the
     reorder flushes) and no zero (beside which one could hide).  Else NotImplemented:
     numpy's conversion (ml_dtypes') serves."""
-    if not (onednn_eltwise.large_float32(x) and x.flags.c_contiguous):
+    if not onednn_eltwise.takes_to_bfloat16(x):   # (before the passes that check x)
         return NotImplemented
     total = mkl_vector.abs_sum(x)
     if total is None or math.isnan(total):

@@ -219,13 +219,19 @@ def to_bfloat16(x: np.ndarray) -> Any:  # a bfloat16 copy, or NotImplemented
     kernels for this CPU.  The reorder flushes a subnormal to zero and keeps a NaN's
     payload, where PyTorch and ml_dtypes round the one and give 0x7fc0 for the other:
     callers make sure x holds neither (cpu/backend.py's cast)."""
-    if not (large_float32(x) and x.flags.c_contiguous and serves(BFLOAT16)):
+    if not takes_to_bfloat16(x):
         return NotImplemented
     n = x.size
     out = np.empty(x.shape, BFLOAT16)
     ran = execute(("to_bfloat16", n), lambda runtime: _reorder(runtime, n),
                   {ARG_SRC: x.reshape(n), ARG_DST: out.reshape(n)})
     return out if ran else NotImplemented
+
+
+def takes_to_bfloat16(x: np.ndarray) -> bool:
+    """Whether to_bfloat16 serves x: a C-contiguous float32 x of at least
+    MIN_ELEMENTWISE_SIZE elements, on a CPU with oneDNN bfloat16 kernels."""
+    return large_float32(x) and x.flags.c_contiguous and serves(BFLOAT16)
 
 
 def _reorder(runtime: Runtime, n: int) -> Primitive | None:
