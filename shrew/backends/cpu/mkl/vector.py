@@ -6,6 +6,7 @@ arrays below the size in the cpu backend's table (cpu/backend.py)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -66,25 +67,29 @@ def relu(x: np.ndarray) -> Any:
     return out
 
 
+def _whole_vector(x: np.ndarray, routines: str) -> Callable | None:
+    """MKL's level-1 routine from the runtime's table `routines` ("asum", "iamin") for x's
+    dtype, where it can take x whole: switched on and loaded, x C-contiguous, 1 to INT_MAX
+    elements; else None."""
+    runtime = load() if switch.on else None
+    if runtime is None or not x.flags.c_contiguous or not 0 < x.size <= INT_MAX:
+        return None
+    return getattr(runtime, routines).get(x.dtype)
+
+
 def abs_sum(x: np.ndarray) -> float | None:
     """sum(|x|) on MKL's threads (NaN exactly where x holds a NaN; inf where it holds an inf
     or the sum overflows), or None where MKL does not serve."""
-    runtime = load() if switch.on else None
-    if (runtime is None or x.dtype not in runtime.asum or not x.flags.c_contiguous
-            or not 0 < x.size <= INT_MAX):
-        return None
-    return runtime.asum[x.dtype](x.size, x.ctypes.data, 1)
+    asum = _whole_vector(x, "asum")
+    return None if asum is None else asum(x.size, x.ctypes.data, 1)
 
 
 def smallest_magnitude(x: np.ndarray) -> float | None:
     """min(|x|) over a C-contiguous float32 or float64 x, on MKL's threads (BLAS's iamin;
     x must hold no NaN: where it does, the answer is any element's), or None where MKL
     does not serve."""
-    runtime = load() if switch.on else None
-    if (runtime is None or x.dtype not in runtime.iamin or not x.flags.c_contiguous
-            or not 0 < x.size <= INT_MAX):
-        return None
-    return abs(float(x.reshape(-1)[runtime.iamin[x.dtype](x.size, x.ctypes.data, 1)]))
+    iamin = _whole_vector(x, "iamin")
+    return None if iamin is None else abs(float(x.reshape(-1)[iamin(x.size, x.ctypes.data, 1)]))
 
 
 def has_nan(x: np.ndarray) -> bool:
