@@ -392,18 +392,24 @@ MEMORY_ROWS = (("torch", "torch", False, False), ("shrew", "shrew", False, False
                ("shrew, compiled", "shrew-compiled", False, False))
 
 
+MEMORY_STEPS = 6
+"""Steps before the peak RSS is read: a compiled step is captured twice, its memory
+recorded over two replays, and its arena serves from the fifth."""
+
+
 def memory(scale: float, report: Report) -> dict:
-    """label -> (RSS after building the model, peak RSS after 3 steps, shrew's traced peak
-    of one more step or None) of transformer_step,
-    each in a fresh worker, in float32 and under bfloat16 autocast.  The losses must agree
-    with torch's (its autocast run's, within AMP_RTOL, for the autocast rows), as in the
-    timing runs."""
-    print("memory: peak RSS of transformer_step workers (3 steps each)", flush=True)
+    """label -> (RSS after building the model, peak RSS after MEMORY_STEPS steps, shrew's
+    traced peak of one more step or None, the compiled step's arena in MiB or None) of
+    transformer_step, each in a fresh worker, in float32 and under bfloat16 autocast.  The
+    losses must agree with torch's (its autocast run's, within AMP_RTOL, for the autocast
+    rows), as in the timing runs."""
+    print(f"memory: peak RSS of transformer_step workers ({MEMORY_STEPS} steps each)",
+          flush=True)
     rows, losses = {}, {}
     for label, framework, checkpoint, amp in MEMORY_ROWS:
         try:
-            worker = Worker(framework, "cpu", "transformer_step", scale, checkpoint=checkpoint,
-                            amp=amp)
+            worker = Worker(framework, "cpu", "transformer_step", scale, warmup=MEMORY_STEPS,
+                            checkpoint=checkpoint, amp=amp)
         except WorkerError as exc:
             report.problem(f"memory: {label} failed: {exc}")
             continue
@@ -411,16 +417,18 @@ def memory(scale: float, report: Report) -> dict:
         # One more step's traced peak: numpy's buffers, so shrew's alone (torch's allocator
         # is not traced), the figure issue 32's bf16 memory goal is stated in.
         traced = worker.ask("traced")["traced_peak_mib"] if framework == "shrew" else None
+        arena = worker.ask("arena")["arena_mib"] if framework == "shrew-compiled" else None
         worker.close()
         losses[label] = worker.hello["losses"]
         reference, rtol = ("torch, bf16 autocast", AMP_RTOL) if amp else ("torch", RTOL)
         if reference in losses and not np.allclose(losses[label], losses[reference], rtol=rtol):
             report.problem(f"memory: {label} losses {losses[label]} differ from {reference}'s "
                            f"{losses[reference]}")
-        rows[label] = (worker.hello["build_rss_mib"], peak, traced)
+        rows[label] = (worker.hello["build_rss_mib"], peak, traced, arena)
         print(f"  {label:<28} peak RSS {peak:8.1f} MiB (after building: "
               f"{worker.hello['build_rss_mib']:.1f} MiB)"
-              + ("" if traced is None else f"; one step traced: {traced:.1f} MiB"), flush=True)
+              + ("" if traced is None else f"; one step traced: {traced:.1f} MiB")
+              + ("" if arena is None else f"; arena: {arena:.1f} MiB"), flush=True)
     return rows
 
 
@@ -448,16 +456,18 @@ def markdown(header: list, names: list, results: dict, rss: dict, report: Report
     if rss:
         torch_peak = rss.get("torch", (0, 0))[1]
         lines += ["", ("Peak RSS of a fresh worker process running transformer_step "
-                       "(3 steps; absolute, nothing subtracted)."), "",
+                       f"({MEMORY_STEPS} steps; absolute, nothing subtracted)."), "",
                   "| worker | after building (MiB) | peak (MiB) | peak / torch "
-                  "| one step traced (MiB) |",
-                  "|---|---:|---:|---:|---:|"]
-        for label, (built, peak, traced) in rss.items():
+                  "| one step traced (MiB) | arena (MiB) |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for label, (built, peak, traced, arena) in rss.items():
             ratio = f"{peak / torch_peak:.2f}x" if torch_peak else "-"
             step = "-" if traced is None else f"{traced:.1f}"
-            lines.append(f"| {label} | {built:.1f} | {peak:.1f} | {ratio} | {step} |")
-        plain, amp = rss.get("shrew", (0, 0, None))[2], \
-            rss.get("shrew, bf16 autocast", (0, 0, None))[2]
+            planned = "-" if arena is None else f"{arena:.1f}"
+            lines.append(f"| {label} | {built:.1f} | {peak:.1f} | {ratio} | {step} "
+                         f"| {planned} |")
+        plain, amp = rss.get("shrew", (0, 0, None, None))[2], \
+            rss.get("shrew, bf16 autocast", (0, 0, None, None))[2]
         if plain and amp:
             lines += ["", f"shrew's one-step traced peak, bf16 autocast / float32: "
                           f"{amp / plain:.2f}x (issue 32's goal: 0.65x)."]

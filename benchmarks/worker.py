@@ -12,7 +12,8 @@ JSON object per line:
 Then it reads commands from stdin: "time K" runs K steps and answers {"seconds": mean
 per step}; "rss" answers {"peak_rss_mib": peak RSS so far}; "traced" runs one step under
 tracemalloc and answers {"traced_peak_mib": its peak over what was allocated before it}
-(numpy's buffers: shrew's cpu memory; not torch's allocator).  End of input ends it.  A
+(numpy's buffers: shrew's cpu memory; not torch's allocator); "arena" answers
+{"arena_mib": the size of shrew.compile's replay arenas}.  End of input ends it.  A
 failure answers {"error": "..."} and exits with status 1.  Anything else the frameworks
 print goes to stderr.  --amp bf16 runs each training step's forward and loss under
 autocast(device type, bfloat16) (shrew and torch).
@@ -126,6 +127,9 @@ def serve(args, reply) -> None:
             reply(peak_rss_mib=peak_rss_mib())
         elif command == "traced":
             reply(traced_peak_mib=traced_peak_mib(step))
+        elif command == "arena":
+            import shrew.compiler
+            reply(arena_mib=shrew.compiler.arena_bytes() / 2**20)
         else:
             raise ValueError(f"unknown command {line.strip()!r}")
 

@@ -1,6 +1,7 @@
 """shrew.compile: compiled models and training steps give eager's losses, gradients and
-parameters bit for bit (fusion keeps eager's arithmetic), on cpu and OpenCL; graph breaks,
-guards, recompiles, explain and the fallback without a C compiler."""
+parameters bit for bit (fusion keeps eager's arithmetic, the replay arena eager's values),
+on cpu and OpenCL; graph breaks, guards, recompiles, explain, the arena's plan and the
+fallback without a C compiler."""
 from __future__ import annotations
 
 import gc
@@ -12,6 +13,7 @@ import pytest
 
 import shrew
 from shrew import nn, optim
+from shrew.compiler import arena as arena_module
 from shrew.compiler import compiled as compiled_module
 from shrew.compiler import fuse, fuse_c
 from shrew.nn import functional as F
@@ -83,7 +85,8 @@ def _loss(logits: shrew.Tensor, target: shrew.Tensor) -> shrew.Tensor:
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
 
 
-def _train(name: str, device: str, how: str) -> tuple[list, list, list, object]:
+def _train(name: str, device: str, how: str, steps: int = STEPS
+           ) -> tuple[list, list, list, object]:
     """STEPS steps eagerly (how="eager"), with the model compiled ("model", Adam outside)
     or with the whole step compiled ("step": SGD with momentum, or AdamW and a schedule,
     inside)."""
@@ -119,31 +122,33 @@ def _train(name: str, device: str, how: str) -> tuple[list, list, list, object]:
             return loss
     shrew.manual_seed(1)
     losses, grads = [], []
-    for _ in range(STEPS):
+    for _ in range(steps):
         losses.append(run(x, y).item())
         grads.append([p.grad.numpy().copy() for p in model.parameters() if p.grad is not None])
     params = [p.detach().numpy().copy() for p in model.parameters()]
     return losses, grads, params, compiled
 
 
-def _eager_step_reference(name: str, device: str) -> tuple[list, list, list, object]:
+def _eager_step_reference(name: str, device: str, steps: int
+                          ) -> tuple[list, list, list, object]:
     """The "step" use's eager twin: the same step function, not compiled."""
     original = shrew.compile
     shrew.compile = lambda fn, **kw: fn  # type: ignore[assignment]
     try:
-        return _train(name, device, "step")
+        return _train(name, device, "step", steps)
     finally:
         shrew.compile = original  # type: ignore[assignment]
 
 
-def _check_same(name: str, device: str, how: str) -> None:
-    reference = _eager_step_reference(name, device) if how == "step" else _train(
-        name, device, "eager")
-    got = _train(name, device, how)
+def _check_same(name: str, device: str, how: str, steps: int = STEPS) -> object:
+    """Compiled training against eager (module doc); the CompiledFunction."""
+    reference = _eager_step_reference(name, device, steps) if how == "step" else _train(
+        name, device, "eager", steps)
+    got = _train(name, device, how, steps)
     compiled = got[3]
     program_runs = compiled._compiled if hasattr(compiled, "_compiled") else compiled
     assert program_runs.breaks == [], program_runs.breaks
-    assert program_runs.replays >= STEPS - 3  # captured until two captures agree
+    assert program_runs.replays >= steps - 3  # captured until two captures agree
     assert got[0] == reference[0]  # losses, bit for bit
     for a, b in zip(got[1], reference[1]):
         assert len(a) == len(b)
@@ -151,6 +156,7 @@ def _check_same(name: str, device: str, how: str) -> None:
             np.testing.assert_array_equal(ga, gb)
     for pa, pb in zip(got[2], reference[2]):
         np.testing.assert_array_equal(pa, pb)
+    return program_runs
 
 
 @pytest.mark.parametrize("how", ["model", "step"])
@@ -301,9 +307,15 @@ def test_replay_frees_what_eager_frees() -> None:
         return top
     g = shrew.compile(step)
     eager = peak(step)
-    peaks = [peak(g) for _ in range(3)]  # two captures (eager, recorded), one replay
-    assert g.replays == 1
-    assert peaks[2] <= eager * 1.05, (peaks, eager)  # the replay
+    # two captures (eager, recorded), two replays recorded for the arena, two served
+    peaks = [peak(g) for _ in range(6)]
+    assert g.replays == 4
+    assert max(peaks[2:]) <= eager * 1.05, (peaks, eager)  # the replays' live arrays
+    # The arena holds the replay's arrays (tracemalloc sees those as numpy hands them
+    # out, not the arena itself): its plan is no larger than eager's peak.
+    assert 0 < g.arena_bytes() <= eager, (g.arena_bytes(), eager)
+    stats = _arenas(g)[0]
+    assert stats["served"] >= 2 * g.arena_bytes() and stats["missed"] == 0, stats
     # A capture holds none of the step's arrays either; its bookkeeping (the one scan of
     # the heap for storage from before the call: a list of every object alive) grows with
     # what else is alive (0.93x eager's peak alone, 1.52x in the whole suite).
@@ -369,6 +381,66 @@ def test_without_a_c_compiler_programs_replay_unfused(monkeypatch, tmp_path) -> 
     for _ in range(4):
         assert g(x).tolist() == [0.0, 0.0, 3.0]
     assert g.replays == 2 and "failed" in fuse.compiler_missing()
+
+
+# -- the replay arena (cpu) ------------------------------------------------------------
+def _arenas(compiled: object) -> list[dict[str, int]]:
+    return [arena.stats() for entry in compiled.entries.values()  # type: ignore[attr-defined]
+            for arena in entry.program.arenas if arena is not None]
+
+
+@pytest.mark.parametrize("how", ["model", "step"])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_the_arena_serves_every_model_bit_for_bit(name: str, how: str, monkeypatch) -> None:
+    """Two captures, two recorded replays, then four from the arena, every array in it
+    (the test models' arrays are all small), against eager."""
+    monkeypatch.setattr(arena_module, "SMALL", 0)
+    compiled = _check_same(name, "cpu", how, steps=8)
+    stats = _arenas(compiled)
+    assert len(stats) == (2 if how == "model" else 1)  # a model's backward has its own
+    for s in stats:
+        assert s["served"] > 0 and s["missed"] == 0, stats
+        assert 0 < s["capacity"] <= s["served"]
+    assert compiled.arena_bytes() == sum(s["capacity"] for s in stats)  # type: ignore[attr-defined]
+
+
+def test_an_array_held_past_its_plan_comes_from_malloc(monkeypatch) -> None:
+    """Planned on forward-backward pairs, then two forwards before one backward: the
+    second forward's planned blocks are still held by the first's saved arrays, so it
+    takes malloc's memory, and the numbers stay eager's."""
+    monkeypatch.setattr(arena_module, "SMALL", 0)
+
+    def train(compiled: bool) -> tuple[list, list, object]:
+        shrew.manual_seed(0)
+        model = _mlp()
+        forward = shrew.compile(model) if compiled else model
+        x, y = MODELS["mlp"][1]()
+        losses = []
+        for _ in range(6):
+            loss = _loss(forward(x), y)
+            loss.backward()
+            losses.append(loss.item())
+        a, b = _loss(forward(x), y), _loss(forward(x * 2), y)
+        (a + b).backward()
+        return losses + [a.item(), b.item()], [p.grad.numpy() for p in model.parameters()], \
+            forward
+    losses, grads, forward = train(True)
+    expected, expected_grads, _ = train(False)
+    assert losses == expected
+    for g, e in zip(grads, expected_grads):
+        np.testing.assert_array_equal(g, e)
+    forward_arena = _arenas(forward._compiled)[0]  # type: ignore[attr-defined]
+    assert forward_arena["served"] > 0 and forward_arena["missed"] > 0
+
+
+def test_the_arena_can_be_turned_off() -> None:
+    g = shrew.compile(lambda x: (x.exp() * 2).sum(), options={"arena": False})
+    x = shrew.randn(64, 64)
+    for _ in range(6):
+        g(x)
+    assert g.replays == 4
+    assert next(iter(g.entries.values())).program.arenas == (None, None)
+    assert g.arena_bytes() == 0
 
 
 def test_a_nested_compiled_function_is_captured_by_the_outer_one() -> None:
@@ -462,3 +534,40 @@ def test_an_update_written_in_the_function_is_recaptured_when_its_learning_rate_
         g()
         np.testing.assert_allclose(before - layer.bias.detach().numpy(), lr, rtol=1e-5)
     assert len(g.recompiles) == 1 and g.replays == 2
+
+
+def test_torch_dynamo_as_programs_use_it() -> None:
+    """torch._dynamo's reset, explain(fn)(*args), config's recompile limit (by either
+    name), optimize(nopython=True) and the shape marks, under `import shrew as torch`."""
+    import shrew as torch
+    import shrew._dynamo  # noqa: F401  (as `import torch._dynamo` is written)
+    config = torch._dynamo.config
+    assert config.cache_size_limit == config.recompile_limit == 8
+    try:
+        config.cache_size_limit = 2
+        g = torch.compile(lambda x: (x * 3).sum())
+        with pytest.warns(UserWarning, match="recompile_limit"):
+            for n in (1, 2, 3):
+                assert g(torch.ones(n)).item() == 3 * n
+        assert len(g.entries) == 2
+    finally:
+        config.recompile_limit = 8
+    with pytest.raises(AttributeError, match="no setting"):
+        config.no_such_setting = True
+    with pytest.raises(AttributeError, match="no setting"):
+        _ = config.no_such_setting
+    config.suppress_errors = True  # accepted: a failing capture runs eagerly anyway
+    report = torch._dynamo.explain(lambda x: x * x.max().item())(torch.ones(3))
+    assert report.graph_break_count == 1 and "item" in report.break_reasons[0]
+    strict = torch._dynamo.optimize("inductor", nopython=True)(lambda x: x * x.max().item())
+    with pytest.raises(shrew.UnsupportedError, match="fullgraph"):
+        for _ in range(3):
+            strict(torch.ones(3))
+    x = torch.ones(2, 5)
+    torch._dynamo.mark_dynamic(x, 0)
+    torch._dynamo.mark_static(x, 1)
+    with pytest.raises(IndexError, match="mark_dynamic: dimension 2"):
+        torch._dynamo.mark_dynamic(x, 2)
+    torch.compiler.cudagraph_mark_step_begin()
+    assert torch.compiler.allow_in_graph(len) is len
+    torch._dynamo.reset()

@@ -46,3 +46,10 @@ def _apply() -> bool:
     # mallopt returns 1 on success; both must hold, or freed blocks still go back.
     return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
                 and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+
+
+def release_freed_memory() -> None:
+    """Hand the freed memory the setting keeps back to the OS now (glibc's malloc_trim):
+    for when a replay's arena takes over the arrays that memory served."""
+    if _tuned:
+        ctypes.CDLL(None).malloc_trim(0)

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .compiled import CompiledFunction, capturing
+from .compiled import CompiledFunction, Options, capturing
 from .module import OptimizedModule
 
-__all__ = ["compile", "disable", "is_compiling", "reset", "explain", "CompiledFunction",
+__all__ = ["compile", "disable", "is_compiling", "is_dynamo_compiling", "allow_in_graph",
+           "cudagraph_mark_step_begin", "reset", "explain", "arena_bytes", "CompiledFunction",
            "OptimizedModule", "ExplainOutput"]
 
 _compiled: list[Any] = []  # every CompiledFunction made, for reset()
@@ -29,20 +30,22 @@ def compile(model: Callable[..., Any] | None = None, *,  # noqa: A001  (torch's 
             isolate_recompiles: bool = False, shapes_spec: Any = None) -> Any:
     """A compiled `model` (an nn.Module: an OptimizedModule around it) or function; without
     `model`, a decorator.  `disable=True` returns `model` itself.  `options={"fuse": False}`
-    replays without fusing elementwise runs.  `dynamic`, `mode` and `backend` are accepted:
-    shrew specialises every shape (each new shape is a recompile) and has one way to
-    compile."""
-    fusing = bool((options or {}).get("fuse", True))
+    replays without fusing elementwise runs, `options={"arena": False}` takes the cpu's
+    arrays from malloc rather than a planned arena.  `dynamic`, `mode` and `backend` are
+    accepted: shrew specialises every shape (each new shape is a recompile) and has one
+    way to compile."""
+    given = dict(options or {})
+    replay = Options(fuse=bool(given.pop("fuse", True)), arena=bool(given.pop("arena", True)))
 
     def build(target: Callable[..., Any]) -> Any:
         if disable:
             return target
         from ..nn.modules.module import Module
         if isinstance(target, Module):
-            compiled = OptimizedModule(target, fullgraph, recompile_limit, fusing)
+            compiled = OptimizedModule(target, fullgraph, recompile_limit, replay)
             _compiled.append(compiled._compiled)
             return compiled
-        function = CompiledFunction(target, fullgraph, recompile_limit, fusing)
+        function = CompiledFunction(target, fullgraph, recompile_limit, replay)
         _compiled.append(function)
         return function
     return build if model is None else build(model)
@@ -58,6 +61,25 @@ def disable(fn: Callable[..., Any] | None = None, recursive: bool = True, *,
 def is_compiling() -> bool:
     """True while a compiled function's call is being captured."""
     return capturing()
+
+
+is_dynamo_compiling = is_compiling
+
+
+def allow_in_graph(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` itself: a capture records the primitives of every function a call runs."""
+    return fn
+
+
+def cudagraph_mark_step_begin() -> None:
+    """Nothing to mark: replays do not run through CUDA graphs, so no replay's outputs
+    are overwritten by the next (PyTorch's reason to mark a new step)."""
+
+
+def arena_bytes() -> int:
+    """The bytes held by the replay arenas of every compiled function's programs (the cpu's
+    static memory plans; docs/compiling.md)."""
+    return sum(function.arena_bytes() for function in _compiled)
 
 
 def reset() -> None:
@@ -85,9 +107,16 @@ class ExplainOutput:
         return "\n".join(lines)
 
 
-def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> ExplainOutput:
+def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run `fn(*args, **kwargs)` once, captured, and report its graph and breaks (the call
-    runs, with its side effects, as torch._dynamo.explain's does)."""
+    runs, with its side effects, as torch._dynamo.explain's does).  Without arguments, as
+    torch._dynamo.explain(fn)(*args) is written: a function that does so when called."""
+    if not args and not kwargs:
+        return lambda *args, **kwargs: _explain(fn, args, kwargs)
+    return _explain(fn, args, kwargs)
+
+
+def _explain(fn: Callable[..., Any], args: tuple, kwargs: dict) -> ExplainOutput:
     probe = CompiledFunction(fn, fullgraph=False)
     probe(*args, **kwargs)
     entry = next(iter(probe.entries.values()), None)

@@ -31,11 +31,13 @@ from ..core.fields import wrap
 from ..core.grad_mode import is_grad_enabled
 from .._tensor import Tensor
 from . import capture as C
+from .arena import Arena, new_arena
 from .fuse import fuse
 from .program import Step, difference, run, steps
 
 RECOMPILE_LIMIT = 8
-"""Guard sets kept per compiled function (torch._dynamo.config.recompile_limit)."""
+"""Guard sets kept per compiled function that names no limit of its own: read at each new
+guard set, and set by torch._dynamo.config.recompile_limit (shrew._dynamo.config)."""
 CAPTURE_LIMIT = 4
 """Captures of one guard set that may differ before it runs eagerly for good."""
 
@@ -98,14 +100,30 @@ class Program:
     grad_layouts: list[tuple] = field(default_factory=list)  # each stands for, its layout
     plan: list[tuple[list[C.Call], set[int]]] = field(default_factory=list)  # until finish()
     layouts: list[C.Layout] = field(default_factory=list)
+    arenas: tuple[Arena | None, Arena | None] = (None, None)  # the forward's, the backward's
+    read_in_place: set[int] = field(default_factory=set)  # ids of the arrays of lives
 
-    def finish(self, fusing: bool) -> None:
+    def finish(self, options: Options) -> None:
         """Make the replay's steps from the plan: the forward's (and the backward's), with
-        their elementwise runs fused unless `fusing` is False."""
-        made = [steps(fuse(calls, self.layouts, keep) if fusing else calls, keep)
+        their elementwise runs fused and their memory from an arena as `options` say."""
+        made = [steps(fuse(calls, self.layouts, keep) if options.fuse else calls, keep)
                 for calls, keep in self.plan]
         self.forward, self.backward = made[0], (made[1] if len(made) > 1 else None)
         self.plan, self.layouts = [], []
+        self.read_in_place = {id(array) for _, array, _ in self.lives}
+        # numpy's memory: the cpu backend's arrays (a cpu program may touch another
+        # device too, a checkpoint keeping every device's generator state)
+        on_cpu = any(type(b).__name__ == "CPUBackend" for b in self.backend_of.values())
+        if options.arena and on_cpu:
+            self.arenas = (new_arena(), None if self.backward is None else new_arena())
+
+    def _run(self, part: int, program: list[Step], env: list[Any]) -> None:
+        arena = self.arenas[part]
+        if arena is None:
+            run(program, env)
+        else:
+            with arena.serving():
+                run(program, env)
 
     def valid(self) -> str | None:
         """Why the storage this program reads in place is no longer where it was, or None."""
@@ -121,7 +139,13 @@ class Program:
             env[slot] = inputs[k]._data
         for slot, array, _ in self.lives:
             env[slot] = array
-        run(self.forward, env)
+        for t, _ in self.write_backs:
+            # A .grad the call replaces without reading it (a zero_grad() dropped it, as
+            # eagerly) goes now rather than when its successor is set, or a replay would
+            # hold both generations of gradients through the backward.
+            if t._grad is not None and id(t._grad._data) not in self.read_in_place:
+                t._grad = None
+        self._run(0, self.forward, env)
         for t, (kind, where) in self.write_backs:
             t._grad = None if kind == "none" else where if kind == "object" else wrap(
                 env[where], self.backend_of[where])
@@ -136,22 +160,10 @@ class Program:
                         ) -> list[Any]:
         """The tensor results, attached to the graph through one Function whose backward
         replays the recorded backward on this call's saved values."""
-        program = self
         args = [inputs[t] if isinstance(t, int) else t for t, _ in self.targets]
         positions = [i for i, (kind, _) in enumerate(self.results) if kind == "slot"]
         made = tuple(leaves[i] for i in positions)
-
-        class Replayed(Function):
-            @staticmethod
-            def forward(ctx: Any, *tensors: Any) -> Any:
-                ctx.env = env
-                return made if len(made) != 1 else made[0]
-
-            @staticmethod
-            def backward(ctx: Any, *grads: Any) -> Any:
-                return program.run_backward(ctx.env, grads)
-
-        out = Replayed.apply(*args)
+        out = _Replayed.apply(self, env, made, *args)
         result = list(leaves)
         for i, t in zip(positions, out if isinstance(out, tuple) else (out,)):
             result[i] = t
@@ -165,9 +177,33 @@ class Program:
             env[slot] = g._data if g is not None else self.backend_of[slot].full(
                 shape, 0.0, dtype)
         assert self.backward is not None
-        run(self.backward, env)
+        self._run(1, self.backward, env)
         return tuple(None if slot is None else wrap(env[slot], self.backend_of[slot])
                      for _, slot in self.targets)
+
+
+class _Replayed(Function):
+    """A replay's results on the graph: backward replays the program's recorded backward on
+    this replay's values.  (One class for every replay: a class made per replay would hold
+    them in a reference cycle, and so keep them past the backward, until a collection.)"""
+
+    @staticmethod
+    def forward(ctx: Any, program: Program, env: list[Any], made: tuple, *tensors: Any
+                ) -> Any:
+        ctx.program, ctx.env = program, env
+        return made if len(made) != 1 else made[0]
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        return (None, None, None, *ctx.program.run_backward(ctx.env, grads))
+
+
+@dataclass(frozen=True)
+class Options:
+    """How settled programs replay (compile's `options`)."""
+
+    fuse: bool = True    # elementwise runs as one generated kernel each
+    arena: bool = True   # the cpu's arrays from one planned arena per step list
 
 
 @dataclass
@@ -185,11 +221,11 @@ class CompiledFunction:
     """`shrew.compile(fn)`: calls fn through captured programs (see the module's doc)."""
 
     def __init__(self, fn: Callable[..., Any], fullgraph: bool = False,
-                 recompile_limit: int | None = None, fusing: bool = True) -> None:
+                 recompile_limit: int | None = None, options: Options | None = None) -> None:
         self.fn = fn
         self.fullgraph = fullgraph
-        self.fusing = fusing
-        self.recompile_limit = RECOMPILE_LIMIT if recompile_limit is None else recompile_limit
+        self.options = options or Options()
+        self._limit = recompile_limit
         self.entries: dict[Any, Entry] = {}
         self.modules: list[Any] = []
         self.optimizers: list[Any] = []
@@ -199,6 +235,16 @@ class CompiledFunction:
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+
+    @property
+    def recompile_limit(self) -> int:
+        return RECOMPILE_LIMIT if self._limit is None else self._limit
+
+    def arena_bytes(self) -> int:
+        """The bytes of the replay arenas its settled programs hold."""
+        return sum(arena.stats()["capacity"] for entry in self.entries.values()
+                   if entry.program is not None
+                   for arena in entry.program.arenas if arena is not None)
 
     def _key(self, leaves: list[Any]) -> Any:
         state = (is_grad_enabled(), _autocast_state(), tuple(m.training for m in self.modules),
@@ -269,7 +315,7 @@ class CompiledFunction:
             self.entries[self._key(leaves)] = entry
         change = "first capture" if entry.last is None else difference(entry.last, rec)
         if change is None:  # settled: replay from the next call
-            program.finish(self.fusing)
+            program.finish(self.options)
             entry.program, entry.last = program, None
         elif entry.captures >= CAPTURE_LIMIT:
             return self._give_up(entry, f"the captures keep changing: {change}", result)

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sysconfig
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -209,22 +210,31 @@ def _cache_dir() -> str:
 def _build(kernels: dict[str, str], missing: list[str]) -> Any:
     """The extension module holding `kernels`, compiled (or found in the cache) and
     imported; None (and the reason in compiler_missing()) where it cannot be built."""
-    key = hashlib.sha256((repr(sorted(kernels.items())) + _machine()).encode()).hexdigest()[:20]
+    return load_extension("shrew_fused", repr(sorted(kernels.items())),
+                          lambda module: _source(module, kernels), missing)
+
+
+def load_extension(prefix: str, identity: str, source: Callable[[str], str],
+                   missing: list[str]) -> Any:
+    """The CPython extension module `source(name)` (C text defining PyInit_<name>), named
+    `prefix` and a hash of `identity` and this machine, compiled (or found in the cache)
+    and imported; None (and the reason appended to `missing`) where it cannot be built."""
+    key = hashlib.sha256((identity + _machine()).encode()).hexdigest()[:20]
     if missing:
         return None  # (a compiler that failed once fails again)
-    if key in _modules:
-        return _modules[key]
-    module = f"shrew_fused_{key}"
+    module = f"{prefix}_{key}"
+    if module in _modules:
+        return _modules[module]
     directory = _cache_dir()
     library = os.path.join(directory, module + sysconfig.get_config_var("EXT_SUFFIX"))
     if not os.path.exists(library):
-        if not _compile(_source(module, kernels), directory, library, missing):
+        if not _compile(source(module), directory, library, missing):
             return None
     spec = importlib.util.spec_from_file_location(module, library)
     assert spec is not None and spec.loader is not None
     loaded = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(loaded)
-    _modules[key] = loaded
+    _modules[module] = loaded
     return loaded
 
 

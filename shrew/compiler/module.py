@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..nn.modules.module import Module
-from .compiled import CompiledFunction
+from .compiled import CompiledFunction, Options
 
 
 class OptimizedModule(Module):
@@ -13,11 +13,11 @@ class OptimizedModule(Module):
     attributes are the module's."""
 
     def __init__(self, mod: Module, fullgraph: bool = False,
-                 recompile_limit: int | None = None, fusing: bool = True) -> None:
+                 recompile_limit: int | None = None, options: Options | None = None) -> None:
         super().__init__()
         self._orig_mod = mod
         self.training = mod.training
-        self._compiled = CompiledFunction(mod, fullgraph, recompile_limit, fusing)
+        self._compiled = CompiledFunction(mod, fullgraph, recompile_limit, options)
         self._compiled.modules.extend(mod.modules())  # their training flags are guarded
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

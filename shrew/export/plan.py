@@ -58,11 +58,26 @@ def make_plan(graph: Graph, live_out: list[Value], batch: int) -> Plan:
     spans = _spans(graph, live_out, plan)
     plan.spans = spans
     roots = [b for b in temps if id(b) not in plan.alias]
+    placed, end = place([(_round(at(b.nbytes, batch)), *spans.get(id(b), (0, 0)))
+                         for b in roots])
+    for b, offset in zip(roots, placed):
+        offsets[id(b)] = top + offset
+    plan.temp_bytes = end
+    plan.arena_bytes = top + end
+    return plan
+
+
+def place(blocks: list[tuple[int, int, int]]) -> tuple[list[int], int]:
+    """Offsets for blocks of (size, first, last) that share no memory while their spans
+    [first, last] overlap, and the end of the region they fill: the largest first, each
+    into the best-fitting gap left by those already placed whose spans overlap its own
+    (the sizes are taken as they are: round them to the alignment wanted).  Also the
+    replay arenas' placement (compiler/arena.py)."""
+    offsets = [0] * len(blocks)
     placed: list[tuple[int, int, int, int]] = []  # (offset, size, first, last)
     end = 0
-    for b in sorted(roots, key=lambda b: -at(b.nbytes, batch)):
-        size = _round(at(b.nbytes, batch))
-        first, last = spans.get(id(b), (0, 0))
+    for i in sorted(range(len(blocks)), key=lambda i: -blocks[i][0]):
+        size, first, last = blocks[i]
         busy = sorted((o, o + s) for o, s, f, l_ in placed if f <= last and first <= l_)
         best, best_gap, cursor = None, None, 0
         for lo, hi in busy + [(1 << 62, 1 << 62)]:
@@ -72,11 +87,9 @@ def make_plan(graph: Graph, live_out: list[Value], batch: int) -> Plan:
             cursor = max(cursor, hi)
         assert best is not None
         placed.append((best, size, first, last))
-        offsets[id(b)] = top + best
+        offsets[i] = best
         end = max(end, best + size)
-    plan.temp_bytes = end
-    plan.arena_bytes = top + end
-    return plan
+    return offsets, end
 
 
 def _spans(graph: Graph, live_out: list[Value], plan: Plan) -> dict[int, tuple[int, int]]:
