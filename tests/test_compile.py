@@ -433,6 +433,35 @@ def test_an_array_held_past_its_plan_comes_from_malloc(monkeypatch) -> None:
     assert forward_arena["served"] > 0 and forward_arena["missed"] > 0
 
 
+def test_a_size_the_data_decides_leaves_the_rest_of_the_plan_serving(monkeypatch) -> None:
+    """An embedding's backward sizes an array by the batch's distinct tokens: that one
+    allocation misses its planned block whenever the count changes, the others are
+    served, and the numbers stay eager's."""
+    monkeypatch.setattr(arena_module, "SMALL", 0)
+
+    def train(compiled: bool) -> tuple[list, object]:
+        shrew.manual_seed(0)
+        model = GPT()
+        forward = shrew.compile(model) if compiled else model
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for step in range(8):
+            tokens = _classes(16, 5 + 3 * (step % 4)).reshape(2, 8)  # 5 to 14 distinct
+            opt.zero_grad()
+            loss = _loss(forward(tokens), tokens.flip(0))
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses + [p.detach().numpy().copy() for p in model.parameters()], forward
+    got, forward = train(True)
+    expected, _ = train(False)
+    assert got[:8] == expected[:8]
+    for a, b in zip(got[8:], expected[8:]):
+        np.testing.assert_array_equal(a, b)
+    backward = _arenas(forward._compiled)[1]  # type: ignore[attr-defined]
+    assert backward["missed"] > 0 and backward["served"] > 10 * backward["missed"], backward
+
+
 def test_the_arena_can_be_turned_off() -> None:
     g = shrew.compile(lambda x: (x.exp() * 2).sum(), options={"arena": False})
     x = shrew.randn(64, 64)

@@ -45,11 +45,18 @@ typedef struct {
     int64_t clock, smallest;                  /* smaller allocations are not recorded */
     /* serving: the plan, per allocation its offset (-1: malloc) and size */
     char *base; int64_t capacity;
-    int64_t *offset, *planned; Py_ssize_t planned_count, next;   /* next -1: off the plan */
+    int64_t *offset, *planned; Py_ssize_t planned_count, next;
     Block *live; Py_ssize_t live_count, live_room;               /* arena blocks in use */
     int64_t served, missed, passed;   /* bytes: from the arena; planned there but from the
                                          other handler; planned for the other handler */
 } Arena;
+
+/* Whether the plan takes allocations of `size` bytes: not the smallest, nor empty ones
+   (two live blocks at one address would make a free ambiguous). */
+static int planned_size(Arena *a, size_t size)
+{
+    return size > 0 && (int64_t)size >= a->smallest;
+}
 
 static int grow(void **array, Py_ssize_t *room, Py_ssize_t need, size_t item)
 {
@@ -62,10 +69,11 @@ static int grow(void **array, Py_ssize_t *room, Py_ssize_t need, size_t item)
     return 0;
 }
 
+/* Note an allocation (p NULL: the start of a replay, recorded with size 0). */
 static void record(Arena *a, void *p, size_t size)
 {
     int64_t now = a->clock++;
-    if (a->count < 0 || (int64_t)size < a->smallest) return;
+    if (a->count < 0 || (p && !planned_size(a, size))) return;
     if (grow((void **)&a->seen, &a->room, a->count + 1, sizeof(Allocation))
         || grow((void **)&a->alive, &a->alive_room, a->alive_count + 1, sizeof(Py_ssize_t))) {
         a->count = -1;                               /* out of memory: no plan */
@@ -99,14 +107,16 @@ static int in_arena(Arena *a, void *p)
 /* The planned block for the next allocation of `size` bytes, or NULL (counted). */
 static void *serve(Arena *a, size_t size)
 {
-    if ((int64_t)size < a->smallest) {                /* never recorded: not planned */
+    if (!planned_size(a, size)) {                     /* never recorded: not planned */
         a->passed += (int64_t)size;
         return NULL;
     }
-    if (a->next >= 0 && (a->next >= a->planned_count || a->planned[a->next] != (int64_t)size))
-        a->next = -1;                                /* off the plan for the rest */
-    if (a->next < 0) { a->missed += (int64_t)size; return NULL; }
-    int64_t off = a->offset[a->next++];
+    Py_ssize_t i = a->next++;
+    if (i >= a->planned_count || a->planned[i] != (int64_t)size) {
+        a->missed += (int64_t)size;        /* more allocations, or a size the data decides */
+        return NULL;
+    }
+    int64_t off = a->offset[i];
     if (off < 0) { a->passed += (int64_t)size; return NULL; }
     char *at = a->base + off;
     for (Py_ssize_t i = 0; i < a->live_count; ++i)
@@ -235,10 +245,7 @@ static PyObject *arena_use(PyObject *self, PyObject *capsule)
     if (!a) return NULL;
     a->next = 0;
     if (a->mode == RECORDING && a->count >= 0) {             /* the replay's start */
-        int64_t smallest = a->smallest;
-        a->smallest = 0;
         record(a, NULL, 0);
-        a->smallest = smallest;
         if (a->count > 0) a->seen[a->count - 1].size = -1;
     }
     return PyDataMem_SetHandler(capsule);
