@@ -67,6 +67,25 @@ class device(str):  # noqa: N801  (PyTorch's name)
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return (device, (str.__str__(self),))
 
+    def __enter__(self) -> device:
+        """`with torch.device("opencl"):` creation functions given no device= (and the
+        layers built inside) put tensors here until the block ends, as
+        set_default_device does; blocks nest."""
+        from .backends.defaults import set_default_device
+        _outer_defaults.append(registry._default_device[0])
+        try:
+            set_default_device(self)
+        except BaseException:
+            _outer_defaults.pop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        registry._default_device[0] = _outer_defaults.pop()
+
+
+_outer_defaults: list[str] = []  # the default device outside each `with device(...)` block
+
 
 class DeviceModule:
     """The functions of ``torch.cuda`` for the devices named ``name:N``."""

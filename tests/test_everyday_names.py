@@ -15,7 +15,9 @@ import torch
 
 import shrew
 from shrew import cuda as scuda
+from shrew import nn
 from shrew.backends import registry
+from tests.support import device_or_fail
 
 HAS_GPU = scuda.is_available()
 without_gpu = pytest.mark.skipif(HAS_GPU, reason="this machine has a usable CUDA GPU")
@@ -260,3 +262,19 @@ def test_backends_cuda_matmul_in_a_fresh_process():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_device_as_a_context_sets_the_default_inside() -> None:
+    """`with torch.device(...)`: gpt-fast builds its caches so; blocks nest, and a device
+    that cannot be used raises on entering, leaving the default as it was."""
+    opencl = device_or_fail("opencl")
+    with shrew.device(opencl) as inside:
+        assert inside == opencl
+        assert shrew.zeros(2).device == opencl and nn.Linear(2, 2).weight.device == opencl
+        with shrew.device("cpu"):
+            assert shrew.ones(1).device == "cpu"
+        assert shrew.ones(1).device == opencl
+    assert shrew.zeros(1).device == "cpu"
+    with pytest.raises(shrew.DeviceError), shrew.device("nosuch"):
+        pass
+    assert shrew.get_default_device() == "cpu"

@@ -168,3 +168,55 @@ def test_shape_layers_match_torch():
                          (nn.Identity(54, unused=1), torch.nn.Identity(54, unused=1))]:
         np.testing.assert_array_equal(ours(shrew.tensor(x)).numpy(),
                                       theirs(torch.tensor(x)).numpy())
+
+
+def _fused_attention(lib, hooks: str):
+    """gpt-fast's Attention: one wqkv weight, loaded from checkpoints that hold wq, wk, wv
+    by a load-state-dict pre-hook (its private form, or the public one with the module)."""
+    class Attention(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wqkv = lib.nn.Linear(4, 12, bias=False)
+            if hooks == "private":
+                self._register_load_state_dict_pre_hook(self.load_hook)
+            else:
+                self.register_load_state_dict_pre_hook(
+                    lambda module, *args: module.load_hook(*args))
+
+        def load_hook(self, state_dict, prefix, *args):
+            if prefix + "wq.weight" in state_dict:
+                parts = [state_dict.pop(prefix + f"w{n}.weight") for n in "qkv"]
+                state_dict[prefix + "wqkv.weight"] = lib.cat(parts)
+    return lib.nn.Sequential(Attention(), lib.nn.Linear(12, 2))
+
+
+@pytest.mark.parametrize("hooks", ["private", "public"])
+def test_load_state_dict_pre_hooks_rewrite_the_checkpoint_as_torchs(hooks):
+    rng = np.random.default_rng(0)
+    checkpoint = {f"0.w{n}.weight": rng.standard_normal((4, 4)).astype(np.float32)
+                  for n in "qkv"}
+    checkpoint["1.weight"] = rng.standard_normal((2, 12)).astype(np.float32)
+    checkpoint["1.bias"] = rng.standard_normal(2).astype(np.float32)
+    ours, theirs = _fused_attention(shrew, hooks), _fused_attention(torch, hooks)
+    given = {k: shrew.tensor(v) for k, v in checkpoint.items()}
+    result = ours.load_state_dict(given)
+    expected = theirs.load_state_dict({k: torch.tensor(v) for k, v in checkpoint.items()})
+    assert tuple(result) == tuple(expected) == ([], [])
+    assert "0.wq.weight" in given  # the hooks rewrote a copy
+    for (name, a), (name_t, b) in zip(ours.state_dict().items(), theirs.state_dict().items()):
+        assert name == name_t
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_a_load_state_dict_pre_hook_can_fail_the_load_or_be_removed():
+    model = nn.Linear(2, 2)
+    handle = model._register_load_state_dict_pre_hook(
+        lambda state_dict, prefix, meta, strict, missing, unexpected, errors:
+        errors.append("checkpoint from another model"))
+    before = model.weight.numpy().copy()
+    with pytest.raises(shrew.ShrewError, match="another model"):
+        model.load_state_dict({"weight": shrew.zeros(2, 2), "bias": shrew.zeros(2)})
+    np.testing.assert_array_equal(model.weight.numpy(), before)  # nothing was written
+    handle.remove()
+    model.load_state_dict({"weight": shrew.zeros(2, 2), "bias": shrew.zeros(2)})
+    assert model.weight.abs().sum().item() == 0

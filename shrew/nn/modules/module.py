@@ -72,6 +72,7 @@ class Module:
         self._forward_hooks: dict[int, Callable[..., Any]] = {}
         self._backward_hooks: dict[int, Callable[..., Any]] = {}
         self._backward_pre_hooks: dict[int, Callable[..., Any]] = {}
+        self._load_state_dict_pre_hooks: dict[int, Callable[..., Any]] = {}
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation; `module(...)` calls it.  Subclasses define it."""
@@ -137,6 +138,21 @@ class Module:
         """hook(module, grad_input, grad_output) runs when the gradients of the module's
         positional inputs are known; a tuple returned replaces grad_input."""
         return _add_hook(self._backward_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs) runs as load_state_dict reaches this module, before
+        any key is checked: it may rewrite the entries under `prefix` (a copy of the
+        state_dict given), add to the key lists, or add an error message, which fails the
+        load."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable[..., Any],
+                                           with_module: bool = False) -> RemovableHandle:
+        """The older form (gpt-fast, torchtune): hook(state_dict, prefix, ...) without the
+        module unless with_module."""
+        return _add_hook(self.__dict__.setdefault("_load_state_dict_pre_hooks", {}),
+                         partial(hook, self) if with_module else hook, prepend=False)
 
     def _check_new_name(self, what: str, name: object) -> str:
         if not isinstance(name, str):
@@ -303,7 +319,10 @@ class Module:
         """Copy values into this module's tensors in place.  Missing or unexpected keys
         (when strict) and wrong shapes raise a ShrewError naming each of them, before
         anything is written.  Returns PyTorch's named tuple (missing_keys, unexpected_keys).
-        assign=True is accepted: the values are copied either way."""
+        assign=True is accepted: the values are copied either way.  Each module's
+        load-state-dict pre-hooks run first, on a copy of `state_dict`."""
+        state_dict, hooked_missing, hooked_unexpected = self._run_load_pre_hooks(state_dict,
+                                                                                 strict)
         own = dict(self._named_state(persistent_only=True))
         # Buffers a module lists in `optional_state` may be absent (BatchNorm's
         # num_batches_tracked, which older checkpoints lack): they keep their value.
@@ -311,7 +330,9 @@ class Module:
                     for prefix, m in self.named_modules()
                     for name in getattr(m, "optional_state", ())}
         missing = [k for k in own if k not in state_dict and k not in optional]
+        missing += [k for k in hooked_missing if k not in missing]
         unexpected = [k for k in state_dict if k not in own]
+        unexpected += [k for k in hooked_unexpected if k not in unexpected]
         values = {k: v if isinstance(v, Tensor) else Tensor(v) for k, v in state_dict.items()
                   if k in own}
         wrong = [f"{k} (expected {fmt(own[k].shape)}, got {fmt(v.shape)})"
@@ -330,6 +351,26 @@ class Module:
             for k, v in values.items():
                 own[k].copy_(v)
         return _IncompatibleKeys(missing, unexpected)
+
+    def _run_load_pre_hooks(self, state_dict: Mapping[str, Any], strict: bool
+                            ) -> tuple[Mapping[str, Any], list[str], list[str]]:
+        """(the state_dict the hooks made, the missing and unexpected keys they named)."""
+        hooked = [(prefix, m) for prefix, m in self.named_modules()
+                  if getattr(m, "_load_state_dict_pre_hooks", None)]
+        if not hooked:
+            return state_dict, [], []
+        state_dict = OrderedDict(state_dict)
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        for prefix, m in hooked:
+            for hook in list(m._load_state_dict_pre_hooks.values()):
+                hook(state_dict, f"{prefix}." if prefix else "", {}, strict, missing,
+                     unexpected, errors)
+        if errors:
+            raise ArgumentError(f"load_state_dict into {type(self).__name__}: "
+                                + "; ".join(errors))
+        return state_dict, missing, unexpected
 
     def train(self: _M, mode: bool = True) -> _M:
         """Set training mode (dropout active, BatchNorm on batch statistics) on the whole
