@@ -337,3 +337,19 @@ def test_in_place_on_opencl_matches_cpu():
     np.testing.assert_allclose(out["cpu"][0], out[device][0], rtol=1e-5)
     np.testing.assert_allclose(out["cpu"][1], out[device][1], rtol=1e-5)
     assert out["cpu"][2] == out[device][2] == 3
+
+
+@pytest.mark.parametrize("weight", [0.05, 0.5, 0.95, 1.0])
+def test_lerp_in_place_is_lerp(weight):
+    """lerp_ takes lerp's formula (from the nearer end: weight 1 gives exactly `end`), as
+    PyTorch's two do."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(1000).astype(np.float32), rng.standard_normal(1000).astype(
+        np.float32) * 1e4
+    written = shrew.tensor(a).lerp_(shrew.tensor(b), weight).numpy()
+    np.testing.assert_array_equal(written, shrew.lerp(shrew.tensor(a), shrew.tensor(b),
+                                                      weight).numpy())
+    np.testing.assert_allclose(written, torch.tensor(a).lerp_(torch.tensor(b), weight).numpy(),
+                               rtol=1e-6, atol=1e-6)
+    if weight == 1.0:
+        np.testing.assert_array_equal(written, b)

@@ -320,3 +320,18 @@ def test_lbfgs_refuses_what_it_does_not_do():
         optim.LBFGS([p]).step()
     with pytest.raises(shrew.ShrewError, match="exactly one parameter group"):
         optim.LBFGS([{"params": [p]}, {"params": [nn.Parameter(shrew.ones(1))]}])
+
+
+def test_state_reads_as_torchs_defaultdict_of_dicts() -> None:
+    """Optimizers written against PyTorch's base (KellerJordan's Muon) read
+    `self.state[p]` for a parameter with no state yet and fill the dict they get."""
+    p = nn.Parameter(shrew.ones(2))
+    opt = optim.SGD([p], lr=0.1)
+    state = opt.state[p]
+    assert state == {} and p in opt.state
+    state["momentum_buffer"] = shrew.zeros(2)
+    assert opt.state[p.id] is state
+    opt.state[p] = {"step": 3}
+    assert opt.state[p.id] == {"step": 3} and list(opt.state) == [p.id]
+    del opt.state[p]
+    assert p not in opt.state

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ShrewTypeError, ShrewValueError
 from ..ops import inplace as _inplace
+from ..ops.elementwise import composed as _composed
 from ..ops.elementwise.recorded import unary as _unary
 
 if TYPE_CHECKING:
@@ -88,7 +89,8 @@ class InplaceMethods:
                                sources=(tensor1, tensor2))
 
     def lerp_(self: Any, end: Tensor, weight: Scalar | Tensor) -> Tensor:
-        return _inplace.write_(self, "lerp_", lambda x: x + (end - x) * weight,
+        # lerp's own formula (from the nearer end: weight 1 gives exactly `end`)
+        return _inplace.write_(self, "lerp_", lambda x: _composed.lerp(x, end, weight),
                                sources=(end, weight))
 
     def uniform_(self: Any, a: Scalar = 0.0, b: Scalar = 1.0, *, generator: Any = None) -> Tensor:

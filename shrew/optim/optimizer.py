@@ -37,7 +37,8 @@ value, or None when the update already wrote p."""
 
 class ParamState(dict[int, dict[str, Any]]):
     """Per-parameter state keyed by the parameter's id; indexing with the parameter
-    itself works too (`opt.state[p]`, as in PyTorch)."""
+    itself works too (`opt.state[p]`, as in PyTorch), and, as PyTorch's defaultdict(dict),
+    reading the state of a parameter that has none gives it an empty dict."""
 
     @staticmethod
     def _key(key: Any) -> Any:
@@ -45,6 +46,20 @@ class ParamState(dict[int, dict[str, Any]]):
 
     def __getitem__(self, key: Any) -> dict[str, Any]:
         return super().__getitem__(self._key(key))
+
+    def __missing__(self, key: Any) -> dict[str, Any]:
+        fresh: dict[str, Any] = {}
+        super().__setitem__(key, fresh)
+        return fresh
+
+    def __setitem__(self, key: Any, value: dict[str, Any]) -> None:
+        super().__setitem__(self._key(key), value)
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(self._key(key))
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        return super().pop(self._key(key), *default)
 
     def __contains__(self, key: object) -> bool:
         return super().__contains__(self._key(key))
