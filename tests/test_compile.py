@@ -472,6 +472,34 @@ def test_the_arena_can_be_turned_off() -> None:
     assert g.arena_bytes() == 0
 
 
+def test_a_compiled_method_binds_to_each_instance() -> None:
+    """`@torch.compile` on a method in a class body (a module's forward, a helper with
+    keywords): each instance compiles its own bound method, with its own recompile
+    budget, so twelve blocks of one class all replay."""
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = nn.Linear(4, 4)
+
+        @shrew.compile
+        def forward(self, x: shrew.Tensor) -> shrew.Tensor:
+            return self.linear(x).relu()
+
+        @shrew.compile(fullgraph=True)
+        def scaled(self, x: shrew.Tensor, k: int = 2) -> shrew.Tensor:
+            return self.linear(x) * k
+
+    blocks, x = [Block() for _ in range(12)], shrew.randn(2, 4)
+    for _ in range(4):
+        for block in blocks:
+            assert shrew.equal(block(x), block.linear(x).relu())
+            assert shrew.equal(block.scaled(x, k=3), block.linear(x) * 3)
+    assert all(b.forward.replays == 2 and b.scaled.replays == 2 for b in blocks)
+    assert Block.forward.entries == {} and blocks[0].forward is blocks[0].forward
+    shrew.compiler.reset()
+    assert blocks[3].forward.entries == {}
+
+
 def test_a_nested_compiled_function_is_captured_by_the_outer_one() -> None:
     inner = shrew.compile(lambda x: x * 2)
     outer = shrew.compile(lambda x: inner(x) + 1)

@@ -86,7 +86,7 @@ def reset() -> None:
     """Forget every captured program: the next call of each compiled function captures
     afresh."""
     for function in _compiled:
-        function.entries.clear()
+        function.reset()
 
 
 @dataclass

@@ -17,7 +17,9 @@ replay returns results whose backward replays that recorded backward.
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Callable
+from types import MethodType
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,19 +234,45 @@ class CompiledFunction:
         self.breaks: list[str] = []
         self.recompiles: list[str] = []
         self.replays = 0
+        self._bound: weakref.WeakKeyDictionary[Any, CompiledFunction] = \
+            weakref.WeakKeyDictionary()
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        """A compiled function in a class body (`@torch.compile def forward(self, x)`) is
+        a method: each instance gets its own compiled function of the bound method, with
+        its own guard sets (its parameters are other storage, so other programs)."""
+        if obj is None:
+            return self
+        try:
+            bound = self._bound.get(obj)
+        except TypeError:  # not weakly referable: one compiled function, self a guard
+            return MethodType(self, obj)
+        if bound is None:
+            bound = CompiledFunction(MethodType(self.fn, obj), self.fullgraph, self._limit,
+                                     self.options)
+            self._bound[obj] = bound
+        return bound
+
+    def reset(self) -> None:
+        """Forget every captured program, the bound methods' too."""
+        self.entries.clear()
+        for bound in list(self._bound.values()):
+            bound.reset()
 
     @property
     def recompile_limit(self) -> int:
         return RECOMPILE_LIMIT if self._limit is None else self._limit
 
     def arena_bytes(self) -> int:
-        """The bytes of the replay arenas its settled programs hold."""
+        """The bytes of the replay arenas its settled programs hold (its bound methods'
+        too)."""
         return sum(arena.stats()["capacity"] for entry in self.entries.values()
                    if entry.program is not None
-                   for arena in entry.program.arenas if arena is not None)
+                   for arena in entry.program.arenas if arena is not None) + sum(
+            bound.arena_bytes() for bound in list(self._bound.values()))
 
     def _key(self, leaves: list[Any]) -> Any:
         state = (is_grad_enabled(), _autocast_state(), tuple(m.training for m in self.modules),
