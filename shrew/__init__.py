@@ -89,7 +89,7 @@ from . import testing  # noqa: E402
 # API coverage (scripts/api_coverage.py's most used gaps): TorchScript and compiler names
 # that run eagerly, the dtype class, math constants, torch.autocast.
 from . import compiler, jit  # noqa: E402
-from . import _dynamo  # noqa: E402, F401  (torch._dynamo, reached as an attribute)
+from . import _dynamo, _functorch, _inductor  # noqa: E402, F401  (reached as attributes)
 from .compiler import compile  # noqa: E402, A004  (torch's name)
 from .amp import autocast  # noqa: E402
 # automatic mixed precision (issue 32): torch.get_autocast_dtype & co, torch.cpu

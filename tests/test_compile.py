@@ -614,6 +614,14 @@ def test_torch_dynamo_as_programs_use_it() -> None:
     with pytest.raises(AttributeError, match="no setting"):
         _ = config.no_such_setting
     config.suppress_errors = True  # accepted: a failing capture runs eagerly anyway
+    import shrew._inductor.config  # noqa: F401  (gpt-fast's first lines)
+    torch._inductor.config.coordinate_descent_tuning = True
+    torch._inductor.config.triton.unique_kernel_names = True
+    torch._functorch.config.enable_autograd_cache = True
+    with pytest.raises(AttributeError, match="triton has no setting 'nope'"):
+        torch._inductor.config.triton.nope = 1
+    with pytest.raises(AttributeError, match="no setting 'triton'"):
+        torch._inductor.config.triton = None
     report = torch._dynamo.explain(lambda x: x * x.max().item())(torch.ones(3))
     assert report.graph_break_count == 1 and "item" in report.break_reasons[0]
     strict = torch._dynamo.optimize("inductor", nopython=True)(lambda x: x * x.max().item())
