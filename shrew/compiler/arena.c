@@ -43,7 +43,7 @@ typedef struct {
     Allocation *seen; Py_ssize_t count, room;
     Py_ssize_t *alive; Py_ssize_t alive_count, alive_room;   /* indices into seen */
     int64_t clock, smallest;                  /* smaller allocations are not recorded */
-    /* serving: the plan, per allocation its offset (-1: malloc) and size */
+    /* serving: the plan, per allocation its offset (-1: the other handler's) and size */
     char *base; int64_t capacity;
     int64_t *offset, *planned; Py_ssize_t planned_count, next;
     Block *live; Py_ssize_t live_count, live_room;               /* arena blocks in use */

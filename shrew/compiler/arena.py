@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -27,7 +28,7 @@ from ..backends.host_memory import release_freed_memory
 from ..export.plan import ALIGN, place
 
 SMALL = 4096
-"""Arrays this small come from malloc: numpy caches the smallest itself."""
+"""Arrays this small stay with numpy's own handler, which caches the smallest itself."""
 MOST = 4096
 """Blocks placed at most per arena (the placement takes time quadratic in their count)."""
 
@@ -35,11 +36,16 @@ _FIELDS = 4  # per recorded allocation (arena.c's Allocation): size, born, died,
 _RECORDED = 2  # replays recorded before the plan
 
 
+@cache
+def _source() -> str:
+    return resources.files(__package__).joinpath("arena.c").read_text()
+
+
 def _extension() -> Any:
     """arena.c built and imported, or None where no C compiler serves (fuse's reason)."""
     from . import fuse
     from .fuse_c import load_extension
-    text = resources.files(__package__).joinpath("arena.c").read_text()
+    text = _source()
     return load_extension(
         "shrew_arena", text,
         lambda module: f'#define MODULE_NAME "{module}"\n#define MODULE_INIT PyInit_{module}\n'
@@ -57,7 +63,7 @@ class Arena:
 
     @contextmanager
     def serving(self) -> Iterator[None]:
-        if self.replays >= _RECORDED and not self.blocks:  # nothing planned: malloc's
+        if self.replays >= _RECORDED and not self.blocks:  # nothing planned: numpy's own
             yield
             return
         if self.replays == _RECORDED:
@@ -78,7 +84,7 @@ class Arena:
     def _plan(self) -> None:
         try:
             seen = np.frombuffer(self._ext.recorded(self._handler), np.int64)
-        except MemoryError:  # the record could not grow: no plan, malloc serves
+        except MemoryError:  # the record could not grow: no plan, numpy's handler serves
             return
         seen = seen.reshape(-1, _FIELDS)
         starts = np.flatnonzero(seen[:, 0] == -1)  # the replays' starts
@@ -98,8 +104,9 @@ class Arena:
 
     def stats(self) -> dict[str, int]:
         """The arena's size and, in bytes since the plan: `served` from the arena,
-        `missed` (planned there, but the replay left the plan or the block was still
-        held: from malloc), `passed` (planned for malloc); the blocks placed."""
+        `missed` (planned there, but another size came at that place in the order, or
+        the block was still held: from numpy's own handler), `passed` (not planned: from
+        numpy's own handler); the blocks placed."""
         capacity, served, missed, passed, _ = self._ext.stats(self._handler)
         return {"capacity": capacity, "served": served, "missed": missed, "passed": passed,
                 "blocks": self.blocks}

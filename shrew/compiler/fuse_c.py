@@ -20,6 +20,7 @@ import subprocess
 import sysconfig
 import tempfile
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -238,6 +239,7 @@ def load_extension(prefix: str, identity: str, source: Callable[[str], str],
     return loaded
 
 
+@cache  # (read once: every module built or looked up in the cache asks)
 def _machine() -> str:
     """What the cached modules were built for: they use this CPU's vector instructions
     (-march=native; still exact: IEEE operations, no fused multiply-adds), so a cache
