@@ -390,6 +390,9 @@ MEMORY_ROWS = (("torch", "torch", False, False), ("shrew", "shrew", False, False
                ("torch, bf16 autocast", "torch", False, True),
                ("shrew, bf16 autocast", "shrew", False, True),
                ("shrew, compiled", "shrew-compiled", False, False))
+"""(label, framework, checkpointed, bf16 autocast) on the cpu; the OpenCL device's rows
+(its buffers are host memory on a CPU device, so RSS counts them) follow."""
+OPENCL_MEMORY_ROWS = (("shrew, opencl", "shrew"), ("shrew, opencl, compiled", "shrew-compiled"))
 
 
 MEMORY_STEPS = 6
@@ -397,26 +400,34 @@ MEMORY_STEPS = 6
 recorded over two replays, and its arena serves from the fifth."""
 
 
-def memory(scale: float, report: Report) -> dict:
-    """label -> (RSS after building the model, peak RSS after MEMORY_STEPS steps, shrew's
-    traced peak of one more step or None, the compiled step's arena in MiB or None) of
-    transformer_step, each in a fresh worker, in float32 and under bfloat16 autocast.  The
-    losses must agree with torch's (its autocast run's, within AMP_RTOL, for the autocast
-    rows), as in the timing runs."""
+def memory(scale: float, report: Report, opencl: str | None) -> dict:
+    """label -> (RSS after building the model, peak RSS after MEMORY_STEPS steps, RSS then,
+    the traced peak of one more cpu step or None, the compiled step's arenas in MiB or
+    None) of transformer_step, each in a fresh worker: MEMORY_ROWS, then
+    OPENCL_MEMORY_ROWS on the device `opencl` where there is one.  The losses must agree
+    with torch's (its autocast run's, within AMP_RTOL, for the autocast rows; the OpenCL
+    rows' within RTOL), as in the timing runs."""
     print(f"memory: peak RSS of transformer_step workers ({MEMORY_STEPS} steps each)",
           flush=True)
     rows, losses = {}, {}
-    for label, framework, checkpoint, amp in MEMORY_ROWS:
+    wanted = [(label, framework, "cpu", checkpoint, amp)
+              for label, framework, checkpoint, amp in MEMORY_ROWS]
+    if opencl:
+        wanted += [(label, framework, opencl, False, False)
+                   for label, framework in OPENCL_MEMORY_ROWS]
+    for label, framework, device, checkpoint, amp in wanted:
         try:
-            worker = Worker(framework, "cpu", "transformer_step", scale, warmup=MEMORY_STEPS,
+            worker = Worker(framework, device, "transformer_step", scale, warmup=MEMORY_STEPS,
                             checkpoint=checkpoint, amp=amp)
         except WorkerError as exc:
             report.problem(f"memory: {label} failed: {exc}")
             continue
-        peak = worker.ask("rss")["peak_rss_mib"]
-        # One more step's traced peak: numpy's buffers, so shrew's alone (torch's allocator
-        # is not traced), the figure issue 32's bf16 memory goal is stated in.
-        traced = worker.ask("traced")["traced_peak_mib"] if framework == "shrew" else None
+        rss = worker.ask("rss")
+        peak, now = rss["peak_rss_mib"], rss["rss_mib"]
+        # One more step's traced peak: numpy's buffers, so shrew's alone on the cpu (torch's
+        # allocator is not traced), the figure issue 32's bf16 memory goal is stated in.
+        traced = worker.ask("traced")["traced_peak_mib"] \
+            if framework.startswith("shrew") and device == "cpu" else None
         arena = worker.ask("arena")["arena_mib"] if framework == "shrew-compiled" else None
         worker.close()
         losses[label] = worker.hello["losses"]
@@ -424,9 +435,9 @@ def memory(scale: float, report: Report) -> dict:
         if reference in losses and not np.allclose(losses[label], losses[reference], rtol=rtol):
             report.problem(f"memory: {label} losses {losses[label]} differ from {reference}'s "
                            f"{losses[reference]}")
-        rows[label] = (worker.hello["build_rss_mib"], peak, traced, arena)
+        rows[label] = (worker.hello["build_rss_mib"], peak, now, traced, arena)
         print(f"  {label:<28} peak RSS {peak:8.1f} MiB (after building: "
-              f"{worker.hello['build_rss_mib']:.1f} MiB)"
+              f"{worker.hello['build_rss_mib']:.1f} MiB, at the end: {now:.1f} MiB)"
               + ("" if traced is None else f"; one step traced: {traced:.1f} MiB")
               + ("" if arena is None else f"; arena: {arena:.1f} MiB"), flush=True)
     return rows
@@ -456,18 +467,20 @@ def markdown(header: list, names: list, results: dict, rss: dict, report: Report
     if rss:
         torch_peak = rss.get("torch", (0, 0))[1]
         lines += ["", ("Peak RSS of a fresh worker process running transformer_step "
-                       f"({MEMORY_STEPS} steps; absolute, nothing subtracted)."), "",
+                       f"({MEMORY_STEPS} steps; absolute, nothing subtracted), and its RSS "
+                       "after them: a compiled step's peak comes in its captures, which "
+                       "run eagerly; its later replays hold what the end shows."), "",
                   "| worker | after building (MiB) | peak (MiB) | peak / torch "
-                  "| one step traced (MiB) | arena (MiB) |",
-                  "|---|---:|---:|---:|---:|---:|"]
-        for label, (built, peak, traced, arena) in rss.items():
+                  "| at the end (MiB) | one step traced (MiB) | arena (MiB) |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        for label, (built, peak, now, traced, arena) in rss.items():
             ratio = f"{peak / torch_peak:.2f}x" if torch_peak else "-"
             step = "-" if traced is None else f"{traced:.1f}"
             planned = "-" if arena is None else f"{arena:.1f}"
-            lines.append(f"| {label} | {built:.1f} | {peak:.1f} | {ratio} | {step} "
-                         f"| {planned} |")
-        plain, amp = rss.get("shrew", (0, 0, None, None))[2], \
-            rss.get("shrew, bf16 autocast", (0, 0, None, None))[2]
+            lines.append(f"| {label} | {built:.1f} | {peak:.1f} | {ratio} | {now:.1f} "
+                         f"| {step} | {planned} |")
+        plain, amp = rss.get("shrew", (0, 0, 0, None, None))[3], \
+            rss.get("shrew, bf16 autocast", (0, 0, 0, None, None))[3]
         if plain and amp:
             lines += ["", f"shrew's one-step traced peak, bf16 autocast / float32: "
                           f"{amp / plain:.2f}x (issue 32's goal: 0.65x)."]
@@ -608,7 +621,8 @@ def main(argv=None) -> int:
             lanes += [Lane("shrew_amp", "shrew", "cpu", args.rounds, w.repeat, amp=True),
                       Lane("torch_amp", "torch", "cpu", args.rounds, w.repeat, amp=True)]
         results[name] = bench(w, lanes, args.scale, report)
-    rss = memory(args.scale, report) if not wanted or "memory" in wanted else {}
+    rss = memory(args.scale, report, args.opencl_device if cl else None) \
+        if not wanted or "memory" in wanted else {}
 
     minutes = (time.perf_counter() - started) / 60
     header[1] += f", at the end {load_average()}"

@@ -10,13 +10,13 @@ JSON object per line:
     {"losses": [first N losses], "first_s": seconds of the first step,
      "build_rss_mib": peak RSS before the first step, "about": "versions, BLAS"}
 Then it reads commands from stdin: "time K" runs K steps and answers {"seconds": mean
-per step}; "rss" answers {"peak_rss_mib": peak RSS so far}; "traced" runs one step under
-tracemalloc and answers {"traced_peak_mib": its peak over what was allocated before it}
-(numpy's buffers: shrew's cpu memory; not torch's allocator); "arena" answers
-{"arena_mib": the size of shrew.compile's replay arenas}.  End of input ends it.  A
-failure answers {"error": "..."} and exits with status 1.  Anything else the frameworks
-print goes to stderr.  --amp bf16 runs each training step's forward and loss under
-autocast(device type, bfloat16) (shrew and torch).
+per step}; "rss" answers {"peak_rss_mib": peak RSS so far, "rss_mib": RSS now};
+"traced" runs one step under tracemalloc and answers {"traced_peak_mib": its peak over
+what was allocated before it} (numpy's buffers: shrew's cpu memory; not torch's
+allocator); "arena" answers {"arena_mib": the size of shrew.compile's replay arenas}.
+End of input ends it.  A failure answers {"error": "..."} and exits with status 1.
+Anything else the frameworks print goes to stderr.  --amp bf16 runs each training
+step's forward and loss under autocast(device type, bfloat16) (shrew and torch).
 """
 from __future__ import annotations
 
@@ -38,14 +38,23 @@ def peak_rss_mib() -> float:
     and starts afresh at exec; ru_maxrss does not: it keeps the RSS that run.py had when it
     forked this worker, which hid the peak of a worker smaller than run.py (measured: a
     checkpointed transformer_step reported run.py's 183 MiB)."""
+    return _status_mib("VmHWM:", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
+def rss_mib() -> float | None:
+    """This process's resident memory now (None where /proc does not say)."""
+    return _status_mib("VmRSS:", None)
+
+
+def _status_mib(field: str, otherwise: float | None) -> float | None:
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field):
                     return int(line.split()[1]) / 1024  # kB
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    return otherwise
 
 
 def blas_info() -> str:
@@ -124,7 +133,7 @@ def serve(args, reply) -> None:
                 step()
             reply(seconds=(time.perf_counter() - start) / count)
         elif command == "rss":
-            reply(peak_rss_mib=peak_rss_mib())
+            reply(peak_rss_mib=peak_rss_mib(), rss_mib=rss_mib())
         elif command == "traced":
             reply(traced_peak_mib=traced_peak_mib(step))
         elif command == "arena":

@@ -18,7 +18,7 @@ its device's CL_DEVICE_MAX_MEM_ALLOC_SIZE).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -555,6 +555,32 @@ class Allocation(Protocol):
     def allocation(self, x: Storage) -> Any:
         """The object owning x's memory: the same object for every view of it, alive while
         x is."""
+
+
+class ReplayArena(Protocol):
+    """Optional, for a backend with its own device memory: lets a compiled replay serve its
+    buffers from one planned arena (compiler/device_arena.py, docs/compiling.md "Memory").
+    Every fresh storage's buffer must come from `allocate`, and every view of a storage
+    must share its buffer object (the arena tells a buffer is free by its reference
+    count)."""
+
+    allocate: Callable[[int], Any]
+    """nbytes -> a buffer; the arena swaps it while a replay runs (by default
+    `pool_allocate`)."""
+    pool_allocate: Callable[[int], Any]
+    """The backend's own allocation (its pool's): what the arena does not serve."""
+    arena_align: int
+    """Bytes a sub-buffer's offset must be a multiple of."""
+    max_alloc_bytes: int
+
+    def arena_buffer(self, nbytes: int) -> Any:
+        """One buffer of nbytes, outside the pool: the arena."""
+
+    def arena_part(self, buffer: Any, offset: int, nbytes: int) -> Any:
+        """A buffer for bytes [offset, offset + nbytes) of `buffer` (a sub-buffer)."""
+
+    def release_pool(self) -> None:
+        """Free what the pool keeps for reuse (the arena serves those sizes now)."""
 
 
 def fast_path(backend: Any, name: str, *args: Any) -> Any:

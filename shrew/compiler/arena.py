@@ -33,7 +33,7 @@ MOST = 4096
 """Blocks placed at most per arena (the placement takes time quadratic in their count)."""
 
 _FIELDS = 4  # per recorded allocation (arena.c's Allocation): size, born, died, pointer
-_RECORDED = 2  # replays recorded before the plan
+RECORDED = 2  # replays recorded before the plan
 
 
 @cache
@@ -58,15 +58,15 @@ class Arena:
     def __init__(self, extension: Any) -> None:
         self._ext = extension
         self._handler = extension.new(SMALL)
-        self.replays = 0  # the first _RECORDED recorded, the rest served
+        self.replays = 0  # the first RECORDED recorded, the rest served
         self.blocks = 0  # the blocks the plan placed
 
     @contextmanager
     def serving(self) -> Iterator[None]:
-        if self.replays >= _RECORDED and not self.blocks:  # nothing planned: numpy's own
+        if self.replays >= RECORDED and not self.blocks:  # nothing planned: numpy's own
             yield
             return
-        if self.replays == _RECORDED:
+        if self.replays == RECORDED:
             # The recorded replays' arrays came from malloc, which keeps what they freed
             # for reuse (host_memory); the last of them (the gradients the previous replay
             # left) went as this replay began, and from now on the arena serves their
@@ -78,7 +78,7 @@ class Arena:
         finally:
             self._ext.restore(old)
             self.replays += 1
-            if self.replays == _RECORDED:
+            if self.replays == RECORDED:
                 self._plan()
 
     def _plan(self) -> None:
@@ -89,18 +89,10 @@ class Arena:
         seen = seen.reshape(-1, _FIELDS)
         starts = np.flatnonzero(seen[:, 0] == -1)  # the replays' starts
         first = seen[starts[0] + 1:starts[1]]
-        sizes, born, died = first[:, 0], first[:, 1], first[:, 2]
-        chosen = np.flatnonzero((died >= 0) & (died < seen[starts[1], 1]))
-        if len(chosen) > MOST:
-            chosen = np.sort(chosen[np.argsort(-sizes[chosen], kind="stable")[:MOST]])
-        rounded = -(-sizes[chosen] // ALIGN) * ALIGN
-        offsets, end = place([(int(s), int(b), int(d))
-                              for s, b, d in zip(rounded, born[chosen], died[chosen])])
-        where = np.full(len(first), -1, np.int64)
-        where[chosen] = offsets
-        self._ext.plan(self._handler, where.tobytes(), np.ascontiguousarray(sizes).tobytes(),
-                       end)
-        self.blocks = len(chosen)
+        sizes = np.ascontiguousarray(first[:, 0])
+        where, end = placements(sizes, first[:, 1], first[:, 2], seen[starts[1], 1], ALIGN)
+        self._ext.plan(self._handler, where.tobytes(), sizes.tobytes(), end)
+        self.blocks = int(np.count_nonzero(where >= 0))
 
     def stats(self) -> dict[str, int]:
         """The arena's size and, in bytes since the plan: `served` from the arena,
@@ -110,6 +102,23 @@ class Arena:
         capacity, served, missed, passed, _ = self._ext.stats(self._handler)
         return {"capacity": capacity, "served": served, "missed": missed, "passed": passed,
                 "blocks": self.blocks}
+
+
+def placements(sizes: np.ndarray, born: np.ndarray, died: np.ndarray, next_start: int,
+               align: int) -> tuple[np.ndarray, int]:
+    """The plan of a recorded replay's allocations (their sizes, and the clock's time at
+    each one's allocation and free, -1 for never): each one's offset in one arena, -1 for
+    those it does not take, and the arena's size.  It takes those freed before the next
+    replay began (at most MOST, the largest), each rounded up to `align` bytes."""
+    chosen = np.flatnonzero((died >= 0) & (died < next_start))
+    if len(chosen) > MOST:
+        chosen = np.sort(chosen[np.argsort(-sizes[chosen], kind="stable")[:MOST]])
+    rounded = -(-sizes[chosen] // align) * align
+    offsets, end = place([(int(s), int(b), int(d))
+                          for s, b, d in zip(rounded, born[chosen], died[chosen])])
+    where = np.full(len(sizes), -1, np.int64)
+    where[chosen] = offsets
+    return where, end
 
 
 def new_arena() -> Arena | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 import weakref
 from collections.abc import Callable
+from contextlib import ExitStack
 from types import MethodType
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +34,8 @@ from ..core.fields import wrap
 from ..core.grad_mode import is_grad_enabled
 from .._tensor import Tensor
 from . import capture as C
-from .arena import Arena, new_arena
+from .arena import new_arena
+from .device_arena import DeviceArena
 from .fuse import fuse
 from .program import Step, difference, run, steps
 
@@ -102,7 +104,8 @@ class Program:
     grad_layouts: list[tuple] = field(default_factory=list)  # each stands for, its layout
     plan: list[tuple[list[C.Call], set[int]]] = field(default_factory=list)  # until finish()
     layouts: list[C.Layout] = field(default_factory=list)
-    arenas: tuple[Arena | None, Arena | None] = (None, None)  # the forward's, the backward's
+    # the forward's arenas and the backward's: numpy's arrays' and each device's
+    arenas: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
     read_in_place: set[int] = field(default_factory=set)  # ids of the arrays of lives
 
     def finish(self, options: Options) -> None:
@@ -111,20 +114,24 @@ class Program:
         made = [steps(fuse(calls, self.layouts, keep) if options.fuse else calls, keep)
                 for calls, keep in self.plan]
         self.forward, self.backward = made[0], (made[1] if len(made) > 1 else None)
+        if options.arena:  # for the memory of the backends each part's calls run on
+            made_on = [_arenas({call.backend for call in calls} - {None})
+                       for calls, _ in self.plan]
+            self.arenas = (made_on[0], made_on[1] if len(made_on) > 1 else ())
         self.plan, self.layouts = [], []
         self.read_in_place = {id(array) for _, array, _ in self.lives}
-        # numpy's memory: the cpu backend's arrays (a cpu program may touch another
-        # device too, a checkpoint keeping every device's generator state)
-        on_cpu = any(type(b).__name__ == "CPUBackend" for b in self.backend_of.values())
-        if options.arena and on_cpu:
-            self.arenas = (new_arena(), None if self.backward is None else new_arena())
 
     def _run(self, part: int, program: list[Step], env: list[Any]) -> None:
-        arena = self.arenas[part]
-        if arena is None:
+        arenas = self.arenas[part]
+        if not arenas:
             run(program, env)
+        elif len(arenas) == 1:
+            with arenas[0].serving():
+                run(program, env)
         else:
-            with arena.serving():
+            with ExitStack() as stack:
+                for arena in arenas:
+                    stack.enter_context(arena.serving())
                 run(program, env)
 
     def valid(self) -> str | None:
@@ -200,12 +207,24 @@ class _Replayed(Function):
         return (None, None, None, *ctx.program.run_backward(ctx.env, grads))
 
 
+def _arenas(backends: set[Any]) -> tuple[Any, ...]:
+    """The arenas a replay whose calls run on `backends` allocates from: numpy's, for the
+    cpu backend's arrays, and one per device backend whose buffers an arena can serve
+    (backends.base.ReplayArena: OpenCL's)."""
+    arenas: list[Any] = []
+    if any(type(b).__name__ == "CPUBackend" for b in backends):
+        arenas.append(new_arena())
+    arenas += [DeviceArena(b) for b in sorted(backends, key=lambda b: str(b.device))
+               if hasattr(b, "arena_part")]
+    return tuple(a for a in arenas if a is not None)
+
+
 @dataclass(frozen=True)
 class Options:
     """How settled programs replay (compile's `options`)."""
 
     fuse: bool = True    # elementwise runs as one generated kernel each
-    arena: bool = True   # the cpu's arrays from one planned arena per step list
+    arena: bool = True   # arrays and buffers from one planned arena per step list
 
 
 @dataclass
@@ -271,7 +290,7 @@ class CompiledFunction:
         too)."""
         return sum(arena.stats()["capacity"] for entry in self.entries.values()
                    if entry.program is not None
-                   for arena in entry.program.arenas if arena is not None) + sum(
+                   for arenas in entry.program.arenas for arena in arenas) + sum(
             bound.arena_bytes() for bound in list(self._bound.values()))
 
     def _key(self, leaves: list[Any]) -> Any:

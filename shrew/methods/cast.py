@@ -103,3 +103,13 @@ class CastMethods:
         return _cast.to_dtype(self, D.complex128)
     def element_size(self: Any) -> builtins.int: return self.dtype.itemsize
 
+    @property
+    def itemsize(self: Any) -> builtins.int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self: Any) -> builtins.int:
+        """The bytes of its elements (numel times the element size; a view's own, not its
+        storage's), as PyTorch's."""
+        return self.numel() * self.dtype.itemsize
+

@@ -19,7 +19,7 @@ import pyopencl.tools
 
 from ..array_module.linalg import linalg as xp_linalg
 from ..base import SPECIAL_BINARY_FNS, SPECIAL_UNARY_FNS, Storage
-from ..host_memory import keep_freed_memory
+from ..host_memory import keep_freed_memory, release_freed_memory
 from ..kernels import compute_dtype, wrapped
 from ..kernels.conv import ConvLaunches
 from ..kernels.fft import FFTLaunches
@@ -94,6 +94,12 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
             "HAS_F16": int(np.dtype("float16") in self.dtypes), "HAS_BF16": 1,
             "WG_SIZE": self.wg, "TILE": self.tile})
         self._pool = cl.tools.MemoryPool(cl.tools.ImmediateAllocator(self.queue))
+        self.pool_allocate = self._pool.allocate
+        # where every buffer comes from: the pool, or a compiled replay's arena while it
+        # runs (compiler/device_arena.py swaps it)
+        self.allocate = self.pool_allocate
+        # sub-buffers start at multiples of this (CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bits)
+        self.arena_align = max(64, cl_device.mem_base_addr_align // 8)
         self._metas: dict = {}
         self._lock = threading.RLock()  # kernel objects hold their arguments: one launch at a time
 
@@ -103,7 +109,23 @@ class OpenCLBackend(PhiloxRNG, ConvLaunches, PoolLaunches, IndexLaunches, ScanLa
     # -- plumbing ------------------------------------------------------------------------
     def _empty(self, shape: tuple, dtype: np.dtype) -> CLStorage:
         nbytes = math.prod(shape) * dtype.itemsize
-        return CLStorage(self._pool.allocate(max(nbytes, 1)), tuple(shape), dtype)
+        return CLStorage(self.allocate(max(nbytes, 1)), tuple(shape), dtype)
+
+    def arena_buffer(self, nbytes: int) -> cl.Buffer:
+        """One buffer for a replay arena (outside the pool: it lives as long as its plan)."""
+        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
+
+    def arena_part(self, buffer: cl.Buffer, offset: int, nbytes: int) -> cl.Buffer:
+        return buffer.get_sub_region(offset, max(nbytes, 1))
+
+    def release_pool(self) -> None:
+        """Free the blocks the pool keeps for reuse (a replay arena serves their sizes):
+        on a CPU device, back to the OS (they are malloc's memory, which keeps what is
+        freed: host_memory)."""
+        self.queue.finish()  # a buffer goes when the last command using it has run
+        self._pool.free_held()
+        if self.info.kind == "CPU":
+            release_freed_memory()
 
     def _meta(self, values: tuple) -> cl.Buffer:
         """A device int64 array of `values` (shapes, strides, offsets), cached by value."""

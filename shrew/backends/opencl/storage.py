@@ -13,7 +13,8 @@ class CLStorage:
     Views (transpose, narrow, expand, reshape of a contiguous array) share the buffer.
     """
 
-    __slots__ = ("buffer", "shape", "strides", "offset", "dtype")
+    # (__weakref__: a capture watches the values it records without keeping them alive)
+    __slots__ = ("buffer", "shape", "strides", "offset", "dtype", "__weakref__")
 
     def __init__(self, buffer: Any, shape: tuple, dtype: np.dtype, strides: tuple | None = None,
                  offset: int = 0) -> None:
