@@ -282,7 +282,7 @@ def shrew_source() -> str:
     """The shrew under test: version, folder, and its git commit where it has one."""
     import shrew
     folder = Path(shrew.__file__).parent
-    where = f"shrew {shrew.__version__} from {folder}"
+    where = f"shrew {shrew.version.release} from {folder}"
 
     def git(*words):
         return subprocess.run(["git", "-C", str(folder), *words], capture_output=True,

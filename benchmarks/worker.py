@@ -81,7 +81,7 @@ def build(framework: str, device: str, name: str, problem, checkpoint: bool, amp
         step = shrew_steps.build(name, problem, device, checkpoint, compiled, amp)
         # Asking loads the libraries, so that blas_info lists MKL even in a workload
         # without a matrix product (tiny_chain is the first the report describes).
-        return step, (f"shrew {shrew.__version__} on {device}, numpy {np.__version__}, "
+        return step, (f"shrew {shrew.version.release} on {device}, numpy {np.__version__}, "
                       f"MKL {cpu.mkl_active()}, oneDNN {cpu.onednn_active()}")
     if framework == "torch":
         import torch

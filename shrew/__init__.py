@@ -176,7 +176,8 @@ from . import fft  # noqa: E402
 from .ops.spectral import istft, stft  # noqa: E402
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))
 
-__version__ = "0.1.0"
+from . import version  # noqa: E402
+from .version import __version__ as __version__  # noqa: E402  ("2.13.0+shrew.0.1.0")
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
                                          ("half", "float", "double", "short", "int", "long"))
 cfloat, cdouble = complex64, complex128
@@ -261,7 +262,7 @@ __all__ = [
     "as_strided",
     # API gaps (issue 30): ops/legacy.py, core/printing.py, fx.py, hub.py
     "channels_last", "channels_last_3d", "contiguous_format", "memory_format",
-    "preserve_format", "set_printoptions", "fx", "hub", *_LEGACY_NAMES,
+    "preserve_format", "set_printoptions", "fx", "hub", "version", *_LEGACY_NAMES,
     # sparse COO tensors and layouts (ops/sparse, sparse.py, core/layout.py)
     "layout", "sparse_coo", "strided", "sparse_coo_tensor", "spmm", "sparse",
     # sampling layers (nn/functional/sampling.py)

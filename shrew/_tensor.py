@@ -12,15 +12,15 @@ from .core.dtype import DType, bool_, get_default_dtype, int64
 from ._device import device as _device
 from .core.errors import (ArgumentError, DeviceError, DTypeError, ShapeError,
                           ShrewTypeError, ShrewValueError)
-from .core.fields import (TensorFields, alias, copy_leaf, is_stand_in, own_array, retain_grad,
-                          set_grad, with_inputs_resolved, wrap)
+from .core.fields import (TensorFields, alias, copy_leaf, init_leaf, is_stand_in, own_array,
+                          retain_grad, set_grad, with_inputs_resolved, wrap)
 from .methods.cast import CastMethods
 from .methods.elementwise import ElementwiseMethods
 from .methods.indexing import IndexingMethods
 from .methods.inplace import InplaceMethods
 from .methods.legacy import LegacyMethods
 from .methods.complex import ComplexMethods
-from .ops.legacy import check_format
+from .ops.legacy import check_format, legacy_sizes
 from .core.printing import PRINT_OPTIONS, format_values
 from .methods.random import RandomMethods
 from .ops import creation as _creation
@@ -67,8 +67,25 @@ class Tensor(ElementwiseMethods, CastMethods, TensorFields, LegacyMethods, Shape
     _op: O.Op | None
     _retains_grad: bool
 
-    def __init__(self, data: TensorData, dtype: DTypeLike | None = None, device: str | None = None,
+    def __init__(self, *args: Any, dtype: DTypeLike | None = None, device: str | None = None,
                  requires_grad: bool = False) -> None:
+        """``Tensor(data, dtype=None, device=None, requires_grad=False)``: as
+        ``shrew.tensor``.  Also PyTorch's legacy sizes: ``Tensor()`` an empty 1-d tensor,
+        ``Tensor(*ints)`` or ``Tensor(Size)`` an uninitialised one (zeros in shrew) of the
+        default float dtype (``nn.Parameter(torch.Tensor(n_out, n_in))``)."""
+        sizes = legacy_sizes(args)
+        if sizes is not None:
+            made = _creation.empty(sizes, dtype=dtype, device=device,
+                                   requires_grad=requires_grad)
+            init_leaf(self, made._data, made._backend, made.dtype, requires_grad)
+            return
+        data, *rest = args
+        if len(rest) > 3:
+            raise ShrewTypeError(f"Tensor: takes data and up to 3 more positional arguments "
+                                 f"(dtype, device, requires_grad), got {len(args)}")
+        given = dict(zip(("dtype", "device", "requires_grad"), rest))
+        dtype, device = given.get("dtype", dtype), given.get("device", device)
+        requires_grad = given.get("requires_grad", requires_grad)
         _creation.init_tensor(self, data, dtype, device, requires_grad)
 
     # -- attributes ----------------------------------------------------------------------

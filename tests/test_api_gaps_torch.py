@@ -29,6 +29,46 @@ def test_legacy_constructors_match_torch(name):
     assert ours(2).type() == theirs(2).type() == f"torch.{name}"
 
 
+def test_tensor_takes_the_legacy_sizes_as_torch():
+    """torch.Tensor(n_out, n_in), torch.Tensor(n), torch.Tensor(Size) and torch.Tensor():
+    zeros (torch's are uninitialised) of the default float dtype; data as before."""
+    for args in [(3, 4), (5,), (), (np.int64(2), 3)]:
+        a, b = shrew.Tensor(*args), torch.Tensor(*args)
+        assert tuple(a.shape) == tuple(b.shape) and a.dtype is shrew.float32
+        assert not a.any()
+    assert shrew.Tensor(shrew.Size([2, 3])).shape == (2, 3)
+    assert shrew.Tensor(2, device="cpu").shape == (2,)
+    with shrew.device("cpu"):
+        shrew.set_default_dtype(shrew.float64)
+        try:
+            assert shrew.Tensor(2).dtype is shrew.float64
+        finally:
+            shrew.set_default_dtype(shrew.float32)
+    weight = nn.Parameter(shrew.Tensor(4, 3))  # a layer's legacy idiom
+    assert weight.shape == (4, 3) and weight.requires_grad
+    assert shrew.Tensor([1.5, 2.0], shrew.float64).dtype is shrew.float64  # data, dtype
+    with pytest.raises(RuntimeError):
+        shrew.Tensor(-1)
+
+
+def test_version_gates_pass_as_on_the_pytorch_shrew_follows():
+    """torch.__version__ is the PyTorch release shrew follows, with shrew's own release as
+    its local label; it compares with strings, tuples and packaging Versions as torch's."""
+    from packaging.version import Version
+    ours, theirs = shrew.__version__, torch.__version__
+    assert ours.startswith(theirs.split("+")[0] + "+shrew.")
+    assert ours.split("+")[1] == f"shrew.{shrew.version.release}"
+    for other in ["2.0", "2.0.0", "1.13.1", "2.13", "2.14", "3.0", (2, 0), (2, 13), (2, 14),
+                  [1, 9]]:
+        assert (ours >= other) == (theirs >= other), other
+        assert (ours < other) == (theirs < other), other
+    # (torch's own compares with its vendored packaging's Version only)
+    assert ours >= Version("2.1.0") and not ours < Version("2.1.0")
+    assert Version(ours) >= Version("2.0.0") and isinstance(ours, str)
+    assert int(ours.split(".")[0]) >= 2
+    assert shrew.version.__version__ == ours and shrew.version.cuda is None
+
+
 def test_legacy_isinstance_and_cuda_error():
     assert isinstance(shrew.zeros(2), shrew.FloatTensor)
     assert not isinstance(shrew.zeros(2, dtype=shrew.float64), shrew.FloatTensor)

@@ -513,6 +513,25 @@ def test_an_opencl_capture_holds_none_of_the_calls_buffers() -> None:
     assert y.item() == chain(x).item()
 
 
+def test_a_compiled_module_saves_and_loads_after_its_calls(tmp_path) -> None:
+    """shrew.save(compiled_module) after it ran (its captured programs are not saved: a
+    loaded one captures afresh, with the same settings), as PyTorch's torch.save."""
+    shrew.manual_seed(0)
+    model = _mlp().eval()  # (no dropout: the same output every call)
+    compiled = shrew.compile(model, options={"fuse": False})
+    x, _ = MODELS["mlp"][1]()
+    for _ in range(3):
+        expected = compiled(x).numpy()
+    shrew.save(compiled, tmp_path / "compiled.safetensors")
+    loaded = shrew.load(tmp_path / "compiled.safetensors")
+    assert type(loaded).__name__ == "OptimizedModule"
+    assert list(loaded.state_dict()) == list(compiled.state_dict())
+    for _ in range(4):
+        np.testing.assert_array_equal(loaded(x).numpy(), expected)
+    assert loaded._compiled.replays == 2 and loaded._compiled is not compiled._compiled
+    assert loaded._compiled.options.fuse is False
+
+
 def test_the_arena_can_be_turned_off() -> None:
     g = shrew.compile(lambda x: (x.exp() * 2).sum(), options={"arena": False})
     x = shrew.randn(64, 64)

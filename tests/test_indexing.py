@@ -27,7 +27,8 @@ def keyed(draw, allow_repeats=True):
             continue
         size = shape[dim]
         kind = draw(st.sampled_from(("int", "slice", "slice", "none", "list", "tensor",
-                                     "tensor", "int32", "mask", "ellipsis", "scalar_tensor")))
+                                     "tensor", "int32", "mask", "ellipsis", "scalar_tensor",
+                                     "range")))
         if kind == "int":
             entries.append(("int", draw(st.integers(-size, size - 1))))
         elif kind == "slice":
@@ -49,6 +50,10 @@ def keyed(draw, allow_repeats=True):
                                                   max_size=size))))
         elif kind == "scalar_tensor":
             entries.append(("scalar_tensor", draw(st.integers(-size, size - 1))))
+        elif kind == "range":  # a Python range, a sequence of indices (consecutive: unique)
+            n = min(draw(st.sampled_from((common, 1))), size)
+            start = draw(st.integers(-size, size - n))
+            entries.append(("range", (start, start + n)))
         else:
             n = draw(st.sampled_from((common, 1)))
             if not allow_repeats:
@@ -67,6 +72,8 @@ def _key(entries, lib):
             out.append(v)
         elif kind == "list":
             out.append(list(v))
+        elif kind == "range":
+            out.append(range(*v))
         elif kind == "mask":
             out.append(lib.tensor(v, dtype=lib.bool))
         elif kind == "scalar_tensor":
@@ -110,8 +117,8 @@ def test_getitem_without_ints_among_advanced_indices_matches_numpy(case):
         return  # numpy counts ints as advanced indices, torch applies them first
     data = _values(shape)
     key = tuple(np.array(v, dtype=bool) if k == "mask" else
-                np.array(v, dtype=np.int64) if k in ("tensor", "int32") else v
-                for k, v in entries)
+                np.array(v, dtype=np.int64) if k in ("tensor", "int32") else
+                range(*v) if k == "range" else v for k, v in entries)
     try:
         want = data[key]
     except IndexError:

@@ -254,11 +254,26 @@ def test_which_format_a_path_or_file_object_gets(tmp_path):
     assert isinstance(info.value, ValueError)
 
 
+def test_a_whole_module_named_pt_is_written_in_shrews_format_with_a_warning(tmp_path):
+    """torch.save(model, "model.pth") (super_resolution's checkpoints): PyTorch's format
+    keeps a module only as a pickle of its code, so shrew writes its own format under that
+    name, says so, and shrew.load reads it back; format="torch" still refuses."""
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    for obj, name in ((model, "whole.pth"), ({"model": model, "epoch": 1}, "ckpt.pt")):
+        with pytest.warns(UserWarning, match="shrew's own format"):
+            shrew.save(obj, tmp_path / name)
+    loaded = shrew.load(tmp_path / "whole.pth")
+    assert isinstance(loaded, nn.Sequential)
+    np.testing.assert_array_equal(loaded[0].weight.numpy(), model[0].weight.numpy())
+    checkpoint = shrew.load(tmp_path / "ckpt.pt")
+    assert checkpoint["epoch"] == 1 and isinstance(checkpoint["model"], nn.Sequential)
+
+
 def test_what_torch_cannot_load_is_refused_before_writing(tmp_path):
     model = nn.Linear(2, 3)
     for obj in (model, {"model": model, "epoch": 1}):
         with pytest.raises(shrew.ShrewError, match="state_dict.*safetensors") as info:
-            shrew.save(obj, tmp_path / "whole.pt")
+            shrew.save(obj, tmp_path / "whole.pt", format="torch")
         assert isinstance(info.value, NotImplementedError)
     assert not (tmp_path / "whole.pt").exists()
     for bad, what in ((np.zeros(2), "ndarray"), ({1, 2}, "set"), (object(), "object")):

@@ -12,14 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .compiled import CompiledFunction, Options, capturing
+from .compiled import MADE, CompiledFunction, Options, capturing, made
 from .module import OptimizedModule
 
 __all__ = ["compile", "disable", "is_compiling", "is_dynamo_compiling", "allow_in_graph",
            "cudagraph_mark_step_begin", "reset", "explain", "arena_bytes", "CompiledFunction",
            "OptimizedModule", "ExplainOutput"]
 
-_compiled: list[Any] = []  # every CompiledFunction made, for reset()
 
 
 def compile(model: Callable[..., Any] | None = None, *,  # noqa: A001  (torch's name)
@@ -30,8 +29,9 @@ def compile(model: Callable[..., Any] | None = None, *,  # noqa: A001  (torch's 
             isolate_recompiles: bool = False, shapes_spec: Any = None) -> Any:
     """A compiled `model` (an nn.Module: an OptimizedModule around it) or function; without
     `model`, a decorator.  `disable=True` returns `model` itself.  `options={"fuse": False}`
-    replays without fusing elementwise runs, `options={"arena": False}` takes the cpu's
-    arrays from malloc rather than a planned arena.  `dynamic`, `mode` and `backend` are
+    replays without fusing elementwise runs, `options={"arena": False}` takes the arrays
+    and buffers from their allocator (numpy's, a device's pool) rather than a planned
+    arena.  `dynamic`, `mode` and `backend` are
     accepted: shrew specialises every shape (each new shape is a recompile) and has one
     way to compile."""
     given = dict(options or {})
@@ -42,12 +42,8 @@ def compile(model: Callable[..., Any] | None = None, *,  # noqa: A001  (torch's 
             return target
         from ..nn.modules.module import Module
         if isinstance(target, Module):
-            compiled = OptimizedModule(target, fullgraph, recompile_limit, replay)
-            _compiled.append(compiled._compiled)
-            return compiled
-        function = CompiledFunction(target, fullgraph, recompile_limit, replay)
-        _compiled.append(function)
-        return function
+            return OptimizedModule(target, fullgraph, recompile_limit, replay)
+        return made(CompiledFunction(target, fullgraph, recompile_limit, replay))
     return build if model is None else build(model)
 
 
@@ -77,15 +73,15 @@ def cudagraph_mark_step_begin() -> None:
 
 
 def arena_bytes() -> int:
-    """The bytes held by the replay arenas of every compiled function's programs (the cpu's
-    static memory plans; docs/compiling.md)."""
-    return sum(function.arena_bytes() for function in _compiled)
+    """The bytes held by the replay arenas of every compiled function's programs (their
+    static memory plans, on the cpu and OpenCL; docs/compiling.md)."""
+    return sum(function.arena_bytes() for function in list(MADE))
 
 
 def reset() -> None:
     """Forget every captured program: the next call of each compiled function captures
     afresh."""
-    for function in _compiled:
+    for function in list(MADE):
         function.reset()
 
 

@@ -207,6 +207,16 @@ class _Replayed(Function):
         return (None, None, None, *ctx.program.run_backward(ctx.env, grads))
 
 
+MADE: weakref.WeakSet[CompiledFunction] = weakref.WeakSet()
+"""Every compiled function compile() made (an OptimizedModule's too), while it lives: for
+shrew.compiler.reset() and arena_bytes()."""
+
+
+def made(function: CompiledFunction) -> CompiledFunction:
+    MADE.add(function)
+    return function
+
+
 def _arenas(backends: set[Any]) -> tuple[Any, ...]:
     """The arenas a replay whose calls run on `backends` allocates from: numpy's, for the
     cpu backend's arrays, and one per device backend whose buffers an arena can serve

@@ -71,18 +71,28 @@ def is_contiguous_as(x: Tensor, fmt: memory_format) -> bool:
     return True
 
 
+def legacy_sizes(args: tuple) -> tuple[int, ...] | None:
+    """The sizes a legacy constructor's arguments give, or None where they are data: ()
+    is (0,), ints (not bools) are sizes, and so is one Size."""
+    if not args:
+        return (0,)
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+           for a in args):
+        return tuple(int(a) for a in args)
+    if len(args) == 1 and isinstance(args[0], Size):
+        return tuple(args[0])
+    return None
+
+
 def construct(op: str, dtype: DType, device: DeviceLike | None, args: tuple) -> Tensor:
     """The legacy constructors' forms: () an empty 1-d tensor, (ints...) or (Size) an
     uninitialised one (zeros in shrew), (sequence or numpy array) a copy of the data,
     (Tensor) that tensor when its dtype and device match."""
     from .._tensor import Tensor
     from .creation import empty, tensor
-    if not args:
-        return empty(0, dtype=dtype, device=device)
-    if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
-        return empty(*args, dtype=dtype, device=device)
-    if len(args) == 1 and isinstance(args[0], Size):
-        return empty(args[0], dtype=dtype, device=device)
+    sizes = legacy_sizes(args)
+    if sizes is not None:
+        return empty(sizes, dtype=dtype, device=device)
     if len(args) == 1 and isinstance(args[0], Tensor):
         t = args[0]
         if t.dtype is not dtype or (device is not None and t.device != device):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import warnings
 from collections.abc import Mapping
 from typing import IO, Any
 
@@ -33,6 +34,7 @@ from .errors import in_file
 from .formats import is_pickle, is_safetensors, is_zip
 from .torch_zip import read_torch_zip
 from .._tensor import Tensor
+from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 
 PathOrFile = str | os.PathLike[str] | IO[bytes]
@@ -59,6 +61,21 @@ def _writes_torch(f: PathOrFile, format: str | None) -> bool:
     return isinstance(name, str) and name.lower().endswith(TORCH_SUFFIXES)
 
 
+def _holds_module(obj: Any) -> bool:
+    """Whether `obj` is an nn.Module or a dict, list or tuple holding one (at any depth)."""
+    if isinstance(obj, Module):
+        return True
+    if isinstance(obj, Mapping):
+        return any(_holds_module(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return any(_holds_module(v) for v in obj)
+    return False
+
+
+def _name_of(f: PathOrFile) -> str:
+    return repr(getattr(f, "name", "the file object") if hasattr(f, "write") else os.fsdecode(f))
+
+
 def save(state_dict: Any, path: PathOrFile, pickle_module: Any = None, pickle_protocol: Any = None,
          _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False,
          *, format: str | None = None) -> None:
@@ -69,7 +86,10 @@ def save(state_dict: Any, path: PathOrFile, pickle_module: Any = None, pickle_pr
     Where `path` ends in .pt or .pth (a path, or an open file's name), or with
     format="torch": PyTorch's own zip format, which `torch.load(f, weights_only=True)`
     reads, for tensors, state dicts, optimizer state dicts and checkpoints of those
-    (dicts, lists, tuples, numbers, strings, None); a whole nn.Module is refused there.
+    (dicts, lists, tuples, numbers, strings, None).  A whole nn.Module (torch.save(model,
+    "model.pth")), which PyTorch's format holds only as a pickle of its code, is written in
+    shrew's own format under that name instead, with a warning (shrew.load reads it); with
+    format="torch" it is refused.
     Otherwise (format="safetensors", the default for every other name and for a file
     object without one): safetensors, the safe format whose loading never unpickles.  A
     {name: Tensor} mapping such as module.state_dict() becomes a plain .safetensors file,
@@ -77,7 +97,15 @@ def save(state_dict: Any, path: PathOrFile, pickle_module: Any = None, pickle_pr
     modules included.  pickle_module and pickle_protocol are accepted and ignored (a .pt's
     pickle is always protocol 2, which every torch.load reads); _disable_byteorder_record
     leaves out the .pt's byteorder entry, as torch.save."""
-    if _writes_torch(path, format):
+    to_torch = _writes_torch(path, format)
+    if to_torch and format is None and _holds_module(state_dict):
+        warnings.warn(f"save: {_name_of(path)} holds a whole nn.Module, which PyTorch's "
+                      f"format keeps only as a pickle of its code: it is written in shrew's "
+                      f"own format instead (safetensors with the module's structure), which "
+                      f"shrew.load reads and torch.load cannot; save the state_dict() for a "
+                      f"file PyTorch reads", UserWarning, stacklevel=2)
+        to_torch = False
+    if to_torch:
         if not _use_new_zipfile_serialization:
             raise UnsupportedError("save: _use_new_zipfile_serialization=False (PyTorch's "
                                    "legacy format, a bare pickle) is not supported; the zip "

@@ -43,7 +43,11 @@ def encode(obj: Any) -> tuple[dict[str, np.ndarray], str]:
         if id(x) in modules:
             return {"ref": modules[id(x)]}
         modules[id(x)] = key = f"m{len(modules)}"
-        return {"object": global_name(type(x)), "id": key, "state": node(dict(vars(x)), path)}
+        # (a class's _not_saved: what it makes again when needed, as an OptimizedModule
+        # its captured programs)
+        skipped = getattr(type(x), "_not_saved", ())
+        state = {k: v for k, v in vars(x).items() if k not in skipped}
+        return {"object": global_name(type(x)), "id": key, "state": node(state, path)}
 
     def node(x: Any, path: str) -> Any:
         if x is None or isinstance(x, (bool, str)):

@@ -121,7 +121,7 @@ def _entries(x: Tensor, key: Index) -> list[Any]:
             entries.append(int(k.item()))
         elif isinstance(k, (AnyTensor, list, np.ndarray)):
             entries.append(("index", index_tensor("index", k, x)))
-        elif isinstance(k, tuple):  # a sequence inside the key: an index, as in PyTorch
+        elif isinstance(k, (tuple, range)):  # a sequence in the key: an index, as in PyTorch
             entries.append(("index", index_tensor("index", list(k), x)))
         elif k is None or k is Ellipsis or isinstance(k, slice) or \
                 isinstance(k, (int, np.integer)):
