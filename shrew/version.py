@@ -8,6 +8,7 @@ shrew's own release is `shrew.version.release` (the package's version, as pip sh
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partialmethod
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
@@ -39,24 +40,12 @@ class TorchVersion(str):
         except InvalidVersion:
             return bool(getattr(str(self), method)(other))
 
-    def __gt__(self, other: Any) -> bool:
-        return self._cmp(other, "__gt__")
-
-    def __ge__(self, other: Any) -> bool:
-        return self._cmp(other, "__ge__")
-
-    def __lt__(self, other: Any) -> bool:
-        return self._cmp(other, "__lt__")
-
-    def __le__(self, other: Any) -> bool:
-        return self._cmp(other, "__le__")
-
-    def __eq__(self, other: Any) -> bool:
-        return self._cmp(other, "__eq__")
-
-    def __ne__(self, other: Any) -> bool:
-        return self._cmp(other, "__ne__")
-
+    __gt__ = partialmethod(_cmp, method="__gt__")
+    __ge__ = partialmethod(_cmp, method="__ge__")
+    __lt__ = partialmethod(_cmp, method="__lt__")
+    __le__ = partialmethod(_cmp, method="__le__")
+    __eq__ = partialmethod(_cmp, method="__eq__")
+    __ne__ = partialmethod(_cmp, method="__ne__")
     __hash__ = str.__hash__
 
 
