@@ -17,7 +17,7 @@ from shrew.compiler import arena as arena_module
 from shrew.compiler import compiled as compiled_module
 from shrew.compiler import fuse, fuse_c
 from shrew.nn import functional as F
-from tests.support import device_or_fail
+from tests.support import device_or_fail, each_device
 
 STEPS = 5
 
@@ -165,10 +165,12 @@ def test_compiled_training_equals_eager_on_cpu(name: str, how: str) -> None:
     _check_same(name, "cpu", how)
 
 
+@pytest.mark.parametrize("device", each_device("opencl"))
 @pytest.mark.parametrize("how", ["model", "step"])
-@pytest.mark.parametrize("name", ["mlp", "cnn", "gpt"])
-def test_compiled_training_equals_eager_on_opencl(name: str, how: str) -> None:
-    _check_same(name, device_or_fail("opencl"), how)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_compiled_training_equals_eager_on_opencl(name: str, how: str, device: str) -> None:
+    """Every model on every OpenCL device (POCL, Intel's runtime)."""
+    _check_same(name, device_or_fail(device), how)
 
 
 # -- graph breaks, guards, recompiles -------------------------------------------------
@@ -464,12 +466,14 @@ def test_a_size_the_data_decides_leaves_the_rest_of_the_plan_serving(monkeypatch
     assert backward["missed"] > 0 and backward["served"] > 10 * backward["missed"], backward
 
 
+@pytest.mark.parametrize("device", each_device("opencl"))
 @pytest.mark.parametrize("how", ["model", "step"])
 @pytest.mark.parametrize("name", ["mlp", "gpt"])
-def test_the_opencl_arena_serves_bit_for_bit(name: str, how: str, monkeypatch) -> None:
+def test_the_opencl_arena_serves_bit_for_bit(name: str, how: str, device: str,
+                                             monkeypatch) -> None:
     """The same on OpenCL: each planned buffer a sub-buffer of one arena buffer."""
     monkeypatch.setattr(arena_module, "SMALL", 0)
-    compiled = _check_same(name, device_or_fail("opencl"), how, steps=8)
+    compiled = _check_same(name, device_or_fail(device), how, steps=8)
     stats = _arenas(compiled)
     assert len(stats) == (2 if how == "model" else 1)
     for s in stats:
