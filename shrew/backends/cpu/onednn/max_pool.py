@@ -8,8 +8,10 @@ The forward returns it for the backend to make shrew's int64 index from
 handed the same index array, routes the gradient with oneDNN's backward (about a third of
 numpy's store by index on cnn_step's shapes); handed any other, it declines.  The memory
 is a small table keyed by the index array's identity, checked through a weak reference,
-so an index that is gone is never mistaken for a new one, and bounded (RECENT entries),
-so that a forward whose backward never runs holds nothing for long.
+so an index that is gone is never mistaken for a new one; an entry goes with its index
+(a second backward of a retained graph reads it again: the fallback's sum of overlapping
+windows rounds otherwise), and the table is bounded (RECENT entries), so that an index
+kept long (a graph never differentiated) holds nothing for long.
 
 bfloat16 (where oneDNN has its AVX512 kernels, matmul.data_type) takes the same two
 primitives, which only compare values and route the gradient: PyTorch's bits, but for
@@ -76,8 +78,16 @@ def _lowest(values: np.ndarray, dtype: int, padding: tuple) -> bool:
 
 def remember(index: np.ndarray, x_shape: tuple, kernel: tuple, stride: tuple,
              padding: tuple, offsets: np.ndarray) -> None:
-    """Keep forward's offsets for the backward that will be handed `index`."""
-    entry = (weakref.ref(index), (x_shape, kernel, stride, padding), offsets)
+    """Keep forward's offsets for the backwards that will be handed `index` (every one of
+    them: a graph kept with retain_graph=True is differentiated again, and must give the
+    same numbers), until the index goes."""
+    key = id(index)
+
+    def gone(ref: weakref.ref) -> None:
+        with _lock:
+            if key in _workspaces and _workspaces[key][0] is ref:
+                del _workspaces[key]
+    entry = (weakref.ref(index, gone), (x_shape, kernel, stride, padding), offsets)
     with _lock:
         _workspaces[id(index)] = entry
         _workspaces.move_to_end(id(index))
@@ -91,7 +101,7 @@ def backward(g: np.ndarray, index: np.ndarray, x_shape: tuple, kernel: tuple,
     offsets remembered) and g is float32, or bfloat16 without subnormals on windows that
     do not overlap; else NotImplemented."""
     with _lock:
-        entry = _workspaces.pop(id(index), None)
+        entry = _workspaces.get(id(index))
     if entry is None or entry[0]() is not index or any(d != 1 for d in dilation):
         return NotImplemented
     shape, kernel_was, stride_was, padding = entry[1]
