@@ -527,6 +527,20 @@ def test_an_opencl_buffer_held_past_its_plan_comes_from_the_pool(monkeypatch) ->
     assert stats["served"] > 0 and stats["missed"] > 0, stats
 
 
+def test_an_opencl_arena_the_device_cannot_hold_leaves_the_pool_serving(monkeypatch) -> None:
+    monkeypatch.setattr(arena_module, "SMALL", 0)
+    x = shrew.linspace(-1, 1, 1024, device=device_or_fail("opencl"))
+
+    def no_room(nbytes: int) -> None:
+        raise MemoryError(f"no room for {nbytes} bytes")
+    monkeypatch.setattr(x._backend, "arena_buffer", no_room)
+    g = shrew.compile(lambda x: (x * 0.5).exp() + 1)
+    for _ in range(6):
+        y = g(x)
+    np.testing.assert_array_equal(y.numpy(), ((x * 0.5).exp() + 1).numpy())
+    assert g.replays == 4 and g.arena_bytes() == 0
+
+
 def test_an_opencl_capture_holds_none_of_the_calls_buffers() -> None:
     """A capture watches the values it records through weak references on OpenCL too: a
     capture that held every buffer of the call kept a transformer step's activations

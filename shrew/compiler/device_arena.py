@@ -116,11 +116,14 @@ class DeviceArena:
         if not len(planned) or end > backend.max_alloc_bytes:
             return
         backend.release_pool()  # what the recorded replays freed: the arena serves it now
-        buffer = backend.arena_buffer(end)
-        self._sizes = seen[:, 0].tolist()
-        self._parts = [None] * len(seen)
-        for i in planned:
-            self._parts[i] = backend.arena_part(buffer, int(where[i]), int(seen[i, 0]))
+        parts: list[Any] = [None] * len(seen)
+        try:
+            buffer = backend.arena_buffer(end)
+            for i in planned:
+                parts[i] = backend.arena_part(buffer, int(where[i]), int(seen[i, 0]))
+        except Exception:  # (the device's own error class) no room: the pool serves, as eagerly
+            return
+        self._sizes, self._parts = seen[:, 0].tolist(), parts
         lo, hi = where[planned], where[planned] + seen[planned, 0]
         self._overlaps = [()] * len(seen)
         for k, i in enumerate(planned):
