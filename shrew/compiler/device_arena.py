@@ -111,7 +111,7 @@ class DeviceArena:
         self._seen, self._held, self._starts = [], {}, []  # the buffers go back to the pool
         backend = self._backend
         where, end = arena.placements(seen[:, 0], seen[:, 1], seen[:, 2], next_start,
-                                backend.arena_align)
+                                      backend.arena_align)
         planned = np.flatnonzero(where >= 0)
         if not len(planned) or end > backend.max_alloc_bytes:
             return
@@ -121,7 +121,7 @@ class DeviceArena:
             buffer = backend.arena_buffer(end)
             for i in planned:
                 parts[i] = backend.arena_part(buffer, int(where[i]), int(seen[i, 0]))
-        except Exception:  # (the device's own error class) no room: the pool serves, as eagerly
+        except Exception:  # no room (each device has its own error class): the pool serves
             return
         self._sizes, self._parts = seen[:, 0].tolist(), parts
         lo, hi = where[planned], where[planned] + seen[planned, 0]
