@@ -63,6 +63,18 @@ def test_flip_roll_movedim(shape, data):
     same_with_grad(lambda t: t.movedim(dims, dest), shape)
 
 
+def test_roll_by_whole_turns_is_a_new_tensor_as_torchs():
+    """roll returns a new tensor even where every shift is a whole turn (a size-1 dim,
+    shift % size == 0, no dims): writing into it leaves the input alone (makemore's MLP
+    once overwrote its caller's start token through it)."""
+    for lib in (shrew, torch):
+        for a, roll in [(lib.zeros(2, 1, dtype=lib.long), lambda a: a.roll(1, 1)),
+                        (lib.arange(4), lambda a: a.roll(4)),
+                        (lib.arange(6).reshape(2, 3), lambda a: a.roll((2, -3), (0, 1)))]:
+            roll(a).fill_(9)
+            assert (a != 9).all(), lib.__name__
+
+
 @SETTINGS
 @given(shape=shapes, data=st.data())
 def test_splits(shape, data):

@@ -248,7 +248,9 @@ def roll(x: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | Non
         k = int(s) % size if size else 0
         if k:
             out = cat([narrow(out, d, size - k, k), narrow(out, d, 0, size - k)], d)
-    return out
+    # a new tensor, as PyTorch's, also where every shift is a whole turn (writing into
+    # the result must not change x)
+    return x.clone() if out is x else out
 
 
 def repeat(x: Tensor, *sizes: int | Sequence[int]) -> Tensor:
