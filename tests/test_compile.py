@@ -195,9 +195,9 @@ def test_a_resnet_stem_with_overlapping_max_pool_equals_eager() -> None:
             opt.step()
             out.append((loss.item(), [p.grad.numpy().copy() for p in model.parameters()]))
         return out
-    for (le, ge), (lc, gc) in zip(train(False), train(True)):
-        assert le == lc
-        for a, b in zip(ge, gc):
+    for (eager_loss, eager_grads), (loss, grads) in zip(train(False), train(True)):
+        assert loss == eager_loss
+        for a, b in zip(grads, eager_grads):
             np.testing.assert_array_equal(a, b)
 
 

@@ -63,16 +63,25 @@ def test_flip_roll_movedim(shape, data):
     same_with_grad(lambda t: t.movedim(dims, dest), shape)
 
 
-def test_roll_by_whole_turns_is_a_new_tensor_as_torchs():
-    """roll returns a new tensor even where every shift is a whole turn (a size-1 dim,
-    shift % size == 0, no dims): writing into it leaves the input alone (makemore's MLP
-    once overwrote its caller's start token through it)."""
+def test_what_makes_a_new_tensor_in_torch_makes_one_where_nothing_moves():
+    """roll by whole turns (a size-1 dim, shift % size == 0, no dims), flip of no dims or
+    of size-1 dims, pad by zeros or crops, interpolate to the same size: new tensors, as
+    PyTorch's, so writing into one leaves the input alone (makemore's MLP once overwrote
+    its caller's start token through roll); `+x` is x itself, as PyTorch's."""
+    ops = [((2, 1), lambda L, a: a.roll(1, 1)), ((4,), lambda L, a: a.roll(4)),
+           ((2, 3), lambda L, a: a.roll((2, -3), (0, 1))), ((1, 4), lambda L, a: a.flip(0)),
+           ((4,), lambda L, a: a.flip([])),
+           ((2, 3), lambda L, a: L.nn.functional.pad(a, (0, 0))),
+           ((2, 3), lambda L, a: L.nn.functional.pad(a, (0, -1))),
+           ((1, 2, 3), lambda L, a: L.nn.functional.pad(a, (0, 0), "reflect")),
+           ((1, 2, 3), lambda L, a: L.nn.functional.interpolate(a, size=3))]
     for lib in (shrew, torch):
-        for a, roll in [(lib.zeros(2, 1, dtype=lib.long), lambda a: a.roll(1, 1)),
-                        (lib.arange(4), lambda a: a.roll(4)),
-                        (lib.arange(6).reshape(2, 3), lambda a: a.roll((2, -3), (0, 1)))]:
-            roll(a).fill_(9)
+        for shape, op in ops:
+            a = lib.zeros(*shape)
+            op(lib, a).fill_(9)
             assert (a != 9).all(), lib.__name__
+        x = lib.arange(3.0)
+        assert +x is x
 
 
 @SETTINGS

@@ -71,6 +71,7 @@ class ElementwiseMethods:
     def sgn(self: Any) -> Tensor: return _unary("sign", self)
     def bitwise_not(self: Any) -> Tensor: return _unary("bitwise_not", self)
     def __neg__(self: Any) -> Tensor: return _unary("neg", self)
+    def __pos__(self: Any) -> Tensor: return self.positive()
     def __abs__(self: Any) -> Tensor: return _unary("abs", self)
     def __invert__(self: Any) -> Tensor: return _unary("bitwise_not", self)
 

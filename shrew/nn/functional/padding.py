@@ -67,14 +67,20 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         raise ArgumentError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
     pads = tuple(pad)
     if mode == "constant":
-        return x.pad(pads, 0.0 if value is None else value)
-    if value not in (None, 0, 0.0):
-        raise ArgumentError(f"pad: a value is only for mode='constant', got {value!r} with "
-                            f"mode={mode!r}")
-    _check_modal(mode, x, pads)
-    if _autocast.armed:  # reflect and replicate are in PyTorch's cpu float32 list
-        return _autocast.dispatch(_AUTOCAST_NAMES.get(mode, mode), _modal_pad, x, pads, mode)
-    return _modal_pad(x, pads, mode)
+        out = x.pad(pads, 0.0 if value is None else value)
+    else:
+        if value not in (None, 0, 0.0):
+            raise ArgumentError(f"pad: a value is only for mode='constant', got {value!r} "
+                                f"with mode={mode!r}")
+        _check_modal(mode, x, pads)
+        if _autocast.armed:  # reflect and replicate are in PyTorch's cpu float32 list
+            out = _autocast.dispatch(_AUTOCAST_NAMES.get(mode, mode), _modal_pad, x, pads,
+                                     mode)
+        else:
+            out = _modal_pad(x, pads, mode)
+    # a new tensor, as PyTorch's, also where nothing grows (zero pads give x, negative
+    # ones a view of it): writing into the result must not change x
+    return out if any(p > 0 for p in pads) else out.clone()
 
 
 _AUTOCAST_NAMES = {"reflect": "reflection_pad", "replicate": "replication_pad"}

@@ -173,7 +173,7 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                                                          bool(align_corners), scale))
         elif out != x.shape[2 + i] or scale not in (None, 1.0):
             x = _resize_dim(x, 2 + i, out, mode, bool(align_corners), scale)
-    return x
+    return x.clone() if x is input else x  # a new tensor, as PyTorch's, at the same size too
 
 
 def upsample(input: Tensor, size: int | Sequence[int] | None = None,  # noqa: A002

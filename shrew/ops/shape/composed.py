@@ -215,7 +215,7 @@ def flip(x: Tensor, dims: int | Sequence[int]) -> Tensor:
     for d in normalize_dims(dims, x.ndim, "flip"):
         if x.shape[d] > 1:
             out = _take(out, d, np.arange(x.shape[d] - 1, -1, -1))
-    return out
+    return x.clone() if out is x else out  # a new tensor, as PyTorch's (no dims, sizes 1)
 
 
 def fliplr(x: Tensor) -> Tensor:
