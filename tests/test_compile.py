@@ -201,6 +201,20 @@ def test_a_resnet_stem_with_overlapping_max_pool_equals_eager() -> None:
             np.testing.assert_array_equal(a, b)
 
 
+def test_cross_entropy_with_ignored_targets_is_one_graph() -> None:
+    """Targets holding ignore_index (makemore's -1, the default -100) compile whole: the
+    check that no other target lies outside [0, C) is an index check, not a read into
+    Python (once a graph break, so such models never replayed)."""
+    x = shrew.randn(6, 5)
+    for target, ignore in ((shrew.tensor([0, 1, -100, 4, -100, 2]), -100),
+                           (shrew.tensor([0, -1, 3, 4, -1, 2]), -1)):
+        g = shrew.compile(lambda x, y, i=ignore: F.cross_entropy(x, y, ignore_index=i),
+                          fullgraph=True)
+        for _ in range(4):
+            assert g(x, target).item() == F.cross_entropy(x, target, ignore_index=ignore).item()
+        assert g.replays == 2 and g.breaks == []
+
+
 # -- graph breaks, guards, recompiles -------------------------------------------------
 def test_a_host_read_is_a_graph_break_that_runs_eagerly() -> None:
     def f(x: shrew.Tensor) -> shrew.Tensor:

@@ -125,6 +125,22 @@ def test_class_target_errors_name_the_loss_and_shapes():
         F.kl_div(x, x, reduction="avg")
 
 
+def test_ignored_targets_computed_on_a_device_are_left_out():
+    """Targets computed on a device (their range unknown on the host: checked with the next
+    read back) that hold ignore_index take the masked path; they were once gathered at
+    -100 and raised with the next read."""
+    from support import device_or_fail
+    device = device_or_fail("opencl")
+    x = shrew.randn(6, 5)
+    target = shrew.tensor([0, 1, -100, 4, -100, 2])
+    expected = F.cross_entropy(x, target).item()
+    computed = target.to(device) * 1  # made on the device
+    assert abs(F.cross_entropy(x.to(device), computed).item() - expected) < 1e-6
+    with pytest.raises(shrew.ShrewError):  # a class outside [0, C) that is not ignored
+        F.cross_entropy(x.to(device), shrew.tensor([0, 9, -100, 1, 2, 3], device=device) * 1
+                        ).item()
+
+
 # -- the other losses ----------------------------------------------------------------------------
 def _binary(r, shape):
     return r.integers(0, 2, shape).astype(float)

@@ -12,7 +12,7 @@ from ...core.autocast import autocast_op
 from ...ops.creation import arange
 from ...ops.creation import full as _full
 from ...ops.elementwise.recorded import where
-from ...ops.index.recorded import check_range, gather
+from ...ops.index.recorded import check_range, gather, range_known_now
 from ...core.dtype import check_float, int32, int64
 from ...core.errors import ArgumentError, DTypeError, ShapeError, ShrewIndexError
 from ...core.shape import broadcast_shapes, fmt
@@ -88,25 +88,21 @@ def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_in
     classes = logp.shape[dim]
     _check_weight(op, weight, classes)
     # The plain case costs no more than a gather: an ignore_index outside [0, C) that no
-    # target holds lets every index through the gather's own range check.
+    # target holds lets every index through the gather's own range check, where that
+    # check reads the targets now (on the host, or an upload's range).  Targets computed
+    # on a device are checked with the next read back, too late to choose: they take the
+    # masked path, which is right whether or not they hold ignore_index.
     keep = None
-    if not 0 <= ignore_index < classes:
+    if not 0 <= ignore_index < classes and range_known_now(target):
         try:
             check_range("gather", target, classes, dim)
             picked = -gather(logp, dim, target.unsqueeze(dim), range_checked=True).squeeze(dim)
             safe = target
-        except ArgumentError:  # check_range's error
+        except ArgumentError:  # check_range's error: some lie outside [0, C)
             keep = target != ignore_index
-            # The gather's check has read the targets already (some lie outside [0, C));
-            # any of them that is not ignore_index is the caller's error, reported now.
-            kept = where(keep, target, 0)
-            if kept.min().item() < 0 or kept.max().item() >= classes:
-                raise ShrewIndexError(f"{op}: target holds a class index outside [0, {classes}) "
-                                      f"that is not ignore_index={ignore_index}, for input "
-                                      f"{fmt(logp.shape)}") from None
     else:
         keep = target != ignore_index
-    if keep is not None:
+    if keep is not None:  # (a target outside [0, C) but ignore_index: _pick's error)
         safe = where(keep, target, 0)
         picked = -_pick(op, logp, safe, dim)
     w = None

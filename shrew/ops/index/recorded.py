@@ -108,6 +108,12 @@ def known_range(t: Tensor) -> tuple[int, int] | None:
     return None if key is None else _host_ranges.get(key)
 
 
+def range_known_now(t: Tensor) -> bool:
+    """Whether check_range reads t's range at once (host data, or an upload's noted range)
+    rather than with the next read back (an index computed on a device)."""
+    return isinstance(t._data, np.ndarray) or known_range(t) is not None
+
+
 def forget_host_range(t: Tensor) -> None:
     """`t`'s values changed in place (copy_)."""
     key = _allocation_id(t) if _host_ranges else None
