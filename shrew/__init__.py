@@ -176,6 +176,8 @@ from . import fft  # noqa: E402
 from .ops.spectral import istft, stft  # noqa: E402
 _LEGACY_NAMES = sorted(_legacy_types(cuda=False))
 
+from .ops.foreach import FUNCTIONS as _FOREACH  # noqa: E402
+globals().update(_FOREACH)  # torch._foreach_add_ & co (ops/foreach.py)
 from . import version  # noqa: E402
 from .version import __version__ as __version__  # noqa: E402  ("2.13.0+shrew.0.1.0")
 half, float, double, short, int, long = (_ALIASES[n] for n in  # noqa: A001  (torch's aliases)
