@@ -100,6 +100,14 @@ def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_in
             safe = target
         except ArgumentError:  # check_range's error: some lie outside [0, C)
             keep = target != ignore_index
+            # Any of them that is not ignore_index is the caller's error, found now as it
+            # would have been (on the host: no read into Python, no graph break).
+            try:
+                check_range(op, where(keep, target, 0), classes, dim, now=True)
+            except ArgumentError:
+                raise ShrewIndexError(
+                    f"{op}: target holds a class index outside [0, {classes}) that is not "
+                    f"ignore_index={ignore_index}, for input {fmt(logp.shape)}") from None
     else:
         keep = target != ignore_index
     if keep is not None:  # (a target outside [0, C) but ignore_index: _pick's error)

@@ -122,7 +122,7 @@ def forget_host_range(t: Tensor) -> None:
 
 
 def check_range(op: str, index: Tensor, size: int, dim: int, wraps: bool = False,
-                error: type[ShrewError] = ArgumentError) -> None:
+                error: type[ShrewError] = ArgumentError, now: bool = False) -> None:
     """Indices must lie in [0, size) (in [-size, size) if `wraps`: negative ones count
     from the end).  Checked at once where that needs no device read:
     an index in host memory (the cpu backend), or an upload from host data (or a view of
@@ -130,7 +130,7 @@ def check_range(op: str, index: Tensor, size: int, dim: int, wraps: bool = False
     exactly, reading the device (an error, unless the view leaves those values out).  An
     index computed on a device is checked there (a min and a max) and read back with the
     next result read back (raise_deferred); meanwhile the kernels read an entry out of
-    range as 0 and write nothing for it."""
+    range as 0 and write nothing for it; with `now`, it is read at once instead."""
     if numel(index.shape) == 0:
         return
     data = index._data
@@ -140,7 +140,7 @@ def check_range(op: str, index: Tensor, size: int, dim: int, wraps: bool = False
         lo, hi = int(data.min()), int(data.max())
     elif known is not None and least <= known[0] and known[1] < size:
         return  # a view of an upload whose every value is in range
-    elif known is not None:  # some value of the upload is not: is one in this view?
+    elif known is not None or now:  # (an upload: some value is not; is one in this view?)
         be = index._backend
         dims = tuple(range(index.ndim))
         lo = int(be.to_numpy(be.reduce("min", data, dims, False)))
