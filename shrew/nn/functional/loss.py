@@ -70,14 +70,19 @@ def _per_class(weight: Tensor, ndim: int, dim: int) -> Tensor:
     return weight.reshape(-1, *(1,) * (ndim - dim - 1))
 
 
+def _gathered(logp: Tensor, target: Tensor, dim: int) -> Tensor:
+    """logp at each target class, the targets' range checked already."""
+    return gather(logp, dim, target.unsqueeze(dim), range_checked=True).squeeze(dim)
+
+
 def _pick(op: str, logp: Tensor, target: Tensor, dim: int) -> Tensor:
     """logp at each target class."""
     try:  # the range on target itself, whose host range is known when it was uploaded
         check_range("gather", target, logp.shape[dim], dim)
-        return gather(logp, dim, target.unsqueeze(dim), range_checked=True).squeeze(dim)
     except ArgumentError:  # check_range's error
         raise ShrewIndexError(f"{op}: target holds a class index outside [0, {logp.shape[dim]}) "
                               f"for input {fmt(logp.shape)}") from None
+    return _gathered(logp, target, dim)
 
 
 def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
@@ -96,21 +101,22 @@ def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_in
     if not 0 <= ignore_index < classes and range_known_now(target):
         try:
             check_range("gather", target, classes, dim)
-            picked = -gather(logp, dim, target.unsqueeze(dim), range_checked=True).squeeze(dim)
-            safe = target
         except ArgumentError:  # check_range's error: some lie outside [0, C)
             keep = target != ignore_index
+            safe = where(keep, target, 0)
             # Any of them that is not ignore_index is the caller's error, found now as it
             # would have been (on the host: no read into Python, no graph break).
             try:
-                check_range(op, where(keep, target, 0), classes, dim, now=True)
+                check_range(op, safe, classes, dim, now=True)
             except ArgumentError:
                 raise ShrewIndexError(
                     f"{op}: target holds a class index outside [0, {classes}) that is not "
                     f"ignore_index={ignore_index}, for input {fmt(logp.shape)}") from None
-    else:
+            picked = -_gathered(logp, safe, dim)
+        else:
+            safe, picked = target, -_gathered(logp, target, dim)
+    else:  # (a target outside [0, C) but ignore_index: _pick's error)
         keep = target != ignore_index
-    if keep is not None:  # (a target outside [0, C) but ignore_index: _pick's error)
         safe = where(keep, target, 0)
         picked = -_pick(op, logp, safe, dim)
     w = None

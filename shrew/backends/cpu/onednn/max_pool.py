@@ -89,8 +89,8 @@ def remember(index: np.ndarray, x_shape: tuple, kernel: tuple, stride: tuple,
                 del _workspaces[key]
     entry = (weakref.ref(index, gone), (x_shape, kernel, stride, padding), offsets)
     with _lock:
-        _workspaces[id(index)] = entry
-        _workspaces.move_to_end(id(index))
+        _workspaces[key] = entry
+        _workspaces.move_to_end(key)
         while len(_workspaces) > RECENT:
             _workspaces.popitem(last=False)
 
